@@ -1,0 +1,149 @@
+// Package chat holds the leaf types that channels and the turn engine share:
+// who is speaking (Identity), what arrived (Inbound, Evidence), what goes back
+// (Outbound, Button) and the Handler contract a channel calls.
+//
+// It holds no behaviour beyond small helpers on those types; routing,
+// memory, models and tools live in other packages. It imports nothing from
+// this module.
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Scope is a permission carried by an API key or channel identity. A tool
+// may run only when the caller holds the scope of its risk level.
+type Scope string
+
+// The scopes known to the engine, in increasing order of power.
+const (
+	ScopeRead      Scope = "read"
+	ScopeWriteSafe Scope = "write:safe"
+	ScopeWriteFull Scope = "write:full"
+)
+
+// Identity is an authenticated caller, resolved by the channel from its own
+// credentials (an API key, a Telegram user id). The engine trusts it as given.
+type Identity struct {
+	TenantID string
+	UserID   string
+	Name     string // display name, e.g. "Дмитрий"
+	Role     string
+	Scopes   []Scope
+	Timezone string // IANA zone; empty means the tenant's zone
+	Language string // reply language ("ru", "en"); empty means the tenant's
+}
+
+// HasScope reports whether the identity holds s.
+func (id Identity) HasScope(s Scope) bool {
+	for _, have := range id.Scopes {
+		if have == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ConversationKey names one conversation: tenant + chat + user, as in the
+// seed system. Two users in one group chat have two conversations.
+type ConversationKey struct {
+	Tenant string
+	Chat   string
+	User   string
+}
+
+// String renders the key as "tenant/chat/user" with "/" and "%" escaped
+// inside parts, so distinct keys never collide.
+func (k ConversationKey) String() string {
+	return escapePart(k.Tenant) + "/" + escapePart(k.Chat) + "/" + escapePart(k.User)
+}
+
+func escapePart(s string) string {
+	if !strings.ContainsAny(s, "/%") {
+		return s
+	}
+	return strings.NewReplacer("%", "%25", "/", "%2F").Replace(s)
+}
+
+// Evidence kinds. Evidence is data shown to the model, labelled with its
+// origin; it never authorizes, confirms or adds an action.
+const (
+	EvidenceForward    = "forward"
+	EvidenceAttachment = "attachment"
+	EvidenceQuote      = "quote"
+)
+
+// Evidence is material that arrived with a message but is not the user's own
+// words: a forwarded message, an attachment's text, a quoted reply.
+type Evidence struct {
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+	Source string `json:"source,omitempty"`
+}
+
+// Inbound is one message from a user as a channel accepted it.
+type Inbound struct {
+	Identity Identity
+	// Chat is the channel's conversation id (HTTP conversation_id, Telegram
+	// chat id). Together with the identity it forms the ConversationKey.
+	Chat string
+	// MessageID, when set, makes redelivery of the same message a no-op that
+	// returns the first reply.
+	MessageID string
+	Text      string
+	// Button is the value of a button the user pressed, if any. It is the
+	// user's own input, like Text.
+	Button   string
+	Evidence []Evidence
+	Channel  string // "http", "cli", "telegram", ...
+}
+
+// Key returns the conversation key of the message.
+func (in Inbound) Key() ConversationKey {
+	return ConversationKey{Tenant: in.Identity.TenantID, Chat: in.Chat, User: in.Identity.UserID}
+}
+
+// Button is a quick reply offered to the user; Value is sent back as the
+// Inbound.Button when pressed.
+type Button struct {
+	Label string `json:"label"`
+	Value string `json:"value"`
+}
+
+// PendingView shows the action waiting for the user's confirmation.
+type PendingView struct {
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args"`
+	ExpiresAt time.Time       `json:"expires_at"`
+}
+
+// Execution is one tool execution of the turn as the executor reported it.
+type Execution struct {
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	Status string          `json:"status"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// Outbound is the engine's reply to one Inbound.
+type Outbound struct {
+	TurnID    string       `json:"turn_id"`
+	Say       string       `json:"say"`
+	Buttons   []Button     `json:"buttons"`
+	Pending   *PendingView `json:"pending"`
+	Executed  []Execution  `json:"executed"`
+	Duplicate bool         `json:"duplicate"`
+}
+
+// Handler processes one inbound message and returns the reply. It returns
+// an error only when no reply is possible at all (the store is down, the
+// conversation lock could not be taken); vetoes, invalid model output and
+// tool failures are replies. Implementations are safe for concurrent use;
+// messages of one conversation are serialized by the handler itself.
+type Handler interface {
+	HandleTurn(ctx context.Context, in Inbound) (Outbound, error)
+}

@@ -1,0 +1,172 @@
+// Package llm defines the model-provider contract: a Provider completes a
+// Request (messages plus an optional output schema) into a Response, and
+// reports failures as *Error with a Kind that says whether a retry or a
+// fallback makes sense.
+//
+// Providers never retry; retry and fallback policy belongs to whoever wraps
+// them. Wire formats live in sub-packages (llm/openaicompat), the scripted
+// fake for tests in llm/llmtest. This package knows nothing of chats, tools
+// or the decision contract.
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Message is one chat message sent to a model.
+type Message struct {
+	Role    string
+	Content string
+}
+
+// OutputMode says how a provider constrains the model's output format.
+type OutputMode string
+
+// Output modes, from strongest to weakest guarantee.
+const (
+	// OutputJSONSchemaStrict sends the schema as strict structured output.
+	OutputJSONSchemaStrict OutputMode = "json_schema_strict"
+	// OutputJSONSchema sends the schema as non-strict structured output.
+	OutputJSONSchema OutputMode = "json_schema"
+	// OutputJSONObject asks for any JSON object; the schema is only in the
+	// prompt.
+	OutputJSONObject OutputMode = "json_object"
+)
+
+// Schema is a JSON Schema the output must follow.
+type Schema struct {
+	Name string
+	// JSON is the schema document. Strict is a variant fit for strict mode
+	// (every property required, no additional properties); when empty,
+	// strict mode is not possible and the provider falls back to JSON.
+	JSON   []byte
+	Strict []byte
+}
+
+// Request is one completion request.
+type Request struct {
+	Messages    []Message
+	Schema      *Schema
+	Temperature float64
+	MaxTokens   int
+	// Operation and Strategy label the call in the journal ("turn",
+	// "repair"; "balanced").
+	Operation string
+	Strategy  string
+}
+
+// Usage is the token count the provider reported.
+type Usage struct {
+	InputTokens  int
+	OutputTokens int
+}
+
+// Attempt is one call made to one model while serving a Request; wrappers
+// that retry or fall back report every attempt, failed ones included.
+type Attempt struct {
+	Provider string
+	Model    string
+	Usage    Usage
+	Duration time.Duration
+	Err      error // nil on success
+	Started  time.Time
+}
+
+// Response is a completed request.
+type Response struct {
+	Text         string
+	Provider     string
+	Model        string // the exact model that answered, as the API named it
+	Usage        Usage
+	FinishReason string
+	// Attempts lists every attempt made, the successful one last. A plain
+	// provider may leave it empty: the call itself was the only attempt.
+	Attempts []Attempt
+}
+
+// Provider completes requests against one model. Implementations are safe
+// for concurrent use, do not retry, and return *Error for every failure.
+type Provider interface {
+	Name() string
+	Model() string
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// ErrorKind classifies provider failures by what the caller should do.
+type ErrorKind string
+
+// Error kinds.
+const (
+	ErrTransient     ErrorKind = "transient"      // timeout, reset, 5xx, truncated body: retry may help
+	ErrRateLimited   ErrorKind = "rate_limited"   // 429: retry after RetryAfter
+	ErrAuth          ErrorKind = "auth"           // bad or missing key: never retry
+	ErrBilling       ErrorKind = "billing"        // quota or payment: never retry
+	ErrBadRequest    ErrorKind = "bad_request"    // our request was wrong: never retry
+	ErrContentPolicy ErrorKind = "content_policy" // refused by the provider's policy
+	ErrBadResponse   ErrorKind = "bad_response"   // answered, but not in the expected shape
+	ErrCanceled      ErrorKind = "canceled"       // the caller's context ended
+)
+
+// Retryable reports whether the same call may succeed if repeated.
+func (k ErrorKind) Retryable() bool {
+	return k == ErrTransient || k == ErrRateLimited || k == ErrBadResponse
+}
+
+// Error is a classified provider failure.
+type Error struct {
+	Kind       ErrorKind
+	Provider   string
+	Model      string
+	Status     int           // HTTP status, if any
+	RetryAfter time.Duration // from a Retry-After header, if any
+	Message    string
+	Err        error
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("%s %s: %s", e.Provider, e.Model, e.Kind)
+	if e.Status != 0 {
+		s += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf returns the kind of err: its own for *Error, ErrCanceled for a
+// canceled context, and ErrTransient for anything else (a deadline is a
+// timeout, which a retry may survive).
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	if errors.Is(err, context.Canceled) {
+		return ErrCanceled
+	}
+	return ErrTransient
+}
+
+// Price is the cost of a model per million tokens, in US dollars.
+type Price struct {
+	InputPerMTok  float64
+	OutputPerMTok float64
+}
+
+// Cost returns the estimated cost of usage at this price.
+func (p Price) Cost(u Usage) float64 {
+	return (float64(u.InputTokens)*p.InputPerMTok + float64(u.OutputTokens)*p.OutputPerMTok) / 1e6
+}

@@ -1,0 +1,217 @@
+// Package store defines the persistence contracts of the turn engine:
+// conversation memory, pending confirmations, the inbox that makes message
+// delivery idempotent, execution records that make tool side effects happen
+// at most once, the per-conversation lock, and the journal.
+//
+// Backends live in sub-packages (store/sqlitestore is the embedded default)
+// and must pass the conformance suite in store/storetest. This package holds
+// contracts and plain data only; it knows nothing of models or tools.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+)
+
+// Errors every backend returns (possibly wrapped) so callers can branch on
+// them with errors.Is.
+var (
+	// ErrNotFound: the record does not exist or has expired.
+	ErrNotFound = errors.New("not found")
+	// ErrLockTimeout: the conversation lock was not granted within the wait.
+	ErrLockTimeout = errors.New("conversation lock wait timed out")
+	// ErrFenced: a newer lock holder exists; the commit was refused.
+	ErrFenced = errors.New("lock lost to a newer holder")
+	// ErrUnavailable: the backend cannot be reached; retry later.
+	ErrUnavailable = errors.New("store unavailable")
+)
+
+// Message roles kept in conversation memory.
+const (
+	RoleUser      = "user"      // the user's own words (or pressed button)
+	RoleAssistant = "assistant" // what the assistant said
+	RoleEvidence  = "evidence"  // forwarded, attached or quoted material
+	RoleTool      = "tool"      // a tool result, as data
+)
+
+// Message is one entry of conversation memory.
+type Message struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+	// Name is the tool name (RoleTool) or the evidence kind (RoleEvidence).
+	Name   string    `json:"name,omitempty"`
+	Source string    `json:"source,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// Conversation is the memory of one conversation key.
+type Conversation struct {
+	Messages  []Message `json:"messages"`
+	StartedAt time.Time `json:"started_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// Slots hold small named state of later features (drafts, modes,
+	// queued forwards) so backends need no schema change for them.
+	Slots map[string]json.RawMessage `json:"slots,omitempty"`
+}
+
+// PendingAction is a proposal waiting for the user's confirmation. After
+// "yes" exactly this tool and these arguments run, under IdempotencyKey.
+type PendingAction struct {
+	ID             string               `json:"id"`
+	Key            chat.ConversationKey `json:"key"`
+	Tool           string               `json:"tool"`
+	Args           json.RawMessage      `json:"args"`
+	ArgsHash       string               `json:"args_hash"`
+	IdempotencyKey string               `json:"idempotency_key"`
+	TurnID         string               `json:"turn_id"` // the turn that proposed it
+	CreatedAt      time.Time            `json:"created_at"`
+	ExpiresAt      time.Time            `json:"expires_at"`
+}
+
+// InboxRecord remembers that a message id was accepted for a conversation,
+// and the reply once its turn completed.
+type InboxRecord struct {
+	MessageID string          `json:"message_id"`
+	TurnID    string          `json:"turn_id"`
+	Done      bool            `json:"done"`
+	Reply     json.RawMessage `json:"reply,omitempty"`
+	At        time.Time       `json:"at"`
+}
+
+// Execution states.
+const (
+	ExecStarted = "started" // the call may or may not have reached the tool
+	ExecDone    = "done"    // the tool returned; Result holds what it said
+)
+
+// ExecutionRecord is the at-most-once ledger entry of one stored action,
+// keyed by (tenant, idempotency key).
+type ExecutionRecord struct {
+	Tenant         string          `json:"tenant"`
+	IdempotencyKey string          `json:"idempotency_key"`
+	Tool           string          `json:"tool"`
+	ArgsHash       string          `json:"args_hash"`
+	TurnID         string          `json:"turn_id"`
+	State          string          `json:"state"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	StartedAt      time.Time       `json:"started_at"`
+	FinishedAt     time.Time       `json:"finished_at"`
+}
+
+// Commit is every state change of one turn, applied atomically: either all
+// of it is visible afterwards or none of it.
+type Commit struct {
+	Key   chat.ConversationKey
+	Fence int64 // the lease's fence; older fences are refused with ErrFenced
+	// Conversation replaces the memory when non-nil.
+	Conversation *Conversation
+	// PutPending stores the conversation's pending action (replacing any);
+	// DropPending removes it. PutPending wins when both are set.
+	PutPending  *PendingAction
+	DropPending bool
+	// MessageID, when set, marks that inbox record done with Reply.
+	MessageID string
+	Reply     json.RawMessage
+}
+
+// State is conversation state: memory, pending actions, inbox and execution
+// records. Implementations are safe for concurrent use; callers serialize
+// the turns of one conversation with a Locker. Every method returns
+// ErrUnavailable (wrapped) when the backend cannot be reached.
+type State interface {
+	// LoadConversation returns the memory of key, or ErrNotFound.
+	LoadConversation(ctx context.Context, key chat.ConversationKey) (Conversation, error)
+	// GetPending returns the pending action of key, or ErrNotFound.
+	GetPending(ctx context.Context, key chat.ConversationKey) (PendingAction, error)
+	// TakePending atomically removes and returns the pending action of key
+	// if its id is id; otherwise ErrNotFound and nothing changes. Two
+	// concurrent takes of one action never both succeed.
+	TakePending(ctx context.Context, key chat.ConversationKey, id string) (PendingAction, error)
+	// ClaimMessage records messageID for key under turnID. If the id was
+	// recorded before, it returns that record and claimed=false.
+	ClaimMessage(ctx context.Context, key chat.ConversationKey, messageID, turnID string, now time.Time) (rec InboxRecord, claimed bool, err error)
+	// BeginExecution records rec (State ExecStarted) unless a record with the
+	// same tenant and idempotency key exists, in which case it returns that
+	// record and fresh=false.
+	BeginExecution(ctx context.Context, rec ExecutionRecord) (existing ExecutionRecord, fresh bool, err error)
+	// FinishExecution marks the record done with its result.
+	FinishExecution(ctx context.Context, tenant, idempotencyKey string, result json.RawMessage, at time.Time) error
+	// Commit applies a turn's changes atomically.
+	Commit(ctx context.Context, c Commit) error
+}
+
+// Lease is a granted conversation lock.
+type Lease interface {
+	// Fence is a number that grows with every grant of the same key.
+	Fence() int64
+	// Lost is closed when the lease expired or was taken over; a holder
+	// must not commit after that.
+	Lost() <-chan struct{}
+	// Release gives the lock back; only the owner's lease can release it,
+	// and releasing twice is harmless.
+	Release()
+}
+
+// Locker serializes the turns of one conversation, across every process
+// sharing the backend. Safe for concurrent use.
+type Locker interface {
+	// Lock waits until the key is free (bounded by the backend's wait and by
+	// ctx) and returns the lease, or ErrLockTimeout.
+	Lock(ctx context.Context, key string) (Lease, error)
+}
+
+// LLMCall is one journaled model call (one attempt).
+type LLMCall struct {
+	Provider     string  `json:"provider"`
+	Model        string  `json:"model"`
+	Operation    string  `json:"operation"`
+	Strategy     string  `json:"strategy"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	DurationMS   int64   `json:"duration_ms"`
+	Status       string  `json:"status"`
+	Error        string  `json:"error"`
+	// At is when the call started.
+	At time.Time `json:"at"`
+}
+
+// ToolCall is one journaled tool execution.
+type ToolCall struct {
+	Tool           string    `json:"tool"`
+	IdempotencyKey string    `json:"idempotency_key,omitempty"`
+	Status         string    `json:"status"`
+	Error          string    `json:"error,omitempty"`
+	DurationMS     int64     `json:"duration_ms"`
+	At             time.Time `json:"at"`
+}
+
+// TurnRecord is one journaled turn: indexed columns plus the full trace as
+// JSON (Trace), which is what GET /v1/turns/{id} shows.
+type TurnRecord struct {
+	TurnID     string          `json:"turn_id"`
+	Tenant     string          `json:"tenant"`
+	Chat       string          `json:"chat"`
+	UserID     string          `json:"user_id"`
+	Route      string          `json:"route"`
+	Status     string          `json:"status"`
+	StartedAt  time.Time       `json:"started_at"`
+	DurationMS int64           `json:"duration_ms"`
+	LLMCalls   []LLMCall       `json:"llm_calls"`
+	ToolCalls  []ToolCall      `json:"tool_calls"`
+	Trace      json.RawMessage `json:"trace"`
+}
+
+// Journal is the append-only record of turns, model calls and tool
+// executions. Safe for concurrent use. AppendTurn returns only after the
+// record is durable; it never drops records silently.
+type Journal interface {
+	AppendTurn(ctx context.Context, rec TurnRecord) error
+	// GetTurn returns the turn of tenant with id turnID, or ErrNotFound
+	// (also when the turn belongs to another tenant).
+	GetTurn(ctx context.Context, tenant, turnID string) (TurnRecord, error)
+}

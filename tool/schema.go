@@ -1,0 +1,123 @@
+package tool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// DefaultMaxArgsBytes bounds the encoded arguments of one call; larger
+// arguments are rejected before schema validation.
+const DefaultMaxArgsBytes = 16 << 10
+
+var printer = message.NewPrinter(language.English)
+
+// Schema is a compiled input schema. It is immutable and safe for
+// concurrent use; compile once per tool, validate per call.
+type Schema struct {
+	compiled *jsonschema.Schema
+	maxBytes int
+}
+
+// Problem is one validation failure at a location inside the arguments
+// (a JSON pointer such as "/assignee"; "" is the arguments object itself).
+type Problem struct {
+	Location string `json:"location"`
+	Message  string `json:"message"`
+}
+
+// ArgsError reports why arguments do not fit a tool's schema. Its text
+// lists every problem with its location, suitable to feed back to a model.
+type ArgsError struct {
+	Tool     string
+	Problems []Problem
+}
+
+func (e *ArgsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "arguments of %s are invalid:", e.Tool)
+	for _, p := range e.Problems {
+		loc := p.Location
+		if loc == "" {
+			loc = "(root)"
+		}
+		fmt.Fprintf(&b, " at %s: %s;", loc, p.Message)
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// CompileSchema compiles a JSON Schema document (draft 2020-12 unless the
+// document says otherwise). The root must describe an object.
+func CompileSchema(name string, raw []byte) (*Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", name, err)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("schema of %s: must be a JSON object", name)
+	}
+	if t, has := obj["type"]; has && t != "object" {
+		return nil, fmt.Errorf("schema of %s: root type must be \"object\", got %v", name, t)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	url := "mem:///" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", name, err)
+	}
+	compiled, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", name, err)
+	}
+	return &Schema{compiled: compiled, maxBytes: DefaultMaxArgsBytes}, nil
+}
+
+// Validate checks args against the schema. It returns *ArgsError for
+// arguments that are not a JSON object, too large, or do not validate.
+func (s *Schema) Validate(toolName string, args []byte) error {
+	if len(args) > s.maxBytes {
+		return &ArgsError{Tool: toolName, Problems: []Problem{{Message: fmt.Sprintf("arguments are %d bytes, more than the limit of %d", len(args), s.maxBytes)}}}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return &ArgsError{Tool: toolName, Problems: []Problem{{Message: "arguments are not valid JSON: " + err.Error()}}}
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return &ArgsError{Tool: toolName, Problems: []Problem{{Message: "arguments must be a JSON object"}}}
+	}
+	err = s.compiled.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &ArgsError{Tool: toolName, Problems: []Problem{{Message: err.Error()}}}
+	}
+	var problems []Problem
+	collectProblems(ve, &problems)
+	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Location < problems[j].Location })
+	return &ArgsError{Tool: toolName, Problems: problems}
+}
+
+// collectProblems keeps the leaves of the error tree: they name the exact
+// keyword that failed, which is what a model can act on.
+func collectProblems(ve *jsonschema.ValidationError, out *[]Problem) {
+	if len(ve.Causes) == 0 {
+		loc := ""
+		for _, part := range ve.InstanceLocation {
+			loc += "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(part)
+		}
+		*out = append(*out, Problem{Location: loc, Message: ve.ErrorKind.LocalizedString(printer)})
+		return
+	}
+	for _, c := range ve.Causes {
+		collectProblems(c, out)
+	}
+}

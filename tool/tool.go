@@ -1,0 +1,143 @@
+// Package tool defines the contract between the turn engine and the systems
+// it acts on: a Tool describes itself with a Spec (schema, risk, confirmation
+// policy, limits) and runs a Call, returning a Result that separates "ok",
+// "not found", "ambiguous" and "error".
+//
+// It also holds the Registry (tools by name with their compiled input
+// schemas) and the loader that maps third-party function definitions onto
+// JSON Schema. Concrete tools live in sub-packages (tool/taskboard, ...);
+// this package knows none of them, and it knows nothing of models or chats.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Risk is a tool's side-effect level; the caller needs the scope of the same
+// name to run it.
+type Risk string
+
+// Risk levels.
+const (
+	RiskRead      Risk = "read"       // observes state only
+	RiskWriteSafe Risk = "write:safe" // changes state, reversible or internal
+	RiskWriteFull Risk = "write:full" // public, external or irreversible
+)
+
+// Valid reports whether r is a known level.
+func (r Risk) Valid() bool {
+	return r == RiskRead || r == RiskWriteSafe || r == RiskWriteFull
+}
+
+// Writes reports whether the level changes state.
+func (r Risk) Writes() bool { return r == RiskWriteSafe || r == RiskWriteFull }
+
+// Confirm is a tool's confirmation policy.
+type Confirm string
+
+// Confirmation policies.
+const (
+	ConfirmNever  Confirm = "never"
+	ConfirmAlways Confirm = "always"
+)
+
+// Defaults applied by the registry when a Spec leaves a limit zero.
+const (
+	DefaultTimeout        = 15 * time.Second
+	DefaultMaxResultBytes = 16 << 10
+)
+
+// Spec describes a tool to the model (name, description, input schema) and
+// to the server (risk, confirmation, limits).
+type Spec struct {
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"` // human name used in confirmations
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Risk        Risk            `json:"risk"`
+	Confirm     Confirm         `json:"confirm"`
+	// Timeout bounds one call; zero means DefaultTimeout.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// MaxResultBytes caps the encoded Result.Data; zero means
+	// DefaultMaxResultBytes. Larger data is replaced by a truncation notice.
+	MaxResultBytes int `json:"max_result_bytes,omitempty"`
+	// Idempotent declares that the tool applies each IdempotencyKey at most
+	// once, so a call whose outcome is unknown (a crash or timeout after
+	// sending) may be repeated with the same key to learn the outcome.
+	Idempotent bool `json:"idempotent,omitempty"`
+}
+
+// Caller is who a call runs for, taken from the authenticated identity and
+// never from model output.
+type Caller struct {
+	TenantID string
+	UserID   string
+	Name     string
+	Role     string
+	Timezone string
+	Language string
+}
+
+// Call is one invocation of a tool.
+type Call struct {
+	Caller Caller
+	Args   json.RawMessage
+	// IdempotencyKey is stable for one stored action and reused on every
+	// retry; a tool that writes must not apply the same key twice.
+	IdempotencyKey string
+	Now            time.Time
+}
+
+// Status is the outcome class of a call that ran.
+type Status string
+
+// Result statuses. A timeout or an unreachable backend is StatusError,
+// never StatusNotFound.
+const (
+	StatusOK        Status = "ok"
+	StatusNotFound  Status = "not_found"
+	StatusAmbiguous Status = "ambiguous" // several matches; see Candidates
+	StatusError     Status = "error"
+)
+
+// Result is what a call returned. Data is evidence for the model, never an
+// instruction; Text is a short human rendering used in replies.
+type Result struct {
+	Status     Status          `json:"status"`
+	Data       json.RawMessage `json:"data,omitempty"`
+	Text       string          `json:"text,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Source     string          `json:"source,omitempty"`
+	ObservedAt time.Time       `json:"observed_at"`
+	// Field and Candidates describe an ambiguous argument: which one and the
+	// live values it could mean.
+	Field      string   `json:"field,omitempty"`
+	Candidates []string `json:"candidates,omitempty"`
+}
+
+// Tool is one operation the engine may run. Call returns a Go error only
+// when the tool could not run at all (misconfiguration, a bug); a tool that
+// ran and failed returns a Result with StatusError. Implementations are
+// safe for concurrent use.
+type Tool interface {
+	Spec() Spec
+	Call(ctx context.Context, call Call) (Result, error)
+}
+
+// ContextSection is a titled block of live facts for the model's prompt.
+type ContextSection struct {
+	Title string
+	Lines []string
+}
+
+// ContextSource describes live state the model needs before deciding
+// (board members, columns, the caller's open cards). The engine fetches all
+// sources in parallel, each under a timeout; an error drops that source's
+// sections from the prompt and is journaled. Implementations are safe for
+// concurrent use.
+type ContextSource interface {
+	Name() string
+	LiveContext(ctx context.Context, caller Caller, now time.Time) ([]ContextSection, error)
+}
