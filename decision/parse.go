@@ -1,0 +1,394 @@
+package decision
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/arbiterhq/arbiter/chat"
+)
+
+// Limits applied while parsing; longer values are cut, not rejected, so a
+// chatty model still gets its turn.
+const (
+	MaxSayRunes     = 4000
+	MaxButtons      = 8
+	MaxButtonLabel  = 64
+	MaxButtonValue  = 64
+	MaxOutputBytes  = 64 << 10
+	maxToolNameSize = 64
+)
+
+// Problem is one reason a model output was refused, at a JSON pointer
+// location ("" for the whole output).
+type Problem struct {
+	Location string `json:"location"`
+	Message  string `json:"message"`
+}
+
+// ParseError says why a model output is not a valid Decision. Its text is
+// written to be fed back to the model in a repair request.
+type ParseError struct {
+	Problems []Problem
+}
+
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	b.WriteString("invalid decision:")
+	for _, p := range e.Problems {
+		if p.Location != "" {
+			fmt.Fprintf(&b, " at %s:", p.Location)
+		}
+		b.WriteString(" " + p.Message + ";")
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+func fail(loc, format string, args ...any) *ParseError {
+	return &ParseError{Problems: []Problem{{Location: loc, Message: fmt.Sprintf(format, args...)}}}
+}
+
+// Parse turns model output into a Decision. It accepts exactly one JSON
+// object, optionally inside a code fence or surrounded by prose without
+// other JSON; it rejects duplicate keys anywhere, a second JSON value, and
+// wrong field types. The tool name is mapped onto allowed (exact, then
+// case- and separator-insensitive); any other name sets UnknownTool.
+// Arguments are not checked against a tool schema here.
+func Parse(output string, allowed []string) (Decision, error) {
+	if len(output) > MaxOutputBytes {
+		return Decision{}, fail("", "output is %d bytes, more than %d", len(output), MaxOutputBytes)
+	}
+	obj, err := extractObject(output)
+	if err != nil {
+		return Decision{}, err
+	}
+	if err := checkDuplicateKeys(obj); err != nil {
+		return Decision{}, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &fields); err != nil {
+		return Decision{}, fail("", "not a JSON object: %v", err)
+	}
+	return fromFields(fields, allowed)
+}
+
+// extractObject finds the single JSON object in output.
+func extractObject(output string) ([]byte, error) {
+	s := strings.TrimSpace(output)
+	// Fast path: structured output is exactly one object.
+	if len(s) > 1 && s[0] == '{' && s[len(s)-1] == '}' && json.Valid([]byte(s)) {
+		return []byte(s), nil
+	}
+	s = stripFences(s)
+	var values [][]byte
+	for i := 0; i < len(s); i++ {
+		if s[i] != '{' && s[i] != '[' {
+			continue
+		}
+		n := jsonValueLen(s[i:])
+		if n == 0 {
+			continue
+		}
+		values = append(values, []byte(s[i:i+n]))
+		i += n - 1
+	}
+	switch {
+	case len(values) == 0:
+		return nil, fail("", "no JSON object found; answer with exactly one JSON object")
+	case len(values) > 1:
+		return nil, fail("", "found %d JSON values; answer with exactly one JSON object and nothing else", len(values))
+	case values[0][0] != '{':
+		return nil, fail("", "the JSON value is not an object")
+	}
+	return values[0], nil
+}
+
+// stripFences removes Markdown code-fence lines (```json ... ```), keeping
+// their content.
+func stripFences(s string) string {
+	if !strings.Contains(s, "```") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	return strings.Join(kept, "\n")
+}
+
+// jsonValueLen returns the length of the complete JSON value at the start
+// of s, or 0 when none starts there.
+func jsonValueLen(s string) int {
+	dec := json.NewDecoder(strings.NewReader(s))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return 0
+	}
+	return int(dec.InputOffset())
+}
+
+// checkDuplicateKeys rejects any object, at any depth, that names a key
+// twice: encoding/json would silently keep the last one, and a model (or an
+// injected text) could hide a second "tool" behind the first.
+func checkDuplicateKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := walkValue(dec, ""); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fail("", "trailing data after the JSON object")
+	}
+	return nil
+}
+
+func walkValue(dec *json.Decoder, loc string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return fail(loc, "malformed JSON: %v", err)
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	switch delim {
+	case '{':
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return fail(loc, "malformed JSON: %v", err)
+			}
+			key, _ := kt.(string)
+			child := loc + "/" + escapePointer(key)
+			if seen[key] {
+				return fail(child, "duplicate key %q", key)
+			}
+			seen[key] = true
+			if err := walkValue(dec, child); err != nil {
+				return err
+			}
+		}
+	case '[':
+		for i := 0; dec.More(); i++ {
+			if err := walkValue(dec, fmt.Sprintf("%s/%d", loc, i)); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing delimiter
+		return fail(loc, "malformed JSON: %v", err)
+	}
+	return nil
+}
+
+func escapePointer(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+var knownFields = map[string]bool{"say": true, "tool": true, "args": true, "done": true, "newTopic": true, "buttons": true}
+
+func fromFields(fields map[string]json.RawMessage, allowed []string) (Decision, error) {
+	var d Decision
+	var problems []Problem
+	add := func(loc, format string, args ...any) {
+		problems = append(problems, Problem{Location: loc, Message: fmt.Sprintf(format, args...)})
+	}
+	for k := range fields {
+		if !knownFields[k] {
+			add("/"+escapePointer(k), "unknown field; allowed fields are say, tool, args, done, newTopic, buttons")
+		}
+	}
+	if raw, ok := fields["say"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &d.Say); err != nil {
+			add("/say", "must be a string")
+		}
+		d.Say = truncateRunes(d.Say, MaxSayRunes)
+	}
+	if raw, ok := fields["tool"]; ok && !isNull(raw) {
+		var name string
+		if err := json.Unmarshal(raw, &name); err != nil {
+			add("/tool", "must be a string or null")
+		} else {
+			d.Tool, d.UnknownTool = mapTool(name, allowed)
+		}
+	}
+	d.Args = json.RawMessage("{}")
+	if raw, ok := fields["args"]; ok && !isNull(raw) {
+		args, err := coerceArgs(raw)
+		var pe *ParseError
+		switch {
+		case errors.As(err, &pe):
+			for _, p := range pe.Problems {
+				add("/args"+p.Location, "%s", p.Message)
+			}
+		case err != nil:
+			add("/args", "%s", err.Error())
+		default:
+			d.Args = args
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"done", &d.Done}, {"newTopic", &d.NewTopic}} {
+		if raw, ok := fields[f.name]; ok && !isNull(raw) {
+			v, err := coerceBool(raw)
+			if err != nil {
+				add("/"+f.name, "must be a boolean")
+			}
+			*f.dst = v
+		}
+	}
+	if raw, ok := fields["buttons"]; ok && !isNull(raw) {
+		buttons, err := coerceButtons(raw)
+		if err != nil {
+			add("/buttons", "%s", err.Error())
+		}
+		d.Buttons = buttons
+	}
+	if len(problems) > 0 {
+		return Decision{}, &ParseError{Problems: problems}
+	}
+	return d, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// mapTool maps a proposed name onto the allowed set. Names such as "null"
+// or "none" mean no tool.
+func mapTool(name string, allowed []string) (string, bool) {
+	name = strings.TrimSpace(name)
+	switch strings.ToLower(name) {
+	case "", "null", "none", "nil":
+		return "", false
+	}
+	for _, a := range allowed {
+		if a == name {
+			return a, false
+		}
+	}
+	norm := normalizeToolName(name)
+	match := ""
+	for _, a := range allowed {
+		if normalizeToolName(a) == norm {
+			if match != "" {
+				match = "" // ambiguous: treat as unknown
+				break
+			}
+			match = a
+		}
+	}
+	if match != "" {
+		return match, false
+	}
+	if len(name) > maxToolNameSize {
+		name = name[:maxToolNameSize]
+	}
+	return name, true
+}
+
+func normalizeToolName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.TrimPrefix(s, "functions.")
+	return strings.NewReplacer("-", "_", " ", "_", ".", "_").Replace(s)
+}
+
+// coerceArgs accepts an object, or a string holding a JSON object (some
+// models encode arguments that way).
+func coerceArgs(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '{' {
+		return raw, nil
+	}
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			inner := bytes.TrimSpace([]byte(s))
+			if len(inner) > 0 && inner[0] == '{' && json.Valid(inner) {
+				if err := checkDuplicateKeys(inner); err != nil {
+					return nil, err
+				}
+				return inner, nil
+			}
+		}
+	}
+	return nil, errors.New("must be a JSON object or null")
+}
+
+func coerceBool(raw json.RawMessage) (bool, error) {
+	var b bool
+	if err := json.Unmarshal(raw, &b); err == nil {
+		return b, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+	}
+	return false, errors.New("not a boolean")
+}
+
+func coerceButtons(raw json.RawMessage) ([]chat.Button, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, errors.New("must be an array of {label, value}")
+	}
+	var out []chat.Button
+	for i, item := range items {
+		var b struct {
+			Label *string `json:"label"`
+			Value *string `json:"value"`
+		}
+		if err := json.Unmarshal(item, &b); err != nil || b.Label == nil {
+			return nil, fmt.Errorf("item %d must be an object with string label and value", i)
+		}
+		btn := chat.Button{Label: truncateRunes(*b.Label, MaxButtonLabel)}
+		if b.Value != nil {
+			btn.Value = *b.Value
+		} else {
+			btn.Value = *b.Label
+		}
+		if strings.TrimSpace(btn.Label) == "" || btn.Value == "" || len(btn.Value) > MaxButtonValue {
+			continue // an unusable button is dropped, not fatal
+		}
+		out = append(out, btn)
+		if len(out) == MaxButtons {
+			break
+		}
+	}
+	return out, nil
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n])
+}
+
+// IsParseError reports whether err says the output broke the contract (as
+// opposed to, say, a canceled context), i.e. whether a repair request
+// makes sense.
+func IsParseError(err error) bool {
+	var pe *ParseError
+	return errors.As(err, &pe)
+}

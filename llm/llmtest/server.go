@@ -1,0 +1,418 @@
+package llmtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// CompletionsPath is the only path Server answers.
+const CompletionsPath = "/v1/chat/completions"
+
+// ServerConfig configures a Server. The zero value accepts any caller,
+// records every request and answers HTTP 500 once the script is empty.
+type ServerConfig struct {
+	// APIKey, if set, must arrive as "Authorization: Bearer <APIKey>";
+	// other requests get a 401 with an OpenAI-style error body.
+	APIKey string
+	// Respond answers requests once the queue of Enqueue'd replies is empty.
+	// It is called concurrently. Nil means an HTTP 500 error with code
+	// "llmtest_script_exhausted".
+	Respond func(*ChatRequest) HTTPReply
+	// SkipRecording stops Server from keeping the decoded requests (Count
+	// still counts them), so long benchmarks run in constant memory.
+	SkipRecording bool
+}
+
+// HTTPReply scripts one answer of Server. The zero value is a 200 with an
+// empty message content.
+type HTTPReply struct {
+	// Content is the assistant message content of a successful answer.
+	Content string
+	// Model is the model named in the answer; empty echoes the request's.
+	Model string
+	// FinishReason defaults to "stop".
+	FinishReason string
+	// Refusal, if set, is sent as the message's refusal field.
+	Refusal string
+	// Usage is reported as is; nil means a rough estimate from the sizes of
+	// the prompt and the content.
+	Usage *WireUsage
+	// NoChoices sends an empty choices array.
+	NoChoices bool
+
+	// Status, if not 200, makes this an error answer with an OpenAI-style
+	// body {"error":{"message","type","code","param"}} built from the
+	// Error* fields (unless Body is set).
+	Status       int
+	ErrorMessage string
+	ErrorType    string
+	ErrorCode    string
+	// RetryAfter is sent verbatim as the Retry-After header, if set.
+	RetryAfter string
+	// Header holds extra response headers.
+	Header http.Header
+
+	// Body, if not nil, is sent verbatim (with Status, default 200) instead
+	// of an encoded answer.
+	Body []byte
+	// Truncate sends only the first half of the body while declaring its
+	// full length, so the client sees an unexpected EOF.
+	Truncate bool
+	// Hangup closes the connection without sending any response.
+	Hangup bool
+	// Delay waits before answering; the wait ends early if the client goes
+	// away.
+	Delay time.Duration
+}
+
+// WireUsage is the usage object of a Chat Completions answer.
+type WireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// ChatRequest is a decoded Chat Completions request body, plus what the
+// server saw around it.
+type ChatRequest struct {
+	Model               string          `json:"model"`
+	Messages            []ChatMessage   `json:"messages"`
+	ResponseFormat      *ResponseFormat `json:"response_format,omitempty"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	MaxTokens           *int            `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens,omitempty"`
+	Stream              bool            `json:"stream,omitempty"`
+
+	// Header is the request header as received.
+	Header http.Header `json:"-"`
+	// Body is the raw request body.
+	Body []byte `json:"-"`
+}
+
+// ChatMessage is one message of a request. Content given as an array of
+// parts is flattened to the concatenation of its text parts.
+type ChatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// UnmarshalJSON accepts content as a string or as an array of parts.
+func (m *ChatMessage) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	m.Role = raw.Role
+	m.Content = ""
+	if len(raw.Content) == 0 || raw.Content[0] == 'n' {
+		return nil
+	}
+	if raw.Content[0] == '"' {
+		return json.Unmarshal(raw.Content, &m.Content)
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw.Content, &parts); err != nil {
+		return fmt.Errorf("message content: %w", err)
+	}
+	for _, p := range parts {
+		m.Content += p.Text
+	}
+	return nil
+}
+
+// ResponseFormat is the response_format of a request.
+type ResponseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *JSONSchema `json:"json_schema,omitempty"`
+}
+
+// JSONSchema is the json_schema member of a response_format.
+type JSONSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	Strict *bool           `json:"strict,omitempty"`
+}
+
+// Server is a loopback fake of an OpenAI-compatible Chat Completions API.
+// It answers POST /v1/chat/completions from a queue of scripted replies
+// (then from ServerConfig.Respond) and records the decoded requests.
+//
+// All methods are safe for concurrent use. Malformed requests (wrong path or
+// method, undecodable body) get a 400 or 404 error body and are counted but
+// not recorded.
+type Server struct {
+	// URL is the base URL clients use, ending in "/v1".
+	URL string
+
+	cfg   ServerConfig
+	ts    *httptest.Server
+	count atomic.Int64
+
+	mu       sync.Mutex
+	queue    []HTTPReply
+	requests []*ChatRequest
+}
+
+// NewServer starts a Server on a loopback port. Call Close when done.
+func NewServer(cfg ServerConfig) *Server {
+	s := &Server{cfg: cfg}
+	s.ts = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	s.URL = s.ts.URL + "/v1"
+	return s
+}
+
+// Close shuts the server down, blocking until outstanding requests finish.
+func (s *Server) Close() { s.ts.Close() }
+
+// Client returns an http.Client configured for the server.
+func (s *Server) Client() *http.Client { return s.ts.Client() }
+
+// Enqueue appends replies to the script; each request takes the next one.
+func (s *Server) Enqueue(replies ...HTTPReply) {
+	s.mu.Lock()
+	s.queue = append(s.queue, replies...)
+	s.mu.Unlock()
+}
+
+// Requests returns the recorded requests in arrival order. The returned
+// values must not be modified.
+func (s *Server) Requests() []*ChatRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*ChatRequest(nil), s.requests...)
+}
+
+// Count returns the number of HTTP requests received, malformed or not.
+func (s *Server) Count() int { return int(s.count.Load()) }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	s.count.Add(1)
+	if r.URL.Path != CompletionsPath {
+		writeError(w, http.StatusNotFound, "unknown path "+r.URL.Path, "invalid_request_error", "unknown_url", "")
+		return
+	}
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed", "invalid_request_error", "", "")
+		return
+	}
+	if s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
+		writeError(w, http.StatusUnauthorized, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key", "")
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error(), "invalid_request_error", "", "")
+		return
+	}
+	req := &ChatRequest{}
+	if err := json.Unmarshal(body, req); err != nil {
+		writeError(w, http.StatusBadRequest, "decode body: "+err.Error(), "invalid_request_error", "", "")
+		return
+	}
+	if !s.cfg.SkipRecording {
+		req.Header = r.Header.Clone()
+		req.Body = body
+	}
+
+	reply, ok := s.next()
+	if !ok {
+		if s.cfg.Respond != nil {
+			reply = s.cfg.Respond(req)
+		} else {
+			reply = HTTPReply{Status: http.StatusInternalServerError, ErrorType: "server_error",
+				ErrorCode: "llmtest_script_exhausted", ErrorMessage: "llmtest: no scripted reply left"}
+		}
+	}
+	if !s.cfg.SkipRecording {
+		s.mu.Lock()
+		s.requests = append(s.requests, req)
+		s.mu.Unlock()
+	}
+	s.answer(w, r, req, &reply)
+}
+
+func (s *Server) next() (HTTPReply, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		return HTTPReply{}, false
+	}
+	r := s.queue[0]
+	s.queue[0] = HTTPReply{}
+	s.queue = s.queue[1:]
+	return r, true
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest, reply *HTTPReply) {
+	if reply.Delay > 0 {
+		t := time.NewTimer(reply.Delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	if reply.Hangup {
+		hangup(w)
+		return
+	}
+	h := w.Header()
+	for k, vs := range reply.Header {
+		h[k] = append([]string(nil), vs...)
+	}
+	if reply.RetryAfter != "" {
+		h.Set("Retry-After", reply.RetryAfter)
+	}
+	status := reply.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+
+	var body []byte
+	switch {
+	case reply.Body != nil:
+		body = reply.Body
+	case status != http.StatusOK:
+		body = errorBody(reply.ErrorMessage, reply.ErrorType, reply.ErrorCode, "")
+	default:
+		body = completionBody(req, reply)
+	}
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "application/json")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if reply.Truncate {
+		body = body[:len(body)/2]
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// hangup closes the client connection without a response.
+func hangup(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	_ = conn.Close()
+}
+
+type wireCompletion struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []wireChoice `json:"choices"`
+	Usage   WireUsage    `json:"usage"`
+}
+
+type wireChoice struct {
+	Index        int         `json:"index"`
+	Message      wireMessage `json:"message"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type wireMessage struct {
+	Role    string  `json:"role"`
+	Content *string `json:"content"`
+	Refusal *string `json:"refusal"`
+}
+
+var completionSeq atomic.Int64
+
+func completionBody(req *ChatRequest, reply *HTTPReply) []byte {
+	c := wireCompletion{
+		ID:      "chatcmpl-llmtest-" + strconv.FormatInt(completionSeq.Add(1), 10),
+		Object:  "chat.completion",
+		Created: time.Now().Unix(),
+		Model:   reply.Model,
+		Choices: []wireChoice{},
+	}
+	if c.Model == "" {
+		c.Model = req.Model
+	}
+	if !reply.NoChoices {
+		ch := wireChoice{FinishReason: reply.FinishReason, Message: wireMessage{Role: "assistant"}}
+		if ch.FinishReason == "" {
+			ch.FinishReason = "stop"
+		}
+		if reply.Refusal != "" {
+			ch.Message.Refusal = &reply.Refusal
+		} else {
+			ch.Message.Content = &reply.Content
+		}
+		c.Choices = append(c.Choices, ch)
+	}
+	if reply.Usage != nil {
+		c.Usage = *reply.Usage
+	} else {
+		prompt := 0
+		for _, m := range req.Messages {
+			prompt += len(m.Content)
+		}
+		c.Usage = WireUsage{PromptTokens: prompt/4 + 1, CompletionTokens: len(reply.Content)/4 + 1}
+		c.Usage.TotalTokens = c.Usage.PromptTokens + c.Usage.CompletionTokens
+	}
+	b, err := json.Marshal(&c)
+	if err != nil {
+		panic(fmt.Sprintf("llmtest: encode completion: %v", err))
+	}
+	return b
+}
+
+type wireError struct {
+	Error wireErrorBody `json:"error"`
+}
+
+type wireErrorBody struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Code    *string `json:"code"`
+	Param   *string `json:"param"`
+}
+
+// errorBody encodes an OpenAI-style error body; empty code and param are
+// sent as null, as the real API does.
+func errorBody(message, typ, code, param string) []byte {
+	e := wireError{Error: wireErrorBody{Message: message, Type: typ}}
+	if code != "" {
+		e.Error.Code = &code
+	}
+	if param != "" {
+		e.Error.Param = &param
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&e); err != nil {
+		panic(fmt.Sprintf("llmtest: encode error: %v", err))
+	}
+	return buf.Bytes()
+}
+
+func writeError(w http.ResponseWriter, status int, message, typ, code, param string) {
+	body := errorBody(message, typ, code, param)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,207 @@
+package openaicompat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/arbiterhq/arbiter/llm"
+)
+
+// APIError is the error body an OpenAI-compatible API returned with a
+// non-2xx status. It is the Err of the *llm.Error that Complete returns for
+// such answers, so callers can branch on Code with errors.As. It holds no
+// request data (no headers, hence no API key).
+type APIError struct {
+	Status  int
+	Type    string
+	Code    string
+	Param   string
+	Message string
+}
+
+func (e *APIError) Error() string {
+	s := "chat completion: HTTP " + strconv.Itoa(e.Status)
+	if e.Code != "" {
+		s += " " + e.Code
+	} else if e.Type != "" {
+		s += " " + e.Type
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Error codes and types that mean the account cannot pay, on any 4xx.
+var billingCodes = map[string]bool{
+	"insufficient_quota":         true,
+	"billing_hard_limit_reached": true,
+	"billing_not_active":         true,
+	"payment_required":           true,
+}
+
+// Error codes and types that mean the provider's content policy refused
+// the request.
+var contentPolicyCodes = map[string]bool{
+	"content_filter":              true,
+	"content_policy_violation":    true,
+	"content_policy":              true,
+	"moderation_blocked":          true,
+	"responsibleaipolicyviolation": true,
+	"invalid_prompt":              true,
+}
+
+func isBilling(codes ...string) bool {
+	for _, c := range codes {
+		c = strings.ToLower(c)
+		if billingCodes[c] || strings.HasPrefix(c, "billing") {
+			return true
+		}
+	}
+	return false
+}
+
+func isContentPolicy(codes ...string) bool {
+	for _, c := range codes {
+		if contentPolicyCodes[strings.ToLower(c)] {
+			return true
+		}
+	}
+	return false
+}
+
+// classify turns a failed SDK call into an *llm.Error. ctx is the caller's
+// context, callCtx the one bounded by Config.Timeout, resp the HTTP
+// response if one arrived.
+func (p *Provider) classify(ctx, callCtx context.Context, resp *http.Response, err error) *llm.Error {
+	if ctx.Err() != nil {
+		return p.newError(llm.ErrCanceled, "caller context done: "+ctx.Err().Error(), p.redactErr(err))
+	}
+	if callCtx.Err() != nil {
+		return p.newError(llm.ErrTransient, fmt.Sprintf("no answer within %v", p.timeout), p.redactErr(err))
+	}
+
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		ae := &APIError{Status: apiErr.StatusCode, Type: apiErr.Type, Code: apiErr.Code,
+			Param: apiErr.Param, Message: p.redact(apiErr.Message)}
+		return p.statusError(ae, apiErr.Response)
+	}
+	if resp != nil && resp.StatusCode >= 400 {
+		// An error status whose body was not an OpenAI error object.
+		ae := &APIError{Status: resp.StatusCode, Message: http.StatusText(resp.StatusCode)}
+		return p.statusError(ae, resp)
+	}
+
+	e := p.newError(llm.ErrTransient, "", p.redactErr(err))
+	if resp != nil {
+		e.Status = resp.StatusCode
+	}
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case resp != nil && (errors.As(err, &syntaxErr) || errors.As(err, &typeErr)):
+		e.Kind, e.Message = llm.ErrBadResponse, "undecodable answer body"
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		e.Message = "connection closed before the answer was complete"
+	case isNetError(err):
+		e.Message = "network error: " + e.Err.Error()
+	case resp != nil:
+		// The SDK read the body but could not use it (e.g. not JSON).
+		e.Kind, e.Message = llm.ErrBadResponse, "unusable answer body: "+e.Err.Error()
+	default:
+		e.Message = "call failed: " + e.Err.Error()
+	}
+	return e
+}
+
+func isNetError(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.As(err, &ne) || errors.As(err, &oe)
+}
+
+// statusError classifies an error status with its decoded body.
+func (p *Provider) statusError(ae *APIError, resp *http.Response) *llm.Error {
+	status := ae.Status
+	e := p.newError(llm.ErrBadRequest, ae.Message, ae)
+	e.Status = status
+	if e.Message == "" {
+		e.Message = http.StatusText(status)
+	}
+	switch {
+	case status >= 400 && status < 500 && isBilling(ae.Code, ae.Type):
+		e.Kind = llm.ErrBilling
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Kind = llm.ErrAuth
+	case status == http.StatusPaymentRequired:
+		e.Kind = llm.ErrBilling
+	case status == http.StatusTooManyRequests:
+		e.Kind = llm.ErrRateLimited
+	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
+		e.Kind = llm.ErrTransient
+	case status >= 400 && isContentPolicy(ae.Code, ae.Type):
+		e.Kind = llm.ErrContentPolicy
+	default:
+		e.Kind = llm.ErrBadRequest
+	}
+	if resp != nil && (e.Kind == llm.ErrRateLimited || e.Kind == llm.ErrTransient) {
+		e.RetryAfter = retryAfter(resp.Header, time.Now())
+	}
+	return e
+}
+
+// retryAfter reads the server's requested wait from retry-after-ms
+// (milliseconds) or Retry-After (seconds or an HTTP date); 0 if absent or
+// unparsable.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 && s < 1e9 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// redact removes the API key from s.
+func (p *Provider) redact(s string) string {
+	if p.apiKey == "" || !strings.Contains(s, p.apiKey) {
+		return s
+	}
+	return strings.ReplaceAll(s, p.apiKey, "[redacted]")
+}
+
+// redactErr returns err, or a plain copy of its message without the API
+// key if the message contains it.
+func (p *Provider) redactErr(err error) error {
+	if err == nil || p.apiKey == "" {
+		return err
+	}
+	if msg := err.Error(); strings.Contains(msg, p.apiKey) {
+		return errors.New(p.redact(msg))
+	}
+	return err
+}

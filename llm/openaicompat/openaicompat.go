@@ -1,0 +1,284 @@
+// Package openaicompat is an llm.Provider for OpenAI-compatible Chat
+// Completions APIs (OpenAI, Fireworks, Mistral, xAI, Ollama, vLLM,
+// OpenRouter, ...), built on github.com/openai/openai-go/v3.
+//
+// It translates one llm.Request into one HTTP call and the answer, or the
+// failure, back into an llm.Response or a classified *llm.Error. It does not
+// retry, stream, call tools or count tokens itself: retry and fallback
+// belong to the caller, usage comes from the API.
+package openaicompat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/arbiterhq/arbiter/llm"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultName    = "openai"
+	DefaultBaseURL = "https://api.openai.com/v1"
+	DefaultTimeout = 15 * time.Second
+	// DefaultSchemaName names the output schema when llm.Schema.Name is
+	// empty.
+	DefaultSchemaName = "output"
+)
+
+// Config configures a Provider. Zero fields take the documented defaults.
+type Config struct {
+	// Name is the provider name reported to the journal, e.g. "openai",
+	// "fireworks". Default DefaultName.
+	Name string
+	// BaseURL is the API root, the part before "/chat/completions".
+	// Default DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as a bearer token; empty sends no Authorization header
+	// (local servers).
+	APIKey string
+	// Model is the model requested. Required.
+	Model string
+	// Output says how a request's schema is sent. Default
+	// llm.OutputJSONSchemaStrict.
+	Output llm.OutputMode
+	// Timeout bounds each call, from sending the request to reading the
+	// whole answer. Default DefaultTimeout.
+	Timeout time.Duration
+	// HTTPClient carries the calls. Default: a client shared by all
+	// providers of this package, with a connection pool sized for
+	// concurrent calls (see SharedHTTPClient).
+	HTTPClient *http.Client
+	// Headers are extra request headers, e.g. for a gateway.
+	Headers map[string]string
+	// UseMaxCompletionTokens sends llm.Request.MaxTokens as
+	// max_completion_tokens (newer OpenAI models) instead of max_tokens.
+	UseMaxCompletionTokens bool
+}
+
+// Provider completes requests against one model of an OpenAI-compatible
+// Chat Completions API. It is safe for concurrent use, makes exactly one
+// HTTP call per Complete, and returns *llm.Error for every failure.
+type Provider struct {
+	name    string
+	model   string
+	apiKey  string
+	output  llm.OutputMode
+	timeout time.Duration
+	maxComp bool
+	svc     openai.ChatCompletionService
+}
+
+var _ llm.Provider = (*Provider)(nil)
+
+var sharedClient = sync.OnceValue(func() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 512
+	t.MaxIdleConnsPerHost = 128
+	t.IdleConnTimeout = 90 * time.Second
+	return &http.Client{Transport: t}
+})
+
+// SharedHTTPClient returns the client used when Config.HTTPClient is nil:
+// one process-wide client whose transport keeps up to 128 idle connections
+// per host, so concurrent calls reuse connections instead of redialing.
+func SharedHTTPClient() *http.Client { return sharedClient() }
+
+// New validates cfg, applies defaults and returns a Provider. It reads no
+// environment variables and makes no network calls.
+func New(cfg Config) (*Provider, error) {
+	if cfg.Model == "" {
+		return nil, errors.New("openaicompat: new provider: model is required")
+	}
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openaicompat: new provider %s: base URL %q is not an absolute http(s) URL", cfg.Name, cfg.BaseURL)
+	}
+	switch cfg.Output {
+	case "":
+		cfg.Output = llm.OutputJSONSchemaStrict
+	case llm.OutputJSONSchemaStrict, llm.OutputJSONSchema, llm.OutputJSONObject:
+	default:
+		return nil, fmt.Errorf("openaicompat: new provider %s: unknown output mode %q", cfg.Name, cfg.Output)
+	}
+	switch {
+	case cfg.Timeout == 0:
+		cfg.Timeout = DefaultTimeout
+	case cfg.Timeout < 0:
+		return nil, fmt.Errorf("openaicompat: new provider %s: negative timeout %v", cfg.Name, cfg.Timeout)
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = sharedClient()
+	}
+
+	opts := []option.RequestOption{
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithHTTPClient(cfg.HTTPClient),
+		option.WithMaxRetries(0),
+		option.WithMiddleware(stripSDKHeaders),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	for k, v := range cfg.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	// The service is built directly rather than through openai.NewClient,
+	// which would pick up OPENAI_* environment variables.
+	svc := openai.NewChatCompletionService(opts...)
+	return &Provider{
+		name:    cfg.Name,
+		model:   cfg.Model,
+		apiKey:  cfg.APIKey,
+		output:  cfg.Output,
+		timeout: cfg.Timeout,
+		maxComp: cfg.UseMaxCompletionTokens,
+		svc:     svc,
+	}, nil
+}
+
+// stripSDKHeaders removes the SDK's X-Stainless-* headers, which report the
+// platform, runtime and retry state to the server.
+func stripSDKHeaders(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	for k := range req.Header {
+		if len(k) > 12 && strings.EqualFold(k[:12], "X-Stainless-") {
+			delete(req.Header, k)
+		}
+	}
+	return next(req)
+}
+
+// Name returns the provider name from Config.Name.
+func (p *Provider) Name() string { return p.name }
+
+// Model returns the configured model (the answering model may name itself
+// more exactly; see llm.Response.Model).
+func (p *Provider) Model() string { return p.model }
+
+// Complete sends req as one Chat Completions call, bounded by
+// Config.Timeout and ctx. On success the Response carries the first
+// choice's content, the model the API named, its usage and finish reason.
+// Every failure is an *llm.Error; see the package tests for the mapping of
+// HTTP statuses and error codes to kinds.
+func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	params, err := p.params(&req)
+	if err != nil {
+		return llm.Response{}, err
+	}
+
+	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	var httpResp *http.Response
+	cc, err := p.svc.New(callCtx, params, option.WithResponseInto(&httpResp))
+	if err != nil {
+		return llm.Response{}, p.classify(ctx, callCtx, httpResp, err)
+	}
+	return p.response(cc)
+}
+
+func (p *Provider) params(req *llm.Request) (openai.ChatCompletionNewParams, error) {
+	msgs := make([]openai.ChatCompletionMessageParamUnion, len(req.Messages))
+	for i, m := range req.Messages {
+		switch m.Role {
+		case llm.RoleSystem:
+			msgs[i] = openai.SystemMessage(m.Content)
+		case llm.RoleUser:
+			msgs[i] = openai.UserMessage(m.Content)
+		case llm.RoleAssistant:
+			msgs[i] = openai.AssistantMessage(m.Content)
+		default:
+			return openai.ChatCompletionNewParams{}, p.newError(llm.ErrBadRequest,
+				fmt.Sprintf("message %d: unknown role %q", i, m.Role), nil)
+		}
+	}
+	params := openai.ChatCompletionNewParams{
+		Model:       shared.ChatModel(p.model),
+		Messages:    msgs,
+		Temperature: param.NewOpt(req.Temperature),
+	}
+	if req.MaxTokens > 0 {
+		if p.maxComp {
+			params.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+		} else {
+			params.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+		}
+	}
+	if req.Schema == nil {
+		return params, nil
+	}
+	if p.output == llm.OutputJSONObject {
+		params.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
+		return params, nil
+	}
+	doc, strict := req.Schema.JSON, false
+	if p.output == llm.OutputJSONSchemaStrict && len(req.Schema.Strict) > 0 {
+		doc, strict = req.Schema.Strict, true
+	}
+	if len(doc) == 0 {
+		return params, p.newError(llm.ErrBadRequest, "schema has no JSON document", nil)
+	}
+	name := req.Schema.Name
+	if name == "" {
+		name = DefaultSchemaName
+	}
+	params.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{
+		JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+			Name:   name,
+			Strict: param.NewOpt(strict),
+			Schema: json.RawMessage(doc),
+		},
+	}
+	return params, nil
+}
+
+func (p *Provider) response(cc *openai.ChatCompletion) (llm.Response, error) {
+	if cc == nil || len(cc.Choices) == 0 {
+		return llm.Response{}, p.newError(llm.ErrBadResponse, "answer has no choices", nil)
+	}
+	ch := &cc.Choices[0]
+	if ch.Message.Content == "" {
+		switch {
+		case ch.Message.Refusal != "":
+			return llm.Response{}, p.newError(llm.ErrContentPolicy, "model refused: "+p.redact(ch.Message.Refusal), nil)
+		case ch.FinishReason == "content_filter":
+			return llm.Response{}, p.newError(llm.ErrContentPolicy, "answer withheld by content filter", nil)
+		default:
+			return llm.Response{}, p.newError(llm.ErrBadResponse,
+				fmt.Sprintf("answer has empty content (finish_reason %q)", ch.FinishReason), nil)
+		}
+	}
+	model := cc.Model
+	if model == "" {
+		model = p.model
+	}
+	return llm.Response{
+		Text:     ch.Message.Content,
+		Provider: p.name,
+		Model:    model,
+		Usage: llm.Usage{
+			InputTokens:  int(cc.Usage.PromptTokens),
+			OutputTokens: int(cc.Usage.CompletionTokens),
+		},
+		FinishReason: ch.FinishReason,
+	}, nil
+}
+
+func (p *Provider) newError(kind llm.ErrorKind, msg string, err error) *llm.Error {
+	return &llm.Error{Kind: kind, Provider: p.name, Model: p.model, Message: msg, Err: err}
+}
