@@ -80,6 +80,9 @@ type Config struct {
 	BaseURL string
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// NewID, when set, supplies card ids (tests use it for stable ids); it
+	// must return url-safe strings. Default: 8 random characters.
+	NewID func() string
 }
 
 // CardStatus is the state of a card.
@@ -129,6 +132,7 @@ type Board struct {
 	extra   map[string][]Member
 	confirm map[string]tool.Confirm
 	baseURL string
+	newID   func() string
 	now     func() time.Time
 	// sem serializes this Board's write transactions so they queue here
 	// instead of contending for the SQLite write lock.
@@ -230,6 +234,7 @@ func New(cfg Config) (*Board, error) {
 		confirm: confirm,
 		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
 		now:     cfg.Now,
+		newID:   cfg.NewID,
 		sem:     make(chan struct{}, 1),
 	}
 	if b.baseURL == "" {

@@ -1,0 +1,114 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/arbiterhq/arbiter/chat"
+)
+
+// Field limits of POST /v1/messages.
+const (
+	maxIDLen       = 128
+	maxTextRunes   = 8000
+	maxButtonLen   = 64
+	maxEvidence    = 20
+	maxEvidenceLen = 32 << 10
+)
+
+// MessageRequest is the body of POST /v1/messages.
+type MessageRequest struct {
+	ConversationID string          `json:"conversation_id"`
+	MessageID      string          `json:"message_id"`
+	Text           string          `json:"text"`
+	Button         string          `json:"button"`
+	Evidence       []chat.Evidence `json:"evidence"`
+}
+
+var evidenceKinds = map[string]bool{chat.EvidenceForward: true, chat.EvidenceAttachment: true, chat.EvidenceQuote: true}
+
+// DecodeMessage reads and validates one request body: exactly one JSON
+// object with known fields only. Errors are written for the client.
+func DecodeMessage(r io.Reader) (MessageRequest, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var req MessageRequest
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return req, err
+		}
+		if errors.Is(err, io.EOF) {
+			return req, errors.New("empty body: expected a JSON object")
+		}
+		return req, fmt.Errorf("malformed JSON body: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return req, err
+		}
+		return req, errors.New("malformed JSON body: data after the object")
+	}
+	return req, req.validate()
+}
+
+func (m *MessageRequest) validate() error {
+	if err := checkID("conversation_id", m.ConversationID, true); err != nil {
+		return err
+	}
+	if err := checkID("message_id", m.MessageID, false); err != nil {
+		return err
+	}
+	if !utf8.ValidString(m.Text) || utf8.RuneCountInString(m.Text) > maxTextRunes {
+		return fmt.Errorf("text must be valid UTF-8 of at most %d characters", maxTextRunes)
+	}
+	if len(m.Button) > maxButtonLen || !utf8.ValidString(m.Button) {
+		return fmt.Errorf("button must be at most %d bytes of UTF-8", maxButtonLen)
+	}
+	if len(m.Evidence) > maxEvidence {
+		return fmt.Errorf("at most %d evidence items", maxEvidence)
+	}
+	for i, ev := range m.Evidence {
+		if !evidenceKinds[ev.Kind] {
+			return fmt.Errorf("evidence[%d].kind must be forward, attachment or quote", i)
+		}
+		if strings.TrimSpace(ev.Text) == "" {
+			return fmt.Errorf("evidence[%d].text is empty", i)
+		}
+		if len(ev.Text) > maxEvidenceLen || !utf8.ValidString(ev.Text) || len(ev.Source) > 1024 {
+			return fmt.Errorf("evidence[%d] is too long or not UTF-8", i)
+		}
+	}
+	if strings.TrimSpace(m.Text) == "" && m.Button == "" && len(m.Evidence) == 0 {
+		return errors.New("text, button or evidence is required")
+	}
+	return nil
+}
+
+func checkID(name, v string, required bool) error {
+	if v == "" {
+		if required {
+			return fmt.Errorf("%s is required", name)
+		}
+		return nil
+	}
+	if len(v) > maxIDLen {
+		return fmt.Errorf("%s is longer than %d bytes", name, maxIDLen)
+	}
+	if !utf8.ValidString(v) {
+		return fmt.Errorf("%s is not valid UTF-8", name)
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%s contains control characters", name)
+		}
+	}
+	return nil
+}

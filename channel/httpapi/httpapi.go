@@ -1,0 +1,183 @@
+// Package httpapi is the HTTP channel: POST /v1/messages runs a turn for the
+// caller identified by its bearer key, GET /v1/turns/{id} shows a turn's
+// record within the caller's tenant, GET /healthz answers liveness.
+//
+// It turns requests into chat.Inbound and replies into JSON; it knows
+// nothing of models, tools or stores beyond the small functions it is given.
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/arbiterhq/arbiter/chat"
+)
+
+// DefaultMaxBodyBytes bounds a request body.
+const DefaultMaxBodyBytes = 64 << 10
+
+// ErrTurnNotFound is what Config.Turn returns for an unknown turn id or a
+// turn of another tenant.
+var ErrTurnNotFound = errors.New("turn not found")
+
+// Key binds an API token to the identity it authenticates.
+type Key struct {
+	Token    string
+	Identity chat.Identity
+}
+
+// Config wires the HTTP channel.
+type Config struct {
+	Handler chat.Handler
+	Keys    []Key
+	// Turn returns a turn record (JSON) of tenant, or ErrTurnNotFound.
+	Turn         func(ctx context.Context, tenant, turnID string) (json.RawMessage, error)
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+}
+
+// Server is the HTTP channel. It is an http.Handler, safe for concurrent use.
+type Server struct {
+	cfg  Config
+	keys map[[32]byte]chat.Identity
+	mux  *http.ServeMux
+}
+
+// New builds the channel.
+func New(cfg Config) (*Server, error) {
+	if cfg.Handler == nil || cfg.Turn == nil {
+		return nil, errors.New("httpapi: Handler and Turn are required")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, keys: make(map[[32]byte]chat.Identity, len(cfg.Keys)), mux: http.NewServeMux()}
+	for _, k := range cfg.Keys {
+		if k.Token == "" {
+			return nil, errors.New("httpapi: empty API token")
+		}
+		// Keys are looked up by hash, so the comparison time does not
+		// depend on how much of a guessed token matches a real one.
+		s.keys[sha256.Sum256([]byte(k.Token))] = k.Identity
+	}
+	s.mux.HandleFunc("POST /v1/messages", s.postMessage)
+	s.mux.HandleFunc("GET /v1/turns/{id}", s.getTurn)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) authenticate(r *http.Request) (chat.Identity, bool) {
+	h := r.Header.Get("Authorization")
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || token == "" {
+		return chat.Identity{}, false
+	}
+	id, ok := s.keys[sha256.Sum256([]byte(strings.TrimSpace(token)))]
+	return id, ok
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.authenticate(r)
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
+		return
+	}
+	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	req, err := DecodeMessage(body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "too_large", "request body is larger than "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes")
+			return
+		}
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
+	in := chat.Inbound{
+		Identity:  id,
+		Chat:      req.ConversationID,
+		MessageID: req.MessageID,
+		Text:      req.Text,
+		Button:    req.Button,
+		Evidence:  req.Evidence,
+		Channel:   "http",
+	}
+	out, err := s.cfg.Handler.HandleTurn(r.Context(), in)
+	if err != nil {
+		// No reply was possible (lock wait, store down); nothing was
+		// committed for this message, so a retry is safe.
+		s.cfg.Logger.Warn("turn failed", "tenant", id.TenantID, "user", id.UserID, "conversation", req.ConversationID, "err", err)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the message could not be processed now; retry with the same message_id")
+		return
+	}
+	if out.Buttons == nil {
+		out.Buttons = []chat.Button{}
+	}
+	if out.Executed == nil {
+		out.Executed = []chat.Execution{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.authenticate(r)
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
+		return
+	}
+	turnID := r.PathValue("id")
+	rec, err := s.cfg.Turn(r.Context(), id.TenantID, turnID)
+	switch {
+	case errors.Is(err, ErrTurnNotFound):
+		writeError(w, http.StatusNotFound, "not_found", "no turn "+turnID)
+	case err != nil:
+		s.cfg.Logger.Warn("read turn", "turn", turnID, "err", err)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the journal is unavailable; retry later")
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(rec)
+	}
+}
+
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	var b errorBody
+	b.Error.Code, b.Error.Message = code, msg
+	writeJSON(w, status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,109 @@
+// Command arbiter runs the arbiter server and its tools:
+//
+//	arbiter serve [-config FILE]         HTTP API on the configured address
+//	arbiter chat [-config FILE]          a terminal chat against the same engine
+//	arbiter check-config -config FILE    validate a configuration and exit
+//
+// With no -config, serve and chat start a local setup: 127.0.0.1:8080, the
+// store in ./data, the embedded task board, one tenant and user, and a local
+// API key printed at start. The model comes from the environment.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/arbiterhq/arbiter/internal/app"
+	"github.com/arbiterhq/arbiter/internal/config"
+)
+
+const usage = `usage:
+  arbiter serve [-config FILE]         run the HTTP API
+  arbiter chat [-config FILE]          chat in the terminal
+  arbiter check-config -config FILE    validate a configuration
+
+Without -config, a local setup is used (see README).`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "configuration file (YAML)")
+	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(ctx, *configPath, stdout, stderr)
+	case "chat":
+		err = chatLoop(ctx, *configPath, stdin, stdout, stderr)
+	case "check-config":
+		if *configPath == "" {
+			fmt.Fprintln(stderr, "check-config needs -config FILE")
+			return 2
+		}
+		err = checkConfig(*configPath, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "unknown command %q\n%s\n", cmd, usage)
+		return 2
+	}
+	if err != nil {
+		var cfgErr configError
+		if errors.As(err, &cfgErr) {
+			fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", cfgErr.path, cfgErr.err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "arbiter %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+// configError marks an invalid configuration (exit status 1 with the
+// errors, each with its line).
+type configError struct {
+	path string
+	err  error
+}
+
+func (e configError) Error() string { return e.path + ": " + e.err.Error() }
+
+// loadConfig reads the file, or builds the local setup when path is "".
+func loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		return app.LocalConfig(os.Getenv), nil
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, configError{path: path, err: err}
+	}
+	return cfg, nil
+}
+
+func checkConfig(path string, stdout io.Writer) error {
+	if _, err := loadConfig(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: ok\n", path)
+	return nil
+}

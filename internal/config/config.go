@@ -1,0 +1,415 @@
+// Package config reads and validates arbiter's YAML configuration (plus the
+// environment variables it names) into plain structs. Every error carries
+// the line of the offending value. It builds nothing: turning a Config into
+// stores, providers and channels is cmd/arbiter's job.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole configuration file.
+type Config struct {
+	Listen string `yaml:"listen"`
+	// PublicURL is how users reach this server (card links); default
+	// "http://" + Listen.
+	PublicURL    string             `yaml:"public_url"`
+	Store        Store              `yaml:"store"`
+	Models       []Model            `yaml:"models"`
+	Strategy     string             `yaml:"strategy"`
+	Prices       map[string]Price   `yaml:"prices"`
+	Memory       Memory             `yaml:"memory"`
+	Confirmation Confirmation       `yaml:"confirmation"`
+	Limits       Limits             `yaml:"limits"`
+	Tenants      []Tenant           `yaml:"tenants"`
+	Tools        Tools              `yaml:"tools"`
+	Commands     map[string]Command `yaml:"commands"`
+	Log          Log                `yaml:"log"`
+}
+
+// Store selects the state backend.
+type Store struct {
+	Kind string `yaml:"kind"` // sqlite
+	Path string `yaml:"path"`
+}
+
+// Model is one model endpoint.
+type Model struct {
+	Name      string `yaml:"name"`
+	Kind      string `yaml:"kind"` // openai (any OpenAI-compatible API)
+	BaseURL   string `yaml:"base_url"`
+	Model     string `yaml:"model"`
+	APIKey    string `yaml:"api_key"`
+	APIKeyEnv string `yaml:"api_key_env"`
+	// Output is json_schema_strict (default), json_schema or json_object.
+	Output  string   `yaml:"output"`
+	Timeout Duration `yaml:"timeout"`
+}
+
+// Price is a model's cost in US dollars per million tokens.
+type Price struct {
+	Input  float64 `yaml:"input"`
+	Output float64 `yaml:"output"`
+}
+
+// Memory is the conversation memory policy.
+type Memory struct {
+	Window int      `yaml:"window"`
+	TTL    Duration `yaml:"ttl"`
+	Pause  Duration `yaml:"pause"`
+}
+
+// Confirmation configures pending actions.
+type Confirmation struct {
+	TTL Duration `yaml:"ttl"`
+}
+
+// Limits bound requests and model calls.
+type Limits struct {
+	MaxBodyBytes int64    `yaml:"max_body_bytes"`
+	ModelTimeout Duration `yaml:"model_timeout"`
+	MaxTokens    int      `yaml:"max_tokens"`
+	TurnTimeout  Duration `yaml:"turn_timeout"`
+}
+
+// Tenant is one isolated customer.
+type Tenant struct {
+	ID            string          `yaml:"id"`
+	Timezone      string          `yaml:"timezone"`
+	Language      string          `yaml:"language"`
+	AssistantName string          `yaml:"assistant_name"`
+	Roles         map[string]Role `yaml:"roles"`
+	Users         []User          `yaml:"users"`
+}
+
+// Role lists the tools a role is shown (names or globs).
+type Role struct {
+	Tools []string `yaml:"tools"`
+}
+
+// User is a tenant's user.
+type User struct {
+	ID       string `yaml:"id"`
+	Name     string `yaml:"name"`
+	Role     string `yaml:"role"`
+	Timezone string `yaml:"timezone"`
+	Language string `yaml:"language"`
+	Keys     []Key  `yaml:"keys"`
+}
+
+// Key is an API key of a user with its scopes.
+type Key struct {
+	Token    string   `yaml:"token"`
+	TokenEnv string   `yaml:"token_env"`
+	Scopes   []string `yaml:"scopes"`
+}
+
+// Tools configures the built-in tools.
+type Tools struct {
+	Taskboard *Taskboard `yaml:"taskboard"`
+}
+
+// Taskboard configures the embedded task board.
+type Taskboard struct {
+	Columns []string `yaml:"columns"`
+	// Confirm overrides the confirmation policy per action (always|never).
+	Confirm map[string]string `yaml:"confirm"`
+	// Members adds board members per tenant beyond the tenant's users.
+	Members map[string][]Member `yaml:"members"`
+	// Disabled turns the board off.
+	Disabled bool `yaml:"disabled"`
+}
+
+// Member is an extra board member.
+type Member struct {
+	ID   string `yaml:"id"`
+	Name string `yaml:"name"`
+}
+
+// Command is a slash command routed to a tool without a model.
+type Command struct {
+	Tool string `yaml:"tool"`
+	Args string `yaml:"args"`
+}
+
+// Log configures logging.
+type Log struct {
+	Format string `yaml:"format"` // text (default) or json
+	Level  string `yaml:"level"`  // debug, info (default), warn, error
+}
+
+// Duration is a time.Duration written as "30s", "10m".
+type Duration time.Duration
+
+// UnmarshalYAML parses Go duration syntax.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (e.g. 30s, 10m)", n.Line, n.Value)
+	}
+	if v < 0 {
+		return fmt.Errorf("line %d: duration %q is negative", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Errors collects every problem of a configuration, each with its line.
+type Errors []string
+
+func (e Errors) Error() string { return strings.Join(e, "\n") }
+
+// Load reads and validates a configuration file.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open config: %w", err)
+	}
+	defer f.Close()
+	return Parse(f, os.Getenv)
+}
+
+// Parse reads and validates a configuration. getenv resolves *_env names.
+func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, Errors{cleanYAMLError(err)}
+	}
+	cfg := &Config{}
+	if len(root.Content) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+			return nil, Errors{cleanYAMLError(err)}
+		}
+	}
+	lines := map[string]int{}
+	if len(root.Content) > 0 {
+		indexLines(root.Content[0], "", lines)
+	}
+	v := &validator{lines: lines, getenv: getenv}
+	v.validate(cfg)
+	if len(v.errs) > 0 {
+		return nil, v.errs
+	}
+	return cfg, nil
+}
+
+func cleanYAMLError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+	return strings.ReplaceAll(msg, "\n  ", "\n")
+}
+
+// indexLines maps a path such as "tenants[0].users[1].role" to the line
+// of its value.
+func indexLines(n *yaml.Node, path string, out map[string]int) {
+	out[path] = n.Line
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			child := key
+			if path != "" {
+				child = path + "." + key
+			}
+			out[child] = n.Content[i].Line
+			indexLines(n.Content[i+1], child, out)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			indexLines(c, fmt.Sprintf("%s[%d]", path, i), out)
+		}
+	}
+}
+
+type validator struct {
+	lines  map[string]int
+	getenv func(string) string
+	errs   Errors
+}
+
+// errorf records a problem at path, reporting the line of the nearest
+// enclosing value that exists in the file.
+func (v *validator) errorf(path, format string, args ...any) {
+	p := path
+	line, ok := v.lines[p]
+	for !ok && p != "" {
+		if i := strings.LastIndexAny(p, ".["); i >= 0 {
+			p = p[:i]
+		} else {
+			p = ""
+		}
+		line, ok = v.lines[p]
+	}
+	msg := fmt.Sprintf(format, args...)
+	if line > 0 {
+		v.errs = append(v.errs, fmt.Sprintf("line %d: %s: %s", line, path, msg))
+	} else {
+		v.errs = append(v.errs, fmt.Sprintf("%s: %s", path, msg))
+	}
+}
+
+var (
+	knownScopes  = map[string]bool{"read": true, "write:safe": true, "write:full": true}
+	knownOutputs = map[string]bool{"": true, "json_schema_strict": true, "json_schema": true, "json_object": true}
+)
+
+func (v *validator) validate(c *Config) {
+	if c.Store.Kind != "" && c.Store.Kind != "sqlite" {
+		v.errorf("store.kind", "unknown store kind %q (this build has: sqlite)", c.Store.Kind)
+	}
+	for i, m := range c.Models {
+		p := fmt.Sprintf("models[%d]", i)
+		if m.Name == "" {
+			v.errorf(p, "name is required")
+		}
+		if m.Kind != "openai" {
+			v.errorf(p+".kind", "unknown model kind %q (this build has: openai, for any OpenAI-compatible API)", m.Kind)
+		}
+		if m.Model == "" {
+			v.errorf(p, "model is required")
+		}
+		if !knownOutputs[m.Output] {
+			v.errorf(p+".output", "unknown output mode %q (json_schema_strict, json_schema or json_object)", m.Output)
+		}
+		if m.APIKey != "" && m.APIKeyEnv != "" {
+			v.errorf(p, "set api_key or api_key_env, not both")
+		} else if m.APIKeyEnv != "" && v.getenv(m.APIKeyEnv) == "" {
+			v.errorf(p+".api_key_env", "environment variable %s is empty or unset", m.APIKeyEnv)
+		}
+	}
+	if c.Memory.Window < 0 {
+		v.errorf("memory.window", "must be positive")
+	}
+	if c.Limits.MaxBodyBytes < 0 {
+		v.errorf("limits.max_body_bytes", "must be positive")
+	}
+	tokens := map[string]string{}
+	tenants := map[string]bool{}
+	for i, t := range c.Tenants {
+		p := fmt.Sprintf("tenants[%d]", i)
+		if t.ID == "" {
+			v.errorf(p, "id is required")
+		} else if tenants[t.ID] {
+			v.errorf(p+".id", "tenant %q is defined twice", t.ID)
+		}
+		tenants[t.ID] = true
+		if t.Timezone != "" {
+			if _, err := time.LoadLocation(t.Timezone); err != nil {
+				v.errorf(p+".timezone", "unknown time zone %q", t.Timezone)
+			}
+		}
+		if t.Language != "" && t.Language != "ru" && t.Language != "en" {
+			v.errorf(p+".language", "unknown language %q (ru or en)", t.Language)
+		}
+		users := map[string]bool{}
+		for j, u := range t.Users {
+			up := fmt.Sprintf("%s.users[%d]", p, j)
+			if u.ID == "" {
+				v.errorf(up, "id is required")
+			} else if users[u.ID] {
+				v.errorf(up+".id", "user %q is defined twice in tenant %s", u.ID, t.ID)
+			}
+			users[u.ID] = true
+			if _, ok := t.Roles[u.Role]; !ok {
+				v.errorf(up+".role", "role %q is not defined in tenant %s (defined: %s)", u.Role, t.ID, strings.Join(sortedKeys(t.Roles), ", "))
+			}
+			if u.Timezone != "" {
+				if _, err := time.LoadLocation(u.Timezone); err != nil {
+					v.errorf(up+".timezone", "unknown time zone %q", u.Timezone)
+				}
+			}
+			for k, key := range u.Keys {
+				kp := fmt.Sprintf("%s.keys[%d]", up, k)
+				token := key.Token
+				switch {
+				case key.Token != "" && key.TokenEnv != "":
+					v.errorf(kp, "set token or token_env, not both")
+				case key.TokenEnv != "":
+					token = v.getenv(key.TokenEnv)
+					if token == "" {
+						v.errorf(kp+".token_env", "environment variable %s is empty or unset", key.TokenEnv)
+					}
+				case key.Token == "":
+					v.errorf(kp, "token or token_env is required")
+				}
+				if token != "" && len(token) < 8 {
+					v.errorf(kp, "token is shorter than 8 characters")
+				}
+				if owner, dup := tokens[token]; dup && token != "" {
+					v.errorf(kp, "the same token is already used by %s", owner)
+				}
+				if token != "" {
+					tokens[token] = t.ID + "/" + u.ID
+				}
+				for s, scope := range key.Scopes {
+					if !knownScopes[scope] {
+						v.errorf(fmt.Sprintf("%s.scopes[%d]", kp, s), "unknown scope %q (read, write:safe, write:full)", scope)
+					}
+				}
+			}
+		}
+	}
+	if tb := c.Tools.Taskboard; tb != nil {
+		for action, policy := range tb.Confirm {
+			if policy != "always" && policy != "never" {
+				v.errorf("tools.taskboard.confirm."+action, "unknown confirm policy %q (always or never)", policy)
+			}
+		}
+		for tenant := range tb.Members {
+			if !tenants[tenant] {
+				v.errorf("tools.taskboard.members."+tenant, "no tenant %q is defined", tenant)
+			}
+		}
+	}
+	for name, cmd := range c.Commands {
+		if !strings.HasPrefix(name, "/") {
+			v.errorf("commands."+name, "a command starts with /")
+		}
+		if cmd.Tool == "" {
+			v.errorf("commands."+name, "tool is required")
+		}
+	}
+	if c.Log.Format != "" && c.Log.Format != "text" && c.Log.Format != "json" {
+		v.errorf("log.format", "unknown log format %q (text or json)", c.Log.Format)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ResolveToken returns a key's token, reading token_env through getenv.
+func ResolveToken(k Key, getenv func(string) string) string {
+	if k.TokenEnv != "" {
+		return getenv(k.TokenEnv)
+	}
+	return k.Token
+}
+
+// ResolveAPIKey returns a model's API key, reading api_key_env through getenv.
+func ResolveAPIKey(m Model, getenv func(string) string) string {
+	if m.APIKeyEnv != "" {
+		return getenv(m.APIKeyEnv)
+	}
+	return m.APIKey
+}

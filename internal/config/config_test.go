@@ -1,0 +1,98 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const example = `listen: 127.0.0.1:8080
+store: {kind: sqlite, path: data/arbiter.db}
+models:
+  - {name: primary, kind: openai, base_url: "http://127.0.0.1:9999/v1", model: gpt-oss-20b, api_key_env: PRIMARY_KEY}
+memory: {window: 16, ttl: 30m, pause: 10m}
+tenants:
+  - id: acme
+    timezone: Europe/Moscow
+    roles:
+      owner: {tools: ["*"]}
+      viewer: {tools: [list_my_tasks]}
+    users:
+      - id: dmitry
+        name: Дмитрий
+        role: owner
+        keys: [{token: "k-dmitry", scopes: [read, "write:safe", "write:full"]}]
+      - id: olga
+        name: Ольга
+        role: owner
+        keys: [{token: "k-olga-ro", scopes: [read]}]
+      - id: ivan
+        name: Иван
+        role: viewer
+        keys: [{token_env: IVAN_TOKEN, scopes: [read]}]
+tools:
+  taskboard: {columns: [Входящие, В работе, Готово], confirm: {create_task: always, complete_task: always}}
+`
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestParseExample(t *testing.T) {
+	cfg, err := Parse(strings.NewReader(example), env(map[string]string{"PRIMARY_KEY": "sk-1", "IVAN_TOKEN": "k-ivan-123"}))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if cfg.Listen != "127.0.0.1:8080" || cfg.Store.Path != "data/arbiter.db" {
+		t.Errorf("listen/store = %q %q", cfg.Listen, cfg.Store.Path)
+	}
+	if len(cfg.Models) != 1 || cfg.Models[0].Model != "gpt-oss-20b" {
+		t.Errorf("models = %+v", cfg.Models)
+	}
+	if time.Duration(cfg.Memory.TTL) != 30*time.Minute || time.Duration(cfg.Memory.Pause) != 10*time.Minute {
+		t.Errorf("memory = %+v", cfg.Memory)
+	}
+	u := cfg.Tenants[0].Users[2]
+	if got := ResolveToken(u.Keys[0], env(map[string]string{"IVAN_TOKEN": "k-ivan-123"})); got != "k-ivan-123" {
+		t.Errorf("token_env resolved to %q", got)
+	}
+	if cfg.Tools.Taskboard.Confirm["create_task"] != "always" {
+		t.Errorf("taskboard confirm = %v", cfg.Tools.Taskboard.Confirm)
+	}
+}
+
+func TestParseErrorsCarryLines(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", "listen: x\nlisten_port: 5\n", "line 2"},
+		{"bad yaml", "tenants: [\n", "line"},
+		{"bad duration", "memory:\n  ttl: soon\n", `line 2: "soon" is not a duration`},
+		{"unknown role", "tenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users:\n      - id: u\n        role: admin\n        keys: [{token: abcdefgh, scopes: [read]}]\n", `line 6: tenants[0].users[0].role: role "admin" is not defined`},
+		{"unknown scope", "tenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users:\n      - id: u\n        role: owner\n        keys:\n          - token: abcdefgh\n            scopes: [read, admin]\n", `line 9: tenants[0].users[0].keys[0].scopes[1]: unknown scope "admin"`},
+		{"duplicate token", "tenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users:\n      - {id: u, role: owner, keys: [{token: abcdefgh, scopes: [read]}]}\n      - {id: v, role: owner, keys: [{token: abcdefgh, scopes: [read]}]}\n", "line 6: tenants[0].users[1].keys[0]: the same token is already used by a/u"},
+		{"unset env", "models:\n  - {name: p, kind: openai, model: m, api_key_env: NOPE}\n", "line 2: models[0].api_key_env: environment variable NOPE is empty or unset"},
+		{"bad model kind", "models:\n  - name: p\n    kind: magic\n    model: m\n", `line 3: models[0].kind: unknown model kind "magic"`},
+		{"bad zone", "tenants:\n  - id: a\n    timezone: Mars/Olympus\n", `line 3: tenants[0].timezone: unknown time zone`},
+		{"bad confirm", "tools:\n  taskboard:\n    confirm: {create_task: sometimes}\n", `line 3: tools.taskboard.confirm.create_task: unknown confirm policy "sometimes"`},
+		{"bad store", "store: {kind: etcd}\n", `line 1: store.kind: unknown store kind "etcd"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(tc.yaml), env(nil))
+			if err == nil {
+				t.Fatal("Parse accepted an invalid config")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %q, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseEmpty(t *testing.T) {
+	cfg, err := Parse(strings.NewReader(""), env(nil))
+	if err != nil || cfg == nil {
+		t.Fatalf("empty config: %v", err)
+	}
+}

@@ -1,0 +1,561 @@
+package taskboard
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// maxCandidates bounds the candidates an ambiguous card lists.
+const maxCandidates = 10
+
+type createArgs struct {
+	Title       string  `json:"title"`
+	Assignee    *string `json:"assignee"`
+	DueISO      *string `json:"dueIso"`
+	Column      *string `json:"column"`
+	Description *string `json:"description"`
+}
+
+type updateArgs struct {
+	Card        string  `json:"card"`
+	Title       *string `json:"title"`
+	Assignee    *string `json:"assignee"`
+	DueISO      *string `json:"dueIso"`
+	Column      *string `json:"column"`
+	Description *string `json:"description"`
+}
+
+type commentArgs struct {
+	Card string `json:"card"`
+	Text string `json:"text"`
+}
+
+type completeArgs struct {
+	Card string `json:"card"`
+}
+
+// createTask creates a card. The idempotency key is stored on the card
+// (a unique index keeps one card per key) and with the result, so a
+// repeated key returns the first result and creates nothing.
+func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
+	c := call.Caller
+	var a createArgs
+	if r := b.decodeArgs(call, &a); r != nil {
+		return *r
+	}
+	title := strings.Join(strings.Fields(a.Title), " ")
+	due, desc := opt(a.DueISO), opt(a.Description)
+	if title == "" {
+		return b.failure("title", "title is empty", tr(c, "У задачи нет названия.", "The task has no title."))
+	}
+	if r := b.checkFields(c, field{"title", title, maxTitle}, field{"description", desc, maxDescription},
+		field{"assignee", opt(a.Assignee), maxName}, field{"column", opt(a.Column), maxName},
+		field{"dueIso", due, maxDue}); r != nil {
+		return *r
+	}
+	if r := b.checkDue(c, due); r != nil {
+		return *r
+	}
+	members := b.Members(c.TenantID)
+	var res tool.Result
+	err := b.write(ctx, c.TenantID, func(tx *sql.Tx, cols []string) error {
+		if r, done, err := b.replay(ctx, tx, call, ActionCreate); err != nil || done {
+			res = r
+			return err
+		}
+		var assignee Member
+		if q := opt(a.Assignee); q != "" {
+			m, r := b.resolveAssignee(c, members, q)
+			if r != nil {
+				res = *r
+				return nil
+			}
+			assignee = m
+		}
+		column := cols[0]
+		if q := opt(a.Column); q != "" {
+			col, r := b.resolveColumn(c, cols, q)
+			if r != nil {
+				res = *r
+				return nil
+			}
+			column = col
+		}
+		id, err := newCardID(ctx, tx, b.newID)
+		if err != nil {
+			return err
+		}
+		now := stamp(b.now())
+		status, doneAt := CardOpen, ""
+		if column == doneColumn(cols) {
+			status, doneAt = CardDone, now
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO taskboard_cards (id, tenant, title, description, assignee_id,
+			assignee_name, due, column_name, status, created_by, created_at, updated_at, done_at, idem_key)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, c.TenantID, title, desc, assignee.ID, assignee.Name, due, column, string(status),
+			c.UserID, now, now, doneAt, call.IdempotencyKey); err != nil {
+			return fmt.Errorf("insert card: %w", err)
+		}
+		card, err := b.cardByID(ctx, tx, c.TenantID, id)
+		if err != nil {
+			return err
+		}
+		res = b.createdResult(c, card, cols)
+		return b.recordApplied(ctx, tx, call, ActionCreate, id, res)
+	})
+	if err != nil {
+		return b.storageFailure(c, err)
+	}
+	return res
+}
+
+func (b *Board) createdResult(c tool.Caller, card *Card, cols []string) tool.Result {
+	who := tr(c, "без исполнителя", "unassigned")
+	if card.AssigneeName != "" {
+		who = firstName(card.AssigneeName)
+	}
+	when := tr(c, "без срока", "no due date")
+	if card.Due != "" {
+		when = tr(c, "до ", "due ") + card.Due
+	}
+	where := ""
+	if len(cols) > 0 && card.Column != cols[0] {
+		where = tr(c, ", колонка «"+card.Column+"»", ", column \""+card.Column+"\"")
+	}
+	text := tr(c,
+		fmt.Sprintf("Создана задача «%s» (%s, %s%s) — %s", card.Title, who, when, where, card.URL),
+		fmt.Sprintf("Created task %q (%s, %s%s) — %s", card.Title, who, when, where, card.URL))
+	return b.ok(struct {
+		Card cardView `json:"card"`
+	}{view(card)}, text)
+}
+
+// updateTask changes the given fields of a card; null, blank and absent
+// fields stay. Moving a card into the done column marks it done, moving it
+// out reopens it.
+func (b *Board) updateTask(ctx context.Context, call tool.Call) tool.Result {
+	c := call.Caller
+	var a updateArgs
+	if r := b.decodeArgs(call, &a); r != nil {
+		return *r
+	}
+	title := strings.Join(strings.Fields(opt(a.Title)), " ")
+	due, desc := opt(a.DueISO), opt(a.Description)
+	if r := b.checkFields(c, field{"card", a.Card, maxCardRef}, field{"title", title, maxTitle},
+		field{"description", desc, maxDescription}, field{"assignee", opt(a.Assignee), maxName},
+		field{"column", opt(a.Column), maxName}, field{"dueIso", due, maxDue}); r != nil {
+		return *r
+	}
+	if title == "" && due == "" && desc == "" && opt(a.Assignee) == "" && opt(a.Column) == "" {
+		return b.failure("", "update_task names no field to change (title, assignee, dueIso, column or description)",
+			tr(c, "Не указано, что изменить в задаче.", "Nothing to change was given."))
+	}
+	if r := b.checkDue(c, due); r != nil {
+		return *r
+	}
+	members := b.Members(c.TenantID)
+	return b.applyToCard(ctx, call, ActionUpdate, a.Card, func(tx *sql.Tx, cols []string, card *Card) (tool.Result, error) {
+		next := *card
+		var changed []string
+		if title != "" && title != card.Title {
+			next.Title = title
+			changed = append(changed, "title")
+		}
+		if desc != "" && desc != card.Description {
+			next.Description = desc
+			changed = append(changed, "description")
+		}
+		if due != "" && due != card.Due {
+			next.Due = due
+			changed = append(changed, "due")
+		}
+		if q := opt(a.Assignee); q != "" {
+			m, r := b.resolveAssignee(c, members, q)
+			if r != nil {
+				return *r, nil
+			}
+			if m.ID != card.AssigneeID {
+				next.AssigneeID, next.AssigneeName = m.ID, m.Name
+				changed = append(changed, "assignee")
+			}
+		}
+		if q := opt(a.Column); q != "" {
+			col, r := b.resolveColumn(c, cols, q)
+			if r != nil {
+				return *r, nil
+			}
+			if col != card.Column {
+				next.Column = col
+				changed = append(changed, "column")
+				switch {
+				case col == doneColumn(cols) && card.Status != CardDone:
+					next.Status, next.DoneAt = CardDone, b.now()
+					changed = append(changed, "status")
+				case col != doneColumn(cols) && card.Status == CardDone:
+					next.Status = CardOpen
+					changed = append(changed, "status")
+				}
+			}
+		}
+		if len(changed) > 0 {
+			doneAt := ""
+			if next.Status == CardDone {
+				doneAt = stamp(next.DoneAt)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE taskboard_cards SET title = ?, description = ?, assignee_id = ?,
+				assignee_name = ?, due = ?, column_name = ?, status = ?, done_at = ?, updated_at = ?
+				WHERE tenant = ? AND id = ?`,
+				next.Title, next.Description, next.AssigneeID, next.AssigneeName, next.Due, next.Column,
+				string(next.Status), doneAt, stamp(b.now()), c.TenantID, card.ID); err != nil {
+				return tool.Result{}, fmt.Errorf("update card %s: %w", card.ID, err)
+			}
+		}
+		return b.ok(struct {
+			Card    cardView `json:"card"`
+			Changed []string `json:"changed"`
+		}{view(&next), append([]string{}, changed...)}, updatedText(c, &next, changed)), nil
+	})
+}
+
+func updatedText(c tool.Caller, card *Card, changed []string) string {
+	if len(changed) == 0 {
+		return tr(c, fmt.Sprintf("Задача «%s» не изменилась — %s", card.Title, card.URL),
+			fmt.Sprintf("Task %q is unchanged — %s", card.Title, card.URL))
+	}
+	var parts []string
+	for _, f := range changed {
+		switch f {
+		case "title":
+			parts = append(parts, tr(c, "название", "title"))
+		case "description":
+			parts = append(parts, tr(c, "описание", "description"))
+		case "due":
+			parts = append(parts, tr(c, "срок до ", "due ")+card.Due)
+		case "assignee":
+			who := tr(c, "никто", "nobody")
+			if card.AssigneeName != "" {
+				who = firstName(card.AssigneeName)
+			}
+			parts = append(parts, tr(c, "исполнитель ", "assignee ")+who)
+		case "column":
+			parts = append(parts, tr(c, "колонка «"+card.Column+"»", "column \""+card.Column+"\""))
+		case "status":
+			if card.Status == CardDone {
+				parts = append(parts, tr(c, "выполнена", "done"))
+			} else {
+				parts = append(parts, tr(c, "снова открыта", "reopened"))
+			}
+		}
+	}
+	return tr(c, fmt.Sprintf("Задача «%s» обновлена: %s — %s", card.Title, strings.Join(parts, ", "), card.URL),
+		fmt.Sprintf("Updated task %q: %s — %s", card.Title, strings.Join(parts, ", "), card.URL))
+}
+
+// commentTask adds a comment by the caller to a card.
+func (b *Board) commentTask(ctx context.Context, call tool.Call) tool.Result {
+	c := call.Caller
+	var a commentArgs
+	if r := b.decodeArgs(call, &a); r != nil {
+		return *r
+	}
+	text := strings.TrimSpace(a.Text)
+	if text == "" {
+		return b.failure("text", "text is empty", tr(c, "Пустой комментарий.", "The comment is empty."))
+	}
+	if r := b.checkFields(c, field{"card", a.Card, maxCardRef}, field{"text", text, maxComment}); r != nil {
+		return *r
+	}
+	return b.applyToCard(ctx, call, ActionComment, a.Card, func(tx *sql.Tx, cols []string, card *Card) (tool.Result, error) {
+		author := strings.TrimSpace(c.Name)
+		if author == "" {
+			author = c.UserID
+		}
+		now := b.now()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO taskboard_comments (tenant, card_id, author_id, author_name, text, at)
+			VALUES (?, ?, ?, ?, ?, ?)`, c.TenantID, card.ID, c.UserID, author, text, stamp(now)); err != nil {
+			return tool.Result{}, fmt.Errorf("insert comment on %s: %w", card.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE taskboard_cards SET updated_at = ? WHERE tenant = ? AND id = ?`,
+			stamp(now), c.TenantID, card.ID); err != nil {
+			return tool.Result{}, fmt.Errorf("touch card %s: %w", card.ID, err)
+		}
+		type commentView struct {
+			Author string `json:"author"`
+			Text   string `json:"text"`
+			At     string `json:"at"`
+		}
+		return b.ok(struct {
+			Card    cardView    `json:"card"`
+			Comment commentView `json:"comment"`
+		}{view(card), commentView{author, text, now.UTC().Format("2006-01-02T15:04:05Z07:00")}},
+			tr(c, fmt.Sprintf("Комментарий к задаче «%s» добавлен — %s", card.Title, card.URL),
+				fmt.Sprintf("Comment added to task %q — %s", card.Title, card.URL))), nil
+	})
+}
+
+// completeTask marks a card done and moves it to the last column; a card
+// already done is reported as such and left as it is.
+func (b *Board) completeTask(ctx context.Context, call tool.Call) tool.Result {
+	c := call.Caller
+	var a completeArgs
+	if r := b.decodeArgs(call, &a); r != nil {
+		return *r
+	}
+	if r := b.checkFields(c, field{"card", a.Card, maxCardRef}); r != nil {
+		return *r
+	}
+	return b.applyToCard(ctx, call, ActionComplete, a.Card, func(tx *sql.Tx, cols []string, card *Card) (tool.Result, error) {
+		last := cols[len(cols)-1]
+		already := card.Status == CardDone && card.Column == last
+		next := *card
+		if !already {
+			now := b.now()
+			next.Status, next.Column, next.DoneAt = CardDone, last, now
+			if _, err := tx.ExecContext(ctx, `UPDATE taskboard_cards SET status = ?, column_name = ?, done_at = ?, updated_at = ?
+				WHERE tenant = ? AND id = ?`, string(CardDone), last, stamp(now), stamp(now), c.TenantID, card.ID); err != nil {
+				return tool.Result{}, fmt.Errorf("complete card %s: %w", card.ID, err)
+			}
+		}
+		text := tr(c, fmt.Sprintf("Задача «%s» выполнена и перенесена в «%s» — %s", next.Title, last, next.URL),
+			fmt.Sprintf("Task %q is done and moved to %q — %s", next.Title, last, next.URL))
+		if already {
+			text = tr(c, fmt.Sprintf("Задача «%s» уже выполнена — %s", next.Title, next.URL),
+				fmt.Sprintf("Task %q was already done — %s", next.Title, next.URL))
+		}
+		return b.ok(struct {
+			Card        cardView `json:"card"`
+			AlreadyDone bool     `json:"already_done,omitempty"`
+		}{view(&next), already}, text), nil
+	})
+}
+
+// listMyTasks returns the caller's open cards, earliest due first.
+func (b *Board) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
+	c := call.Caller
+	var a struct{}
+	if r := b.decodeArgs(call, &a); r != nil {
+		return *r
+	}
+	cards, err := b.queryCards(ctx, b.db, `WHERE tenant = ? AND status = 'open' AND assignee_id = ?`, c.TenantID, c.UserID)
+	if err != nil {
+		return b.storageFailure(c, err)
+	}
+	sortByDue(cards)
+	total := len(cards)
+	if total > maxListCards {
+		cards = cards[:maxListCards]
+	}
+	views := make([]cardView, len(cards))
+	var text strings.Builder
+	if total == 0 {
+		text.WriteString(tr(c, "У вас нет открытых задач.", "You have no open tasks."))
+	} else {
+		text.WriteString(tr(c, fmt.Sprintf("Ваши открытые задачи (%d):", total), fmt.Sprintf("Your open tasks (%d):", total)))
+	}
+	for i := range cards {
+		views[i] = view(&cards[i])
+		fmt.Fprintf(&text, "\n%d. «%s» — %s", i+1, cards[i].Title, cards[i].Column)
+		if cards[i].Due != "" {
+			text.WriteString(tr(c, ", до ", ", due ") + cards[i].Due)
+		}
+		text.WriteString(" — " + cards[i].URL)
+	}
+	if total > len(cards) {
+		fmt.Fprintf(&text, "\n%s", tr(c, fmt.Sprintf("…и ещё %d", total-len(cards)), fmt.Sprintf("…and %d more", total-len(cards))))
+	}
+	return b.ok(struct {
+		Cards     []cardView `json:"cards"`
+		Total     int        `json:"total"`
+		Truncated bool       `json:"truncated,omitempty"`
+	}{views, total, total > len(cards)}, text.String())
+}
+
+// cardFunc applies a write to a resolved card inside the transaction and
+// returns the outcome.
+type cardFunc func(tx *sql.Tx, cols []string, card *Card) (tool.Result, error)
+
+// applyToCard runs one write against the card named by ref: it replays a
+// known idempotency key, resolves ref against the live board inside the
+// write transaction, runs fn, and records the key with fn's result when
+// fn succeeded.
+func (b *Board) applyToCard(ctx context.Context, call tool.Call, actionName, ref string, fn cardFunc) tool.Result {
+	c := call.Caller
+	var res tool.Result
+	err := b.write(ctx, c.TenantID, func(tx *sql.Tx, cols []string) error {
+		if r, done, err := b.replay(ctx, tx, call, actionName); err != nil || done {
+			res = r
+			return err
+		}
+		card, r, err := b.resolveCard(ctx, tx, c, ref)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			res = *r
+			return nil
+		}
+		out, err := fn(tx, cols, card)
+		if err != nil {
+			return err
+		}
+		res = out
+		if out.Status != tool.StatusOK {
+			return nil
+		}
+		return b.recordApplied(ctx, tx, call, actionName, card.ID, out)
+	})
+	if err != nil {
+		return b.storageFailure(c, err)
+	}
+	return res
+}
+
+// recordApplied stores a successful result under call.IdempotencyKey in the
+// same transaction as the write it describes; an empty key is not stored.
+func (b *Board) recordApplied(ctx context.Context, tx *sql.Tx, call tool.Call, actionName, cardID string, res tool.Result) error {
+	if call.IdempotencyKey == "" {
+		return nil
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO taskboard_applied (tenant, idem_key, action, card_id, result, at)
+		VALUES (?, ?, ?, ?, ?, ?)`, call.Caller.TenantID, call.IdempotencyKey, actionName, cardID, string(raw), stamp(b.now())); err != nil {
+		return fmt.Errorf("record idempotency key: %w", err)
+	}
+	return nil
+}
+
+// replay looks up call.IdempotencyKey among the tenant's applied keys, then
+// among keys stored on cards. done reports that the key was seen and r is
+// the answer: the stored first result for the same action, an error for
+// another action. An empty key is never seen.
+func (b *Board) replay(ctx context.Context, tx *sql.Tx, call tool.Call, actionName string) (r tool.Result, done bool, err error) {
+	key, c := call.IdempotencyKey, call.Caller
+	if key == "" {
+		return tool.Result{}, false, nil
+	}
+	reused := func(other string) tool.Result {
+		return b.failure("", fmt.Sprintf("idempotency key %q was already used for %s, not %s", key, other, actionName),
+			tr(c, "Это действие уже выполнялось как другое; повтор отклонён.", "This action key was already used for another action; refused."))
+	}
+	var other, raw string
+	err = tx.QueryRowContext(ctx, `SELECT action, result FROM taskboard_applied WHERE tenant = ? AND idem_key = ?`,
+		c.TenantID, key).Scan(&other, &raw)
+	switch {
+	case err == nil:
+		if other != actionName {
+			return reused(other), true, nil
+		}
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			return tool.Result{}, false, fmt.Errorf("decode stored result of key %q: %w", key, err)
+		}
+		return r, true, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return tool.Result{}, false, fmt.Errorf("look up idempotency key: %w", err)
+	}
+	// A card holding the key without a stored result: answer from the card.
+	var cardID string
+	err = tx.QueryRowContext(ctx, `SELECT id FROM taskboard_cards WHERE tenant = ? AND idem_key = ?`, c.TenantID, key).Scan(&cardID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return tool.Result{}, false, nil
+	}
+	if err != nil {
+		return tool.Result{}, false, fmt.Errorf("look up idempotency key: %w", err)
+	}
+	if actionName != ActionCreate {
+		return reused(ActionCreate), true, nil
+	}
+	card, err := b.cardByID(ctx, tx, c.TenantID, cardID)
+	if err == nil && card == nil {
+		err = errors.New("not found")
+	}
+	if err != nil {
+		return tool.Result{}, false, fmt.Errorf("replay card %s: %w", cardID, err)
+	}
+	cols, err := b.boardColumns(ctx, tx, c.TenantID)
+	if err != nil {
+		return tool.Result{}, false, err
+	}
+	return b.createdResult(c, card, cols), true, nil
+}
+
+// resolveCard finds the tenant's card named by ref (an id, a card URL, a
+// title with a trailing "(id)", or a title) inside tx. It returns the card,
+// or a not_found/ambiguous Result, or a database error.
+func (b *Board) resolveCard(ctx context.Context, tx *sql.Tx, c tool.Caller, ref string) (*Card, *tool.Result, error) {
+	p := parseCardRef(ref)
+	shown := strings.TrimSpace(ref)
+	if p.id != "" {
+		card, err := b.cardByID(ctx, tx, c.TenantID, p.id)
+		if err != nil || card != nil {
+			return card, nil, err
+		}
+		if p.fromURL {
+			r := b.notFound("card", tr(c, fmt.Sprintf("На доске нет карточки по ссылке %s.", shown),
+				fmt.Sprintf("No card on this board has the link %s.", shown)))
+			return nil, &r, nil
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, title, status FROM taskboard_cards WHERE tenant = ? ORDER BY created_at, rowid`, c.TenantID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read card titles: %w", err)
+	}
+	var keys []cardKey
+	for rows.Next() {
+		var k cardKey
+		var status string
+		if err := rows.Scan(&k.ID, &k.Title, &status); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("read card titles: %w", err)
+		}
+		k.Status = CardStatus(status)
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read card titles: %w", err)
+	}
+	found := matchCardTitles(keys, p.title)
+	if len(found) == 0 && p.bareTitle != "" {
+		found = matchCardTitles(keys, p.bareTitle)
+	}
+	switch len(found) {
+	case 0:
+		r := b.notFound("card", tr(c, fmt.Sprintf("Не нашёл задачу «%s» на доске.", shown),
+			fmt.Sprintf("No card matches %q on the board.", shown)))
+		return nil, &r, nil
+	case 1:
+		card, err := b.cardByID(ctx, tx, c.TenantID, found[0].ID)
+		if err == nil && card == nil {
+			err = fmt.Errorf("card %s vanished inside the transaction", found[0].ID)
+		}
+		return card, nil, err
+	}
+	cands := make([]string, 0, min(len(found), maxCandidates))
+	quoted := make([]string, 0, cap(cands))
+	for _, k := range found[:min(len(found), maxCandidates)] {
+		cands = append(cands, fmt.Sprintf("%s (%s)", k.Title, k.ID))
+		q := fmt.Sprintf("«%s» (%s", k.Title, k.ID)
+		if k.Status == CardDone {
+			q += tr(c, ", выполнена", ", done")
+		}
+		quoted = append(quoted, q+")")
+	}
+	more := ""
+	if len(found) > maxCandidates {
+		more = tr(c, fmt.Sprintf(" и ещё %d", len(found)-maxCandidates), fmt.Sprintf(" and %d more", len(found)-maxCandidates))
+	}
+	r := b.ambiguous("card", tr(c,
+		fmt.Sprintf("По запросу «%s» нашлось несколько задач: %s%s. Какую вы имеете в виду?", shown, strings.Join(quoted, ", "), more),
+		fmt.Sprintf("Several cards match %q: %s%s. Which one do you mean?", shown, strings.Join(quoted, ", "), more)), cands)
+	return nil, &r, nil
+}

@@ -1,0 +1,139 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// ConfirmationTrace is what happened to a pending action in this turn.
+type ConfirmationTrace struct {
+	ID      string `json:"id"`
+	Tool    string `json:"tool"`
+	Outcome string `json:"outcome"` // proposed, confirmed, cancelled, expired, dropped, stale_button, refused
+	Reason  string `json:"reason,omitempty"`
+}
+
+// propose stores the action as pending and replies with a confirmation the
+// server renders from the stored action itself — never the model's words.
+func (e *Engine) propose(s *state, entry *tool.Entry, args []byte, why string) {
+	id := e.cfg.NewID()
+	pa := store.PendingAction{
+		ID:             id,
+		Key:            s.key,
+		Tool:           entry.Spec.Name,
+		Args:           args,
+		ArgsHash:       argsHash(entry.Spec.Name, args),
+		IdempotencyKey: "pending:" + id,
+		TurnID:         s.id,
+		CreatedAt:      s.now,
+		ExpiresAt:      s.now.Add(e.cfg.PendingTTL),
+	}
+	s.putPending = &pa
+	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
+	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: pa.Tool, Outcome: "proposed", Reason: why}
+	buttons := []chat.Button{
+		{Label: say(s.lang, txtYes), Value: confirmPrefix + id},
+		{Label: say(s.lang, txtNo), Value: cancelPrefix + id},
+	}
+	e.replyText(s, renderConfirmation(s.lang, entry.Spec, args), buttons)
+}
+
+// renderConfirmation shows the tool's title and every argument.
+func renderConfirmation(lang string, spec tool.Spec, args []byte) string {
+	var b strings.Builder
+	b.WriteString(say(lang, txtConfirmHeader, spec.Title))
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(args, &m)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteString("\n• " + k + ": " + argValue(m[k]))
+	}
+	b.WriteString("\n" + say(lang, txtConfirmQuestion))
+	return b.String()
+}
+
+func argValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// resolvePending is the deterministic router's handling of a waiting
+// action: an affirmative from this user runs exactly the stored call, a
+// negative cancels it, a stale button does nothing and says so, and any
+// other message drops it and goes on as a new message. It reports whether
+// the turn is fully handled.
+func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
+	r := s.route
+	p := s.pending
+	if p == nil {
+		if r.pendingID != "" {
+			s.trace.Route = "stale_button"
+			s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: "stale_button"}
+			e.replyText(s, say(s.lang, txtStaleButton), nil)
+			return true
+		}
+		return false
+	}
+	if r.pendingID != "" && r.pendingID != p.ID {
+		// A button of another (older) action: the waiting one stays.
+		s.trace.Route = "stale_button"
+		s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: "stale_button"}
+		e.replyText(s, say(s.lang, txtStaleButton), nil)
+		return true
+	}
+	expired := !s.now.Before(p.ExpiresAt)
+	ct := &ConfirmationTrace{ID: p.ID, Tool: p.Tool}
+	s.trace.Confirmation = ct
+	s.dropPending = true
+	switch {
+	case r.kind == routeAffirm && expired:
+		ct.Outcome = "expired"
+		s.trace.Route = "confirm"
+		e.recordUserInput(s)
+		e.replyText(s, say(s.lang, txtExpired), nil)
+		return true
+	case r.kind == routeAffirm:
+		s.trace.Route = "confirm"
+		e.recordUserInput(s)
+		entry, ok := e.cfg.Tools.Lookup(p.Tool)
+		if !ok || !permitted(s.in.Identity, s.tenant, entry.Spec) {
+			ct.Outcome = "refused"
+			e.veto(s, Veto{Guard: "confirm", Tool: p.Tool, Reason: reasonNotGranted}, txtNotAvailable)
+			return true
+		}
+		if err := entry.Schema.Validate(p.Tool, p.Args); err != nil {
+			ct.Outcome = "refused"
+			e.veto(s, Veto{Guard: "confirm", Tool: p.Tool, Reason: reasonInvalidArgs}, txtNotAvailable)
+			return true
+		}
+		ct.Outcome = "confirmed"
+		e.runTool(ctx, s, entry, p.Args, p.IdempotencyKey)
+		return true
+	case r.kind == routeDeny:
+		ct.Outcome = "cancelled"
+		s.trace.Route = "cancel"
+		e.recordUserInput(s)
+		e.replyText(s, say(s.lang, txtCancelled), nil)
+		return true
+	}
+	// Anything else: the waiting action is dropped and the message is
+	// handled as new.
+	ct.Outcome = "dropped"
+	if expired {
+		ct.Outcome = "expired"
+	}
+	return false
+}

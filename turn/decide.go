@@ -1,0 +1,177 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/arbiterhq/arbiter/decision"
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// Operations as they appear in the journal.
+const (
+	opTurn   = "turn"
+	opRepair = "repair"
+)
+
+// proposal is a decision that parsed and whose arguments fit the tool's
+// schema, with the arguments in canonical form.
+type proposal struct {
+	decision.Decision
+	args []byte // canonical JSON (sorted keys, absent = omitted)
+}
+
+// decide asks the model for a decision. A reply that breaks the contract
+// gets one repair request to the same model with the same schema and the
+// list of problems; if that fails too, nothing runs and the user is asked to
+// rephrase. Provider errors are not repaired: they are the provider chain's
+// business, and here they end the turn with nothing done.
+func (e *Engine) decide(ctx context.Context, s *state, messages []llm.Message) (proposal, bool) {
+	req := llm.Request{
+		Messages:    messages,
+		Schema:      s.cat.schema,
+		Temperature: e.cfg.Temperature,
+		MaxTokens:   e.cfg.MaxTokens,
+		Operation:   opTurn,
+		Strategy:    e.cfg.Strategy,
+	}
+	resp, err := e.complete(ctx, s, req)
+	if err != nil {
+		e.replyText(s, say(s.lang, txtModelDown), nil)
+		s.trace.Status = "model_error"
+		return proposal{}, false
+	}
+	p, problems := e.parseProposal(s, resp.Text)
+	if problems == nil {
+		return p, true
+	}
+	s.trace.Repair = &RepairTrace{Output: clip(resp.Text, 2000), Problems: problems}
+
+	repair := req
+	repair.Operation = opRepair
+	repair.Messages = append(append([]llm.Message(nil), messages...),
+		llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
+		llm.Message{Role: llm.RoleUser, Content: repairInstruction(problems)})
+	resp, err = e.complete(ctx, s, repair)
+	if err != nil {
+		e.replyText(s, say(s.lang, txtModelDown), nil)
+		s.trace.Status = "model_error"
+		return proposal{}, false
+	}
+	p, problems = e.parseProposal(s, resp.Text)
+	if problems == nil {
+		s.trace.Repair.Repaired = true
+		return p, true
+	}
+	s.trace.Repair.SecondOutput = clip(resp.Text, 2000)
+	s.trace.Repair.SecondProblems = problems
+	s.trace.Status = "invalid_output"
+	e.replyText(s, say(s.lang, txtRephrase), nil)
+	return proposal{}, false
+}
+
+// complete makes one model call (which a provider chain may turn into
+// several attempts) and journals every attempt.
+func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.Response, error) {
+	cctx, cancel := context.WithTimeout(ctx, e.cfg.ModelTimeout)
+	defer cancel()
+	start := e.cfg.Now()
+	resp, err := e.cfg.Model.Complete(cctx, req)
+	took := e.cfg.Now().Sub(start)
+	s.trace.step("decide:"+req.Operation, took, "")
+
+	attempts := resp.Attempts
+	var lerr *llm.Error
+	if err != nil && errors.As(err, &lerr) && len(lerr.Attempts) > 0 {
+		attempts = lerr.Attempts
+	}
+	if len(attempts) == 0 {
+		a := llm.Attempt{Provider: e.cfg.Model.Name(), Model: e.cfg.Model.Model(), Duration: took, Err: err, Started: start}
+		if err == nil {
+			a.Provider, a.Model, a.Usage = resp.Provider, resp.Model, resp.Usage
+		}
+		attempts = []llm.Attempt{a}
+	}
+	for _, a := range attempts {
+		call := store.LLMCall{
+			Provider: a.Provider, Model: a.Model, Operation: req.Operation, Strategy: req.Strategy,
+			InputTokens: a.Usage.InputTokens, OutputTokens: a.Usage.OutputTokens,
+			CostUSD: e.price(a.Model).Cost(a.Usage), DurationMS: a.Duration.Milliseconds(),
+			Status: "ok", At: a.Started,
+		}
+		if a.Err != nil {
+			call.Status = string(llm.KindOf(a.Err))
+			call.Error = clip(a.Err.Error(), 500)
+		}
+		s.trace.LLMCalls = append(s.trace.LLMCalls, call)
+	}
+	if err != nil {
+		e.cfg.Logger.Warn("model call failed", "turn", s.id, "op", req.Operation, "err", err)
+	}
+	return resp, err
+}
+
+// price finds the model's price: exact name first, then the last path
+// segment ("accounts/fireworks/models/gpt-oss-20b" -> "gpt-oss-20b").
+func (e *Engine) price(model string) llm.Price {
+	if p, ok := e.cfg.Prices[model]; ok {
+		return p
+	}
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		return e.cfg.Prices[model[i+1:]]
+	}
+	return llm.Price{}
+}
+
+// parseProposal parses model output and validates the arguments of a known
+// tool. An unknown tool is not a contract problem: it becomes a veto.
+func (e *Engine) parseProposal(s *state, text string) (proposal, []decision.Problem) {
+	d, err := decision.Parse(text, s.cat.names)
+	if err != nil {
+		var pe *decision.ParseError
+		if errors.As(err, &pe) {
+			return proposal{}, pe.Problems
+		}
+		return proposal{}, []decision.Problem{{Message: err.Error()}}
+	}
+	p := proposal{Decision: d}
+	if d.Tool == "" || d.UnknownTool {
+		return p, nil
+	}
+	entry, _ := s.cat.lookup(d.Tool)
+	args, problems := validateArgs(entry, s.cat.required[d.Tool], d.Args)
+	if problems != nil {
+		return proposal{}, problems
+	}
+	p.args = args
+	return p, nil
+}
+
+func repairInstruction(problems []decision.Problem) string {
+	var b strings.Builder
+	b.WriteString("Your previous answer broke the contract and nothing was done. Problems:\n")
+	for _, p := range problems {
+		b.WriteString("- ")
+		if p.Location != "" {
+			b.WriteString("at " + p.Location + ": ")
+		}
+		b.WriteString(p.Message + "\n")
+	}
+	b.WriteString("Answer again with exactly one JSON object that follows the schema: say, tool, args, done, newTopic, buttons.")
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

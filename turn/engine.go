@@ -1,0 +1,326 @@
+// Package turn is the turn engine: Engine.HandleTurn takes one inbound
+// message through a fixed pipeline — route, lock, dedupe, load memory,
+// assemble, decide, validate, guards, confirm, execute, reply, journal —
+// one step per file. The model only proposes a Decision; every step after
+// "decide" is server code that may refuse it.
+//
+// The engine returns the reply and never calls back into a channel. It
+// depends on the contracts in chat, llm, tool and store, never on a concrete
+// backend, provider or channel.
+package turn
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// Defaults of Config, as in the seed system.
+const (
+	DefaultWindow         = 16
+	DefaultMemoryTTL      = 30 * time.Minute
+	DefaultPause          = 10 * time.Minute
+	DefaultPendingTTL     = 10 * time.Minute
+	DefaultModelTimeout   = 15 * time.Second
+	DefaultMaxTokens      = 1000
+	DefaultContextTimeout = 3 * time.Second
+	DefaultTurnTimeout    = 90 * time.Second
+	DefaultStrategy       = "balanced"
+	DefaultLanguage       = "ru"
+)
+
+// Role names the tools a role may be shown; patterns are exact names or
+// globs ("*", "list_*").
+type Role struct {
+	Tools []string
+}
+
+// Tenant is one isolated customer: its users' roles, time zone, language.
+type Tenant struct {
+	ID            string
+	Timezone      string // IANA name; default UTC
+	Language      string // "ru" or "en"; default DefaultLanguage
+	AssistantName string
+	Roles         map[string]Role
+}
+
+// MemoryPolicy bounds what the model sees of a conversation.
+type MemoryPolicy struct {
+	// Window is how many messages (including the current one) go to the
+	// model; zero means DefaultWindow.
+	Window int
+	// TTL is the hard age limit of a remembered message; zero means
+	// DefaultMemoryTTL.
+	TTL time.Duration
+	// Pause is the silence after which a conversation starts afresh; zero
+	// means DefaultPause.
+	Pause time.Duration
+}
+
+// Command is a deterministic route: a slash command that runs a tool with
+// fixed arguments and no model call.
+type Command struct {
+	Tool string
+	Args string // JSON object; empty means {}
+}
+
+// Config wires an Engine. Zero values are the documented defaults; State,
+// Locker, Journal and Tools are required.
+type Config struct {
+	State   store.State
+	Locker  store.Locker
+	Journal store.Journal
+	Tools   *tool.Registry
+	// Context sources are asked for live facts before every model call.
+	Context []tool.ContextSource
+	// Model decides free-text turns; nil means no model is configured and
+	// free text gets a reply saying so.
+	Model    llm.Provider
+	Strategy string
+	// Prices by model name, for the journal's cost estimate.
+	Prices       map[string]llm.Price
+	Tenants      map[string]Tenant
+	Memory       MemoryPolicy
+	PendingTTL   time.Duration
+	ModelTimeout time.Duration
+	MaxTokens    int
+	Temperature  float64
+	// ContextTimeout bounds each live-context source.
+	ContextTimeout time.Duration
+	// TurnTimeout bounds the work after the lock is granted; that work is
+	// not canceled when the caller goes away, so side effects and their
+	// records complete together.
+	TurnTimeout time.Duration
+	// Commands are slash commands; nil means {"/tasks": list_my_tasks}.
+	Commands map[string]Command
+	Now      func() time.Time
+	NewID    func() string
+	Logger   *slog.Logger
+}
+
+// Engine runs turns. It is safe for concurrent use.
+type Engine struct {
+	cfg      Config
+	catalogs sync.Map // catalogKey -> *catalog
+	zones    sync.Map // name -> *time.Location
+}
+
+// New validates cfg, fills defaults and returns an Engine.
+func New(cfg Config) (*Engine, error) {
+	if cfg.State == nil || cfg.Locker == nil || cfg.Journal == nil {
+		return nil, errors.New("turn: State, Locker and Journal are required")
+	}
+	if cfg.Tools == nil {
+		var err error
+		if cfg.Tools, err = tool.NewRegistry(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Memory.Window <= 0 {
+		cfg.Memory.Window = DefaultWindow
+	}
+	if cfg.Memory.TTL <= 0 {
+		cfg.Memory.TTL = DefaultMemoryTTL
+	}
+	if cfg.Memory.Pause <= 0 {
+		cfg.Memory.Pause = DefaultPause
+	}
+	if cfg.PendingTTL <= 0 {
+		cfg.PendingTTL = DefaultPendingTTL
+	}
+	if cfg.ModelTimeout <= 0 {
+		cfg.ModelTimeout = DefaultModelTimeout
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.ContextTimeout <= 0 {
+		cfg.ContextTimeout = DefaultContextTimeout
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = DefaultTurnTimeout
+	}
+	if cfg.Strategy == "" {
+		cfg.Strategy = DefaultStrategy
+	}
+	if cfg.Commands == nil {
+		cfg.Commands = map[string]Command{"/tasks": {Tool: "list_my_tasks"}}
+	}
+	for name, c := range cfg.Commands {
+		if _, ok := cfg.Tools.Lookup(c.Tool); !ok {
+			delete(cfg.Commands, name) // a command for a tool this deployment lacks
+		}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = newID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	for id, t := range cfg.Tenants {
+		if _, err := time.LoadLocation(t.Timezone); err != nil {
+			return nil, fmt.Errorf("tenant %s: time zone %q: %w", id, t.Timezone, err)
+		}
+	}
+	return &Engine{cfg: cfg}, nil
+}
+
+// newID returns a time-ordered random id: 12 hex digits of milliseconds,
+// then 16 of randomness.
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	ms := strconv.FormatInt(time.Now().UnixMilli(), 16)
+	return ms + hex.EncodeToString(b[:])
+}
+
+// state is everything one turn knows and decides, passed from step to step.
+type state struct {
+	in     chat.Inbound
+	key    chat.ConversationKey
+	id     string
+	start  time.Time
+	now    time.Time
+	tenant Tenant
+	loc    *time.Location
+	lang   string
+	route  route
+	lease  store.Lease
+	cat    *catalog
+
+	conv    store.Conversation
+	pending *store.PendingAction
+	claimed bool // the inbox record of in.MessageID is ours to complete
+
+	// outputs of the steps
+	out         chat.Outbound
+	added       []store.Message // appended to memory at commit
+	resetMemory bool            // forget everything, this turn included
+	keepLast    bool            // newTopic: keep only the last user message
+	putPending  *store.PendingAction
+	dropPending bool
+	trace       Trace
+}
+
+// HandleTurn runs one message through the pipeline. See chat.Handler.
+func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound, error) {
+	if in.Identity.TenantID == "" || in.Identity.UserID == "" || in.Chat == "" {
+		return chat.Outbound{}, errors.New("turn: inbound message without tenant, user or chat")
+	}
+	s := e.newState(in)
+	s.route = classify(in, e.cfg.Commands)
+	s.trace.Route = s.route.name()
+
+	if err := e.lock(ctx, s); err != nil {
+		e.journalFailure(s, "lock", err)
+		return chat.Outbound{}, err
+	}
+	defer s.lease.Release()
+	// From here on the caller going away does not stop the turn: a side
+	// effect and its record must complete together.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.TurnTimeout)
+	defer cancel()
+
+	if dup, err := e.dedupe(ctx, s); err != nil || dup {
+		if err != nil {
+			e.journalFailure(s, "dedupe", err)
+			return chat.Outbound{}, err
+		}
+		s.trace.Route, s.trace.Status = "duplicate", "ok"
+		s.trace.Notes = append(s.trace.Notes, "redelivery of message "+s.in.MessageID+", answered by turn "+s.out.TurnID)
+		e.writeJournal(ctx, s)
+		return s.out, nil
+	}
+	if err := e.loadMemory(ctx, s); err != nil {
+		e.journalFailure(s, "load_memory", err)
+		return chat.Outbound{}, err
+	}
+	e.run(ctx, s)
+	e.updateMemory(s)
+	if err := e.commit(ctx, s); err != nil {
+		e.journalFailure(s, "commit", err)
+		return chat.Outbound{}, err
+	}
+	e.journal(ctx, s)
+	return s.out, nil
+}
+
+func (e *Engine) newState(in chat.Inbound) *state {
+	now := e.cfg.Now()
+	s := &state{in: in, key: in.Key(), id: e.cfg.NewID(), start: now, now: now}
+	s.tenant = e.cfg.Tenants[in.Identity.TenantID]
+	if s.tenant.ID == "" {
+		s.tenant.ID = in.Identity.TenantID
+	}
+	s.lang = in.Identity.Language
+	if s.lang == "" {
+		s.lang = s.tenant.Language
+	}
+	if s.lang == "" {
+		s.lang = DefaultLanguage
+	}
+	zone := in.Identity.Timezone
+	if zone == "" {
+		zone = s.tenant.Timezone
+	}
+	s.loc = e.location(zone)
+	s.out.TurnID = s.id
+	s.trace = Trace{TurnID: s.id, ConversationID: in.Chat, Tenant: in.Identity.TenantID, UserID: in.Identity.UserID, Channel: in.Channel, StartedAt: now, Evidence: in.Evidence}
+	return s
+}
+
+func (e *Engine) location(name string) *time.Location {
+	if v, ok := e.zones.Load(name); ok {
+		return v.(*time.Location)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		loc = time.UTC
+	}
+	e.zones.Store(name, loc)
+	return loc
+}
+
+// run is the part of the pipeline between memory and reply: deterministic
+// routes first, the model only for what they leave.
+func (e *Engine) run(ctx context.Context, s *state) {
+	s.cat = e.catalogFor(s.in.Identity, s.tenant, s.lang)
+	if e.resolvePending(ctx, s) {
+		return
+	}
+	if e.runCommand(ctx, s) {
+		return
+	}
+	if s.route.kind == routeEmpty {
+		s.route.kind = routeText
+		e.replyText(s, say(s.lang, txtEmpty), nil)
+		return
+	}
+	e.recordUserInput(s)
+	if e.cfg.Model == nil {
+		s.trace.Route = "no_model"
+		e.replyText(s, say(s.lang, txtNoModel), nil)
+		return
+	}
+	s.trace.Route = "model"
+	messages := e.assemble(ctx, s)
+	d, ok := e.decide(ctx, s, messages)
+	if !ok {
+		return
+	}
+	e.act(ctx, s, d)
+}

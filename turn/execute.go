@@ -1,0 +1,110 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// ExecutionTrace is one tool execution as the journal keeps it.
+type ExecutionTrace struct {
+	Tool           string          `json:"tool"`
+	Args           json.RawMessage `json:"args"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	Status         string          `json:"status"`
+	Result         *tool.Result    `json:"result,omitempty"`
+	// Reused is true when the result came from the execution record of an
+	// earlier attempt and the tool was not called again.
+	Reused     bool  `json:"reused,omitempty"`
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// statusOutcomeUnknown marks a write whose earlier attempt may or may not
+// have happened, on a tool that cannot tell; it is not repeated.
+const statusOutcomeUnknown = "outcome_unknown"
+
+// execute runs one tool call with its timeout, size cap and idempotency
+// key. For writes, an execution record is written before the call and
+// completed after it, so a retry of the same stored action (a redelivered
+// message, a second "yes" racing the first) never causes a second effect.
+func (e *Engine) execute(ctx context.Context, s *state, entry *tool.Entry, args []byte, idemKey string) (tool.Result, ExecutionTrace) {
+	spec := entry.Spec
+	tr := ExecutionTrace{Tool: spec.Name, Args: args, IdempotencyKey: idemKey}
+	start := e.cfg.Now()
+	defer func() {
+		tr.DurationMS = e.cfg.Now().Sub(start).Milliseconds()
+		s.trace.step("execute:"+spec.Name, e.cfg.Now().Sub(start), tr.Status)
+	}()
+
+	writes := spec.Risk.Writes() && idemKey != ""
+	if writes {
+		rec := store.ExecutionRecord{
+			Tenant: s.key.Tenant, IdempotencyKey: idemKey, Tool: spec.Name,
+			ArgsHash: argsHash(spec.Name, args), TurnID: s.id, State: store.ExecStarted, StartedAt: s.now,
+		}
+		existing, fresh, err := e.cfg.State.BeginExecution(ctx, rec)
+		if err != nil {
+			res := tool.Result{Status: tool.StatusError, Error: "could not record the execution: the store is unavailable", ObservedAt: s.now}
+			tr.Status, tr.Result = string(res.Status), &res
+			return res, tr
+		}
+		if !fresh {
+			if existing.State == store.ExecDone {
+				var res tool.Result
+				if err := json.Unmarshal(existing.Result, &res); err == nil {
+					tr.Status, tr.Result, tr.Reused = string(res.Status), &res, true
+					return res, tr
+				}
+			}
+			if !spec.Idempotent {
+				tr.Status = statusOutcomeUnknown
+				return tool.Result{Status: tool.StatusError, Error: statusOutcomeUnknown, ObservedAt: s.now}, tr
+			}
+			// The tool dedupes by key itself: asking again tells us the
+			// outcome of the earlier attempt without a second effect.
+		}
+	}
+
+	res := e.call(ctx, s, entry, args, idemKey)
+	tr.Status, tr.Result = string(res.Status), &res
+	if writes {
+		encoded, _ := json.Marshal(res)
+		if err := e.cfg.State.FinishExecution(ctx, s.key.Tenant, idemKey, encoded, e.cfg.Now()); err != nil {
+			e.cfg.Logger.Error("finish execution record", "turn", s.id, "tool", spec.Name, "err", err)
+		}
+	}
+	s.trace.ToolCalls = append(s.trace.ToolCalls, store.ToolCall{
+		Tool: spec.Name, IdempotencyKey: idemKey, Status: tr.Status, Error: res.Error, At: start,
+		DurationMS: e.cfg.Now().Sub(start).Milliseconds(),
+	})
+	return res, tr
+}
+
+// call invokes the tool under its timeout and caps the result size. A
+// timeout is an error, never "not found".
+func (e *Engine) call(ctx context.Context, s *state, entry *tool.Entry, args []byte, idemKey string) tool.Result {
+	spec := entry.Spec
+	cctx, cancel := context.WithTimeout(ctx, spec.Timeout)
+	defer cancel()
+	res, err := entry.Tool.Call(cctx, tool.Call{Caller: callerOf(s), Args: args, IdempotencyKey: idemKey, Now: s.now})
+	switch {
+	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
+		res = tool.Result{Status: tool.StatusError, Error: fmt.Sprintf("timed out after %s", spec.Timeout)}
+	case err != nil:
+		res = tool.Result{Status: tool.StatusError, Error: err.Error()}
+	case res.Status == "":
+		res.Status = tool.StatusError
+		res.Error = "the tool returned no status"
+	}
+	if res.ObservedAt.IsZero() {
+		res.ObservedAt = s.now
+	}
+	if len(res.Data) > spec.MaxResultBytes {
+		res.Data = json.RawMessage(fmt.Sprintf(`{"truncated":true,"bytes":%d,"limit":%d}`, len(res.Data), spec.MaxResultBytes))
+	}
+	return res
+}

@@ -1,0 +1,440 @@
+package turn_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/internal/app"
+	"github.com/arbiterhq/arbiter/internal/config"
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the want section of golden transcripts")
+
+// clock is the fake time every component of a golden test shares.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// sequence hands out deterministic ids.
+type sequence struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (s *sequence) Next() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	return fmt.Sprintf("id%04d", s.n)
+}
+
+// harness is one golden conversation: a wired app on a temp store with a
+// scripted model and a fake clock.
+type harness struct {
+	t       *testing.T
+	app     *app.App
+	model   *llmtest.Scripted
+	clock   *clock
+	keys    map[string]chat.Identity
+	last    chat.Outbound
+	lastKey chat.ConversationKey
+	// pending is the id of the last confirmation offered, for $pending.
+	pending string
+	out     strings.Builder
+}
+
+func newHarness(t *testing.T, cfgYAML []byte) *harness {
+	t.Helper()
+	cfg, err := config.Parse(bytes.NewReader(cfgYAML), func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("test config: %v", err)
+	}
+	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
+	h := &harness{t: t, model: llmtest.NewScripted(), clock: &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}, keys: map[string]chat.Identity{}}
+	h.model.ProviderName, h.model.ModelName = "scripted", "test-model"
+	h.model.Usage = llm.Usage{InputTokens: 1000, OutputTokens: 50}
+	seq := &sequence{}
+	a, err := app.Build(cfg, app.Options{Model: h.model, Now: h.clock.Now, NewID: seq.Next, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatalf("build app: %v", err)
+	}
+	t.Cleanup(func() { a.Close() })
+	h.app = a
+	for _, k := range a.Keys {
+		h.keys[k.Token] = k.Identity
+	}
+	return h
+}
+
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden transcripts: %v", err)
+	}
+	defaultCfg, err := os.ReadFile(filepath.Join("testdata", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, script, want := defaultCfg, "", ""
+			wantIdx := -1
+			for i, f := range ar.Files {
+				switch f.Name {
+				case "config.yaml":
+					cfg = f.Data
+				case "script":
+					script = string(f.Data)
+				case "want":
+					want, wantIdx = string(f.Data), i
+				}
+			}
+			h := newHarness(t, cfg)
+			h.run(script)
+			got := h.out.String()
+			if *update {
+				if wantIdx < 0 {
+					ar.Files = append(ar.Files, txtar.File{Name: "want"})
+					wantIdx = len(ar.Files) - 1
+				}
+				ar.Files[wantIdx].Data = []byte(got)
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if got != want {
+				t.Errorf("transcript differs from the want section (rerun with -update to rewrite it after checking):\n--- got\n%s\n--- want\n%s", got, want)
+			}
+		})
+	}
+}
+
+func (h *harness) run(script string) {
+	for n, line := range strings.Split(script, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		verb, rest, _ := strings.Cut(line, " ")
+		where := fmt.Sprintf("script line %d (%s)", n+1, line)
+		switch verb {
+		case "model":
+			h.model.Push(llmtest.Text(rest))
+		case "model-fail":
+			h.model.Push(llmtest.FailKind(llm.ErrorKind(rest), "scripted failure"))
+		case "clock":
+			d, err := time.ParseDuration(strings.TrimPrefix(rest, "+"))
+			if err != nil {
+				h.t.Fatalf("%s: %v", where, err)
+			}
+			h.clock.Advance(d)
+			fmt.Fprintf(&h.out, "~ clock %s\n", rest)
+		case "send":
+			h.send(where, rest)
+		case "check":
+			h.check(where, rest)
+		default:
+			h.t.Fatalf("%s: unknown verb %q", where, verb)
+		}
+	}
+}
+
+// args parses `key=value key="quoted value"` pairs after a positional word.
+func parseArgs(where string, t *testing.T, s string) (string, map[string]string) {
+	first, rest, _ := strings.Cut(strings.TrimSpace(s), " ")
+	kv := map[string]string{}
+	rest = strings.TrimSpace(rest)
+	for rest != "" {
+		key, after, ok := strings.Cut(rest, "=")
+		if !ok {
+			t.Fatalf("%s: expected key=value in %q", where, rest)
+		}
+		var val string
+		if strings.HasPrefix(after, `"`) {
+			q, err := strconv.QuotedPrefix(after)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			val, _ = strconv.Unquote(q)
+			after = after[len(q):]
+		} else {
+			val, after, _ = strings.Cut(after, " ")
+		}
+		kv[strings.TrimSpace(key)] = val
+		rest = strings.TrimSpace(after)
+	}
+	return first, kv
+}
+
+func (h *harness) send(where, rest string) {
+	token, kv := parseArgs(where, h.t, rest)
+	id, ok := h.keys[token]
+	if !ok {
+		h.t.Fatalf("%s: no key %q in the test config", where, token)
+	}
+	conv := kv["conv"]
+	if conv == "" {
+		conv = "c1"
+	}
+	button := strings.ReplaceAll(kv["button"], "$pending", h.pendingID())
+	in := chat.Inbound{Identity: id, Chat: conv, MessageID: kv["msg"], Text: kv["text"], Button: button, Channel: "test"}
+	for _, kind := range []string{"forward", "attachment", "quote"} {
+		if v, ok := kv[kind]; ok {
+			in.Evidence = append(in.Evidence, chat.Evidence{Kind: kind, Text: v, Source: kv["source"]})
+		}
+	}
+	fmt.Fprintf(&h.out, "> %s [%s]", token, conv)
+	if in.MessageID != "" {
+		fmt.Fprintf(&h.out, " msg=%s", in.MessageID)
+	}
+	if button != "" {
+		fmt.Fprintf(&h.out, " button=%s", button)
+	}
+	for _, ev := range in.Evidence {
+		fmt.Fprintf(&h.out, " %s=%q", ev.Kind, ev.Text)
+	}
+	fmt.Fprintf(&h.out, ": %s\n", in.Text)
+	before := h.model.Calls()
+	out, err := h.app.Engine.HandleTurn(context.Background(), in)
+	if err != nil {
+		fmt.Fprintf(&h.out, "< error: %v\n", err)
+		return
+	}
+	h.last, h.lastKey = out, in.Key()
+	for _, b := range out.Buttons {
+		if id, ok := strings.CutPrefix(b.Value, "confirm:"); ok {
+			h.pending = id
+		}
+	}
+	for i, l := range strings.Split(out.Say, "\n") {
+		if i == 0 {
+			fmt.Fprintf(&h.out, "< say: %s\n", l)
+		} else {
+			fmt.Fprintf(&h.out, "<      %s\n", l)
+		}
+	}
+	if len(out.Buttons) > 0 {
+		var bs []string
+		for _, b := range out.Buttons {
+			bs = append(bs, fmt.Sprintf("[%s → %s]", b.Label, b.Value))
+		}
+		fmt.Fprintf(&h.out, "< buttons: %s\n", strings.Join(bs, " "))
+	}
+	if out.Pending != nil {
+		fmt.Fprintf(&h.out, "< pending: %s %s\n", out.Pending.Tool, out.Pending.Args)
+	}
+	for _, ex := range out.Executed {
+		fmt.Fprintf(&h.out, "< executed: %s %s %s -> %s\n", ex.Tool, ex.Args, ex.Status, ex.Result)
+	}
+	if out.Duplicate {
+		fmt.Fprintf(&h.out, "< duplicate of turn %s\n", out.TurnID)
+	}
+	fmt.Fprintf(&h.out, "< model calls: %d\n", h.model.Calls()-before)
+	tr := h.turnTrace(out.TurnID)
+	if tr == nil || out.Duplicate {
+		return
+	}
+	var parts []string
+	parts = append(parts, "route="+tr.Route)
+	for _, c := range tr.LLMCalls {
+		parts = append(parts, fmt.Sprintf("llm=%s/%s:%s", c.Operation, c.Model, c.Status))
+	}
+	for _, v := range tr.Vetoes {
+		parts = append(parts, fmt.Sprintf("veto=%s:%s:%s", v.Guard, v.Tool, v.Reason))
+	}
+	if tr.Confirmation != nil {
+		parts = append(parts, fmt.Sprintf("confirmation=%s:%s", tr.Confirmation.Outcome, tr.Confirmation.Tool))
+	}
+	if tr.Repair != nil {
+		parts = append(parts, fmt.Sprintf("repair=%v", tr.Repair.Repaired))
+	}
+	fmt.Fprintf(&h.out, "< journal: %s\n", strings.Join(parts, " "))
+}
+
+// traceView is the part of the journaled trace the transcripts show.
+type traceView struct {
+	Route    string          `json:"route"`
+	LLMCalls []store.LLMCall `json:"llm_calls"`
+	Vetoes   []struct {
+		Guard, Tool, Reason string
+	} `json:"vetoes"`
+	Confirmation *struct {
+		Outcome, Tool string
+	} `json:"confirmation"`
+	Repair *struct {
+		Repaired bool `json:"repaired"`
+	} `json:"repair"`
+	PromptMessages int `json:"prompt_messages"`
+}
+
+func (h *harness) turnTrace(id string) *traceView {
+	rec, err := h.app.Store.GetTurn(context.Background(), h.lastKey.Tenant, id)
+	if err != nil {
+		h.t.Fatalf("journal has no turn %s: %v", id, err)
+	}
+	var tv traceView
+	if err := json.Unmarshal(rec.Trace, &tv); err != nil {
+		h.t.Fatal(err)
+	}
+	return &tv
+}
+
+func (h *harness) pendingID() string {
+	if h.pending == "" {
+		return "none"
+	}
+	return h.pending
+}
+
+// check asserts one fact about the state after the last turn.
+func (h *harness) check(where, rest string) {
+	t := h.t
+	what, arg, _ := strings.Cut(rest, " ")
+	arg = strings.TrimSpace(arg)
+	unq := func() string {
+		if s, err := strconv.Unquote(arg); err == nil {
+			return s
+		}
+		return arg
+	}
+	atoi := func() int {
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		return n
+	}
+	ctx := context.Background()
+	switch what {
+	case "cards":
+		cards, err := h.app.Board.Cards(ctx, "acme")
+		if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		if len(cards) != atoi() {
+			t.Errorf("%s: %d cards on the board: %+v", where, len(cards), cards)
+		}
+	case "model-calls":
+		if h.model.Calls() != atoi() {
+			t.Errorf("%s: the model was called %d times", where, h.model.Calls())
+		}
+	case "pending":
+		p, err := h.app.Store.GetPending(ctx, h.lastKey)
+		switch {
+		case arg == "none" && errors.Is(err, store.ErrNotFound):
+		case arg == "none":
+			t.Errorf("%s: pending action %s still stored (err %v)", where, p.Tool, err)
+		case err != nil:
+			t.Errorf("%s: no pending action: %v", where, err)
+		case p.Tool != arg:
+			t.Errorf("%s: pending tool is %s", where, p.Tool)
+		}
+	case "prompt-history":
+		reqs := h.model.Requests()
+		if len(reqs) == 0 {
+			t.Fatalf("%s: no model request yet", where)
+		}
+		n := 0
+		for _, m := range reqs[len(reqs)-1].Messages {
+			if m.Role != llm.RoleSystem {
+				n++
+			}
+		}
+		if n != atoi() {
+			t.Errorf("%s: last prompt had %d conversation messages", where, n)
+		}
+	case "prompt-has", "prompt-lacks":
+		reqs := h.model.Requests()
+		if len(reqs) == 0 {
+			t.Fatalf("%s: no model request yet", where)
+		}
+		var all strings.Builder
+		for _, m := range reqs[len(reqs)-1].Messages {
+			all.WriteString(m.Content + "\n")
+		}
+		has := strings.Contains(all.String(), unq())
+		if has != (what == "prompt-has") {
+			t.Errorf("%s: prompt contains %q = %v; prompt:\n%s", where, unq(), has, all.String())
+		}
+	case "say-has":
+		if !strings.Contains(h.last.Say, unq()) {
+			t.Errorf("%s: reply %q lacks %q", where, h.last.Say, unq())
+		}
+	case "executed":
+		if len(h.last.Executed) != atoi() {
+			t.Errorf("%s: %d executions in the last reply", where, len(h.last.Executed))
+		}
+	case "card":
+		// check card "title" assignee=... column=... status=...
+		q, err := strconv.QuotedPrefix(arg)
+		if err != nil {
+			t.Fatalf("%s: card title must be quoted: %v", where, err)
+		}
+		title, _ := strconv.Unquote(q)
+		_, kv := parseArgs(where, t, "card "+arg[len(q):])
+		cards, _ := h.app.Board.Cards(ctx, "acme")
+		found := false
+		for _, c := range cards {
+			if c.Title != title {
+				continue
+			}
+			found = true
+			got := map[string]string{"assignee": c.AssigneeID, "column": c.Column, "status": string(c.Status), "due": c.Due}
+			keys := make([]string, 0, len(kv))
+			for k := range kv {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if got[k] != kv[k] {
+					t.Errorf("%s: card %q %s = %q, want %q", where, title, k, got[k], kv[k])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no card titled %q", where, title)
+		}
+	case "script-empty":
+		if h.model.Remaining() != 0 {
+			t.Errorf("%s: %d scripted model replies were not used", where, h.model.Remaining())
+		}
+	default:
+		t.Fatalf("%s: unknown check %q", where, what)
+	}
+}

@@ -1,0 +1,162 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/decision"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// journalTimeout bounds journal and commit writes that run after the
+// caller may have gone.
+const journalTimeout = 5 * time.Second
+
+// Trace is the full record of one turn, as GET /v1/turns/{id} shows it: it
+// reconstructs what the model proposed and what the server decided.
+type Trace struct {
+	TurnID         string               `json:"turn_id"`
+	ConversationID string               `json:"conversation_id"`
+	Tenant         string               `json:"tenant"`
+	UserID         string               `json:"user_id"`
+	Channel        string               `json:"channel,omitempty"`
+	Route          string               `json:"route"`
+	Status         string               `json:"status"`
+	StartedAt      time.Time            `json:"started_at"`
+	DurationMS     int64                `json:"duration_ms"`
+	LockWaitMS     int64                `json:"lock_wait_ms"`
+	Fence          int64                `json:"fence"`
+	MemoryMessages int                  `json:"memory_messages"`
+	PromptMessages int                  `json:"prompt_messages"`
+	Evidence       []chat.Evidence      `json:"evidence,omitempty"`
+	Context        []ContextSourceTrace `json:"context_sources,omitempty"`
+	LLMCalls       []store.LLMCall      `json:"llm_calls"`
+	Decision       json.RawMessage      `json:"decision"`
+	Repair         *RepairTrace         `json:"repair,omitempty"`
+	Vetoes         []Veto               `json:"vetoes"`
+	Confirmation   *ConfirmationTrace   `json:"confirmation,omitempty"`
+	Executed       []ExecutionTrace     `json:"executed"`
+	ToolCalls      []store.ToolCall     `json:"-"`
+	Say            string               `json:"say"`
+	Steps          []StepTrace          `json:"steps"`
+	Notes          []string             `json:"notes,omitempty"`
+	Error          string               `json:"error,omitempty"`
+
+	mu sync.Mutex
+}
+
+// StepTrace is the duration of one pipeline step.
+type StepTrace struct {
+	Name       string `json:"name"`
+	DurationMS int64  `json:"duration_ms"`
+	Note       string `json:"note,omitempty"`
+}
+
+// ContextSourceTrace is one live-context source's fetch.
+type ContextSourceTrace struct {
+	Name       string `json:"name"`
+	DurationMS int64  `json:"duration_ms"`
+	Sections   int    `json:"sections"`
+	Error      string `json:"error,omitempty"`
+}
+
+// RepairTrace records a broken model output and the repair attempt.
+type RepairTrace struct {
+	Output         string             `json:"output"`
+	Problems       []decision.Problem `json:"problems"`
+	Repaired       bool               `json:"repaired"`
+	SecondOutput   string             `json:"second_output,omitempty"`
+	SecondProblems []decision.Problem `json:"second_problems,omitempty"`
+}
+
+func (t *Trace) step(name string, d time.Duration, note string) {
+	t.mu.Lock()
+	t.Steps = append(t.Steps, StepTrace{Name: name, DurationMS: d.Milliseconds(), Note: note})
+	t.mu.Unlock()
+}
+
+func (t *Trace) addSource(c ContextSourceTrace) {
+	t.mu.Lock()
+	t.Context = append(t.Context, c)
+	t.mu.Unlock()
+}
+
+// commit writes the turn's state changes in one atomic step, guarded by the
+// lease's fence: a holder that lost its lock cannot overwrite a newer turn.
+func (e *Engine) commit(ctx context.Context, s *state) error {
+	select {
+	case <-s.lease.Lost():
+		return fmt.Errorf("commit turn %s of %s: %w", s.id, s.key, store.ErrFenced)
+	default:
+	}
+	start := e.cfg.Now()
+	c := store.Commit{Key: s.key, Fence: s.lease.Fence(), Conversation: &s.conv, DropPending: s.dropPending, PutPending: s.putPending}
+	if s.claimed {
+		reply, err := json.Marshal(s.out)
+		if err != nil {
+			return fmt.Errorf("encode reply of turn %s: %w", s.id, err)
+		}
+		c.MessageID, c.Reply = s.in.MessageID, reply
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
+	defer cancel()
+	if err := e.cfg.State.Commit(cctx, c); err != nil {
+		return fmt.Errorf("commit turn %s of %s: %w", s.id, s.key, err)
+	}
+	s.trace.step("commit", e.cfg.Now().Sub(start), "")
+	return nil
+}
+
+// journal writes the turn record. A journal failure does not undo the turn
+// (its effects are committed); it is logged loudly.
+func (e *Engine) journal(ctx context.Context, s *state) {
+	if s.trace.Status == "" {
+		s.trace.Status = "ok"
+	}
+	e.writeJournal(ctx, s)
+}
+
+// journalFailure records a turn that could not produce a reply.
+func (e *Engine) journalFailure(s *state, stage string, err error) {
+	s.trace.Status = "failed:" + stage
+	s.trace.Error = err.Error()
+	e.writeJournal(context.Background(), s)
+}
+
+func (e *Engine) writeJournal(ctx context.Context, s *state) {
+	t := &s.trace
+	t.DurationMS = e.cfg.Now().Sub(s.start).Milliseconds()
+	if t.Vetoes == nil {
+		t.Vetoes = []Veto{}
+	}
+	if t.Executed == nil {
+		t.Executed = []ExecutionTrace{}
+	}
+	if t.LLMCalls == nil {
+		t.LLMCalls = []store.LLMCall{}
+	}
+	if t.Decision == nil {
+		t.Decision = json.RawMessage("null")
+	}
+	raw, err := json.Marshal(t)
+	if err != nil {
+		e.cfg.Logger.Error("encode turn trace", "turn", s.id, "err", err)
+		return
+	}
+	rec := store.TurnRecord{
+		TurnID: s.id, Tenant: s.key.Tenant, Chat: s.key.Chat, UserID: s.key.User,
+		Route: t.Route, Status: t.Status, StartedAt: s.start, DurationMS: t.DurationMS,
+		LLMCalls: t.LLMCalls, ToolCalls: t.ToolCalls, Trace: raw,
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
+	defer cancel()
+	if err := e.cfg.Journal.AppendTurn(cctx, rec); err != nil {
+		e.cfg.Logger.Error("journal turn", "turn", s.id, "err", err)
+	}
+	e.cfg.Logger.Info("turn", "turn", s.id, "tenant", s.key.Tenant, "chat", s.key.Chat, "user", s.key.User,
+		"route", t.Route, "status", t.Status, "duration_ms", t.DurationMS, "llm_calls", len(t.LLMCalls), "executed", len(t.Executed))
+}

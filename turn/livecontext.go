@@ -1,0 +1,66 @@
+package turn
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// liveContext renders who is speaking and when, then the sections of every
+// context source. Sources run in parallel, each bounded by ContextTimeout;
+// a failed or slow source is left out and noted in the trace.
+func (e *Engine) liveContext(ctx context.Context, s *state) string {
+	id := s.in.Identity
+	local := s.now.In(s.loc)
+	var b strings.Builder
+	b.WriteString("Live context (facts from the server, current as of this message):\n")
+	b.WriteString("User: " + id.Name + " (id " + id.UserID + "), role " + id.Role + "\n")
+	b.WriteString("Local time: " + local.Format("2006-01-02 15:04 Monday") + ", time zone " + s.loc.String() + "\n")
+
+	sources := e.cfg.Context
+	if len(sources) == 0 {
+		return b.String()
+	}
+	caller := callerOf(s)
+	results := make([][]tool.ContextSection, len(sources))
+	fetch := func(i int) {
+		src := sources[i]
+		start := e.cfg.Now()
+		cctx, cancel := context.WithTimeout(ctx, e.cfg.ContextTimeout)
+		defer cancel()
+		sections, err := src.LiveContext(cctx, caller, s.now)
+		took := e.cfg.Now().Sub(start)
+		results[i] = sections
+		note := ""
+		if err != nil {
+			results[i] = nil
+			note = err.Error()
+		}
+		s.trace.addSource(ContextSourceTrace{Name: src.Name(), DurationMS: took.Milliseconds(), Sections: len(sections), Error: note})
+	}
+	if len(sources) == 1 {
+		fetch(0) // no goroutine for the common single-source case
+	} else {
+		var wg sync.WaitGroup
+		for i := range sources {
+			wg.Go(func() { fetch(i) })
+		}
+		wg.Wait()
+	}
+	for _, sections := range results {
+		for _, sec := range sections {
+			b.WriteString(sec.Title + ":\n")
+			for _, l := range sec.Lines {
+				b.WriteString("- " + l + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+func callerOf(s *state) tool.Caller {
+	id := s.in.Identity
+	return tool.Caller{TenantID: id.TenantID, UserID: id.UserID, Name: id.Name, Role: id.Role, Timezone: s.loc.String(), Language: s.lang}
+}

@@ -1,0 +1,21 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+)
+
+// lock takes the conversation lock, so the turns of one tenant + chat + user
+// run one at a time in arrival order, and records how long it waited.
+func (e *Engine) lock(ctx context.Context, s *state) error {
+	lease, err := e.cfg.Locker.Lock(ctx, s.key.String())
+	waited := e.cfg.Now().Sub(s.start)
+	s.trace.LockWaitMS = waited.Milliseconds()
+	s.trace.step("lock", waited, "")
+	if err != nil {
+		return fmt.Errorf("lock conversation %s: %w", s.key, err)
+	}
+	s.lease = lease
+	s.trace.Fence = lease.Fence()
+	return nil
+}

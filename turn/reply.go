@@ -1,0 +1,94 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// maxToolMemory bounds a tool result kept in conversation memory.
+const maxToolMemory = 2000
+
+// replyText sets the turn's reply and remembers it.
+func (e *Engine) replyText(s *state, text string, buttons []chat.Button) {
+	s.out.Say = text
+	s.out.Buttons = buttons
+	s.trace.Say = text
+	if text != "" {
+		s.added = append(s.added, store.Message{Role: store.RoleAssistant, Text: text, At: s.now})
+	}
+}
+
+// recordUserInput remembers the user's own words and the evidence that came
+// with them, labelled as such.
+func (e *Engine) recordUserInput(s *state) {
+	text := s.route.input
+	switch {
+	case strings.HasPrefix(text, confirmPrefix):
+		text = say(s.lang, txtYes)
+	case strings.HasPrefix(text, cancelPrefix):
+		text = say(s.lang, txtNo)
+	}
+	if strings.TrimSpace(text) != "" {
+		s.added = append(s.added, store.Message{Role: store.RoleUser, Text: text, At: s.now})
+	}
+	for _, ev := range s.in.Evidence {
+		s.added = append(s.added, store.Message{Role: store.RoleEvidence, Name: ev.Kind, Source: ev.Source, Text: ev.Text, At: s.now})
+	}
+}
+
+// runTool executes a call and replies from its result: the model's claim
+// about what happened is never shown in place of the executor's.
+func (e *Engine) runTool(ctx context.Context, s *state, entry *tool.Entry, args []byte, idemKey string) {
+	res, tr := e.execute(ctx, s, entry, args, idemKey)
+	s.trace.Executed = append(s.trace.Executed, tr)
+	s.out.Executed = append(s.out.Executed, chat.Execution{Tool: entry.Spec.Name, Args: args, Status: tr.Status, Result: res.Data, Error: res.Error})
+
+	memo, _ := json.Marshal(struct {
+		Status string          `json:"status"`
+		Data   json.RawMessage `json:"data,omitempty"`
+		Error  string          `json:"error,omitempty"`
+	}{tr.Status, res.Data, res.Error})
+	s.added = append(s.added, store.Message{Role: store.RoleTool, Name: entry.Spec.Name, Text: clip(string(memo), maxToolMemory), At: s.now})
+
+	title := entry.Spec.Title
+	switch {
+	case tr.Status == statusOutcomeUnknown:
+		e.replyText(s, say(s.lang, txtOutcomeUnknown, title), nil)
+	case res.Status == tool.StatusOK:
+		text := res.Text
+		if text == "" {
+			text = say(s.lang, txtDone, title)
+		}
+		e.replyText(s, text, nil)
+	case res.Status == tool.StatusAmbiguous:
+		text := res.Text
+		if text == "" {
+			text = say(s.lang, txtClarify) + " " + strings.Join(res.Candidates, ", ")
+		}
+		var buttons []chat.Button
+		for _, c := range res.Candidates {
+			if len(buttons) == 8 || len(c) > 64 {
+				break
+			}
+			buttons = append(buttons, chat.Button{Label: c, Value: c})
+		}
+		e.replyText(s, text, buttons)
+	case res.Status == tool.StatusNotFound:
+		text := res.Text
+		if text == "" {
+			text = say(s.lang, txtToolNotFound, res.Error)
+		}
+		e.replyText(s, text, nil)
+	default:
+		detail := res.Error
+		if res.Text != "" {
+			detail = res.Text
+		}
+		e.replyText(s, say(s.lang, txtToolFailed, title, detail), nil)
+	}
+}

@@ -1,0 +1,117 @@
+package turn
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/arbiterhq/arbiter/chat"
+)
+
+// routeKind is what the deterministic router makes of a message before any
+// state is loaded.
+type routeKind int
+
+const (
+	routeText    routeKind = iota // free text: the model decides
+	routeAffirm                   // "да", "ok", "+", or a confirm button
+	routeDeny                     // "нет", "no", or a cancel button
+	routeCommand                  // a slash command
+	routeEmpty                    // no words, no button, no evidence
+)
+
+// Button values the server puts on its own confirmation keyboards; the id
+// ties a button to one pending action, so a stale keyboard cannot confirm a
+// newer action.
+const (
+	confirmPrefix = "confirm:"
+	cancelPrefix  = "cancel:"
+)
+
+type route struct {
+	kind routeKind
+	// pendingID is set when the user pressed a confirmation button.
+	pendingID string
+	command   string
+	// input is the user's own words: the pressed button's value, or text.
+	input string
+}
+
+func (r route) name() string {
+	switch r.kind {
+	case routeAffirm:
+		return "affirm"
+	case routeDeny:
+		return "deny"
+	case routeCommand:
+		return "command:" + r.command
+	case routeEmpty:
+		return "empty"
+	}
+	return "text"
+}
+
+var affirmatives = map[string]bool{
+	"да": true, "ок": true, "окей": true, "ok": true, "okay": true, "yes": true, "y": true,
+	"+": true, "✅": true, "👍": true, "подтверждаю": true, "confirm": true, "да, выполняй": true,
+}
+
+var negatives = map[string]bool{
+	"нет": true, "no": true, "n": true, "-": true, "✖️": true, "❌": true, "отмена": true,
+	"отменить": true, "отмени": true, "cancel": true, "не надо": true,
+}
+
+// classify is the pure first step: it looks only at the message. Evidence
+// never counts as the user's words, so a forwarded "да" is not an
+// affirmative.
+func classify(in chat.Inbound, commands map[string]Command) route {
+	if in.Button != "" {
+		switch {
+		case strings.HasPrefix(in.Button, confirmPrefix):
+			return route{kind: routeAffirm, pendingID: strings.TrimPrefix(in.Button, confirmPrefix), input: in.Button}
+		case strings.HasPrefix(in.Button, cancelPrefix):
+			return route{kind: routeDeny, pendingID: strings.TrimPrefix(in.Button, cancelPrefix), input: in.Button}
+		}
+		return classifyText(in.Button, commands)
+	}
+	if strings.TrimSpace(in.Text) == "" {
+		if len(in.Evidence) > 0 {
+			return route{kind: routeText}
+		}
+		return route{kind: routeEmpty}
+	}
+	return classifyText(in.Text, commands)
+}
+
+func classifyText(text string, commands map[string]Command) route {
+	r := route{kind: routeText, input: text}
+	norm := normalizeReply(text)
+	switch {
+	case affirmatives[norm]:
+		r.kind = routeAffirm
+	case negatives[norm]:
+		r.kind = routeDeny
+	case strings.HasPrefix(norm, "/"):
+		cmd := strings.Fields(norm)[0]
+		if at := strings.IndexByte(cmd, '@'); at > 0 { // "/tasks@my_bot"
+			cmd = cmd[:at]
+		}
+		if _, ok := commands[cmd]; ok || builtinCommands[cmd] {
+			r.kind, r.command = routeCommand, cmd
+		}
+	}
+	return r
+}
+
+// builtinCommands need no tool.
+var builtinCommands = map[string]bool{"/start": true, "/help": true, "/reset": true, "/cancel": true}
+
+// normalizeReply lowercases, folds ё, and trims spaces and closing
+// punctuation, so "Да!" and "ok." count as replies.
+func normalizeReply(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.ReplaceAll(s, "ё", "е")
+	s = strings.TrimRightFunc(s, func(r rune) bool {
+		return r == '!' || r == '.' || r == ')' || unicode.IsSpace(r)
+	})
+	return s
+}

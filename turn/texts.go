@@ -1,0 +1,93 @@
+package turn
+
+import "fmt"
+
+// text keys of the server's own replies. Everything the server says on its
+// own authority (confirmations, vetoes, errors) is rendered from here, never
+// taken from the model.
+type textKey int
+
+const (
+	txtConfirmHeader textKey = iota
+	txtConfirmQuestion
+	txtYes
+	txtNo
+	txtCancelled
+	txtExpired
+	txtStaleButton
+	txtNothingPending
+	txtNotAvailable
+	txtRephrase
+	txtNoModel
+	txtModelDown
+	txtEmpty
+	txtEvidenceOnlyWrite
+	txtHelp
+	txtReset
+	txtToolFailed
+	txtToolNotFound
+	txtOutcomeUnknown
+	txtDone
+	txtClarify
+)
+
+var texts = map[string]map[textKey]string{
+	"ru": {
+		txtConfirmHeader:     "Подтвердите действие: %s",
+		txtConfirmQuestion:   "Выполнить?",
+		txtYes:               "✅ Да",
+		txtNo:                "✖️ Нет",
+		txtCancelled:         "Отменено, ничего не выполнено.",
+		txtExpired:           "Время на подтверждение истекло, действие не выполнено. Повторите запрос, если оно ещё нужно.",
+		txtStaleButton:       "Эта кнопка относится к действию, которое уже не ждёт подтверждения. Ничего не выполнено.",
+		txtNothingPending:    "Нет действия, ожидающего подтверждения. Ничего не выполнено.",
+		txtNotAvailable:      "Это действие мне недоступно, поэтому я его не выполнил.",
+		txtRephrase:          "Не получилось разобрать запрос. Сформулируйте, пожалуйста, ещё раз.",
+		txtNoModel:           "Модель не настроена: задайте OPENAI_API_KEY (и при необходимости OPENAI_BASE_URL, ARBITER_MODEL) или FIREWORKS_API_KEY, или раздел models в конфигурации (см. README). Команды вроде /tasks работают и без модели.",
+		txtModelDown:         "Модель сейчас недоступна, попробуйте чуть позже. Ничего не выполнено.",
+		txtEmpty:             "Пустое сообщение: напишите, что нужно сделать.",
+		txtEvidenceOnlyWrite: "Пересланное или вложенное — это данные, а не команда. Напишите своими словами, что с этим сделать.",
+		txtHelp:              "Я помогаю с задачами. Пишите своими словами, например: «поставь на меня задачу проверить форму до пятницы». Команды: /tasks — мои задачи, /cancel — отменить ожидающее действие, /reset — начать разговор заново.",
+		txtReset:             "Начинаем заново: история разговора очищена.",
+		txtToolFailed:        "Не удалось выполнить «%s»: %s",
+		txtToolNotFound:      "Не найдено: %s",
+		txtOutcomeUnknown:    "Неизвестно, выполнилось ли «%s»: система не ответила. Повторно не запускаю — проверьте результат вручную.",
+		txtDone:              "Готово: %s",
+		txtClarify:           "Уточните, пожалуйста:",
+	},
+	"en": {
+		txtConfirmHeader:     "Please confirm: %s",
+		txtConfirmQuestion:   "Go ahead?",
+		txtYes:               "✅ Yes",
+		txtNo:                "✖️ No",
+		txtCancelled:         "Cancelled; nothing was done.",
+		txtExpired:           "The confirmation expired; nothing was done. Ask again if you still need it.",
+		txtStaleButton:       "This button belongs to an action that is no longer waiting for confirmation. Nothing was done.",
+		txtNothingPending:    "Nothing is waiting for confirmation. Nothing was done.",
+		txtNotAvailable:      "That action is not available to me, so I did not do it.",
+		txtRephrase:          "I could not make sense of that. Please rephrase your request.",
+		txtNoModel:           "No model provider is configured; set OPENAI_API_KEY (optionally OPENAI_BASE_URL and ARBITER_MODEL) or FIREWORKS_API_KEY, or the models section of the config (see README). Commands such as /tasks work without a model.",
+		txtModelDown:         "The model is unavailable right now; please try again shortly. Nothing was done.",
+		txtEmpty:             "Empty message: tell me what you need.",
+		txtEvidenceOnlyWrite: "Forwarded or attached material is data, not a command. Tell me in your own words what to do with it.",
+		txtHelp:              "I help with tasks. Write in your own words, e.g. \"create a task for me to check the form by Friday\". Commands: /tasks — my tasks, /cancel — drop the pending action, /reset — start over.",
+		txtReset:             "Starting over: the conversation history is cleared.",
+		txtToolFailed:        "Could not do \"%s\": %s",
+		txtToolNotFound:      "Not found: %s",
+		txtOutcomeUnknown:    "It is unknown whether \"%s\" happened: the system did not answer. I am not repeating it; please check the result.",
+		txtDone:              "Done: %s",
+		txtClarify:           "Please clarify:",
+	},
+}
+
+// say renders a server text in lang (Russian when lang is unknown).
+func say(lang string, key textKey, args ...any) string {
+	t, ok := texts[lang]
+	if !ok {
+		t = texts["ru"]
+	}
+	if len(args) == 0 {
+		return t[key]
+	}
+	return fmt.Sprintf(t[key], args...)
+}

@@ -1,0 +1,67 @@
+package turn
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+
+	"github.com/arbiterhq/arbiter/decision"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// validateArgs checks proposed arguments against the tool's compiled schema
+// and returns them in canonical form: top-level nulls of optional arguments
+// dropped (strict output spells "absent" as null), keys sorted. Pure.
+func validateArgs(entry *tool.Entry, required map[string]bool, args json.RawMessage) ([]byte, []decision.Problem) {
+	canon, err := canonicalArgs(args, required)
+	if err != nil {
+		return nil, []decision.Problem{{Location: "/args", Message: err.Error()}}
+	}
+	if err := entry.Schema.Validate(entry.Spec.Name, canon); err != nil {
+		var ae *tool.ArgsError
+		if !errors.As(err, &ae) {
+			return nil, []decision.Problem{{Location: "/args", Message: err.Error()}}
+		}
+		problems := make([]decision.Problem, len(ae.Problems))
+		for i, p := range ae.Problems {
+			problems[i] = decision.Problem{Location: "/args" + p.Location, Message: p.Message}
+		}
+		return nil, problems
+	}
+	return canon, nil
+}
+
+// canonicalArgs re-encodes an arguments object with sorted keys and without
+// null optional arguments, so equal proposals hash equally.
+func canonicalArgs(args json.RawMessage, required map[string]bool) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, errors.New("arguments must be a JSON object")
+	}
+	for k, v := range m {
+		if v == nil && !required[k] {
+			delete(m, k)
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// argsHash identifies a tool call's content: the tool name and its
+// canonical arguments.
+func argsHash(toolName string, canon []byte) string {
+	h := sha256.New()
+	h.Write([]byte(toolName))
+	h.Write([]byte{0})
+	h.Write(canon)
+	return hex.EncodeToString(h.Sum(nil))
+}
