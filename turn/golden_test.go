@@ -74,7 +74,7 @@ type harness struct {
 	out     strings.Builder
 }
 
-func newHarness(t *testing.T, cfgYAML []byte) *harness {
+func newHarness(t *testing.T, cfgYAML []byte, withModel bool) *harness {
 	t.Helper()
 	cfg, err := config.Parse(bytes.NewReader(cfgYAML), func(string) string { return "" })
 	if err != nil {
@@ -85,7 +85,11 @@ func newHarness(t *testing.T, cfgYAML []byte) *harness {
 	h.model.ProviderName, h.model.ModelName = "scripted", "test-model"
 	h.model.Usage = llm.Usage{InputTokens: 1000, OutputTokens: 50}
 	seq := &sequence{}
-	a, err := app.Build(cfg, app.Options{Model: h.model, Now: h.clock.Now, NewID: seq.Next, Getenv: func(string) string { return "" }})
+	opts := app.Options{Now: h.clock.Now, NewID: seq.Next, Getenv: func(string) string { return "" }}
+	if withModel {
+		opts.Model = h.model
+	}
+	a, err := app.Build(cfg, opts)
 	if err != nil {
 		t.Fatalf("build app: %v", err)
 	}
@@ -114,8 +118,11 @@ func TestGolden(t *testing.T) {
 			}
 			cfg, script, want := defaultCfg, "", ""
 			wantIdx := -1
+			withModel := true
 			for i, f := range ar.Files {
 				switch f.Name {
+				case "no-model":
+					withModel = false
 				case "config.yaml":
 					cfg = f.Data
 				case "script":
@@ -124,7 +131,7 @@ func TestGolden(t *testing.T) {
 					want, wantIdx = string(f.Data), i
 				}
 			}
-			h := newHarness(t, cfg)
+			h := newHarness(t, cfg, withModel)
 			h.run(script)
 			got := h.out.String()
 			if *update {
@@ -343,7 +350,11 @@ func (h *harness) check(where, rest string) {
 	ctx := context.Background()
 	switch what {
 	case "cards":
-		cards, err := h.app.Board.Cards(ctx, "acme")
+		tenant := "acme"
+		if n, tn, ok := strings.Cut(arg, " tenant="); ok {
+			arg, tenant = n, tn
+		}
+		cards, err := h.app.Board.Cards(ctx, tenant)
 		if err != nil {
 			t.Fatalf("%s: %v", where, err)
 		}

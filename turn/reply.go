@@ -48,12 +48,21 @@ func (e *Engine) runTool(ctx context.Context, s *state, entry *tool.Entry, args 
 	s.trace.Executed = append(s.trace.Executed, tr)
 	s.out.Executed = append(s.out.Executed, chat.Execution{Tool: entry.Spec.Name, Args: args, Status: tr.Status, Result: res.Data, Error: res.Error})
 
-	memo, _ := json.Marshal(struct {
-		Status string          `json:"status"`
-		Data   json.RawMessage `json:"data,omitempty"`
-		Error  string          `json:"error,omitempty"`
-	}{tr.Status, res.Data, res.Error})
-	s.added = append(s.added, store.Message{Role: store.RoleTool, Name: entry.Spec.Name, Text: clip(string(memo), maxToolMemory), At: s.now})
+	// What the model sees next turn: the outcome, the data, and for
+	// anything but success the explanation and the live candidates.
+	memo := struct {
+		Status     string          `json:"status"`
+		Data       json.RawMessage `json:"data,omitempty"`
+		Text       string          `json:"text,omitempty"`
+		Error      string          `json:"error,omitempty"`
+		Field      string          `json:"field,omitempty"`
+		Candidates []string        `json:"candidates,omitempty"`
+	}{Status: tr.Status, Data: res.Data, Error: res.Error, Field: res.Field, Candidates: res.Candidates}
+	if res.Status != tool.StatusOK {
+		memo.Text = res.Text
+	}
+	encoded, _ := json.Marshal(memo)
+	s.added = append(s.added, store.Message{Role: store.RoleTool, Name: entry.Spec.Name, Text: clip(string(encoded), maxToolMemory), At: s.now})
 
 	title := entry.Spec.Title
 	switch {

@@ -345,14 +345,6 @@ func view(c *Card) cardView {
 	return cardView{ID: c.ID, Title: c.Title, URL: c.URL, Assignee: c.AssigneeName, Due: c.Due, Column: c.Column, Status: c.Status}
 }
 
-// firstName is the first word of a member name, as replies use it.
-func firstName(name string) string {
-	if f := strings.Fields(name); len(f) > 0 {
-		return f[0]
-	}
-	return name
-}
-
 // doneColumn is the column that means "done": the last one, when the board
 // has more than one.
 func doneColumn(cols []string) string {

@@ -147,7 +147,7 @@ func TestCreateTask(t *testing.T) {
 	if len(d.Card.ID) != idLength || !idPattern.MatchString(d.Card.ID) {
 		t.Fatalf("card id %q is not %d url-safe characters", d.Card.ID, idLength)
 	}
-	want := "Создана задача «Проверить форму» (Дмитрий, до 2026-12-01) — https://board.example/board/c/" + d.Card.ID
+	want := "Создана задача «Проверить форму» (Дмитрий Иванов, до 2026-12-01) — https://board.example/board/c/" + d.Card.ID
 	if res.Text != want {
 		t.Errorf("text = %q, want %q", res.Text, want)
 	}
@@ -315,7 +315,7 @@ func TestUpdateTask(t *testing.T) {
 	if c.AssigneeID != "u3" || c.AssigneeName != "Ольга Смирнова" || c.Due != "2026-12-05" || c.Column != "В работе" || c.Status != CardOpen || c.Title != "Проверить форму" {
 		t.Fatalf("stored card = %+v", c)
 	}
-	if want := "Задача «Проверить форму» обновлена: срок до 2026-12-05, исполнитель Ольга, колонка «В работе» — " + c.URL; res.Text != want {
+	if want := "Задача «Проверить форму» обновлена: срок до 2026-12-05, исполнитель Ольга Смирнова, колонка «В работе» — " + c.URL; res.Text != want {
 		t.Errorf("text = %q, want %q", res.Text, want)
 	}
 	if got := strings.Join(decodeData(t, res).Changed, ","); got != "due,assignee,column" {

@@ -119,7 +119,7 @@ func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
 func (b *Board) createdResult(c tool.Caller, card *Card, cols []string) tool.Result {
 	who := tr(c, "без исполнителя", "unassigned")
 	if card.AssigneeName != "" {
-		who = firstName(card.AssigneeName)
+		who = card.AssigneeName
 	}
 	when := tr(c, "без срока", "no due date")
 	if card.Due != "" {
@@ -241,7 +241,7 @@ func updatedText(c tool.Caller, card *Card, changed []string) string {
 		case "assignee":
 			who := tr(c, "никто", "nobody")
 			if card.AssigneeName != "" {
-				who = firstName(card.AssigneeName)
+				who = card.AssigneeName
 			}
 			parts = append(parts, tr(c, "исполнитель ", "assignee ")+who)
 		case "column":
