@@ -126,7 +126,9 @@ func TestPermitted(t *testing.T) {
 	read := tool.Spec{Name: "list_my_tasks", Risk: tool.RiskRead}
 	write := tool.Spec{Name: "create_task", Risk: tool.RiskWriteSafe}
 	full := tool.Spec{Name: "pay", Risk: tool.RiskWriteFull}
-	id := func(role string, scopes ...chat.Scope) chat.Identity { return chat.Identity{Role: role, Scopes: scopes} }
+	id := func(role string, scopes ...chat.Scope) chat.Identity {
+		return chat.Identity{Role: role, Scopes: scopes}
+	}
 	tests := []struct {
 		name string
 		id   chat.Identity
