@@ -1,0 +1,262 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/internal/config"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+)
+
+const e2eConfig = `listen: 127.0.0.1:8080
+store: {kind: sqlite, path: data/arbiter.db}
+models:
+  - {name: primary, kind: openai, base_url: "MODEL_URL", model: gpt-oss-20b, api_key_env: PRIMARY_KEY}
+prices:
+  gpt-oss-20b: {input: 0.10, output: 0.50}
+tenants:
+  - id: acme
+    timezone: Europe/Moscow
+    roles:
+      owner: {tools: ["*"]}
+      viewer: {tools: [list_my_tasks]}
+    users:
+      - id: dmitry
+        name: Дмитрий
+        role: owner
+        keys: [{token: "k-dmitry", scopes: [read, "write:safe", "write:full"]}]
+      - id: olga
+        name: Ольга
+        role: owner
+        keys: [{token: "k-olga-ro", scopes: [read]}]
+  - id: globex
+    roles:
+      owner: {tools: ["*"]}
+    users:
+      - id: hank
+        role: owner
+        keys: [{token: "k-hank-globex", scopes: [read]}]
+tools:
+  taskboard: {columns: [Входящие, В работе, Готово], confirm: {create_task: always, complete_task: always}}
+`
+
+// e2e is an app served over loopback HTTP with a fake OpenAI-compatible
+// model server behind it.
+type e2e struct {
+	t     *testing.T
+	app   *App
+	api   *httptest.Server
+	model *llmtest.Server
+}
+
+func newE2E(t *testing.T) *e2e {
+	t.Helper()
+	model := llmtest.NewServer(llmtest.ServerConfig{APIKey: "sk-test"})
+	t.Cleanup(model.Close)
+	yaml := strings.Replace(e2eConfig, "MODEL_URL", model.URL, 1)
+	env := map[string]string{"PRIMARY_KEY": "sk-test"}
+	getenv := func(k string) string { return env[k] }
+	cfg, err := config.Parse(strings.NewReader(yaml), getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
+	a, err := Build(cfg, Options{Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	api := httptest.NewServer(a.HTTP)
+	t.Cleanup(api.Close)
+	return &e2e{t: t, app: a, api: api, model: model}
+}
+
+func (e *e2e) post(token, body string) (int, map[string]any) {
+	e.t.Helper()
+	return e.do("POST", "/v1/messages", token, body)
+}
+
+func (e *e2e) do(method, path, token, body string) (int, map[string]any) {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.api.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		e.t.Fatalf("not JSON: %q", raw)
+	}
+	return resp.StatusCode, m
+}
+
+func TestEndToEndCreateConfirmAndTrace(t *testing.T) {
+	e := newE2E(t)
+	e.model.Enqueue(llmtest.HTTPReply{
+		Content: `{"say":"Создаю","tool":"create_task","args":{"title":"Проверить форму регистрации","assignee":"Дмитрий","dueIso":"2026-12-01","column":null,"description":null},"done":false,"newTopic":false,"buttons":[]}`,
+		Model:   "accounts/fireworks/models/gpt-oss-20b",
+		Usage:   &llmtest.WireUsage{PromptTokens: 1200, CompletionTokens: 80, TotalTokens: 1280},
+	})
+	status, body := e.post("k-dmitry", `{"conversation_id":"c1","message_id":"m1","text":"Поставь на меня задачу проверить форму регистрации до завтра"}`)
+	if status != 200 {
+		t.Fatalf("status %d %v", status, body)
+	}
+	pending, _ := body["pending"].(map[string]any)
+	if pending == nil || pending["tool"] != "create_task" {
+		t.Fatalf("pending = %v", body["pending"])
+	}
+	if n, _ := e.app.Board.Cards(context.Background(), "acme"); len(n) != 0 {
+		t.Fatalf("a card exists before confirmation: %+v", n)
+	}
+
+	// What went over the wire: the decision schema as strict structured
+	// output, with the catalog's tools and nothing else.
+	reqs := e.model.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	rf := reqs[0].ResponseFormat
+	if rf == nil || rf.Type != "json_schema" || rf.JSONSchema == nil || rf.JSONSchema.Strict == nil || !*rf.JSONSchema.Strict {
+		t.Fatalf("response_format = %+v", rf)
+	}
+	schema := string(rf.JSONSchema.Schema)
+	if !strings.Contains(schema, `"create_task"`) || strings.Contains(schema, "delete_board") {
+		t.Errorf("schema tool enum wrong: %s", schema)
+	}
+	if reqs[0].Temperature == nil || *reqs[0].Temperature != 0 {
+		t.Errorf("temperature = %v, want 0", reqs[0].Temperature)
+	}
+
+	firstTurn := body["turn_id"].(string)
+	status, body = e.post("k-dmitry", `{"conversation_id":"c1","message_id":"m2","button":"`+confirmButton(t, body)+`"}`)
+	if status != 200 {
+		t.Fatalf("status %d %v", status, body)
+	}
+	executed, _ := body["executed"].([]any)
+	if len(executed) != 1 || executed[0].(map[string]any)["status"] != "ok" {
+		t.Fatalf("executed = %v", body["executed"])
+	}
+	cards, _ := e.app.Board.Cards(context.Background(), "acme")
+	if len(cards) != 1 || cards[0].Title != "Проверить форму регистрации" || cards[0].AssigneeID != "dmitry" {
+		t.Fatalf("cards = %+v", cards)
+	}
+	if !strings.Contains(body["say"].(string), cards[0].URL) {
+		t.Errorf("reply %q does not link the created card", body["say"])
+	}
+	if e.model.Count() != 1 {
+		t.Errorf("the confirmation called the model (%d requests)", e.model.Count())
+	}
+
+	// Redelivering the confirmation is a no-op that returns the same reply.
+	status, dup := e.post("k-dmitry", `{"conversation_id":"c1","message_id":"m2","text":"да"}`)
+	if status != 200 || dup["duplicate"] != true || dup["turn_id"] != body["turn_id"] {
+		t.Errorf("redelivery: %d %v", status, dup)
+	}
+	if cards, _ := e.app.Board.Cards(context.Background(), "acme"); len(cards) != 1 {
+		t.Errorf("redelivery created another card: %d", len(cards))
+	}
+
+	// The first turn's record shows who decided and what it cost.
+	status, tr := e.do("GET", "/v1/turns/"+firstTurn, "k-dmitry", "")
+	if status != 200 {
+		t.Fatalf("GET turn: %d %v", status, tr)
+	}
+	for _, k := range []string{"turn_id", "conversation_id", "route", "llm_calls", "decision", "vetoes", "executed", "duration_ms"} {
+		if _, ok := tr[k]; !ok {
+			t.Errorf("turn record lacks %q", k)
+		}
+	}
+	calls := tr["llm_calls"].([]any)
+	if len(calls) != 1 {
+		t.Fatalf("llm_calls = %v", calls)
+	}
+	call := calls[0].(map[string]any)
+	if call["provider"] != "primary" || call["model"] != "accounts/fireworks/models/gpt-oss-20b" || call["operation"] != "turn" ||
+		call["strategy"] != "balanced" || call["input_tokens"] != 1200.0 || call["output_tokens"] != 80.0 || call["status"] != "ok" {
+		t.Errorf("llm call = %v", call)
+	}
+	// 1200 * 0.10/1e6 + 80 * 0.50/1e6
+	if cost := call["cost_usd"].(float64); cost < 0.000159 || cost > 0.000161 {
+		t.Errorf("cost_usd = %v, want 0.00016", cost)
+	}
+	if d := tr["decision"].(map[string]any); d["tool"] != "create_task" {
+		t.Errorf("decision = %v", d)
+	}
+	if tr["conversation_id"] != "c1" || tr["route"] != "model" {
+		t.Errorf("record = %v", tr)
+	}
+
+	// Same tenant may read it; another tenant may not even learn it exists.
+	if status, _ := e.do("GET", "/v1/turns/"+firstTurn, "k-olga-ro", ""); status != 200 {
+		t.Errorf("same-tenant read: %d", status)
+	}
+	if status, body := e.do("GET", "/v1/turns/"+firstTurn, "k-hank-globex", ""); status != 404 {
+		t.Errorf("cross-tenant read: %d %v", status, body)
+	}
+}
+
+func confirmButton(t *testing.T, reply map[string]any) string {
+	t.Helper()
+	for _, b := range reply["buttons"].([]any) {
+		v := b.(map[string]any)["value"].(string)
+		if strings.HasPrefix(v, "confirm:") {
+			return v
+		}
+	}
+	t.Fatalf("no confirm button in %v", reply["buttons"])
+	return ""
+}
+
+func TestEndToEndRefusalsWriteNothing(t *testing.T) {
+	e := newE2E(t)
+	for _, body := range []string{`{"conversation_id":"c1","text":`, `{"conversation_id":"c1","text":"x","extra":1}`, `{"text":"x"}`} {
+		if status, _ := e.post("k-dmitry", body); status != 400 {
+			t.Errorf("%s: status %d", body, status)
+		}
+	}
+	if status, _ := e.post("wrong-token", `{"conversation_id":"c1","text":"x"}`); status != 401 {
+		t.Errorf("wrong token: %d", status)
+	}
+	// Nothing reached the model, and nothing was remembered or journaled.
+	if e.model.Count() != 0 {
+		t.Errorf("model called %d times", e.model.Count())
+	}
+	var n int
+	if err := e.app.Store.DB().QueryRow(`SELECT count(*) FROM turns`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("journal has %d turns (err %v)", n, err)
+	}
+}
+
+func TestEndToEndModelGarbage(t *testing.T) {
+	e := newE2E(t)
+	// A provider that answers garbage twice: nothing runs, the user is asked
+	// to rephrase, both calls are journaled.
+	e.model.Enqueue(llmtest.HTTPReply{Content: "I'll create it now!"}, llmtest.HTTPReply{Content: `{"say":1}`})
+	status, body := e.post("k-dmitry", `{"conversation_id":"c1","text":"Создай задачу"}`)
+	if status != 200 || body["pending"] != nil || len(body["executed"].([]any)) != 0 {
+		t.Fatalf("%d %v", status, body)
+	}
+	_, tr := e.do("GET", "/v1/turns/"+body["turn_id"].(string), "k-dmitry", "")
+	if calls := tr["llm_calls"].([]any); len(calls) != 2 || calls[1].(map[string]any)["operation"] != "repair" {
+		t.Errorf("llm_calls = %v", tr["llm_calls"])
+	}
+	// A provider that fails (HTTP 500): nothing runs either.
+	e.model.Enqueue(llmtest.HTTPReply{Status: 500, ErrorMessage: "boom"})
+	status, body = e.post("k-dmitry", `{"conversation_id":"c1","text":"Создай задачу"}`)
+	if status != 200 || body["pending"] != nil {
+		t.Fatalf("%d %v", status, body)
+	}
+	_, tr = e.do("GET", "/v1/turns/"+body["turn_id"].(string), "k-dmitry", "")
+	if calls := tr["llm_calls"].([]any); len(calls) != 1 || calls[0].(map[string]any)["status"] != "transient" {
+		t.Errorf("llm_calls = %v", tr["llm_calls"])
+	}
+}
