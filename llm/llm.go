@@ -131,6 +131,9 @@ type Error struct {
 	RetryAfter time.Duration // from a Retry-After header, if any
 	Message    string
 	Err        error
+	// Attempts is set by wrappers that tried several times before giving
+	// up: every attempt, in order. Empty means this call was the only one.
+	Attempts []Attempt
 }
 
 func (e *Error) Error() string {

@@ -32,7 +32,7 @@ const (
 	DefaultMemoryTTL      = 30 * time.Minute
 	DefaultPause          = 10 * time.Minute
 	DefaultPendingTTL     = 10 * time.Minute
-	DefaultModelTimeout   = 15 * time.Second
+	DefaultModelTimeout   = 40 * time.Second
 	DefaultMaxTokens      = 1000
 	DefaultContextTimeout = 3 * time.Second
 	DefaultTurnTimeout    = 90 * time.Second
@@ -89,10 +89,13 @@ type Config struct {
 	Model    llm.Provider
 	Strategy string
 	// Prices by model name, for the journal's cost estimate.
-	Prices       map[string]llm.Price
-	Tenants      map[string]Tenant
-	Memory       MemoryPolicy
-	PendingTTL   time.Duration
+	Prices     map[string]llm.Price
+	Tenants    map[string]Tenant
+	Memory     MemoryPolicy
+	PendingTTL time.Duration
+	// ModelTimeout bounds one model request including the retries and
+	// fallbacks a provider chain may make inside it; each provider bounds
+	// its own calls (15 s by default).
 	ModelTimeout time.Duration
 	MaxTokens    int
 	Temperature  float64

@@ -59,7 +59,8 @@ type Options struct {
 }
 
 // LocalConfig is the zero-configuration setup: one tenant, one user, every
-// tool, the task board, and a key created on first start.
+// tool, the task board, and a key created on first start. ARBITER_LISTEN,
+// ARBITER_LANGUAGE (en, ru), ARBITER_TIMEZONE and ARBITER_USER_NAME adjust it.
 func LocalConfig(getenv func(string) string) *config.Config {
 	lang := getenv("ARBITER_LANGUAGE")
 	if lang != "ru" {
@@ -73,8 +74,12 @@ func LocalConfig(getenv func(string) string) *config.Config {
 	if name == "" {
 		name = "Local User"
 	}
+	listen := getenv("ARBITER_LISTEN")
+	if listen == "" {
+		listen = "127.0.0.1:8080"
+	}
 	return &config.Config{
-		Listen: "127.0.0.1:8080",
+		Listen: listen,
 		Store:  config.Store{Kind: "sqlite", Path: filepath.Join("data", "arbiter.db")},
 		Tenants: []config.Tenant{{
 			ID: "local", Timezone: zone, Language: lang,

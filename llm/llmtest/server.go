@@ -104,34 +104,67 @@ type ChatMessage struct {
 	Content string `json:"content"`
 }
 
-// UnmarshalJSON accepts content as a string or as an array of parts.
-func (m *ChatMessage) UnmarshalJSON(data []byte) error {
-	var raw struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	m.Role = raw.Role
-	m.Content = ""
-	if len(raw.Content) == 0 || raw.Content[0] == 'n' {
+// wireRequest is the decoding form of ChatRequest.
+type wireRequest struct {
+	Model               string          `json:"model"`
+	Messages            []wireInMessage `json:"messages"`
+	ResponseFormat      *ResponseFormat `json:"response_format"`
+	Temperature         *float64        `json:"temperature"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+}
+
+type wireInMessage struct {
+	Role    string         `json:"role"`
+	Content messageContent `json:"content"`
+}
+
+// messageContent decodes from a JSON string, null, or an array of content
+// parts (whose text parts are concatenated).
+type messageContent string
+
+func (c *messageContent) UnmarshalJSON(data []byte) error {
+	switch {
+	case len(data) == 0 || data[0] == 'n':
+		*c = ""
 		return nil
-	}
-	if raw.Content[0] == '"' {
-		return json.Unmarshal(raw.Content, &m.Content)
+	case data[0] == '"':
+		return json.Unmarshal(data, (*string)(c))
 	}
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if err := json.Unmarshal(raw.Content, &parts); err != nil {
+	if err := json.Unmarshal(data, &parts); err != nil {
 		return fmt.Errorf("message content: %w", err)
 	}
+	var s string
 	for _, p := range parts {
-		m.Content += p.Text
+		s += p.Text
 	}
+	*c = messageContent(s)
 	return nil
+}
+
+func decodeRequest(body []byte) (*ChatRequest, error) {
+	var w wireRequest
+	if err := json.Unmarshal(body, &w); err != nil {
+		return nil, err
+	}
+	req := &ChatRequest{
+		Model:               w.Model,
+		Messages:            make([]ChatMessage, len(w.Messages)),
+		ResponseFormat:      w.ResponseFormat,
+		Temperature:         w.Temperature,
+		MaxTokens:           w.MaxTokens,
+		MaxCompletionTokens: w.MaxCompletionTokens,
+		Stream:              w.Stream,
+	}
+	for i, m := range w.Messages {
+		req.Messages[i] = ChatMessage{Role: m.Role, Content: string(m.Content)}
+	}
+	return req, nil
 }
 
 // ResponseFormat is the response_format of a request.
@@ -218,8 +251,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "read body: "+err.Error(), "invalid_request_error", "", "")
 		return
 	}
-	req := &ChatRequest{}
-	if err := json.Unmarshal(body, req); err != nil {
+	req, err := decodeRequest(body)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "decode body: "+err.Error(), "invalid_request_error", "", "")
 		return
 	}

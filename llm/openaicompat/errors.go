@@ -53,12 +53,12 @@ var billingCodes = map[string]bool{
 // Error codes and types that mean the provider's content policy refused
 // the request.
 var contentPolicyCodes = map[string]bool{
-	"content_filter":              true,
-	"content_policy_violation":    true,
-	"content_policy":              true,
-	"moderation_blocked":          true,
+	"content_filter":               true,
+	"content_policy_violation":     true,
+	"content_policy":               true,
+	"moderation_blocked":           true,
 	"responsibleaipolicyviolation": true,
-	"invalid_prompt":              true,
+	"invalid_prompt":               true,
 }
 
 func isBilling(codes ...string) bool {
@@ -92,14 +92,15 @@ func (p *Provider) classify(ctx, callCtx context.Context, resp *http.Response, e
 	}
 
 	var apiErr *openai.Error
-	if errors.As(err, &apiErr) {
+	if errors.As(err, &apiErr) && (apiErr.Message != "" || apiErr.Code != "" || apiErr.Type != "") {
 		ae := &APIError{Status: apiErr.StatusCode, Type: apiErr.Type, Code: apiErr.Code,
 			Param: apiErr.Param, Message: p.redact(apiErr.Message)}
 		return p.statusError(ae, apiErr.Response)
 	}
 	if resp != nil && resp.StatusCode >= 400 {
-		// An error status whose body was not an OpenAI error object.
-		ae := &APIError{Status: resp.StatusCode, Message: http.StatusText(resp.StatusCode)}
+		// An error status whose body is not an OpenAI error object.
+		ae := otherErrorBody(resp)
+		ae.Message = p.redact(ae.Message)
 		return p.statusError(ae, resp)
 	}
 
@@ -123,6 +124,41 @@ func (p *Provider) classify(ctx, callCtx context.Context, resp *http.Response, e
 		e.Message = "call failed: " + e.Err.Error()
 	}
 	return e
+}
+
+// otherErrorBody reads the error shapes other compatible servers use:
+// {"error":"text"} (Ollama), {"message","type","code"} at the top level
+// (vLLM), {"detail":"text"} (FastAPI). Anything else gives just the status.
+func otherErrorBody(resp *http.Response) *APIError {
+	ae := &APIError{Status: resp.StatusCode}
+	if resp.Body == nil {
+		return ae
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil || len(data) == 0 || data[0] != '{' {
+		return ae
+	}
+	var body struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(data, &body) != nil {
+		return ae
+	}
+	var text string
+	switch {
+	case json.Unmarshal(body.Error, &text) == nil && text != "":
+		ae.Message = text
+	case body.Message != "":
+		ae.Message, ae.Type = body.Message, body.Type
+		_ = json.Unmarshal(body.Code, &ae.Code) // a string code; numeric ones are dropped
+	case json.Unmarshal(body.Detail, &text) == nil && text != "":
+		ae.Message = text
+	}
+	return ae
 }
 
 func isNetError(err error) bool {

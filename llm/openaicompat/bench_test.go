@@ -1,0 +1,194 @@
+package openaicompat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+)
+
+// benchSchema is a decision-like strict schema of about 1 KB.
+var benchSchema = []byte(`{"type":"object","additionalProperties":false,` +
+	`"required":["reply","action","arguments","confidence","needs_confirmation"],"properties":{` +
+	`"reply":{"type":"string","description":"What to say to the user, in their language."},` +
+	`"action":{"type":["string","null"],"enum":["none","search_tasks","create_task","move_task","comment_task","list_events","create_event",null],"description":"The tool to call, or none."},` +
+	`"arguments":{"type":["object","null"],"additionalProperties":false,"required":["query","title","list","due","text"],"properties":{` +
+	`"query":{"type":["string","null"]},"title":{"type":["string","null"]},"list":{"type":["string","null"]},` +
+	`"due":{"type":["string","null"],"description":"RFC 3339 date or null"},"text":{"type":["string","null"]}}},` +
+	`"confidence":{"type":"number","minimum":0,"maximum":1},` +
+	`"needs_confirmation":{"type":"boolean","description":"True when the action changes data."}}}`)
+
+const benchReply = `{"reply":"I found 3 tasks about the launch.","action":"search_tasks","arguments":{"query":"launch","title":null,"list":null,"due":null,"text":null},"confidence":0.92,"needs_confirmation":false}`
+
+// benchRequest is a turn-sized request: a ~2.5 KB system prompt, a short
+// history and a user message (~3 KB in all) plus the strict schema.
+func benchRequest() llm.Request {
+	system := strings.Repeat("You are the team assistant. Answer briefly, in the user's language, and propose at most one action. ", 25)
+	return llm.Request{
+		Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: system},
+			{Role: llm.RoleUser, Content: "What is on the board for the launch?"},
+			{Role: llm.RoleAssistant, Content: `{"reply":"Let me look.","action":"none","arguments":null,"confidence":0.8,"needs_confirmation":false}`},
+			{Role: llm.RoleUser, Content: "Show me the open tasks about the launch, please, and anything due this week."},
+		},
+		Schema:      &llm.Schema{Name: "decision", JSON: benchSchema, Strict: benchSchema},
+		Temperature: 0,
+		MaxTokens:   500,
+		Operation:   "turn",
+	}
+}
+
+func benchServer(b *testing.B) *llmtest.Server {
+	b.Helper()
+	srv := llmtest.NewServer(llmtest.ServerConfig{
+		APIKey:        testKey,
+		SkipRecording: true,
+		Respond: func(*llmtest.ChatRequest) llmtest.HTTPReply {
+			return llmtest.HTTPReply{Content: benchReply, Model: "bench-model-2025-01-01"}
+		},
+	})
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+// reportCPU starts measuring the process's CPU time; the returned func
+// reports it per iteration as "cpu-ns/op" (client and fake server
+// together), which is steadier than wall time on a shared machine.
+func reportCPU(b *testing.B) func() {
+	start, ok := processCPU()
+	return func() {
+		end, _ := processCPU()
+		if ok && b.N > 0 {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+// BenchmarkComplete measures one Provider.Complete through the SDK against
+// the loopback fake server (server CPU included).
+func BenchmarkComplete(b *testing.B) {
+	srv := benchServer(b)
+	p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "bench-model"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest()
+	ctx := context.Background()
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		resp, err := p.Complete(ctx, req)
+		if err != nil || resp.Text != benchReply {
+			b.Fatalf("Complete: %v %q", err, resp.Text)
+		}
+	}
+}
+
+// BenchmarkBaselineNetHTTP makes the same call with plain net/http and
+// encoding/json, as the reference for the SDK's overhead.
+func BenchmarkBaselineNetHTTP(b *testing.B) {
+	srv := benchServer(b)
+	client := SharedHTTPClient()
+	url := srv.URL + "/chat/completions"
+	req := benchRequest()
+	ctx := context.Background()
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		resp, err := baselineComplete(ctx, client, url, testKey, "bench-model", &req)
+		if err != nil || resp.Text != benchReply {
+			b.Fatalf("baseline: %v %q", err, resp.Text)
+		}
+	}
+}
+
+type baseMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type baseJSONSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
+}
+
+type baseFormat struct {
+	Type       string          `json:"type"`
+	JSONSchema *baseJSONSchema `json:"json_schema,omitempty"`
+}
+
+type baseRequest struct {
+	Model          string        `json:"model"`
+	Messages       []baseMessage `json:"messages"`
+	ResponseFormat *baseFormat   `json:"response_format,omitempty"`
+	Temperature    float64       `json:"temperature"`
+	MaxTokens      int           `json:"max_tokens,omitempty"`
+}
+
+type baseResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+func baselineComplete(ctx context.Context, client *http.Client, url, key, model string, req *llm.Request) (llm.Response, error) {
+	body := baseRequest{Model: model, Temperature: req.Temperature, MaxTokens: req.MaxTokens,
+		Messages: make([]baseMessage, len(req.Messages))}
+	for i, m := range req.Messages {
+		body.Messages[i] = baseMessage(m)
+	}
+	if req.Schema != nil {
+		body.ResponseFormat = &baseFormat{Type: "json_schema",
+			JSONSchema: &baseJSONSchema{Name: req.Schema.Name, Schema: req.Schema.Strict, Strict: true}}
+	}
+	data, err := json.Marshal(&body)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
+	if err != nil {
+		return llm.Response{}, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Authorization", "Bearer "+key)
+	hresp, err := client.Do(hreq)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	defer hresp.Body.Close()
+	raw, err := io.ReadAll(hresp.Body)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	if hresp.StatusCode != http.StatusOK {
+		return llm.Response{}, fmt.Errorf("HTTP %d", hresp.StatusCode)
+	}
+	var out baseResponse
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return llm.Response{}, err
+	}
+	if len(out.Choices) == 0 {
+		return llm.Response{}, fmt.Errorf("no choices")
+	}
+	return llm.Response{
+		Text: out.Choices[0].Message.Content, Model: out.Model,
+		Usage:        llm.Usage{InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens},
+		FinishReason: out.Choices[0].FinishReason,
+	}, nil
+}
