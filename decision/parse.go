@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -137,57 +137,156 @@ func jsonValueLen(s string) int {
 
 // checkDuplicateKeys rejects any object, at any depth, that names a key
 // twice: encoding/json would silently keep the last one, and a model (or an
-// injected text) could hide a second "tool" behind the first.
+// injected text) could hide a second "tool" behind the first. data must be
+// one valid JSON value (callers check that first).
 func checkDuplicateKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := walkValue(dec, ""); err != nil {
+	sc := dupScanner{data: data}
+	if err := sc.value(); err != nil {
 		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	sc.space()
+	if sc.pos != len(data) {
 		return fail("", "trailing data after the JSON object")
 	}
 	return nil
 }
 
-func walkValue(dec *json.Decoder, loc string) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return fail(loc, "malformed JSON: %v", err)
+// dupScanner walks valid JSON looking only at object keys; it keeps the
+// path to the current value so a duplicate can be reported by location.
+type dupScanner struct {
+	data []byte
+	pos  int
+	path []string
+}
+
+var errTruncated = fail("", "malformed JSON: unexpected end")
+
+func (s *dupScanner) space() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
 	}
-	delim, ok := tok.(json.Delim)
-	if !ok {
-		return nil
+}
+
+func (s *dupScanner) value() error {
+	s.space()
+	if s.pos >= len(s.data) {
+		return errTruncated
 	}
-	switch delim {
+	switch s.data[s.pos] {
 	case '{':
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return fail(loc, "malformed JSON: %v", err)
-			}
-			key, _ := kt.(string)
-			child := loc + "/" + escapePointer(key)
-			if seen[key] {
-				return fail(child, "duplicate key %q", key)
-			}
-			seen[key] = true
-			if err := walkValue(dec, child); err != nil {
-				return err
-			}
-		}
+		return s.object()
 	case '[':
-		for i := 0; dec.More(); i++ {
-			if err := walkValue(dec, fmt.Sprintf("%s/%d", loc, i)); err != nil {
+		s.pos++
+		for i := 0; ; i++ {
+			s.space()
+			if s.pos >= len(s.data) {
+				return errTruncated
+			}
+			if s.data[s.pos] == ']' {
+				s.pos++
+				return nil
+			}
+			if s.data[s.pos] == ',' {
+				s.pos++
+			}
+			s.path = append(s.path, strconv.Itoa(i))
+			if err := s.value(); err != nil {
 				return err
 			}
+			s.path = s.path[:len(s.path)-1]
 		}
+	case '"':
+		_, err := s.str()
+		return err
 	}
-	if _, err := dec.Token(); err != nil { // the closing delimiter
-		return fail(loc, "malformed JSON: %v", err)
+	for s.pos < len(s.data) && !strings.ContainsRune(",]} \t\r\n", rune(s.data[s.pos])) {
+		s.pos++
 	}
 	return nil
+}
+
+func (s *dupScanner) object() error {
+	s.pos++
+	var keys []string
+	for {
+		s.space()
+		if s.pos >= len(s.data) {
+			return errTruncated
+		}
+		switch s.data[s.pos] {
+		case '}':
+			s.pos++
+			return nil
+		case ',':
+			s.pos++
+			continue
+		}
+		key, err := s.str()
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if k == key {
+				return fail(s.pointer(key), "duplicate key %q", key)
+			}
+		}
+		keys = append(keys, key)
+		s.space()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return fail(s.pointer(key), "malformed JSON: expected ':'")
+		}
+		s.pos++
+		s.path = append(s.path, key)
+		if err := s.value(); err != nil {
+			return err
+		}
+		s.path = s.path[:len(s.path)-1]
+	}
+}
+
+// str reads a string literal and returns its value; escapes (rare in keys)
+// are decoded so "t\u0069tle" and "title" count as the same key.
+func (s *dupScanner) str() (string, error) {
+	start := s.pos
+	s.pos++
+	escaped := false
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case '\\':
+			escaped = true
+			s.pos += 2
+			continue
+		case '"':
+			s.pos++
+			raw := s.data[start:s.pos]
+			if !escaped {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var v string
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return "", fail(s.pointer(""), "malformed JSON string: %v", err)
+			}
+			return v, nil
+		}
+		s.pos++
+	}
+	return "", errTruncated
+}
+
+func (s *dupScanner) pointer(last string) string {
+	var b strings.Builder
+	for _, p := range s.path {
+		b.WriteString("/" + escapePointer(p))
+	}
+	if last != "" {
+		b.WriteString("/" + escapePointer(last))
+	}
+	return b.String()
 }
 
 func escapePointer(s string) string {

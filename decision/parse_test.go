@@ -67,6 +67,8 @@ func TestParseRejects(t *testing.T) {
 		{"array", `[{"say":"a"}]`, "", "not an object"},
 		{"two fenced objects", "```json\n{\"say\":\"a\"}\n```\n```json\n{\"say\":\"b\"}\n```", "", "found 2 JSON values"},
 		{"duplicate top key", `{"say":"a","tool":null,"tool":"create_task"}`, "/tool", "duplicate key"},
+		{"duplicate key spelled with an escape", `{"say":"a","tool":"create_task","args":{"title":"x","t\u0069tle":"y"}}`, "/args/title", "duplicate key"},
+		{"duplicate inside an array", `{"say":"a","buttons":[{"label":"a","value":"1"},{"label":"b","label":"c","value":"2"}]}`, "/buttons/1/label", "duplicate key"},
 		{"duplicate nested key", `{"say":"a","tool":"create_task","args":{"title":"x","title":"y"}}`, "/args/title", "duplicate key"},
 		{"duplicate in string args", `{"say":"a","tool":"create_task","args":"{\"t\":1,\"t\":2}"}`, "/args/t", "duplicate key"},
 		{"say wrong type", `{"say":5}`, "/say", "must be a string"},

@@ -343,9 +343,15 @@ func (b *Board) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 	if r := b.decodeArgs(call, &a); r != nil {
 		return *r
 	}
-	cards, err := b.queryCards(ctx, b.db, `WHERE tenant = ? AND status = 'open' AND assignee_id = ?`, c.TenantID, c.UserID)
+	state, err := b.openState(ctx, c.TenantID)
 	if err != nil {
 		return b.storageFailure(c, err)
+	}
+	var cards []Card
+	for _, card := range state.open {
+		if card.AssigneeID == c.UserID {
+			cards = append(cards, card)
+		}
 	}
 	sortByDue(cards)
 	total := len(cards)

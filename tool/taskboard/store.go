@@ -147,7 +147,9 @@ func (b *Board) writeOnce(ctx context.Context, tenant string, fn writeFunc) (err
 	if err := fn(tx, cols); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	err = tx.Commit()
+	b.invalidate(tenant)
+	if err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
@@ -136,7 +137,8 @@ type Board struct {
 	now     func() time.Time
 	// sem serializes this Board's write transactions so they queue here
 	// instead of contending for the SQLite write lock.
-	sem chan struct{}
+	sem   chan struct{}
+	cache stateCache
 }
 
 var _ tool.ContextSource = (*Board)(nil)
@@ -351,14 +353,11 @@ const maxContextCards = 30
 // with id, column, due and status, one compact line each. It only reads;
 // an error means the database could not be read.
 func (b *Board) LiveContext(ctx context.Context, caller tool.Caller, now time.Time) ([]tool.ContextSection, error) {
-	cols, err := b.Columns(ctx, caller.TenantID)
+	state, err := b.openState(ctx, caller.TenantID)
 	if err != nil {
 		return nil, err
 	}
-	open, err := b.queryCards(ctx, b.db, `WHERE tenant = ? AND status = 'open' ORDER BY created_at, rowid`, caller.TenantID)
-	if err != nil {
-		return nil, err
-	}
+	cols, open := state.columns, state.open
 	members := b.Members(caller.TenantID)
 	memberLines := make([]string, 0, len(members))
 	for _, m := range members {
@@ -411,13 +410,22 @@ func (b *Board) LiveContext(ctx context.Context, caller tool.Caller, now time.Ti
 
 // callerLocation is the caller's time zone, UTC when unknown.
 func callerLocation(c tool.Caller) *time.Location {
-	if c.Timezone != "" {
-		if loc, err := time.LoadLocation(c.Timezone); err == nil {
-			return loc
-		}
+	if c.Timezone == "" {
+		return time.UTC
 	}
-	return time.UTC
+	if loc, ok := zones.Load(c.Timezone); ok {
+		return loc.(*time.Location)
+	}
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	zones.Store(c.Timezone, loc)
+	return loc
 }
+
+// zones caches loaded time zones: loading one reads the zone database.
+var zones sync.Map
 
 // overdue reports whether due (a date or an RFC 3339 time) is past: a date
 // once its day is over in loc.

@@ -1,0 +1,325 @@
+// Package bench measures what one arbiter turn costs against a hand-written
+// baseline doing the same work in the same process: a message over loopback
+// HTTP, one call to a fake OpenAI-compatible model server, a read tool, the
+// reply. The baseline uses only net/http and encoding/json and keeps
+// nothing; the engine runs the full pipeline on the embedded store.
+//
+// It is used by the arbiter-bench command and the package's Go benchmarks;
+// it holds no production code.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/arbiterhq/arbiter/internal/app"
+	"github.com/arbiterhq/arbiter/internal/config"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// decision is what the fake model answers on every call: list my tasks.
+const decision = `{"say":"Вот ваши задачи.","tool":"list_my_tasks","args":{},"done":false,"newTopic":false,"buttons":[]}`
+
+const token = "k-bench-user"
+
+// Conversations is how many conversations the turns rotate through, so
+// memory reaches its steady size (the window) quickly.
+const Conversations = 8
+
+// Workload runs turns of one kind.
+type Workload interface {
+	Turn(i int) error
+	Close()
+}
+
+func modelServer(capture func(*llmtest.ChatRequest)) *llmtest.Server {
+	return llmtest.NewServer(llmtest.ServerConfig{
+		SkipRecording: true,
+		Respond: func(r *llmtest.ChatRequest) llmtest.HTTPReply {
+			if capture != nil {
+				capture(r)
+			}
+			return llmtest.HTTPReply{Content: decision, Usage: &llmtest.WireUsage{PromptTokens: 900, CompletionTokens: 40, TotalTokens: 940}}
+		},
+	})
+}
+
+// client is a keep-alive client sized for the benchmark.
+func client() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
+}
+
+// Engine is the full arbiter on a temporary SQLite store.
+type Engine struct {
+	app    *app.App
+	api    *httptest.Server
+	model  *llmtest.Server
+	client *http.Client
+	// prompt is the latest request the model received, for the baseline
+	// to send the same bytes.
+	prompt  atomic.Pointer[llmtest.ChatRequest]
+	checked bool
+}
+
+// NewEngine wires an arbiter in dir with a task board holding a few cards
+// of the benchmark user.
+func NewEngine(dir string) (*Engine, error) {
+	e := &Engine{client: client()}
+	e.model = modelServer(func(r *llmtest.ChatRequest) { e.prompt.Store(r) })
+	yaml := fmt.Sprintf(`store: {kind: sqlite, path: %q}
+models:
+  - {name: fake, kind: openai, base_url: %q, model: gpt-oss-20b, api_key: sk-bench}
+tenants:
+  - id: bench
+    timezone: Europe/Moscow
+    roles: {owner: {tools: ["*"]}}
+    users:
+      - {id: u1, name: Дмитрий Иванов, role: owner, keys: [{token: %q, scopes: [read, "write:safe"]}]}
+      - {id: u2, name: Ольга Смирнова, role: owner}
+tools:
+  taskboard: {confirm: {create_task: never}}
+`, filepath.Join(dir, "arbiter.db"), e.model.URL, token)
+	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
+	if err != nil {
+		return nil, err
+	}
+	if e.app, err = app.Build(cfg, app.Options{}); err != nil {
+		e.model.Close()
+		return nil, err
+	}
+	if err := e.seed(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.api = httptest.NewServer(e.app.HTTP)
+	return e, nil
+}
+
+func (e *Engine) seed() error {
+	var create tool.Tool
+	for _, t := range e.app.Board.Tools() {
+		if t.Spec().Name == "create_task" {
+			create = t
+		}
+	}
+	caller := tool.Caller{TenantID: "bench", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru"}
+	for i := range 5 {
+		args := fmt.Sprintf(`{"title":"Задача %d","assignee":"me","dueIso":"2026-12-0%d"}`, i+1, i+1)
+		res, err := create.Call(context.Background(), tool.Call{Caller: caller, Args: json.RawMessage(args)})
+		if err != nil || res.Status != tool.StatusOK {
+			return fmt.Errorf("seed card: %v %s", err, res.Error)
+		}
+	}
+	return nil
+}
+
+// Turn posts one message and checks, on the first turn, that the reply
+// came from the executed read tool.
+func (e *Engine) Turn(i int) error {
+	body := `{"conversation_id":"c` + strconv.Itoa(i%Conversations) + `","text":"Что у меня по задачам?"}`
+	out, err := post(e.client, e.api.URL+"/v1/messages", body)
+	if err != nil {
+		return err
+	}
+	if !e.checked {
+		e.checked = true
+		if !bytes.Contains(out, []byte(`"status":"ok"`)) || !bytes.Contains(out, []byte("Задача 1")) {
+			return fmt.Errorf("engine turn did not run list_my_tasks: %s", out)
+		}
+	}
+	return nil
+}
+
+// LastRequest returns the latest request the model received, so the
+// baseline can send the same request as a warmed-up engine.
+func (e *Engine) LastRequest() *llmtest.ChatRequest {
+	return e.prompt.Load()
+}
+
+// Close stops everything.
+func (e *Engine) Close() {
+	if e.api != nil {
+		e.api.Close()
+	}
+	e.app.Close()
+	e.model.Close()
+}
+
+func post(c *http.Client, url, body string) ([]byte, error) {
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status %d: %s", resp.StatusCode, out)
+	}
+	return out, nil
+}
+
+// Baseline is the same turn written directly on net/http and
+// encoding/json, with no persistence, memory, journal or checks beyond
+// decoding.
+type Baseline struct {
+	api      *httptest.Server
+	model    *llmtest.Server
+	client   *http.Client
+	prompt   []baselineMessage
+	format   json.RawMessage
+	maxToken int
+	cards    []baselineCard
+	mu       sync.Mutex
+	seq      int
+}
+
+type baselineCard struct {
+	ID, Title, URL, Assignee, Due, Column, Status string
+}
+
+// NewBaseline starts the baseline server. like is a model request of the
+// engine: the baseline sends the same messages (the last user message
+// replaced by the incoming text) and the same response format, so both put
+// the same bytes on the wire.
+func NewBaseline(like *llmtest.ChatRequest) *Baseline {
+	b := &Baseline{model: modelServer(nil), client: client(), maxToken: 1000}
+	if like != nil {
+		for _, m := range like.Messages {
+			b.prompt = append(b.prompt, baselineMessage{Role: m.Role, Content: m.Content})
+		}
+		var raw struct {
+			ResponseFormat json.RawMessage `json:"response_format"`
+		}
+		_ = json.Unmarshal(like.Body, &raw)
+		b.format = raw.ResponseFormat
+	}
+	for i := range 5 {
+		b.cards = append(b.cards, baselineCard{
+			ID: "card" + strconv.Itoa(i), Title: "Задача " + strconv.Itoa(i+1), URL: "http://127.0.0.1:8080/board/c/card" + strconv.Itoa(i),
+			Assignee: "u1", Due: "2026-12-0" + strconv.Itoa(i+1), Column: "Входящие", Status: "open",
+		})
+	}
+	b.api = httptest.NewServer(http.HandlerFunc(b.serve))
+	return b
+}
+
+type baselineMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type baselineRequest struct {
+	Model          string            `json:"model"`
+	Messages       []baselineMessage `json:"messages"`
+	Temperature    float64           `json:"temperature"`
+	MaxTokens      int               `json:"max_tokens"`
+	ResponseFormat json.RawMessage   `json:"response_format,omitempty"`
+}
+
+func (b *Baseline) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+token {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	var in struct {
+		ConversationID string `json:"conversation_id"`
+		Text           string `json:"text"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req := baselineRequest{Model: "gpt-oss-20b", MaxTokens: b.maxToken, ResponseFormat: b.format}
+	req.Messages = append(req.Messages, b.prompt...)
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "user" {
+		req.Messages[n-1].Content = in.Text
+	} else {
+		req.Messages = append(req.Messages, baselineMessage{Role: "user", Content: in.Text})
+	}
+	body, _ := json.Marshal(req)
+	mreq, _ := http.NewRequestWithContext(r.Context(), "POST", b.model.URL+"/chat/completions", bytes.NewReader(body))
+	mreq.Header.Set("Content-Type", "application/json")
+	mresp, err := b.client.Do(mreq)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	var completion struct {
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	err = json.NewDecoder(mresp.Body).Decode(&completion)
+	mresp.Body.Close()
+	if err != nil || len(completion.Choices) == 0 {
+		http.Error(w, "bad model answer", http.StatusBadGateway)
+		return
+	}
+	var d struct {
+		Say  string          `json:"say"`
+		Tool *string         `json:"tool"`
+		Args json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal([]byte(completion.Choices[0].Message.Content), &d); err != nil || d.Tool == nil || *d.Tool != "list_my_tasks" {
+		http.Error(w, "unexpected decision", http.StatusBadGateway)
+		return
+	}
+	var mine []baselineCard
+	var text strings.Builder
+	text.WriteString("Ваши открытые задачи:")
+	for _, c := range b.cards {
+		if c.Assignee == "u1" && c.Status == "open" {
+			mine = append(mine, c)
+			text.WriteString("\n«" + c.Title + "» — " + c.Column + ", до " + c.Due + " — " + c.URL)
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"cards": mine, "total": len(mine)})
+	b.mu.Lock()
+	b.seq++
+	id := strconv.Itoa(b.seq)
+	b.mu.Unlock()
+	out := map[string]any{
+		"turn_id": id, "say": text.String(), "buttons": []any{}, "pending": nil, "duplicate": false,
+		"executed": []any{map[string]any{"tool": "list_my_tasks", "args": json.RawMessage("{}"), "status": "ok", "result": json.RawMessage(data)}},
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// Turn posts one message to the baseline.
+func (b *Baseline) Turn(i int) error {
+	out, err := post(b.client, b.api.URL+"/v1/messages", `{"conversation_id":"c`+strconv.Itoa(i%Conversations)+`","text":"Что у меня по задачам?"}`)
+	if err == nil && !bytes.Contains(out, []byte(`"status":"ok"`)) {
+		err = errors.New("baseline turn did not run the tool")
+	}
+	return err
+}
+
+// Close stops the baseline.
+func (b *Baseline) Close() {
+	b.api.Close()
+	b.model.Close()
+}

@@ -1,0 +1,46 @@
+package bench
+
+import "testing"
+
+// The Go benchmarks of one turn; `go run ./cmd/arbiter-bench` prints the
+// ratio between them from one interleaved run.
+
+func BenchmarkEngineTurn(b *testing.B) {
+	e, err := NewEngine(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Turn(0); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.Turn(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBaselineTurn(b *testing.B) {
+	e, err := NewEngine(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 4 * Conversations * 8 {
+		if err := e.Turn(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	base := NewBaseline(e.LastRequest())
+	e.Close()
+	defer base.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := base.Turn(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
