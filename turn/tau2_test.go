@@ -1,0 +1,179 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// recordingTool stands in for a tau2 backend: it records every call it
+// receives and always succeeds.
+type recordingTool struct {
+	spec  tool.Spec
+	mu    *sync.Mutex
+	calls *[]recordedCall
+}
+
+type recordedCall struct {
+	Tool, Key string
+	Args      json.RawMessage
+}
+
+func (r recordingTool) Spec() tool.Spec { return r.spec }
+
+func (r recordingTool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
+	r.mu.Lock()
+	*r.calls = append(*r.calls, recordedCall{Tool: r.spec.Name, Key: c.IdempotencyKey, Args: c.Args})
+	r.mu.Unlock()
+	return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"ok":true}`)}, nil
+}
+
+// TestTau2WritesGoThroughConfirmation replays every WRITE reference action
+// of tau2-bench's airline and retail tasks: a scripted model proposes it,
+// nothing reaches the backend before "yes", exactly the stored call reaches
+// it once after, and a second "yes" adds nothing. Read actions run at once.
+func TestTau2WritesGoThroughConfirmation(t *testing.T) {
+	base := filepath.Join("..", "testdata", "external", "tau2")
+	total := map[string]int{}
+	for _, domain := range []string{"airline", "retail"} {
+		var catalog struct {
+			Tools []struct {
+				Name       string          `json:"name"`
+				Type       string          `json:"tau2_tool_type"`
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"tools"`
+		}
+		readJSON(t, filepath.Join(base, "derived", domain, "tools.json"), &catalog)
+		var mu sync.Mutex
+		var calls []recordedCall
+		kinds := map[string]string{}
+		var tools []tool.Tool
+		for _, td := range catalog.Tools {
+			raw, _ := json.Marshal(map[string]any{"name": td.Name, "parameters": td.Parameters})
+			def, err := tool.ParseFunctionDef(raw, tool.FuncDefOptions{})
+			if err != nil {
+				t.Fatalf("%s/%s: %v", domain, td.Name, err)
+			}
+			risk := tool.RiskRead
+			if td.Type == "WRITE" {
+				risk = tool.RiskWriteFull
+			}
+			kinds[td.Name] = td.Type
+			tools = append(tools, recordingTool{spec: def.Spec(risk), mu: &mu, calls: &calls})
+		}
+		reg, err := tool.NewRegistry(tools...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		model := llmtest.NewScripted()
+		eng, err := turn.New(turn.Config{
+			State: st, Locker: st, Journal: st, Tools: reg, Model: model,
+			Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"agent": {Tools: []string{"*"}}}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := chat.Identity{TenantID: "t", UserID: "agent", Role: "agent", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe, chat.ScopeWriteFull}}
+
+		var tasks []struct {
+			ID       string `json:"id"`
+			Criteria struct {
+				Actions []struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"actions"`
+			} `json:"evaluation_criteria"`
+		}
+		readJSON(t, filepath.Join(base, "data", "tau2", "domains", domain, "tasks.json"), &tasks)
+		send := func(conv, text, button string) chat.Outbound {
+			out, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: id, Chat: conv, Text: text, Button: button})
+			if err != nil {
+				t.Fatalf("turn: %v", err)
+			}
+			return out
+		}
+		n := 0
+		for _, task := range tasks {
+			for i, a := range task.Criteria.Actions {
+				conv := fmt.Sprintf("%s-%s-%d", domain, task.ID, i)
+				proposal, _ := json.Marshal(map[string]any{"say": "Done!", "tool": a.Name, "args": a.Arguments, "done": false, "newTopic": false, "buttons": []any{}})
+				model.Push(llmtest.Text(string(proposal)))
+				before := len(calls)
+				out := send(conv, "please do it", "")
+				if kinds[a.Name] != "WRITE" {
+					if len(calls) != before+1 || len(out.Executed) != 1 {
+						t.Errorf("%s %s: read action did not run once (%d calls)", conv, a.Name, len(calls)-before)
+					}
+					continue
+				}
+				n++
+				if out.Pending == nil || out.Pending.Tool != a.Name || len(calls) != before {
+					t.Errorf("%s %s: write not held for confirmation (pending %v, %d calls)", conv, a.Name, out.Pending, len(calls)-before)
+					continue
+				}
+				if out.Say == "Done!" {
+					t.Errorf("%s: the model's claim was shown before anything ran", conv)
+				}
+				send(conv, "yes", "")
+				if len(calls) != before+1 {
+					t.Errorf("%s %s: %d backend calls after yes, want 1", conv, a.Name, len(calls)-before)
+					continue
+				}
+				got := calls[len(calls)-1]
+				if got.Tool != a.Name || !sameJSON(got.Args, a.Arguments) || got.Key == "" {
+					t.Errorf("%s: backend got %s %s (key %q), want the stored %s %s", conv, got.Tool, got.Args, got.Key, a.Name, a.Arguments)
+				}
+				model.Push(llmtest.Text(`{"say":"ok","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+				send(conv, "yes", "")
+				if len(calls) != before+1 {
+					t.Errorf("%s: a second yes reached the backend", conv)
+				}
+			}
+		}
+		total[domain] = n
+		if model.Remaining() != 0 {
+			t.Errorf("%s: %d scripted replies unused", domain, model.Remaining())
+		}
+	}
+	// Upstream counts: airline 49 writes, retail 176.
+	if total["airline"] != 49 || total["retail"] != 176 {
+		t.Errorf("write actions replayed: %v, want airline 49, retail 176", total)
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
