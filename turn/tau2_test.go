@@ -176,4 +176,3 @@ func sameJSON(a, b json.RawMessage) bool {
 	yb, _ := json.Marshal(y)
 	return string(xb) == string(yb)
 }
-
