@@ -52,14 +52,24 @@ func renderMessage(m store.Message) llm.Message {
 	return llm.Message{Role: llm.RoleUser, Content: m.Text}
 }
 
+var attrReplacer = strings.NewReplacer(`"`, "'", "<", "‹", ">", "›", "\n", " ")
+
 func attr(s string) string {
-	return strings.NewReplacer(`"`, "'", "<", "‹", ">", "›", "\n", " ").Replace(s)
+	if !strings.ContainsAny(s, "\"<>\n") {
+		return s
+	}
+	return attrReplacer.Replace(s)
 }
 
-// neutralize keeps data from closing (or opening) its own block.
+// blockReplacers keep data from closing (or opening) its own block.
+var blockReplacers = map[string]*strings.Replacer{
+	"evidence":    strings.NewReplacer("</evidence", "<\\/evidence", "<evidence", "‹evidence"),
+	"tool_result": strings.NewReplacer("</tool_result", "<\\/tool_result", "<tool_result", "‹tool_result"),
+}
+
 func neutralize(text, tag string) string {
 	if !strings.Contains(text, "<") {
 		return text
 	}
-	return strings.NewReplacer("</"+tag, "<\\/"+tag, "<"+tag, "‹"+tag).Replace(text)
+	return blockReplacers[tag].Replace(text)
 }
