@@ -116,6 +116,10 @@ type Commit struct {
 	// MessageID, when set, marks that inbox record done with Reply.
 	MessageID string
 	Reply     json.RawMessage
+	// Turn, when set, is appended to the journal in the same transaction,
+	// saving a second one per turn. Only a backend that is also the
+	// journal accepts it; others refuse the commit with an error.
+	Turn *TurnRecord
 }
 
 // State is conversation state: memory, pending actions, inbox and execution

@@ -114,9 +114,12 @@ type Config struct {
 
 // Engine runs turns. It is safe for concurrent use.
 type Engine struct {
-	cfg      Config
-	catalogs sync.Map // catalogKey -> *catalog
-	zones    sync.Map // name -> *time.Location
+	cfg Config
+	// journalInState: the state backend is also the journal, so a turn's
+	// record is committed with its state in one transaction.
+	journalInState bool
+	catalogs       sync.Map // catalogKey -> *catalog
+	zones          sync.Map // name -> *time.Location
 }
 
 // New validates cfg, fills defaults and returns an Engine.
@@ -179,7 +182,8 @@ func New(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("tenant %s: time zone %q: %w", id, t.Timezone, err)
 		}
 	}
-	return &Engine{cfg: cfg}, nil
+	j, ok := cfg.State.(store.Journal)
+	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal}, nil
 }
 
 // newID returns a time-ordered random id: 12 hex digits of milliseconds,
@@ -258,7 +262,6 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 		e.journalFailure(s, "commit", err)
 		return chat.Outbound{}, err
 	}
-	e.journal(ctx, s)
 	return s.out, nil
 }
 

@@ -87,13 +87,14 @@ func (t *Trace) addSource(c ContextSourceTrace) {
 
 // commit writes the turn's state changes in one atomic step, guarded by the
 // lease's fence: a holder that lost its lock cannot overwrite a newer turn.
+// When the state backend is also the journal, the turn record goes into the
+// same transaction; otherwise it is appended right after.
 func (e *Engine) commit(ctx context.Context, s *state) error {
 	select {
 	case <-s.lease.Lost():
 		return fmt.Errorf("commit turn %s of %s: %w", s.id, s.key, store.ErrFenced)
 	default:
 	}
-	start := e.cfg.Now()
 	c := store.Commit{Key: s.key, Fence: s.lease.Fence(), Conversation: &s.conv, DropPending: s.dropPending, PutPending: s.putPending}
 	if s.claimed {
 		reply, err := json.Marshal(s.out)
@@ -102,22 +103,26 @@ func (e *Engine) commit(ctx context.Context, s *state) error {
 		}
 		c.MessageID, c.Reply = s.in.MessageID, reply
 	}
+	if s.trace.Status == "" {
+		s.trace.Status = "ok"
+	}
+	rec, err := e.record(s)
+	if err != nil {
+		return err
+	}
+	if e.journalInState {
+		c.Turn = &rec
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
 	defer cancel()
 	if err := e.cfg.State.Commit(cctx, c); err != nil {
 		return fmt.Errorf("commit turn %s of %s: %w", s.id, s.key, err)
 	}
-	s.trace.step("commit", e.cfg.Now().Sub(start), "")
-	return nil
-}
-
-// journal writes the turn record. A journal failure does not undo the turn
-// (its effects are committed); it is logged loudly.
-func (e *Engine) journal(ctx context.Context, s *state) {
-	if s.trace.Status == "" {
-		s.trace.Status = "ok"
+	if !e.journalInState {
+		e.appendRecord(cctx, s, rec)
 	}
-	e.writeJournal(ctx, s)
+	e.logTurn(s)
+	return nil
 }
 
 // journalFailure records a turn that could not produce a reply.
@@ -127,7 +132,29 @@ func (e *Engine) journalFailure(s *state, stage string, err error) {
 	e.writeJournal(context.Background(), s)
 }
 
+// writeJournal appends the turn record on its own (failures, duplicates).
 func (e *Engine) writeJournal(ctx context.Context, s *state) {
+	rec, err := e.record(s)
+	if err != nil {
+		e.cfg.Logger.Error("encode turn trace", "turn", s.id, "err", err)
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
+	defer cancel()
+	e.appendRecord(cctx, s, rec)
+	e.logTurn(s)
+}
+
+// appendRecord writes a turn record. A journal failure does not undo the
+// turn (its effects are committed); it is logged loudly.
+func (e *Engine) appendRecord(ctx context.Context, s *state, rec store.TurnRecord) {
+	if err := e.cfg.Journal.AppendTurn(ctx, rec); err != nil {
+		e.cfg.Logger.Error("journal turn", "turn", s.id, "err", err)
+	}
+}
+
+// record finalizes the trace and builds the journal row.
+func (e *Engine) record(s *state) (store.TurnRecord, error) {
 	t := &s.trace
 	t.DurationMS = e.cfg.Now().Sub(s.start).Milliseconds()
 	if t.Vetoes == nil {
@@ -144,19 +171,19 @@ func (e *Engine) writeJournal(ctx context.Context, s *state) {
 	}
 	raw, err := json.Marshal(t)
 	if err != nil {
-		e.cfg.Logger.Error("encode turn trace", "turn", s.id, "err", err)
-		return
+		return store.TurnRecord{}, fmt.Errorf("encode trace of turn %s: %w", s.id, err)
 	}
-	rec := store.TurnRecord{
+	return store.TurnRecord{
 		TurnID: s.id, Tenant: s.key.Tenant, Chat: s.key.Chat, UserID: s.key.User,
 		Route: t.Route, Status: t.Status, StartedAt: s.start, DurationMS: t.DurationMS,
 		LLMCalls: t.LLMCalls, ToolCalls: t.ToolCalls, Trace: raw,
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
-	defer cancel()
-	if err := e.cfg.Journal.AppendTurn(cctx, rec); err != nil {
-		e.cfg.Logger.Error("journal turn", "turn", s.id, "err", err)
-	}
+	}, nil
+}
+
+// logTurn writes the one log line per turn, joinable with the journal on
+// the turn id.
+func (e *Engine) logTurn(s *state) {
+	t := &s.trace
 	e.cfg.Logger.Info("turn", "turn", s.id, "tenant", s.key.Tenant, "chat", s.key.Chat, "user", s.key.User,
 		"route", t.Route, "status", t.Status, "duration_ms", t.DurationMS, "llm_calls", len(t.LLMCalls), "executed", len(t.Executed))
 }

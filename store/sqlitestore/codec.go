@@ -1,0 +1,147 @@
+package sqlitestore
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// Memory is stored in a compact binary form rather than JSON: it is read
+// and written on every turn, and this form decodes with two allocations
+// plus one per slot (the text of all strings shares one copy of the
+// record), where JSON needs several per message.
+//
+// Layout, all integers varint-encoded:
+//
+//	format(1 byte) started updated count { role text name source at }* count { key value }*
+//
+// where a string is length + bytes and a time is Unix seconds (signed) +
+// nanoseconds. Times come back in UTC.
+const memoryFormat = 1
+
+var errCorrupt = errors.New("corrupt memory record")
+
+func appendConversation(b []byte, c *store.Conversation) []byte {
+	b = append(b, memoryFormat)
+	b = appendTime(b, c.StartedAt)
+	b = appendTime(b, c.UpdatedAt)
+	b = binary.AppendUvarint(b, uint64(len(c.Messages)))
+	for i := range c.Messages {
+		m := &c.Messages[i]
+		b = appendString(b, m.Role)
+		b = appendString(b, m.Text)
+		b = appendString(b, m.Name)
+		b = appendString(b, m.Source)
+		b = appendTime(b, m.At)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.Slots)))
+	for k, v := range c.Slots {
+		b = appendString(b, k)
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		b = append(b, v...)
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	b = binary.AppendVarint(b, t.Unix())
+	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
+}
+
+// decodeConversation decodes a memory record. The returned strings share
+// one copy of data, so data may be reused afterwards.
+func decodeConversation(data []byte) (store.Conversation, error) {
+	var c store.Conversation
+	if len(data) == 0 || data[0] != memoryFormat {
+		return c, fmt.Errorf("%w: unknown format", errCorrupt)
+	}
+	d := decoder{s: string(data[1:])}
+	c.StartedAt = d.time()
+	c.UpdatedAt = d.time()
+	// Every message takes at least 6 bytes; checking first keeps a corrupt
+	// count from allocating a huge slice.
+	if n := d.uvarint(); n > 0 && n <= uint64(len(d.s)/6) {
+		c.Messages = make([]store.Message, n)
+		for i := range c.Messages {
+			m := &c.Messages[i]
+			m.Role = d.str()
+			m.Text = d.str()
+			m.Name = d.str()
+			m.Source = d.str()
+			m.At = d.time()
+		}
+	} else if n > 0 {
+		d.err = errCorrupt
+	}
+	if n := d.uvarint(); n > 0 && n <= uint64(len(d.s)/2) {
+		c.Slots = make(map[string]json.RawMessage, n)
+		for range n {
+			k := d.str()
+			c.Slots[k] = json.RawMessage(d.str())
+		}
+	} else if n > 0 {
+		d.err = errCorrupt
+	}
+	if d.err != nil || len(d.s) != 0 {
+		return store.Conversation{}, errCorrupt
+	}
+	return c, nil
+}
+
+// decoder reads from a string so that decoded strings are substrings (no
+// copies); the first error sticks and later reads return zero values.
+type decoder struct {
+	s   string
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	var v uint64
+	for i := 0; i < len(d.s) && i < binary.MaxVarintLen64; i++ {
+		c := d.s[i]
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			d.s = d.s[i+1:]
+			return v
+		}
+	}
+	d.err = errCorrupt
+	d.s = ""
+	return 0
+}
+
+func (d *decoder) varint() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (d *decoder) str() string {
+	n := d.uvarint()
+	if n > uint64(len(d.s)) {
+		d.err = errCorrupt
+		d.s = ""
+		return ""
+	}
+	v := d.s[:n]
+	d.s = d.s[n:]
+	return v
+}
+
+func (d *decoder) time() time.Time {
+	sec := d.varint()
+	nsec := d.uvarint()
+	if d.err != nil || nsec >= 1e9 {
+		d.err = errCorrupt
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(nsec)).UTC()
+}

@@ -1,0 +1,184 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// schemaComponent names this package's row in schema_versions; other
+// components sharing the file may keep their own rows there.
+const schemaComponent = "store"
+
+// migrations are applied in order, each once; the index+1 of the last one
+// applied is the schema version. Never edit a released migration: append.
+//
+// All times are INTEGER Unix nanoseconds (0 = unset); JSON is TEXT.
+var migrations = [][]string{{
+	// store_meta holds named counters; fence_high is the highest fence
+	// reserved so far, so fences stay monotonic across reopen.
+	`CREATE TABLE store_meta (
+		name  TEXT PRIMARY KEY,
+		value INTEGER NOT NULL
+	) WITHOUT ROWID`,
+	`INSERT INTO store_meta (name, value) VALUES ('fence_high', 0)`,
+
+	// memory is this package's binary encoding of store.Conversation; it
+	// comes last so the small columns never sit behind an overflow chain.
+	// fence is the newest fence that committed memory, so a stale holder is
+	// refused even once its in-memory grant is gone. There is no index on
+	// expires_at: it would cost page writes on every commit, while the table
+	// only holds conversations active within the TTL and cleanup scans it
+	// once a minute.
+	`CREATE TABLE conversations (
+		tenant     TEXT NOT NULL,
+		chat       TEXT NOT NULL,
+		user_id    TEXT NOT NULL,
+		updated_at INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL,
+		fence      INTEGER NOT NULL,
+		memory     BLOB NOT NULL,
+		PRIMARY KEY (tenant, chat, user_id)
+	)`,
+
+	`CREATE TABLE pending (
+		tenant          TEXT NOT NULL,
+		chat            TEXT NOT NULL,
+		user_id         TEXT NOT NULL,
+		id              TEXT NOT NULL,
+		tool            TEXT NOT NULL,
+		args            TEXT,
+		args_hash       TEXT NOT NULL,
+		idempotency_key TEXT NOT NULL,
+		turn_id         TEXT NOT NULL,
+		created_at      INTEGER NOT NULL,
+		expires_at      INTEGER NOT NULL,
+		delete_after    INTEGER NOT NULL,
+		PRIMARY KEY (tenant, chat, user_id)
+	)`,
+	`CREATE INDEX pending_delete_after ON pending (delete_after)`,
+
+	// Without rowid the primary key is the table: one page fewer to write
+	// per claim. expires_at is set by the claim and follows the clock, so
+	// its index only ever appends.
+	`CREATE TABLE inbox (
+		tenant     TEXT NOT NULL,
+		chat       TEXT NOT NULL,
+		user_id    TEXT NOT NULL,
+		message_id TEXT NOT NULL,
+		turn_id    TEXT NOT NULL,
+		done       INTEGER NOT NULL,
+		at         INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL,
+		reply      TEXT,
+		PRIMARY KEY (tenant, chat, user_id, message_id)
+	) WITHOUT ROWID`,
+	`CREATE INDEX inbox_expiry ON inbox (expires_at)`,
+
+	// The at-most-once ledger is kept indefinitely.
+	`CREATE TABLE executions (
+		tenant          TEXT NOT NULL,
+		idempotency_key TEXT NOT NULL,
+		tool            TEXT NOT NULL,
+		args_hash       TEXT NOT NULL,
+		turn_id         TEXT NOT NULL,
+		state           TEXT NOT NULL,
+		started_at      INTEGER NOT NULL,
+		finished_at     INTEGER NOT NULL,
+		result          TEXT,
+		PRIMARY KEY (tenant, idempotency_key)
+	)`,
+
+	`CREATE TABLE turns (
+		turn_id     TEXT PRIMARY KEY,
+		tenant      TEXT NOT NULL,
+		chat        TEXT NOT NULL,
+		user_id     TEXT NOT NULL,
+		route       TEXT NOT NULL,
+		status      TEXT NOT NULL,
+		started_at  INTEGER NOT NULL,
+		duration_ms INTEGER NOT NULL,
+		trace       TEXT
+	)`,
+	// Turns of a conversation, in order.
+	`CREATE INDEX turns_by_conversation ON turns (tenant, chat, user_id, started_at)`,
+
+	`CREATE TABLE llm_calls (
+		turn_id       TEXT NOT NULL REFERENCES turns (turn_id) ON DELETE CASCADE,
+		seq           INTEGER NOT NULL,
+		tenant        TEXT NOT NULL,
+		provider      TEXT NOT NULL,
+		model         TEXT NOT NULL,
+		operation     TEXT NOT NULL,
+		strategy      TEXT NOT NULL,
+		input_tokens  INTEGER NOT NULL,
+		output_tokens INTEGER NOT NULL,
+		cost_usd      REAL NOT NULL,
+		duration_ms   INTEGER NOT NULL,
+		status        TEXT NOT NULL,
+		error         TEXT NOT NULL,
+		at            INTEGER NOT NULL,
+		PRIMARY KEY (turn_id, seq)
+	)`,
+	// Calls by provider and status over time (error rates, fallbacks).
+	`CREATE INDEX llm_calls_by_provider ON llm_calls (provider, status, at)`,
+	// Cost per tenant per day: covers tenant, at / 86400e9, sum(cost_usd).
+	`CREATE INDEX llm_calls_cost ON llm_calls (tenant, at, cost_usd)`,
+
+	`CREATE TABLE tool_calls (
+		turn_id         TEXT NOT NULL REFERENCES turns (turn_id) ON DELETE CASCADE,
+		seq             INTEGER NOT NULL,
+		tenant          TEXT NOT NULL,
+		tool            TEXT NOT NULL,
+		idempotency_key TEXT NOT NULL,
+		status          TEXT NOT NULL,
+		error           TEXT NOT NULL,
+		duration_ms     INTEGER NOT NULL,
+		at              INTEGER NOT NULL,
+		PRIMARY KEY (turn_id, seq)
+	)`,
+	`CREATE INDEX tool_calls_by_tool ON tool_calls (tool, status, at)`,
+}}
+
+// migrate brings the schema up to date in one transaction. It is a no-op on
+// a current schema and refuses a schema newer than this code knows.
+func migrate(ctx context.Context, conn *sql.Conn) (err error) {
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_, _ = conn.ExecContext(ctx, `ROLLBACK`)
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_versions (
+		component TEXT PRIMARY KEY,
+		version   INTEGER NOT NULL
+	) WITHOUT ROWID`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var version int
+	err = conn.QueryRowContext(ctx, `SELECT version FROM schema_versions WHERE component = ?`, schemaComponent).Scan(&version)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("migrate: read version: %w", err)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("migrate: schema version %d is newer than this build knows (%d)", version, len(migrations))
+	}
+	for v := version; v < len(migrations); v++ {
+		for _, stmt := range migrations[v] {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migrate to version %d: %w", v+1, err)
+			}
+		}
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO schema_versions (component, version) VALUES (?, ?)
+		ON CONFLICT (component) DO UPDATE SET version = excluded.version`, schemaComponent, len(migrations)); err != nil {
+		return fmt.Errorf("migrate: record version: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}

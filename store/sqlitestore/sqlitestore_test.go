@@ -1,0 +1,388 @@
+package sqlitestore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	// Without the cache every read goes to SQLite; with a tiny one entries
+	// are evicted all the time.
+	for _, cacheBytes := range []int{0, -1, 600} {
+		t.Run(fmt.Sprintf("cache=%d", cacheBytes), func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, clock *storetest.Clock, opts storetest.Options) storetest.Backend {
+				s, err := Open(filepath.Join(t.TempDir(), "sub", "dir", "arbiter.db"), Options{
+					Now:             clock.Now,
+					LockWait:        opts.LockWait,
+					LockTTL:         opts.LockTTL,
+					ConversationTTL: opts.ConversationTTL,
+					CacheBytes:      cacheBytes,
+				})
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				t.Cleanup(func() {
+					if err := s.Close(); err != nil {
+						t.Errorf("Close: %v", err)
+					}
+				})
+				return storetest.Backend{State: s, Locker: s, Journal: s}
+			})
+		})
+	}
+}
+
+// TestReopen checks that data, the schema and fence monotonicity survive
+// Close and Open of the same file.
+func TestReopen(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "a?b#c%d.db") // characters a file URI must escape
+	clock := storetest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	open := func() *Store {
+		t.Helper()
+		s, err := Open(path, Options{Now: clock.Now})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return s
+	}
+	key := chat.ConversationKey{Tenant: "t1", Chat: "c1", User: "u1"}
+
+	s := open()
+	lease, err := s.Lock(ctx, key.String())
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	first := lease.Fence()
+	conv := store.Conversation{
+		Messages:  []store.Message{{Role: store.RoleUser, Text: "hello", At: clock.Now()}},
+		StartedAt: clock.Now(), UpdatedAt: clock.Now(),
+	}
+	if err := s.Commit(ctx, store.Commit{Key: key, Fence: first, Conversation: &conv}); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	for _, msg := range []string{"done", "open"} {
+		if _, _, err := s.ClaimMessage(ctx, key, msg, "turn-"+msg, clock.Now()); err != nil {
+			t.Fatalf("ClaimMessage(%s): %v", msg, err)
+		}
+	}
+	if err := s.Commit(ctx, store.Commit{Key: key, Fence: first, MessageID: "done", Reply: json.RawMessage(`"r"`)}); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if err := s.AppendTurn(ctx, store.TurnRecord{TurnID: "turn-1", Tenant: "t1", StartedAt: clock.Now()}); err != nil {
+		t.Fatalf("AppendTurn: %v", err)
+	}
+	lease.Release()
+	// A grant that never commits must not be reissued after reopen either.
+	lease, err = s.Lock(ctx, key.String())
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	second := lease.Fence()
+	lease.Release()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := s.LoadConversation(ctx, key); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("LoadConversation after Close: %v, want ErrUnavailable", err)
+	}
+	if _, err := s.Lock(ctx, key.String()); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Lock after Close: %v, want ErrUnavailable", err)
+	}
+
+	for round := range 2 {
+		s = open()
+		got, err := s.LoadConversation(ctx, key)
+		if err != nil || len(got.Messages) != 1 || got.Messages[0].Text != "hello" {
+			t.Fatalf("round %d: LoadConversation after reopen = %+v, %v", round, got, err)
+		}
+		if _, err := s.GetTurn(ctx, "t1", "turn-1"); err != nil {
+			t.Fatalf("round %d: GetTurn after reopen: %v", round, err)
+		}
+		if rec, claimed, err := s.ClaimMessage(ctx, key, "done", "turn-x", clock.Now()); err != nil || claimed ||
+			!rec.Done || rec.TurnID != "turn-done" || string(rec.Reply) != `"r"` {
+			t.Errorf("round %d: completed message after reopen = %+v, claimed=%v, %v", round, rec, claimed, err)
+		}
+		// A claim whose turn never committed is not kept across reopen: the
+		// message is processed afresh (see inbox).
+		if round == 0 {
+			if _, claimed, err := s.ClaimMessage(ctx, key, "open", "turn-y", clock.Now()); err != nil || !claimed {
+				t.Errorf("uncompleted claim after reopen: claimed=%v, %v; want a fresh claim", claimed, err)
+			}
+		}
+		lease, err := s.Lock(ctx, key.String())
+		if err != nil {
+			t.Fatalf("round %d: Lock after reopen: %v", round, err)
+		}
+		if lease.Fence() <= second {
+			t.Errorf("round %d: fence after reopen = %d, want > %d", round, lease.Fence(), second)
+		}
+		second = lease.Fence()
+		// The stale fence from before the reopen is refused.
+		if err := s.Commit(ctx, store.Commit{Key: key, Fence: first, Conversation: &conv}); !errors.Is(err, store.ErrFenced) {
+			t.Errorf("round %d: commit with a fence from before reopen: %v, want ErrFenced", round, err)
+		}
+		lease.Release()
+		if err := s.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
+}
+
+// TestStaleFenceAfterRelease commits memory with the fence of a lease that
+// was released after a newer one committed: the fence stored with the memory
+// refuses it even though the in-memory grant is gone.
+func TestStaleFenceAfterRelease(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	a, _ := s.Lock(ctx, key.String())
+	a.Release()
+	b, _ := s.Lock(ctx, key.String())
+	conv := store.Conversation{UpdatedAt: time.Now()}
+	if err := s.Commit(ctx, store.Commit{Key: key, Fence: b.Fence(), Conversation: &conv}); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	b.Release()
+	if err := s.Commit(ctx, store.Commit{Key: key, Fence: a.Fence(), Conversation: &conv}); !errors.Is(err, store.ErrFenced) {
+		t.Errorf("commit with a stale fence after release: %v, want ErrFenced", err)
+	}
+	if n := len(s.locks.keys); n != 0 {
+		t.Errorf("%d lock entries left after every lease was released", n)
+	}
+}
+
+// TestLockStress has many goroutines lock a few keys with short deadlines,
+// some of them abandoning their wait; afterwards no lock state is left.
+func TestLockStress(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{LockWait: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		holders = map[string]int{}
+		last    = map[string]int64{}
+	)
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 50 {
+				key := fmt.Sprintf("k%d", (g+i)%3)
+				ctx, cancel := context.WithTimeout(t.Context(), time.Duration(i%4)*5*time.Millisecond+time.Millisecond)
+				lease, err := s.Lock(ctx, key)
+				cancel()
+				if err != nil {
+					if !errors.Is(err, store.ErrLockTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+						t.Errorf("Lock: %v", err)
+					}
+					continue
+				}
+				mu.Lock()
+				holders[key]++
+				if holders[key] != 1 {
+					t.Errorf("%d holders of %s", holders[key], key)
+				}
+				if lease.Fence() <= last[key] {
+					t.Errorf("fence %d of %s after %d", lease.Fence(), key, last[key])
+				}
+				last[key] = lease.Fence()
+				mu.Unlock()
+				time.Sleep(time.Duration(i%3) * time.Millisecond)
+				mu.Lock()
+				holders[key]--
+				mu.Unlock()
+				lease.Release()
+			}
+		})
+	}
+	wg.Wait()
+	s.locks.mu.Lock()
+	defer s.locks.mu.Unlock()
+	if n := len(s.locks.keys); n != 0 {
+		t.Errorf("%d lock entries left after every lease was released", n)
+	}
+}
+
+func TestCacheEvicts(t *testing.T) {
+	var c cache
+	c.init(4 * (entryOverhead + 100))
+	check := func() {
+		t.Helper()
+		n, size := 0, 0
+		for e := c.lru.next; e != &c.lru; e = e.next {
+			if c.m[e.key] != e {
+				t.Fatalf("listed entry %v missing from the map", e.key)
+			}
+			n, size = n+1, size+e.size
+		}
+		if n != len(c.m) || size != c.size || c.size > c.limit {
+			t.Fatalf("%d listed, %d mapped, size %d counted %d, limit %d", n, len(c.m), size, c.size, c.limit)
+		}
+	}
+	key := func(i int) chat.ConversationKey { return chat.ConversationKey{Tenant: "t", Chat: strconv.Itoa(i)} }
+	for i := range 10 {
+		e := c.put(key(i))
+		c.setMemory(e, make([]byte, 100), 1)
+		c.setPending(e, nil, 0)
+		check()
+	}
+	if len(c.m) != 4 || c.get(key(9)) == nil || c.get(key(5)) != nil {
+		t.Fatalf("after 10 puts the cache holds %d entries; want the last 4", len(c.m))
+	}
+	// Use 6, then add one: 7, the least recently used, goes.
+	c.get(key(6))
+	c.setMemory(c.put(key(10)), make([]byte, 100), 1)
+	check()
+	if c.get(key(7)) != nil || c.get(key(6)) == nil {
+		t.Errorf("LRU evicted the wrong entry")
+	}
+	// An entry too large for the cache is evicted at once; setting it
+	// again must not corrupt the accounting.
+	big := c.put(key(11))
+	c.setMemory(big, make([]byte, c.limit), 1)
+	c.setPending(big, &store.PendingAction{Args: make([]byte, 10)}, 1)
+	check()
+	c.sweep(2)
+	check()
+	if len(c.m) != 0 {
+		t.Errorf("sweep kept %d expired entries", len(c.m))
+	}
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	at := time.Date(2026, 5, 6, 7, 8, 9, 123456789, time.UTC)
+	tests := []store.Conversation{
+		{},
+		{StartedAt: at, UpdatedAt: at.Add(time.Hour)},
+		{
+			StartedAt: at, UpdatedAt: at,
+			Messages: []store.Message{
+				{Role: store.RoleUser, Text: "привет", At: at},
+				{Role: store.RoleTool, Text: "", Name: "search", Source: "web", At: time.Time{}},
+			},
+			Slots: map[string]json.RawMessage{"a": json.RawMessage(`{"x":1}`), "": json.RawMessage(`null`)},
+		},
+	}
+	for i, want := range tests {
+		b := appendConversation(nil, &want)
+		got, err := decodeConversation(b)
+		if err != nil {
+			t.Fatalf("case %d: decode: %v", i, err)
+		}
+		if !got.StartedAt.Equal(want.StartedAt) || !got.UpdatedAt.Equal(want.UpdatedAt) ||
+			got.StartedAt.IsZero() != want.StartedAt.IsZero() || len(got.Messages) != len(want.Messages) ||
+			len(got.Slots) != len(want.Slots) {
+			t.Fatalf("case %d: got %+v, want %+v", i, got, want)
+		}
+		for j := range want.Messages {
+			g, w := got.Messages[j], want.Messages[j]
+			if g.Role != w.Role || g.Text != w.Text || g.Name != w.Name || g.Source != w.Source ||
+				!g.At.Equal(w.At) || g.At.IsZero() != w.At.IsZero() {
+				t.Errorf("case %d message %d: got %+v, want %+v", i, j, g, w)
+			}
+		}
+		for k, v := range want.Slots {
+			if string(got.Slots[k]) != string(v) {
+				t.Errorf("case %d slot %q: got %s, want %s", i, k, got.Slots[k], v)
+			}
+		}
+		// Every truncation is rejected, never a panic or a silent success.
+		for n := range len(b) {
+			if _, err := decodeConversation(b[:n]); err == nil {
+				t.Errorf("case %d: decoding %d of %d bytes succeeded", i, n, len(b))
+			}
+		}
+	}
+}
+
+// BenchmarkTurnState measures the store's share of one turn: load a
+// 16-message memory, claim the message id, commit the new memory together
+// with the inbox completion.
+func BenchmarkTurnState(b *testing.B) {
+	for _, locked := range []bool{false, true} {
+		b.Run(fmt.Sprintf("lock=%v", locked), func(b *testing.B) {
+			s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			key := chat.ConversationKey{Tenant: "tenant-1", Chat: "chat-1", User: "user-1"}
+			now := time.Now()
+			conv := store.Conversation{StartedAt: now, UpdatedAt: now}
+			for i := range 16 {
+				role := store.RoleUser
+				if i%2 == 1 {
+					role = store.RoleAssistant
+				}
+				conv.Messages = append(conv.Messages, store.Message{
+					Role: role, At: now,
+					Text: fmt.Sprintf("message %d: please move the card about the quarterly report to done and tell me what is left", i),
+				})
+			}
+			if err := s.Commit(ctx, store.Commit{Key: key, Conversation: &conv}); err != nil {
+				b.Fatal(err)
+			}
+			reply := json.RawMessage(`{"turn_id":"t","say":"Done: the card is in Done now.","buttons":[],"pending":null,"executed":[],"duplicate":false}`)
+			lockKey := key.String()
+			b.ReportAllocs()
+			// Process CPU (user + system, all threads) is what the budget is
+			// about: SQLite's system calls and the GC count, waits do not.
+			var cpu0 time.Duration
+			i := 0
+			for b.Loop() {
+				if i++; i == 1 {
+					cpu0 = processCPU()
+				}
+				var fence int64
+				var lease store.Lease
+				if locked {
+					if lease, err = s.Lock(ctx, lockKey); err != nil {
+						b.Fatal(err)
+					}
+					fence = lease.Fence()
+				}
+				c, err := s.LoadConversation(ctx, key)
+				if err != nil {
+					b.Fatal(err)
+				}
+				msgID := "m-" + strconv.Itoa(i)
+				if _, claimed, err := s.ClaimMessage(ctx, key, msgID, msgID, now); err != nil || !claimed {
+					b.Fatal(claimed, err)
+				}
+				// A new text every turn, as in life: SQLite skips rewriting a
+				// row whose bytes did not change.
+				c.Messages = append(c.Messages[1:], store.Message{Role: store.RoleUser, Text: "next " + msgID, At: now})
+				if err := s.Commit(ctx, store.Commit{Key: key, Fence: fence, Conversation: &c, MessageID: msgID, Reply: reply}); err != nil {
+					b.Fatal(err)
+				}
+				if lease != nil {
+					lease.Release()
+				}
+			}
+			if cpu := processCPU() - cpu0; cpu0 > 0 && i > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(i), "cpu-µs/op")
+			}
+		})
+	}
+}

@@ -1,0 +1,334 @@
+package sqlitestore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// LoadConversation returns the memory of key, or ErrNotFound when there is
+// none or it expired (ConversationTTL after its UpdatedAt). Safe for
+// concurrent use.
+func (s *Store) LoadConversation(ctx context.Context, key chat.ConversationKey) (store.Conversation, error) {
+	if err := s.acquireConn(ctx); err != nil {
+		return store.Conversation{}, s.fail("load conversation", key, err)
+	}
+	defer s.releaseConn()
+	e := s.cache.get(key)
+	if e == nil || !e.memKnown {
+		memory, expires, err := s.readMemory(key)
+		if err != nil {
+			return store.Conversation{}, s.fail("load conversation", key, err)
+		}
+		e = s.cache.put(key)
+		s.cache.setMemory(e, memory, expires)
+	}
+	if e.memory == nil || e.memExpires < s.now().UnixNano() {
+		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
+	}
+	c, err := decodeConversation(e.memory)
+	if err != nil {
+		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, err)
+	}
+	return c, nil
+}
+
+// readMemory reads the stored memory of key, expired or not; nil when
+// there is none.
+func (s *Store) readMemory(key chat.ConversationKey) (memory []byte, expires int64, err error) {
+	rows, err := s.q.loadConversation.QueryContext(noCancel, key.Tenant, key.Chat, key.User)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, 0, rows.Err()
+	}
+	// RawBytes and one explicit copy, rather than a copy by the driver and
+	// another by database/sql.
+	var raw sql.RawBytes
+	if err := rows.Scan(&expires, &raw); err != nil {
+		return nil, 0, err
+	}
+	return bytes.Clone(raw), expires, nil
+}
+
+// GetPending returns the pending action of key, also after its ExpiresAt
+// (for PendingGrace), or ErrNotFound. Safe for concurrent use.
+func (s *Store) GetPending(ctx context.Context, key chat.ConversationKey) (store.PendingAction, error) {
+	if err := s.acquireConn(ctx); err != nil {
+		return store.PendingAction{}, s.fail("get pending", key, err)
+	}
+	defer s.releaseConn()
+	e := s.cache.get(key)
+	if e == nil || !e.pendKnown {
+		p, expires, err := scanPending(s.q.getPending.QueryRowContext(noCancel, key.Tenant, key.Chat, key.User), key)
+		var pp *store.PendingAction
+		switch {
+		case err == nil:
+			pp = &p
+		case !errors.Is(err, sql.ErrNoRows):
+			return store.PendingAction{}, s.fail("get pending", key, err)
+		}
+		e = s.cache.put(key)
+		s.cache.setPending(e, pp, expires)
+	}
+	if e.pending == nil || e.pendExpires < s.now().UnixNano() {
+		return store.PendingAction{}, fmt.Errorf("get pending %s: %w", key, store.ErrNotFound)
+	}
+	p := *e.pending
+	p.Args = bytes.Clone(p.Args) // the caller may change it; the cache's copy stays
+	return p, nil
+}
+
+// TakePending removes and returns the pending action of key if its id is
+// id; otherwise ErrNotFound and nothing changes. Takes are serialized, so
+// two never both succeed. Safe for concurrent use.
+func (s *Store) TakePending(ctx context.Context, key chat.ConversationKey, id string) (store.PendingAction, error) {
+	if err := s.acquireConn(ctx); err != nil {
+		return store.PendingAction{}, s.fail("take pending", key, err)
+	}
+	defer s.releaseConn()
+	row := s.q.pendingTake.QueryRowContext(noCancel, key.Tenant, key.Chat, key.User, id, s.now().UnixNano())
+	p, _, err := scanPending(row, key)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return p, fmt.Errorf("take pending %s %s: %w", key, id, store.ErrNotFound)
+		}
+		return p, s.fail("take pending", key, err)
+	}
+	s.cache.setPending(s.cache.put(key), nil, 0)
+	return p, nil
+}
+
+// scanPending reads a pending row: delete_after, then the action.
+func scanPending(row *sql.Row, key chat.ConversationKey) (store.PendingAction, int64, error) {
+	p := store.PendingAction{Key: key}
+	var args []byte
+	var deleteAfter, created, expires int64
+	if err := row.Scan(&deleteAfter, &p.ID, &p.Tool, &args, &p.ArgsHash, &p.IdempotencyKey, &p.TurnID, &created, &expires); err != nil {
+		return store.PendingAction{}, 0, err
+	}
+	p.Args = args
+	p.CreatedAt, p.ExpiresAt = fromUnixNano(created), fromUnixNano(expires)
+	return p, deleteAfter, nil
+}
+
+// BeginExecution records rec as started unless (tenant, idempotency key)
+// exists, in which case it returns the stored record and fresh=false.
+// StartedAt defaults to the store clock. Safe for concurrent use.
+func (s *Store) BeginExecution(ctx context.Context, rec store.ExecutionRecord) (store.ExecutionRecord, bool, error) {
+	key := rec.Tenant + "/" + rec.IdempotencyKey
+	if err := s.acquireConn(ctx); err != nil {
+		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
+	}
+	defer s.releaseConn()
+	rec.State, rec.Result, rec.FinishedAt = store.ExecStarted, nil, time.Time{}
+	if rec.StartedAt.IsZero() {
+		rec.StartedAt = s.now()
+	}
+	res, err := s.q.execInsert.ExecContext(noCancel, rec.Tenant, rec.IdempotencyKey, rec.Tool, rec.ArgsHash,
+		rec.TurnID, rec.State, nil, unixNano(rec.StartedAt), int64(0))
+	if err != nil {
+		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
+	} else if n == 1 {
+		rec.StartedAt = fromUnixNano(unixNano(rec.StartedAt))
+		return rec, true, nil
+	}
+	old := store.ExecutionRecord{Tenant: rec.Tenant, IdempotencyKey: rec.IdempotencyKey}
+	var result []byte
+	var started, finished int64
+	err = s.q.execSelect.QueryRowContext(noCancel, rec.Tenant, rec.IdempotencyKey).
+		Scan(&old.Tool, &old.ArgsHash, &old.TurnID, &old.State, &result, &started, &finished)
+	if err != nil {
+		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
+	}
+	old.Result, old.StartedAt, old.FinishedAt = result, fromUnixNano(started), fromUnixNano(finished)
+	return old, false, nil
+}
+
+// FinishExecution marks the record done with its result, or returns
+// ErrNotFound if no record was begun. Safe for concurrent use.
+func (s *Store) FinishExecution(ctx context.Context, tenant, idempotencyKey string, result json.RawMessage, at time.Time) error {
+	key := tenant + "/" + idempotencyKey
+	if err := s.acquireConn(ctx); err != nil {
+		return s.fail("finish execution", key, err)
+	}
+	defer s.releaseConn()
+	res, err := s.q.execFinish.ExecContext(noCancel, store.ExecDone, nullJSON(result), unixNano(at), tenant, idempotencyKey)
+	if err != nil {
+		return s.fail("finish execution", key, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return s.fail("finish execution", key, err)
+	} else if n == 0 {
+		return fmt.Errorf("finish execution %s: %w", key, store.ErrNotFound)
+	}
+	return nil
+}
+
+// Commit applies a turn's changes in one transaction. It fails with
+// ErrFenced, writing nothing, when c.Fence is older than the newest lease
+// granted for c.Key (locked as c.Key.String()) or than the fence that last
+// committed its memory; Fence 0 passes only for a key that was never
+// locked. Memory is kept for ConversationTTL after its UpdatedAt (the store
+// clock when unset). Safe for concurrent use.
+func (s *Store) Commit(ctx context.Context, c store.Commit) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit %s: %w", c.Key, err)
+	}
+	if p := c.PutPending; p != nil && p.Key != (chat.ConversationKey{}) && p.Key != c.Key {
+		return fmt.Errorf("commit %s: pending action belongs to %s", c.Key, p.Key)
+	}
+	lockKey := c.Key.String()
+	e, err := s.locks.beginCommit(lockKey, c.Fence)
+	if err != nil {
+		return fmt.Errorf("commit %s: fence %d: %w", c.Key, c.Fence, err)
+	}
+	defer s.locks.endCommit(lockKey, e)
+	if err := s.acquireConn(ctx); err != nil {
+		return s.fail("commit", c.Key, err)
+	}
+	defer s.releaseConn()
+
+	now := s.now()
+	w, err := s.commitTx(&c, now)
+	if err != nil {
+		if errors.Is(err, store.ErrFenced) {
+			return fmt.Errorf("commit %s: fence %d: %w", c.Key, c.Fence, err)
+		}
+		return s.fail("commit", c.Key, err)
+	}
+	// Only now that the transaction committed does the cache follow it.
+	if c.Conversation != nil || c.PutPending != nil || c.DropPending {
+		ce := s.cache.put(c.Key)
+		if c.Conversation != nil {
+			s.cache.setMemory(ce, w.memory, w.memExpires)
+		}
+		switch {
+		case c.PutPending != nil:
+			p := *c.PutPending
+			p.Key = c.Key
+			p.Args = bytes.Clone(p.Args)
+			s.cache.setPending(ce, &p, w.pendExpires)
+		case c.DropPending:
+			s.cache.setPending(ce, nil, 0)
+		}
+	}
+	if c.MessageID != "" {
+		s.inbox.committed(c.Key, c.MessageID)
+	}
+	s.maybeCleanup(now)
+	return nil
+}
+
+// written is what commitTx stored, for the cache.
+type written struct {
+	memory      []byte
+	memExpires  int64
+	pendExpires int64
+}
+
+func (s *Store) commitTx(c *store.Commit, now time.Time) (w written, err error) {
+	q := &s.q
+	if _, err := q.begin.ExecContext(noCancel); err != nil {
+		return w, err
+	}
+	defer func() {
+		if err != nil {
+			// A failed statement may already have ended the transaction;
+			// then ROLLBACK fails harmlessly.
+			_, _ = q.rollback.ExecContext(noCancel)
+		}
+	}()
+	// The key parts go into several statements; boxing them once saves an
+	// allocation per use.
+	kt, kc, ku := any(c.Key.Tenant), any(c.Key.Chat), any(c.Key.User)
+	if conv := c.Conversation; conv != nil {
+		updated := conv.UpdatedAt
+		if updated.IsZero() {
+			updated = now
+		}
+		// A fresh buffer, sized from the last one: the cache keeps it.
+		w.memory = appendConversation(make([]byte, 0, s.lastMemorySize+256), conv)
+		s.lastMemorySize = len(w.memory)
+		w.memExpires = updated.Add(s.opts.ConversationTTL).UnixNano()
+		res, err := q.convUpsert.ExecContext(noCancel, kt, kc, ku, updated.UnixNano(), w.memExpires, c.Fence, w.memory)
+		if err != nil {
+			return w, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return w, err
+		} else if n == 0 {
+			return w, store.ErrFenced
+		}
+	}
+
+	switch {
+	case c.PutPending != nil:
+		p := c.PutPending
+		base := p.ExpiresAt
+		if base.IsZero() {
+			base = now
+		}
+		w.pendExpires = base.Add(s.opts.PendingGrace).UnixNano()
+		if _, err := q.pendingPut.ExecContext(noCancel, kt, kc, ku, p.ID, p.Tool, nullJSON(p.Args),
+			p.ArgsHash, p.IdempotencyKey, p.TurnID, unixNano(p.CreatedAt), unixNano(p.ExpiresAt),
+			w.pendExpires); err != nil {
+			return w, err
+		}
+	case c.DropPending:
+		if _, err := q.pendingDelete.ExecContext(noCancel, kt, kc, ku); err != nil {
+			return w, err
+		}
+	}
+
+	if c.MessageID != "" {
+		if err := s.completeMessage(c, now, kt, kc, ku); err != nil {
+			return w, err
+		}
+	}
+	if c.Turn != nil {
+		if err := s.insertTurn(c.Turn); err != nil {
+			return w, fmt.Errorf("journal turn %s: %w", c.Turn.TurnID, err)
+		}
+	}
+
+	_, err = q.commit.ExecContext(noCancel)
+	return w, err
+}
+
+// maybeCleanup deletes expired rows at most once per cleanupEvery of the
+// store clock. Called holding the connection, after a successful commit. A
+// failure is left for the next round: expired rows are filtered out on
+// read anyway.
+func (s *Store) maybeCleanup(now time.Time) {
+	if !s.lastCleanup.IsZero() && now.Sub(s.lastCleanup) < cleanupEvery && now.After(s.lastCleanup) {
+		return
+	}
+	s.lastCleanup = now
+	q := &s.q
+	nowNs := now.UnixNano()
+	s.inbox.sweep(now)
+	s.cache.sweep(nowNs)
+	if _, err := q.begin.ExecContext(noCancel); err != nil {
+		return
+	}
+	for _, st := range []*sql.Stmt{q.cleanConversations, q.cleanPending, q.cleanInbox} {
+		if _, err := st.ExecContext(noCancel, nowNs); err != nil {
+			_, _ = q.rollback.ExecContext(noCancel)
+			return
+		}
+	}
+	_, _ = q.commit.ExecContext(noCancel)
+}

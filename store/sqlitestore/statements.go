@@ -1,0 +1,165 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// preparer is what statements are prepared on: the store's connection or
+// the pool.
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// stmtDef pairs a statement slot with its SQL.
+type stmtDef struct {
+	dst   **sql.Stmt
+	query string
+}
+
+func prepareAll(ctx context.Context, p preparer, defs []stmtDef) error {
+	for _, d := range defs {
+		st, err := p.PrepareContext(ctx, d.query)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", d.query, err)
+		}
+		*d.dst = st
+	}
+	return nil
+}
+
+func closeAll(defs []stmtDef) error {
+	var errs []error
+	for _, d := range defs {
+		if *d.dst != nil {
+			errs = append(errs, (*d.dst).Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// connStmts are prepared on the store's connection and used only while
+// holding its semaphore. Transactions are begun and ended with statements
+// of their own, because database/sql would re-prepare a connection's
+// statements inside a *sql.Tx.
+type connStmts struct {
+	begin, commit, rollback *sql.Stmt
+
+	loadConversation, getPending, getInbox *sql.Stmt
+
+	fenceReserve  *sql.Stmt
+	convUpsert    *sql.Stmt
+	pendingPut    *sql.Stmt
+	pendingDelete *sql.Stmt
+	pendingTake   *sql.Stmt
+	inboxDone     *sql.Stmt
+	execInsert    *sql.Stmt
+	execSelect    *sql.Stmt
+	execFinish    *sql.Stmt
+	turnInsert    *sql.Stmt
+	llmInsert     *sql.Stmt
+	toolInsert    *sql.Stmt
+
+	cleanConversations, cleanPending, cleanInbox *sql.Stmt
+}
+
+func (q *connStmts) defs() []stmtDef {
+	return []stmtDef{
+		{&q.begin, `BEGIN IMMEDIATE`},
+		{&q.commit, `COMMIT`},
+		{&q.rollback, `ROLLBACK`},
+
+		// Expired rows are returned too: the cache keeps their expiry and
+		// decides visibility per read.
+		{&q.loadConversation, `SELECT expires_at, memory FROM conversations
+			WHERE tenant = ?1 AND chat = ?2 AND user_id = ?3`},
+		{&q.getPending, `SELECT delete_after, id, tool, args, args_hash, idempotency_key, turn_id, created_at, expires_at
+			FROM pending WHERE tenant = ?1 AND chat = ?2 AND user_id = ?3`},
+		{&q.getInbox, `SELECT turn_id, done, at, reply FROM inbox
+			WHERE tenant = ?1 AND chat = ?2 AND user_id = ?3 AND message_id = ?4 AND expires_at >= ?5`},
+
+		{&q.fenceReserve, `UPDATE store_meta SET value = value + ?1 WHERE name = 'fence_high' RETURNING value`},
+
+		// Changes nothing (0 rows) when a newer fence already committed.
+		{&q.convUpsert, `INSERT INTO conversations (tenant, chat, user_id, updated_at, expires_at, fence, memory)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+			ON CONFLICT (tenant, chat, user_id) DO UPDATE SET
+				updated_at = excluded.updated_at, expires_at = excluded.expires_at,
+				fence = excluded.fence, memory = excluded.memory
+			WHERE excluded.fence >= conversations.fence`},
+
+		{&q.pendingPut, `REPLACE INTO pending (tenant, chat, user_id, id, tool, args, args_hash,
+				idempotency_key, turn_id, created_at, expires_at, delete_after)
+			VALUES (?1, ?2, ?3, ?4, ?5, CAST(?6 AS TEXT), ?7, ?8, ?9, ?10, ?11, ?12)`},
+		{&q.pendingDelete, `DELETE FROM pending WHERE tenant = ?1 AND chat = ?2 AND user_id = ?3`},
+		{&q.pendingTake, `DELETE FROM pending
+			WHERE tenant = ?1 AND chat = ?2 AND user_id = ?3 AND id = ?4 AND delete_after >= ?5
+			RETURNING delete_after, id, tool, args, args_hash, idempotency_key, turn_id, created_at, expires_at`},
+
+		// The completion is the first time a message reaches the database
+		// (claims are held in memory until then); it overwrites a record
+		// that expired but was not yet cleaned up.
+		{&q.inboxDone, `INSERT INTO inbox (tenant, chat, user_id, message_id, turn_id, done, at, expires_at, reply)
+			VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, CAST(?8 AS TEXT))
+			ON CONFLICT (tenant, chat, user_id, message_id) DO UPDATE SET
+				turn_id = excluded.turn_id, done = 1, at = excluded.at,
+				expires_at = excluded.expires_at, reply = excluded.reply`},
+
+		{&q.execInsert, `INSERT INTO executions (tenant, idempotency_key, tool, args_hash, turn_id, state,
+				result, started_at, finished_at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS TEXT), ?8, ?9)
+			ON CONFLICT (tenant, idempotency_key) DO NOTHING`},
+		{&q.execSelect, `SELECT tool, args_hash, turn_id, state, result, started_at, finished_at
+			FROM executions WHERE tenant = ?1 AND idempotency_key = ?2`},
+		{&q.execFinish, `UPDATE executions SET state = ?1, result = CAST(?2 AS TEXT), finished_at = ?3
+			WHERE tenant = ?4 AND idempotency_key = ?5`},
+
+		{&q.turnInsert, `INSERT INTO turns (turn_id, tenant, chat, user_id, route, status, started_at,
+				duration_ms, trace)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CAST(?9 AS TEXT))`},
+		{&q.llmInsert, `INSERT INTO llm_calls (turn_id, seq, tenant, provider, model, operation, strategy,
+				input_tokens, output_tokens, cost_usd, duration_ms, status, error, at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)`},
+		{&q.toolInsert, `INSERT INTO tool_calls (turn_id, seq, tenant, tool, idempotency_key, status, error,
+				duration_ms, at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`},
+
+		{&q.cleanConversations, `DELETE FROM conversations WHERE expires_at < ?1`},
+		{&q.cleanPending, `DELETE FROM pending WHERE delete_after < ?1`},
+		{&q.cleanInbox, `DELETE FROM inbox WHERE expires_at < ?1`},
+	}
+}
+
+func (q *connStmts) prepare(ctx context.Context, p preparer) error {
+	return prepareAll(ctx, p, q.defs())
+}
+
+func (q *connStmts) close() error { return closeAll(q.defs()) }
+
+// poolStmts are prepared on the pool (database/sql keeps one prepared copy
+// per connection) and used without the semaphore.
+type poolStmts struct {
+	getTurn      *sql.Stmt
+	getLLMCalls  *sql.Stmt
+	getToolCalls *sql.Stmt
+}
+
+func (p *poolStmts) defs() []stmtDef {
+	return []stmtDef{
+		{&p.getTurn, `SELECT chat, user_id, route, status, started_at, duration_ms, trace
+			FROM turns WHERE turn_id = ?1 AND tenant = ?2`},
+		{&p.getLLMCalls, `SELECT provider, model, operation, strategy, input_tokens, output_tokens,
+				cost_usd, duration_ms, status, error, at
+			FROM llm_calls WHERE turn_id = ?1 ORDER BY seq`},
+		{&p.getToolCalls, `SELECT tool, idempotency_key, status, error, duration_ms, at
+			FROM tool_calls WHERE turn_id = ?1 ORDER BY seq`},
+	}
+}
+
+func (p *poolStmts) prepare(ctx context.Context, pr preparer) error {
+	return prepareAll(ctx, pr, p.defs())
+}
+
+func (p *poolStmts) close() error { return closeAll(p.defs()) }

@@ -1,0 +1,123 @@
+package storetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/store"
+)
+
+var journalTests = []subtest{
+	{name: "RoundTrip", run: testJournalRoundTrip},
+	{name: "NotFound", run: testJournalNotFound},
+	{name: "ConcurrentAppends", run: testJournalConcurrent},
+	{name: "InCommit", run: testJournalInCommit},
+}
+
+// testJournalInCommit: a turn record carried by a Commit is journaled with
+// it, and a refused commit journals nothing.
+func testJournalInCommit(t *testing.T, e env) {
+	ctx, now := t.Context(), e.clock.Now()
+	ck := testKey("t1", "c1")
+	lease := mustLock(t, e.l, ck.String())
+	conv := conversation(now, 2)
+	rec := turnRecord("t1", "turn-c1", now)
+	mustCommit(t, e.s, store.Commit{Key: ck, Fence: lease.Fence(), Conversation: &conv, Turn: &rec})
+	got, err := e.j.GetTurn(ctx, "t1", "turn-c1")
+	if err != nil {
+		t.Fatalf("GetTurn after a commit carrying it: %v", err)
+	}
+	checkTurn(t, "turn committed with state", got, rec)
+
+	stale := turnRecord("t1", "turn-stale", now)
+	lease.Release()
+	newer := mustLock(t, e.l, ck.String())
+	defer newer.Release()
+	err = e.s.Commit(ctx, store.Commit{Key: ck, Fence: lease.Fence(), Conversation: &conv, Turn: &stale})
+	if err == nil {
+		t.Fatal("a commit with an old fence succeeded")
+	}
+	_, err = e.j.GetTurn(ctx, "t1", "turn-stale")
+	wantNotFound(t, "turn record of a refused commit", err)
+}
+
+func turnRecord(tenant, id string, now time.Time) store.TurnRecord {
+	return store.TurnRecord{
+		TurnID: id, Tenant: tenant, Chat: "chat-1", UserID: "u-1",
+		Route: "model", Status: "ok", StartedAt: now, DurationMS: 1834,
+		LLMCalls: []store.LLMCall{
+			{Provider: "primary", Model: "model-a-2026-01", Operation: "decide", Strategy: "json_schema",
+				InputTokens: 1520, OutputTokens: 88, CostUSD: 0.001234, DurationMS: 901,
+				Status: "error", Error: "rate limited", At: now.Add(10 * time.Millisecond)},
+			{Provider: "fallback", Model: "model-b", Operation: "decide", Strategy: "json_object",
+				InputTokens: 1490, OutputTokens: 91, CostUSD: 0.0005, DurationMS: 700,
+				Status: "ok", At: now.Add(time.Second)},
+		},
+		ToolCalls: []store.ToolCall{
+			{Tool: "create_card", IdempotencyKey: "idem-1", Status: "ok", DurationMS: 120, At: now.Add(1700 * time.Millisecond)},
+			{Tool: "search", Status: "error", Error: "timeout", DurationMS: 15000, At: now.Add(1800 * time.Millisecond)},
+		},
+		Trace: json.RawMessage(`{"steps":[{"step":"route","route":"model"},{"step":"decide","attempts":2}],"veto":null,"text":"Привет"}`),
+	}
+}
+
+func testJournalRoundTrip(t *testing.T, e env) {
+	ctx, now := t.Context(), e.clock.Now()
+	full := turnRecord("t1", "turn-1", now)
+	bare := store.TurnRecord{TurnID: "turn-2", Tenant: "t1", Chat: "chat-1", UserID: "u-1",
+		Route: "intercept", Status: "ok", StartedAt: now, Trace: json.RawMessage(`{}`)}
+	for _, rec := range []store.TurnRecord{full, bare} {
+		if err := e.j.AppendTurn(ctx, rec); err != nil {
+			t.Fatalf("AppendTurn(%s): %v", rec.TurnID, err)
+		}
+	}
+	for _, want := range []store.TurnRecord{full, bare} {
+		got, err := e.j.GetTurn(ctx, want.Tenant, want.TurnID)
+		if err != nil {
+			t.Fatalf("GetTurn(%s): %v", want.TurnID, err)
+		}
+		checkTurn(t, "GetTurn("+want.TurnID+")", got, want)
+	}
+}
+
+func testJournalNotFound(t *testing.T, e env) {
+	ctx := t.Context()
+	if err := e.j.AppendTurn(ctx, turnRecord("t1", "turn-1", e.clock.Now())); err != nil {
+		t.Fatalf("AppendTurn: %v", err)
+	}
+	tests := []struct{ tenant, id, why string }{
+		{"t2", "turn-1", "another tenant"},
+		{"", "turn-1", "empty tenant"},
+		{"t1", "turn-404", "unknown id"},
+		{"t1", "", "empty id"},
+	}
+	for _, tt := range tests {
+		_, err := e.j.GetTurn(ctx, tt.tenant, tt.id)
+		wantNotFound(t, "GetTurn of "+tt.why, err)
+	}
+}
+
+func testJournalConcurrent(t *testing.T, e env) {
+	const n = 16
+	now := e.clock.Now()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if err := e.j.AppendTurn(t.Context(), turnRecord("t1", fmt.Sprintf("turn-%d", i), now)); err != nil {
+				t.Errorf("AppendTurn %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		want := turnRecord("t1", fmt.Sprintf("turn-%d", i), now)
+		got, err := e.j.GetTurn(t.Context(), "t1", want.TurnID)
+		if err != nil {
+			t.Fatalf("GetTurn(%s): %v", want.TurnID, err)
+		}
+		checkTurn(t, "GetTurn("+want.TurnID+")", got, want)
+	}
+}

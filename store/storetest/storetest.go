@@ -1,0 +1,253 @@
+// Package storetest is the conformance suite every store backend runs: Run
+// opens fresh backends through a caller-supplied constructor and tries to
+// break each contract of package store (state, lock and journal), using a
+// settable fake Clock for every time decision.
+//
+// It holds the suite, the fake clock and the comparison helpers the suite
+// needs. It holds no backend and no fake of one; backends live in their own
+// packages (store/sqlitestore, ...) and call Run from their tests.
+package storetest
+
+import (
+	"encoding/json"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// Backend bundles the three contracts one backend implements. The suite
+// exercises all of them; each field must be non-nil.
+type Backend struct {
+	State   store.State
+	Locker  store.Locker
+	Journal store.Journal
+}
+
+// Options are the durations a backend must be opened with for one subtest.
+// Durations not listed here are the backend's documented defaults, and the
+// suite relies on them being at least: inbox records kept 24h after the
+// claim, pending actions kept 24h past ExpiresAt.
+type Options struct {
+	// LockWait bounds how long Lock waits for a held key. It is real
+	// (wall-clock) time: a waiting goroutine cannot be woken by a fake clock.
+	LockWait time.Duration
+	// LockTTL is how long a lease stays valid. Expiry is judged on the
+	// clock; a backend whose storage expires leases on its own real-time
+	// clock must also honour it, which is why tests that rely on expiry use
+	// a short LockTTL.
+	LockTTL time.Duration
+	// ConversationTTL is how long conversation memory is kept, sliding from
+	// Conversation.UpdatedAt, judged on the clock.
+	ConversationTTL time.Duration
+}
+
+// defaultOptions are generous enough that no subtest hits a wait or TTL by
+// accident, even under the race detector on a loaded machine.
+func defaultOptions() Options {
+	return Options{
+		LockWait:        10 * time.Second,
+		LockTTL:         time.Minute,
+		ConversationTTL: 30 * time.Minute,
+	}
+}
+
+// Run runs the conformance suite. open must return a fresh, empty backend
+// that takes every time decision from clock.Now and uses the durations in
+// opts; it registers its own cleanup with t.Cleanup. open is called once per
+// subtest, possibly from parallel subtests.
+//
+// Two conventions the suite relies on, which the engine shares: a
+// conversation is locked under the key ConversationKey.String(), and Commit
+// checks its Fence against the grants of that lock key. Where package store
+// leaves a case open, the suite pins it down:
+//   - a Commit with Fence 0 is accepted on a key that was never locked (the
+//     state subtests commit that way) and refused with ErrFenced while a
+//     lease of the key is granted;
+//   - FinishExecution of a record never begun returns ErrNotFound;
+//   - expiry is inclusive: a record is still there at exactly its TTL;
+//   - Lock returns an error wrapping ctx.Err() when ctx ends the wait.
+//
+// Times in records must round-trip at least to the microsecond; the suite's
+// clock starts on a microsecond boundary and moves in whole seconds or more.
+func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backend) {
+	t.Helper()
+	suites := []struct {
+		name  string
+		tests []subtest
+	}{
+		{"State", stateTests},
+		{"Lock", lockTests},
+		{"Journal", journalTests},
+	}
+	for _, s := range suites {
+		t.Run(s.name, func(t *testing.T) {
+			for _, st := range s.tests {
+				t.Run(st.name, func(t *testing.T) {
+					t.Parallel()
+					opts := defaultOptions()
+					if st.opts != nil {
+						st.opts(&opts)
+					}
+					clock := NewClock(startTime)
+					b := open(t, clock, opts)
+					if b.State == nil || b.Locker == nil || b.Journal == nil {
+						t.Fatalf("open returned an incomplete Backend: %+v", b)
+					}
+					st.run(t, env{s: b.State, l: b.Locker, j: b.Journal, clock: clock, opts: opts})
+				})
+			}
+		})
+	}
+}
+
+// subtest is one named check; opts, when set, adjusts the options its
+// backend is opened with.
+type subtest struct {
+	name string
+	opts func(*Options)
+	run  func(t *testing.T, e env)
+}
+
+// env is what a subtest works on.
+type env struct {
+	s     store.State
+	l     store.Locker
+	j     store.Journal
+	clock *Clock
+	opts  Options
+}
+
+// startTime is on a microsecond boundary so that every backend able to keep
+// microseconds round-trips the suite's times exactly.
+var startTime = time.Date(2026, 3, 14, 9, 26, 53, 589793000, time.UTC)
+
+// Clock is a settable fake clock. Safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock that reads start until moved.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
+
+// Now returns the clock's current time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d (backward if d is negative).
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+// testKey returns a conversation key whose parts contain the characters the
+// key encoding escapes, so backends that build their own keys are exercised.
+func testKey(tenant, chatID string) chat.ConversationKey {
+	return chat.ConversationKey{Tenant: tenant, Chat: chatID + "/%x", User: "u-1"}
+}
+
+// jsonEqual reports whether a and b hold the same JSON value; two empty
+// inputs are equal. Backends may re-encode JSON (key order, whitespace).
+func jsonEqual(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+func checkConversation(t *testing.T, what string, got, want store.Conversation) {
+	t.Helper()
+	if !got.StartedAt.Equal(want.StartedAt) || !got.UpdatedAt.Equal(want.UpdatedAt) {
+		t.Errorf("%s: times = (%v, %v), want (%v, %v)", what, got.StartedAt, got.UpdatedAt, want.StartedAt, want.UpdatedAt)
+	}
+	if len(got.Messages) != len(want.Messages) {
+		t.Fatalf("%s: %d messages, want %d", what, len(got.Messages), len(want.Messages))
+	}
+	for i := range want.Messages {
+		g, w := got.Messages[i], want.Messages[i]
+		if g.Role != w.Role || g.Text != w.Text || g.Name != w.Name || g.Source != w.Source || !g.At.Equal(w.At) {
+			t.Errorf("%s: message %d = %+v, want %+v", what, i, g, w)
+		}
+	}
+	if len(got.Slots) != len(want.Slots) {
+		t.Errorf("%s: %d slots, want %d", what, len(got.Slots), len(want.Slots))
+	}
+	for k, w := range want.Slots {
+		if g, ok := got.Slots[k]; !ok || !jsonEqual(g, w) {
+			t.Errorf("%s: slot %q = %s, want %s", what, k, g, w)
+		}
+	}
+}
+
+func checkPending(t *testing.T, what string, got, want store.PendingAction) {
+	t.Helper()
+	if got.ID != want.ID || got.Key != want.Key || got.Tool != want.Tool ||
+		got.ArgsHash != want.ArgsHash || got.IdempotencyKey != want.IdempotencyKey ||
+		got.TurnID != want.TurnID || !jsonEqual(got.Args, want.Args) ||
+		!got.CreatedAt.Equal(want.CreatedAt) || !got.ExpiresAt.Equal(want.ExpiresAt) {
+		t.Errorf("%s: pending = %+v (args %s), want %+v (args %s)", what, got, got.Args, want, want.Args)
+	}
+}
+
+func checkExecution(t *testing.T, what string, got, want store.ExecutionRecord) {
+	t.Helper()
+	if got.Tenant != want.Tenant || got.IdempotencyKey != want.IdempotencyKey ||
+		got.Tool != want.Tool || got.ArgsHash != want.ArgsHash || got.TurnID != want.TurnID ||
+		got.State != want.State || !jsonEqual(got.Result, want.Result) ||
+		!got.StartedAt.Equal(want.StartedAt) || !got.FinishedAt.Equal(want.FinishedAt) {
+		t.Errorf("%s: execution = %+v (result %s), want %+v (result %s)", what, got, got.Result, want, want.Result)
+	}
+}
+
+func checkTurn(t *testing.T, what string, got, want store.TurnRecord) {
+	t.Helper()
+	if got.TurnID != want.TurnID || got.Tenant != want.Tenant || got.Chat != want.Chat ||
+		got.UserID != want.UserID || got.Route != want.Route || got.Status != want.Status ||
+		!got.StartedAt.Equal(want.StartedAt) || got.DurationMS != want.DurationMS {
+		t.Errorf("%s: turn = %+v, want %+v", what, got, want)
+	}
+	if !jsonEqual(got.Trace, want.Trace) {
+		t.Errorf("%s: trace = %s, want %s", what, got.Trace, want.Trace)
+	}
+	if len(got.LLMCalls) != len(want.LLMCalls) {
+		t.Fatalf("%s: %d llm calls, want %d", what, len(got.LLMCalls), len(want.LLMCalls))
+	}
+	for i := range want.LLMCalls {
+		g, w := got.LLMCalls[i], want.LLMCalls[i]
+		gAt, wAt := g.At, w.At
+		g.At, w.At = time.Time{}, time.Time{}
+		if g != w || !gAt.Equal(wAt) {
+			t.Errorf("%s: llm call %d = %+v at %v, want %+v at %v", what, i, g, gAt, w, wAt)
+		}
+	}
+	if len(got.ToolCalls) != len(want.ToolCalls) {
+		t.Fatalf("%s: %d tool calls, want %d", what, len(got.ToolCalls), len(want.ToolCalls))
+	}
+	for i := range want.ToolCalls {
+		g, w := got.ToolCalls[i], want.ToolCalls[i]
+		gAt, wAt := g.At, w.At
+		g.At, w.At = time.Time{}, time.Time{}
+		if g != w || !gAt.Equal(wAt) {
+			t.Errorf("%s: tool call %d = %+v at %v, want %+v at %v", what, i, g, gAt, w, wAt)
+		}
+	}
+}
