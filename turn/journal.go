@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -183,6 +184,9 @@ func (e *Engine) record(s *state) (store.TurnRecord, error) {
 // logTurn writes the one log line per turn, joinable with the journal on
 // the turn id.
 func (e *Engine) logTurn(s *state) {
+	if !e.cfg.Logger.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
 	t := &s.trace
 	e.cfg.Logger.Info("turn", "turn", s.id, "tenant", s.key.Tenant, "chat", s.key.Chat, "user", s.key.User,
 		"route", t.Route, "status", t.Status, "duration_ms", t.DurationMS, "llm_calls", len(t.LLMCalls), "executed", len(t.Executed))

@@ -124,3 +124,25 @@ func TestServeLocalSetup(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 }
+
+// TestChatLocalSetup drives `arbiter chat` through its stdin.
+func TestChatLocalSetup(t *testing.T) {
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("FIREWORKS_API_KEY", "")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"chat"}, strings.NewReader("/tasks\nhello\n/help\n\n"), &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"chatting as Local User", "You have no open tasks.", "OPENAI_API_KEY", "/tasks — my tasks"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -3,6 +3,8 @@ package taskboard
 import (
 	"context"
 	"sync"
+
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 // openState is a tenant's board columns and open cards as of one moment.
@@ -10,6 +12,55 @@ import (
 type openState struct {
 	columns []string
 	open    []Card // ordered by creation
+
+	// Renderings of this state per user, so a user's repeated turns
+	// between writes reuse them; they die with the state.
+	mu      sync.Mutex
+	context map[string]renderedContext // by user id
+	lists   map[string]tool.Result     // by user id + language
+}
+
+// renderedContext is a user's live context as rendered at one minute in
+// one time zone ("overdue" depends on both).
+type renderedContext struct {
+	zone     string
+	minute   int64
+	sections []tool.ContextSection
+}
+
+func (s *openState) cachedContext(user, zone string, minute int64) ([]tool.ContextSection, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.context[user]
+	if !ok || r.zone != zone || r.minute != minute {
+		return nil, false
+	}
+	return r.sections, true
+}
+
+func (s *openState) storeContext(user, zone string, minute int64, sections []tool.ContextSection) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.context == nil {
+		s.context = map[string]renderedContext{}
+	}
+	s.context[user] = renderedContext{zone: zone, minute: minute, sections: sections}
+}
+
+func (s *openState) cachedList(key string) (tool.Result, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.lists[key]
+	return r, ok
+}
+
+func (s *openState) storeList(key string, r tool.Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lists == nil {
+		s.lists = map[string]tool.Result{}
+	}
+	s.lists[key] = r
 }
 
 // stateCache keeps each tenant's openState between writes, so the live

@@ -347,6 +347,18 @@ func (b *Board) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 	if err != nil {
 		return b.storageFailure(c, err)
 	}
+	key := c.UserID + "\x00" + c.Language
+	if r, ok := state.cachedList(key); ok {
+		r.ObservedAt = b.now()
+		return r
+	}
+	r := b.renderList(state, c)
+	state.storeList(key, r)
+	return r
+}
+
+// renderList builds list_my_tasks' result for caller c from state.
+func (b *Board) renderList(state *openState, c tool.Caller) tool.Result {
 	var cards []Card
 	for _, card := range state.open {
 		if card.AssigneeID == c.UserID {

@@ -357,6 +357,17 @@ func (b *Board) LiveContext(ctx context.Context, caller tool.Caller, now time.Ti
 	if err != nil {
 		return nil, err
 	}
+	minute := now.Unix() / 60
+	if sections, ok := state.cachedContext(caller.UserID, caller.Timezone, minute); ok {
+		return sections, nil
+	}
+	sections := b.renderContext(state, caller, now)
+	state.storeContext(caller.UserID, caller.Timezone, minute, sections)
+	return sections, nil
+}
+
+// renderContext renders the live context of caller from state.
+func (b *Board) renderContext(state *openState, caller tool.Caller, now time.Time) []tool.ContextSection {
 	cols, open := state.columns, state.open
 	members := b.Members(caller.TenantID)
 	memberLines := make([]string, 0, len(members))
@@ -405,7 +416,7 @@ func (b *Board) LiveContext(ctx context.Context, caller tool.Caller, now time.Ti
 			strings.Join(cols, " → ") + " (complete_task moves a card to «" + cols[len(cols)-1] + "»)",
 		}},
 		{Title: "Caller's open cards on the task board", Lines: cardLines},
-	}, nil
+	}
 }
 
 // callerLocation is the caller's time zone, UTC when unknown.
