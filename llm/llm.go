@@ -11,6 +11,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -53,10 +54,41 @@ type Schema struct {
 	Strict []byte
 }
 
-// Request is one completion request.
+// Protocol is how a model expresses its decision.
+type Protocol string
+
+// Decision protocols.
+const (
+	// ProtocolJSON: the answer text is one JSON object following
+	// Request.Schema (structured output or JSON mode).
+	ProtocolJSON Protocol = "json"
+	// ProtocolTools: native tool calling over Request.Tools; the text is
+	// what to say and at most one tool call is the proposal.
+	ProtocolTools Protocol = "tools"
+)
+
+// ToolDef is a tool offered to a model that decides by native tool calling.
+type ToolDef struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // JSON Schema of the arguments (an object)
+}
+
+// ToolCall is a tool call in a model's answer.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage
+}
+
+// Request is one completion request. It carries both forms of the decision
+// contract: Schema for models that answer in JSON and Tools for models that
+// decide by native tool calling; each provider uses the one its protocol
+// needs (a request without Tools is always answered in JSON).
 type Request struct {
 	Messages    []Message
 	Schema      *Schema
+	Tools       []ToolDef
 	Temperature float64
 	MaxTokens   int
 	// Operation and Strategy label the call in the journal ("turn",
@@ -69,22 +101,42 @@ type Request struct {
 type Usage struct {
 	InputTokens  int
 	OutputTokens int
+	// CachedInputTokens is the part of InputTokens the provider served from
+	// its prompt cache, when it reports that (billed at a lower price).
+	CachedInputTokens int
 }
+
+// Attempt kinds, as a chain reports them.
+const (
+	AttemptFirst    = "first"    // the first call to a model in this request
+	AttemptRetry    = "retry"    // the same model again after a transient error
+	AttemptFallback = "fallback" // the next model after a failure
+	AttemptSkipped  = "skipped"  // not called: its provider is blocked
+)
 
 // Attempt is one call made to one model while serving a Request; wrappers
 // that retry or fall back report every attempt, failed ones included.
 type Attempt struct {
 	Provider string
 	Model    string
+	Kind     string // AttemptFirst, AttemptRetry, AttemptFallback, AttemptSkipped; "" = first
 	Usage    Usage
 	Duration time.Duration
 	Err      error // nil on success
 	Started  time.Time
+	// Note says what the policy did about this attempt ("blocked provider
+	// fireworks for 5m0s", "no retry: ...").
+	Note string
 }
 
 // Response is a completed request.
 type Response struct {
+	// Protocol is how this answer expresses the decision: ProtocolJSON (Text
+	// holds the JSON object) or ProtocolTools (Text is what to say,
+	// ToolCalls the proposal).
+	Protocol     Protocol
 	Text         string
+	ToolCalls    []ToolCall
 	Provider     string
 	Model        string // the exact model that answered, as the API named it
 	Usage        Usage
@@ -167,9 +219,17 @@ func KindOf(err error) ErrorKind {
 type Price struct {
 	InputPerMTok  float64
 	OutputPerMTok float64
+	// CachedInputPerMTok prices cached input tokens; zero means they cost
+	// as much as other input.
+	CachedInputPerMTok float64
 }
 
 // Cost returns the estimated cost of usage at this price.
 func (p Price) Cost(u Usage) float64 {
-	return (float64(u.InputTokens)*p.InputPerMTok + float64(u.OutputTokens)*p.OutputPerMTok) / 1e6
+	cached := min(max(u.CachedInputTokens, 0), u.InputTokens)
+	cachedPrice := p.CachedInputPerMTok
+	if cachedPrice == 0 {
+		cachedPrice = p.InputPerMTok
+	}
+	return (float64(u.InputTokens-cached)*p.InputPerMTok + float64(cached)*cachedPrice + float64(u.OutputTokens)*p.OutputPerMTok) / 1e6
 }

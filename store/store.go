@@ -170,16 +170,22 @@ type Locker interface {
 
 // LLMCall is one journaled model call (one attempt).
 type LLMCall struct {
-	Provider     string  `json:"provider"`
-	Model        string  `json:"model"`
-	Operation    string  `json:"operation"`
-	Strategy     string  `json:"strategy"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
-	DurationMS   int64   `json:"duration_ms"`
-	Status       string  `json:"status"`
-	Error        string  `json:"error"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+	Operation string `json:"operation"`
+	Strategy  string `json:"strategy"`
+	// Attempt is first, retry, fallback or skipped (a blocked provider).
+	Attempt           string  `json:"attempt"`
+	InputTokens       int     `json:"input_tokens"`
+	CachedInputTokens int     `json:"cached_input_tokens"`
+	OutputTokens      int     `json:"output_tokens"`
+	CostUSD           float64 `json:"cost_usd"`
+	DurationMS        int64   `json:"duration_ms"`
+	Status            string  `json:"status"`
+	Error             string  `json:"error"`
+	// Note says what the retry and fallback policy did ("blocked provider
+	// fireworks for 5m0s").
+	Note string `json:"note,omitempty"`
 	// At is when the call started.
 	At time.Time `json:"at"`
 }

@@ -2,33 +2,86 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
+	"hash/fnv"
 	"strings"
 
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// assemble builds the model request: the catalog's stable system prompt,
-// the live context, and the remembered conversation with this turn's
-// messages last, within the memory window.
+// assemble builds the model request in the order provider prompt caches
+// reward: the catalog's system prompt (byte-identical for every turn of the
+// same kind of caller), then the remembered conversation (which only grows
+// at its end between turns), then the live context and this turn's
+// messages, which change every turn. At most Window messages of
+// conversation go in, this turn's included.
 func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 	start := e.cfg.Now()
 	live := e.liveContext(ctx, s)
-	history := s.conv.Messages
-	if len(s.added) > 0 {
-		history = append(append([]store.Message(nil), history...), s.added...)
+	history, current := s.conv.Messages, s.added
+	window := e.cfg.Memory.Window
+	if len(current) > window {
+		current = current[len(current)-window:]
 	}
-	if len(history) > e.cfg.Memory.Window {
-		history = history[len(history)-e.cfg.Memory.Window:]
+	if keep := window - len(current); len(history) > keep {
+		history = history[len(history)-keep:]
 	}
-	msgs := make([]llm.Message, 0, len(history)+2)
-	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: s.cat.prompt}, llm.Message{Role: llm.RoleSystem, Content: live})
+	msgs := make([]llm.Message, 0, len(history)+len(current)+2)
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: s.cat.prompt})
 	for _, m := range history {
 		msgs = append(msgs, renderMessage(m))
 	}
-	s.trace.PromptMessages = len(history)
+	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "<live_context>\n" + neutralize(live, "live_context") + "</live_context>"})
+	for _, m := range current {
+		msgs = append(msgs, renderMessage(m))
+	}
+	s.trace.PromptMessages = len(history) + len(current)
+	e.measurePrefix(s, msgs)
 	s.trace.step("assemble", e.cfg.Now().Sub(start), "")
 	return msgs
+}
+
+// prefixSlot keeps, in the conversation's state, a fingerprint of the last
+// prompt: one hash and length per message.
+const prefixSlot = "prompt_fingerprint"
+
+type fingerprint struct {
+	Hashes  []uint64 `json:"h"`
+	Lengths []int    `json:"n"`
+}
+
+// measurePrefix records how many bytes of this prompt repeat the previous
+// prompt of the conversation from its start — what a provider's prompt
+// cache can reuse — and remembers this prompt's fingerprint.
+func (e *Engine) measurePrefix(s *state, msgs []llm.Message) {
+	cur := fingerprint{Hashes: make([]uint64, len(msgs)), Lengths: make([]int, len(msgs))}
+	total := 0
+	for i, m := range msgs {
+		h := fnv.New64a()
+		h.Write([]byte(m.Role))
+		h.Write([]byte{0})
+		h.Write([]byte(m.Content))
+		cur.Hashes[i], cur.Lengths[i] = h.Sum64(), len(m.Content)
+		total += len(m.Content)
+	}
+	var prev fingerprint
+	if raw, ok := s.conv.Slots[prefixSlot]; ok {
+		_ = json.Unmarshal(raw, &prev)
+	}
+	stable := 0
+	for i := 0; i < len(cur.Hashes) && i < len(prev.Hashes) && cur.Hashes[i] == prev.Hashes[i]; i++ {
+		stable += cur.Lengths[i]
+	}
+	s.trace.PromptBytes, s.trace.StablePrefixBytes = total, stable
+	if total > 0 {
+		s.trace.StablePrefixRatio = float64(stable) / float64(total)
+	}
+	raw, _ := json.Marshal(cur)
+	if s.conv.Slots == nil {
+		s.conv.Slots = map[string]json.RawMessage{}
+	}
+	s.conv.Slots[prefixSlot] = raw
 }
 
 // renderMessage maps a remembered message onto a chat message. Evidence
@@ -63,8 +116,9 @@ func attr(s string) string {
 
 // blockReplacers keep data from closing (or opening) its own block.
 var blockReplacers = map[string]*strings.Replacer{
-	"evidence":    strings.NewReplacer("</evidence", "<\\/evidence", "<evidence", "‹evidence"),
-	"tool_result": strings.NewReplacer("</tool_result", "<\\/tool_result", "<tool_result", "‹tool_result"),
+	"live_context": strings.NewReplacer("</live_context", "<\\/live_context", "<live_context", "‹live_context"),
+	"evidence":     strings.NewReplacer("</evidence", "<\\/evidence", "<evidence", "‹evidence"),
+	"tool_result":  strings.NewReplacer("</tool_result", "<\\/tool_result", "<tool_result", "‹tool_result"),
 }
 
 func neutralize(text, tag string) string {

@@ -24,52 +24,87 @@ type proposal struct {
 }
 
 // decide asks the model for a decision. A reply that breaks the contract
-// gets one repair request to the same model with the same schema and the
-// list of problems; if that fails too, nothing runs and the user is asked to
-// rephrase. Provider errors are not repaired: they are the provider chain's
-// business, and here they end the turn with nothing done.
+// gets one repair request — to the same model first, with the same schema
+// and the list of problems; if that fails too, nothing runs and the user is
+// asked to rephrase (or, when Config.InvalidFallback is set, the next model
+// of the chain gets the same chance). Provider errors are the chain's
+// business; when it gives up, the turn ends with nothing done.
 func (e *Engine) decide(ctx context.Context, s *state, messages []llm.Message) (proposal, bool) {
 	req := llm.Request{
 		Messages:    messages,
 		Schema:      s.cat.schema,
+		Tools:       s.cat.toolDefs,
 		Temperature: e.cfg.Temperature,
 		MaxTokens:   e.cfg.MaxTokens,
 		Operation:   opTurn,
-		Strategy:    e.cfg.Strategy,
+		Strategy:    s.strategy,
 	}
-	resp, err := e.complete(ctx, s, req)
-	if err != nil {
-		e.replyText(s, say(s.lang, txtModelDown), nil)
-		s.trace.Status = "model_error"
-		return proposal{}, false
-	}
-	p, problems := e.parseProposal(s, resp.Text)
-	if problems == nil {
-		return p, true
-	}
-	s.trace.Repair = &RepairTrace{Output: clip(resp.Text, 2000), Problems: problems}
+	sticky, _ := s.model.(llm.Sticky)
+	for {
+		resp, err := e.complete(ctx, s, req)
+		if err != nil {
+			e.modelFailed(s, err)
+			return proposal{}, false
+		}
+		p, problems := e.parseProposal(s, resp)
+		if problems == nil {
+			return p, true
+		}
+		said := answerText(resp)
+		s.trace.Repair = &RepairTrace{Output: clip(said, 2000), Problems: problems}
 
-	repair := req
-	repair.Operation = opRepair
-	repair.Messages = append(append([]llm.Message(nil), messages...),
-		llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
-		llm.Message{Role: llm.RoleUser, Content: repairInstruction(problems)})
-	resp, err = e.complete(ctx, s, repair)
-	if err != nil {
-		e.replyText(s, say(s.lang, txtModelDown), nil)
-		s.trace.Status = "model_error"
-		return proposal{}, false
+		if sticky != nil {
+			sticky.Stick() // the repair goes to the model that answered
+		}
+		repair := req
+		repair.Operation = opRepair
+		repair.Messages = append(append([]llm.Message(nil), req.Messages...),
+			llm.Message{Role: llm.RoleAssistant, Content: said},
+			llm.Message{Role: llm.RoleUser, Content: repairInstruction(problems)})
+		resp, err = e.complete(ctx, s, repair)
+		if err != nil {
+			e.modelFailed(s, err)
+			return proposal{}, false
+		}
+		p, problems = e.parseProposal(s, resp)
+		if problems == nil {
+			s.trace.Repair.Repaired = true
+			return p, true
+		}
+		s.trace.Repair.SecondOutput = clip(answerText(resp), 2000)
+		s.trace.Repair.SecondProblems = problems
+		if !e.cfg.InvalidFallback || sticky == nil || !sticky.Advance() {
+			break
+		}
+		s.trace.Notes = append(s.trace.Notes, "output still invalid after repair; asking the next model of the chain")
 	}
-	p, problems = e.parseProposal(s, resp.Text)
-	if problems == nil {
-		s.trace.Repair.Repaired = true
-		return p, true
-	}
-	s.trace.Repair.SecondOutput = clip(resp.Text, 2000)
-	s.trace.Repair.SecondProblems = problems
 	s.trace.Status = "invalid_output"
 	e.replyText(s, say(s.lang, txtRephrase), nil)
 	return proposal{}, false
+}
+
+// modelFailed ends a turn whose model calls all failed: nothing runs, the
+// user gets an apology, the turn is journaled as failed.
+func (e *Engine) modelFailed(s *state, err error) {
+	s.trace.Status = "failed"
+	s.trace.Error = clip(err.Error(), 500)
+	e.replyText(s, say(s.lang, txtModelDown), nil)
+}
+
+// answerText is an answer as text, whichever protocol it used.
+func answerText(resp llm.Response) string {
+	if resp.Protocol != llm.ProtocolTools || len(resp.ToolCalls) == 0 {
+		return resp.Text
+	}
+	return decision.DescribeToolCalls(resp.Text, toolCalls(resp))
+}
+
+func toolCalls(resp llm.Response) []decision.ToolCall {
+	calls := make([]decision.ToolCall, len(resp.ToolCalls))
+	for i, c := range resp.ToolCalls {
+		calls[i] = decision.ToolCall{Name: c.Name, Arguments: c.Arguments}
+	}
+	return calls
 }
 
 // complete makes one model call (which a provider chain may turn into
@@ -78,7 +113,7 @@ func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.R
 	cctx, cancel := context.WithTimeout(ctx, e.cfg.ModelTimeout)
 	defer cancel()
 	start := e.cfg.Now()
-	resp, err := e.cfg.Model.Complete(cctx, req)
+	resp, err := s.model.Complete(cctx, req)
 	took := e.cfg.Now().Sub(start)
 	s.trace.step("decide:"+req.Operation, took, "")
 
@@ -88,24 +123,29 @@ func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.R
 		attempts = lerr.Attempts
 	}
 	if len(attempts) == 0 {
-		a := llm.Attempt{Provider: e.cfg.Model.Name(), Model: e.cfg.Model.Model(), Duration: took, Err: err, Started: start}
+		a := llm.Attempt{Provider: s.model.Name(), Model: s.model.Model(), Duration: took, Err: err, Started: start}
 		if err == nil {
 			a.Provider, a.Model, a.Usage = resp.Provider, resp.Model, resp.Usage
 		}
 		attempts = []llm.Attempt{a}
 	}
 	for _, a := range attempts {
+		kind := a.Kind
+		if kind == "" {
+			kind = llm.AttemptFirst
+		}
 		call := store.LLMCall{
-			Provider: a.Provider, Model: a.Model, Operation: req.Operation, Strategy: req.Strategy,
-			InputTokens: a.Usage.InputTokens, OutputTokens: a.Usage.OutputTokens,
+			Provider: a.Provider, Model: a.Model, Operation: req.Operation, Strategy: req.Strategy, Attempt: kind,
+			InputTokens: a.Usage.InputTokens, CachedInputTokens: a.Usage.CachedInputTokens, OutputTokens: a.Usage.OutputTokens,
 			CostUSD: e.price(a.Model).Cost(a.Usage), DurationMS: a.Duration.Milliseconds(),
-			Status: "ok", At: a.Started,
+			Status: "ok", Note: a.Note, At: a.Started,
 		}
 		if a.Err != nil {
 			call.Status = string(llm.KindOf(a.Err))
 			call.Error = clip(a.Err.Error(), 500)
 		}
 		s.trace.LLMCalls = append(s.trace.LLMCalls, call)
+		s.trace.CostUSD += call.CostUSD
 	}
 	if err != nil {
 		e.cfg.Logger.Warn("model call failed", "turn", s.id, "op", req.Operation, "err", err)
@@ -125,10 +165,17 @@ func (e *Engine) price(model string) llm.Price {
 	return llm.Price{}
 }
 
-// parseProposal parses model output and validates the arguments of a known
-// tool. An unknown tool is not a contract problem: it becomes a veto.
-func (e *Engine) parseProposal(s *state, text string) (proposal, []decision.Problem) {
-	d, err := decision.Parse(text, s.cat.names)
+// parseProposal parses an answer (JSON or tool calls) and validates the
+// arguments of a known tool. An unknown tool is not a contract problem: it
+// becomes a veto.
+func (e *Engine) parseProposal(s *state, resp llm.Response) (proposal, []decision.Problem) {
+	var d decision.Decision
+	var err error
+	if resp.Protocol == llm.ProtocolTools {
+		d, err = decision.FromToolCalls(resp.Text, toolCalls(resp), s.cat.names)
+	} else {
+		d, err = decision.Parse(resp.Text, s.cat.names)
+	}
 	if err != nil {
 		var pe *decision.ParseError
 		if errors.As(err, &pe) {

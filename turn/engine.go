@@ -53,6 +53,9 @@ type Tenant struct {
 	Language      string // "ru" or "en"; default DefaultLanguage
 	AssistantName string
 	Roles         map[string]Role
+	// Strategy names the entry of Config.Strategies that decides this
+	// tenant's turns; empty means Config.Strategy.
+	Strategy string
 }
 
 // MemoryPolicy bounds what the model sees of a conversation.
@@ -85,9 +88,17 @@ type Config struct {
 	// Context sources are asked for live facts before every model call.
 	Context []tool.ContextSource
 	// Model decides free-text turns; nil means no model is configured and
-	// free text gets a reply saying so.
-	Model    llm.Provider
+	// free text gets a reply saying so. A provider that is llm.TurnScoped
+	// (a chain) gets a fresh view per turn.
+	Model llm.Provider
+	// Strategy names Model in the journal ("balanced").
 	Strategy string
+	// Strategies are other named providers (chains) tenants may choose.
+	Strategies map[string]llm.Provider
+	// InvalidFallback: when a model's output is still invalid after its
+	// repair, ask the next model of the chain as well. Off by default:
+	// trying models until something parses hides broken prompts.
+	InvalidFallback bool
 	// Prices by model name, for the journal's cost estimate.
 	Prices     map[string]llm.Price
 	Tenants    map[string]Tenant
@@ -208,6 +219,9 @@ type state struct {
 	route  route
 	lease  store.Lease
 	cat    *catalog
+	// model decides this turn, under the strategy's name.
+	model    llm.Provider
+	strategy string
 
 	conv    store.Conversation
 	pending *store.PendingAction
@@ -289,6 +303,22 @@ func (e *Engine) newState(in chat.Inbound) *state {
 	return s
 }
 
+// providerFor returns the provider deciding a turn of tenant t, as a
+// per-turn view when it keeps per-turn state, and its strategy name.
+func (e *Engine) providerFor(t Tenant) (llm.Provider, string) {
+	p, name := e.cfg.Model, e.cfg.Strategy
+	if alt, ok := e.cfg.Strategies[t.Strategy]; ok && t.Strategy != "" {
+		p, name = alt, t.Strategy
+	}
+	if p == nil {
+		return nil, name
+	}
+	if ts, ok := p.(llm.TurnScoped); ok {
+		p = ts.ForTurn()
+	}
+	return p, name
+}
+
 func (e *Engine) location(name string) *time.Location {
 	if v, ok := e.zones.Load(name); ok {
 		return v.(*time.Location)
@@ -317,7 +347,8 @@ func (e *Engine) run(ctx context.Context, s *state) {
 		return
 	}
 	e.recordUserInput(s)
-	if e.cfg.Model == nil {
+	s.model, s.strategy = e.providerFor(s.tenant)
+	if s.model == nil {
 		s.trace.Route = "no_model"
 		e.replyText(s, say(s.lang, txtNoModel), nil)
 		return

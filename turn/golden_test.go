@@ -279,8 +279,15 @@ func (h *harness) send(where, rest string) {
 	}
 	var parts []string
 	parts = append(parts, "route="+tr.Route)
+	if tr.Status != "ok" {
+		parts = append(parts, "status="+tr.Status)
+	}
 	for _, c := range tr.LLMCalls {
-		parts = append(parts, fmt.Sprintf("llm=%s/%s:%s", c.Operation, c.Model, c.Status))
+		p := fmt.Sprintf("llm=%s/%s:%s", c.Operation, c.Model, c.Status)
+		if c.Attempt != "first" {
+			p += "(" + c.Attempt + ")"
+		}
+		parts = append(parts, p)
 	}
 	for _, v := range tr.Vetoes {
 		parts = append(parts, fmt.Sprintf("veto=%s:%s:%s", v.Guard, v.Tool, v.Reason))
@@ -297,6 +304,7 @@ func (h *harness) send(where, rest string) {
 // traceView is the part of the journaled trace the transcripts show.
 type traceView struct {
 	Route    string          `json:"route"`
+	Status   string          `json:"status"`
 	LLMCalls []store.LLMCall `json:"llm_calls"`
 	Vetoes   []struct {
 		Guard, Tool, Reason string
@@ -383,7 +391,7 @@ func (h *harness) check(where, rest string) {
 		}
 		n := 0
 		for _, m := range reqs[len(reqs)-1].Messages {
-			if m.Role != llm.RoleSystem {
+			if m.Role != llm.RoleSystem && !strings.HasPrefix(m.Content, "<live_context>") {
 				n++
 			}
 		}

@@ -20,32 +20,39 @@ const journalTimeout = 5 * time.Second
 // Trace is the full record of one turn, as GET /v1/turns/{id} shows it: it
 // reconstructs what the model proposed and what the server decided.
 type Trace struct {
-	TurnID         string               `json:"turn_id"`
-	ConversationID string               `json:"conversation_id"`
-	Tenant         string               `json:"tenant"`
-	UserID         string               `json:"user_id"`
-	Channel        string               `json:"channel,omitempty"`
-	Route          string               `json:"route"`
-	Status         string               `json:"status"`
-	StartedAt      time.Time            `json:"started_at"`
-	DurationMS     int64                `json:"duration_ms"`
-	LockWaitMS     int64                `json:"lock_wait_ms"`
-	Fence          int64                `json:"fence"`
-	MemoryMessages int                  `json:"memory_messages"`
-	PromptMessages int                  `json:"prompt_messages"`
-	Evidence       []chat.Evidence      `json:"evidence,omitempty"`
-	Context        []ContextSourceTrace `json:"context_sources,omitempty"`
-	LLMCalls       []store.LLMCall      `json:"llm_calls"`
-	Decision       json.RawMessage      `json:"decision"`
-	Repair         *RepairTrace         `json:"repair,omitempty"`
-	Vetoes         []Veto               `json:"vetoes"`
-	Confirmation   *ConfirmationTrace   `json:"confirmation,omitempty"`
-	Executed       []ExecutionTrace     `json:"executed"`
-	ToolCalls      []store.ToolCall     `json:"-"`
-	Say            string               `json:"say"`
-	Steps          []StepTrace          `json:"steps"`
-	Notes          []string             `json:"notes,omitempty"`
-	Error          string               `json:"error,omitempty"`
+	TurnID         string    `json:"turn_id"`
+	ConversationID string    `json:"conversation_id"`
+	Tenant         string    `json:"tenant"`
+	UserID         string    `json:"user_id"`
+	Channel        string    `json:"channel,omitempty"`
+	Route          string    `json:"route"`
+	Status         string    `json:"status"`
+	StartedAt      time.Time `json:"started_at"`
+	DurationMS     int64     `json:"duration_ms"`
+	LockWaitMS     int64     `json:"lock_wait_ms"`
+	Fence          int64     `json:"fence"`
+	MemoryMessages int       `json:"memory_messages"`
+	PromptMessages int       `json:"prompt_messages"`
+	// PromptBytes is the size of the prompt's text; StablePrefixBytes how
+	// much of it, from the start, repeats the conversation's previous
+	// prompt (what a provider's prompt cache can reuse).
+	PromptBytes       int                  `json:"prompt_bytes"`
+	StablePrefixBytes int                  `json:"stable_prefix_bytes"`
+	StablePrefixRatio float64              `json:"stable_prefix_ratio"`
+	Evidence          []chat.Evidence      `json:"evidence,omitempty"`
+	Context           []ContextSourceTrace `json:"context_sources,omitempty"`
+	LLMCalls          []store.LLMCall      `json:"llm_calls"`
+	CostUSD           float64              `json:"cost_usd"`
+	Decision          json.RawMessage      `json:"decision"`
+	Repair            *RepairTrace         `json:"repair,omitempty"`
+	Vetoes            []Veto               `json:"vetoes"`
+	Confirmation      *ConfirmationTrace   `json:"confirmation,omitempty"`
+	Executed          []ExecutionTrace     `json:"executed"`
+	ToolCalls         []store.ToolCall     `json:"-"`
+	Say               string               `json:"say"`
+	Steps             []StepTrace          `json:"steps"`
+	Notes             []string             `json:"notes,omitempty"`
+	Error             string               `json:"error,omitempty"`
 
 	mu sync.Mutex
 }

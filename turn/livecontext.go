@@ -15,7 +15,7 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 	id := s.in.Identity
 	local := s.now.In(s.loc)
 	var b strings.Builder
-	b.WriteString("Live context (facts from the server, current as of this message):\n")
+	b.WriteString("Facts from the server, current as of the next message:\n")
 	b.WriteString("User: " + id.Name + " (id " + id.UserID + "), role " + id.Role + "\n")
 	b.WriteString("Local time: " + local.Format("2006-01-02 15:04 Monday") + ", time zone " + s.loc.String() + "\n")
 

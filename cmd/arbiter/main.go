@@ -24,8 +24,8 @@ import (
 )
 
 const usage = `usage:
-  arbiter serve [-config FILE]         run the HTTP API
-  arbiter chat [-config FILE]          chat in the terminal
+  arbiter serve [-config FILE] [-record DIR | -replay DIR]   run the HTTP API
+  arbiter chat [-config FILE] [-record DIR | -replay DIR]    chat in the terminal
   arbiter check-config -config FILE    validate a configuration
 
 Without -config, a local setup is used (see README).`
@@ -45,15 +45,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "configuration file (YAML)")
+	var opts app.Options
+	if cmd == "serve" || cmd == "chat" {
+		fs.StringVar(&opts.Record, "record", "", "write every provider exchange as cassettes into this directory")
+		fs.StringVar(&opts.Replay, "replay", "", "answer provider calls from the cassettes in this directory, with no network")
+	}
 	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	if opts.Record != "" && opts.Replay != "" {
+		fmt.Fprintln(stderr, "-record and -replay exclude each other")
 		return 2
 	}
 	var err error
 	switch cmd {
 	case "serve":
-		err = serve(ctx, *configPath, stdout, stderr)
+		err = serve(ctx, *configPath, opts, stdout, stderr)
 	case "chat":
-		err = chatLoop(ctx, *configPath, stdin, stdout, stderr)
+		err = chatLoop(ctx, *configPath, opts, stdin, stdout, stderr)
 	case "check-config":
 		if *configPath == "" {
 			fmt.Fprintln(stderr, "check-config needs -config FILE")

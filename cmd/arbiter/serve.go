@@ -17,12 +17,13 @@ import (
 )
 
 // serve runs the HTTP API until ctx ends, then drains in-flight turns.
-func serve(ctx context.Context, configPath string, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, configPath string, opts app.Options, stdout, stderr io.Writer) error {
 	cfg, err := loadConfig(configPath)
 	if err != nil {
 		return err
 	}
-	a, err := app.Build(cfg, app.Options{LogOut: stderr})
+	opts.LogOut = stderr
+	a, err := app.Build(cfg, opts)
 	if err != nil {
 		return err
 	}
@@ -63,12 +64,12 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer) err
 // chatLoop is a terminal chat against the same engine, as the first user
 // of the first tenant (or the local user). Buttons are numbered; typing a
 // number presses one.
-func chatLoop(ctx context.Context, configPath string, stdin io.Reader, stdout, stderr io.Writer) error {
+func chatLoop(ctx context.Context, configPath string, opts app.Options, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg, err := loadConfig(configPath)
 	if err != nil {
 		return err
 	}
-	a, err := app.Build(cfg, app.Options{})
+	a, err := app.Build(cfg, opts)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/internal/config"
 	"github.com/arbiterhq/arbiter/llm"
-	"github.com/arbiterhq/arbiter/llm/openaicompat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
@@ -52,10 +51,17 @@ func (a *App) Close() error { return a.Store.Close() }
 type Options struct {
 	Getenv func(string) string // default os.Getenv
 	LogOut io.Writer           // default io.Discard
-	// Model replaces the configured provider (tests use a scripted one).
+	// Model replaces the configured providers (tests use a scripted one).
 	Model llm.Provider
-	Now   func() time.Time
-	NewID func() string
+	// Record writes every provider exchange as cassettes into this
+	// directory; Replay answers provider calls from the cassettes in this
+	// directory, with no network.
+	Record, Replay string
+	Now            func() time.Time
+	NewID          func() string
+	// Sleep replaces the provider chain's retry wait (tests use a fake
+	// clock).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // LocalConfig is the zero-configuration setup: one tenant, one user, every
@@ -88,56 +94,6 @@ func LocalConfig(getenv func(string) string) *config.Config {
 		}},
 		Tools: config.Tools{Taskboard: &config.Taskboard{}},
 	}
-}
-
-// defaultPrices are list prices in US dollars per million tokens, used for
-// the journal's cost estimate unless the config gives its own.
-var defaultPrices = map[string]llm.Price{
-	"gpt-oss-20b":  {InputPerMTok: 0.07, OutputPerMTok: 0.30},
-	"gpt-oss-120b": {InputPerMTok: 0.15, OutputPerMTok: 0.60},
-	"gpt-4.1-mini": {InputPerMTok: 0.40, OutputPerMTok: 1.60},
-	"gpt-4o-mini":  {InputPerMTok: 0.15, OutputPerMTok: 0.60},
-}
-
-// EnvModels derives the model from the environment when the config names
-// none: OPENAI_API_KEY (+ OPENAI_BASE_URL, ARBITER_MODEL), else
-// FIREWORKS_API_KEY with gpt-oss-20b.
-func EnvModels(getenv func(string) string) []config.Model {
-	if key := getenv("OPENAI_API_KEY"); key != "" {
-		base := getenv("OPENAI_BASE_URL")
-		if base == "" {
-			base = "https://api.openai.com/v1"
-		}
-		model := getenv("ARBITER_MODEL")
-		if model == "" {
-			model = "gpt-4.1-mini"
-		}
-		return []config.Model{{Name: "openai", Kind: "openai", BaseURL: base, Model: model, APIKey: key}}
-	}
-	if key := getenv("FIREWORKS_API_KEY"); key != "" {
-		model := getenv("ARBITER_MODEL")
-		if model == "" {
-			model = "accounts/fireworks/models/gpt-oss-20b"
-		}
-		return []config.Model{{Name: "fireworks", Kind: "openai", BaseURL: "https://api.fireworks.ai/inference/v1", Model: model, APIKey: key, Output: "json_schema"}}
-	}
-	return nil
-}
-
-// newProvider is the kind -> constructor map for models.
-func newProvider(m config.Model, getenv func(string) string) (llm.Provider, error) {
-	switch m.Kind {
-	case "openai":
-		return openaicompat.New(openaicompat.Config{
-			Name:    m.Name,
-			BaseURL: m.BaseURL,
-			APIKey:  config.ResolveAPIKey(m, getenv),
-			Model:   m.Model,
-			Output:  llm.OutputMode(m.Output),
-			Timeout: time.Duration(m.Timeout),
-		})
-	}
-	return nil, fmt.Errorf("model %s: unknown kind %q", m.Name, m.Kind)
 }
 
 // Build wires everything from cfg. Relative store paths are relative to
@@ -179,7 +135,7 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		for name, r := range t.Roles {
 			roles[name] = turn.Role{Tools: r.Tools}
 		}
-		tenants[t.ID] = turn.Tenant{ID: t.ID, Timezone: t.Timezone, Language: t.Language, AssistantName: t.AssistantName, Roles: roles}
+		tenants[t.ID] = turn.Tenant{ID: t.ID, Timezone: t.Timezone, Language: t.Language, AssistantName: t.AssistantName, Roles: roles, Strategy: t.Strategy}
 		for _, u := range t.Users {
 			members[t.ID] = append(members[t.ID], taskboard.Member{ID: u.ID, Name: u.Name})
 			for _, k := range u.Keys {
@@ -232,32 +188,48 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		return fail(err)
 	}
 
-	models := cfg.Models
-	if len(models) == 0 {
-		models = EnvModels(getenv)
-	}
-	model := opts.Model
-	if model == nil && len(models) > 0 {
-		if model, err = newProvider(models[0], getenv); err != nil {
-			return fail(err)
-		}
-	}
-	a.HasModel = model != nil
 	prices := map[string]llm.Price{}
 	for k, v := range defaultPrices {
 		prices[k] = v
 	}
 	for k, v := range cfg.Prices {
-		prices[k] = llm.Price{InputPerMTok: v.Input, OutputPerMTok: v.Output}
+		prices[k] = llm.Price{InputPerMTok: v.Input, OutputPerMTok: v.Output, CachedInputPerMTok: v.CachedInput}
 	}
+	models := cfg.Models
+	if len(models) == 0 {
+		models = EnvModels(getenv)
+	}
+	var secrets []string
+	for _, m := range models {
+		if k := config.ResolveAPIKey(m, getenv); k != "" {
+			secrets = append(secrets, k)
+		}
+		if p := config.Presets[m.Kind]; p.KeyEnv != "" && getenv(p.KeyEnv) != "" {
+			secrets = append(secrets, getenv(p.KeyEnv))
+		}
+	}
+	client, err := providerClient(opts, secrets)
+	if err != nil {
+		return fail(err)
+	}
+	strategies, strategy, err := buildStrategies(cfg, models, prices, modelSetup{getenv: getenv, client: client, notice: opts.LogOut}, opts)
+	if err != nil {
+		return fail(err)
+	}
+	model := strategies[strategy]
+	if opts.Model != nil {
+		model, strategies = opts.Model, nil
+	}
+	a.HasModel = model != nil
 	commands := map[string]turn.Command{"/tasks": {Tool: "list_my_tasks"}}
 	for name, c := range cfg.Commands {
 		commands[name] = turn.Command{Tool: c.Tool, Args: c.Args}
 	}
 	a.Engine, err = turn.New(turn.Config{
 		State: st, Locker: st, Journal: st,
-		Tools: registry, Context: sources, Model: model, Strategy: cfg.Strategy,
-		Prices: prices, Tenants: tenants,
+		Tools: registry, Context: sources, Model: model, Strategy: strategy, Strategies: strategies,
+		InvalidFallback: cfg.Retry.InvalidFallback,
+		Prices:          prices, Tenants: tenants,
 		Memory:       turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
 		PendingTTL:   time.Duration(cfg.Confirmation.TTL),
 		ModelTimeout: time.Duration(cfg.Limits.ModelTimeout),

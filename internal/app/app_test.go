@@ -20,6 +20,7 @@ models:
   - {name: primary, kind: openai, base_url: "MODEL_URL", model: gpt-oss-20b, api_key_env: PRIMARY_KEY}
 prices:
   gpt-oss-20b: {input: 0.10, output: 0.50}
+retry: {delay: 20ms}
 tenants:
   - id: acme
     timezone: Europe/Moscow
@@ -249,14 +250,19 @@ func TestEndToEndModelGarbage(t *testing.T) {
 	if calls := tr["llm_calls"].([]any); len(calls) != 2 || calls[1].(map[string]any)["operation"] != "repair" {
 		t.Errorf("llm_calls = %v", tr["llm_calls"])
 	}
-	// A provider that fails (HTTP 500): nothing runs either.
-	e.model.Enqueue(llmtest.HTTPReply{Status: 500, ErrorMessage: "boom"})
+	// A provider that keeps failing (HTTP 500): one retry, then an apology;
+	// nothing runs, the turn is journaled as failed.
+	e.model.Enqueue(llmtest.HTTPReply{Status: 500, ErrorMessage: "boom"}, llmtest.HTTPReply{Status: 503, ErrorMessage: "still down"})
 	status, body = e.post("k-dmitry", `{"conversation_id":"c1","text":"Создай задачу"}`)
-	if status != 200 || body["pending"] != nil {
+	if status != 200 || body["pending"] != nil || !strings.Contains(body["say"].(string), "Извините") {
 		t.Fatalf("%d %v", status, body)
 	}
 	_, tr = e.do("GET", "/v1/turns/"+body["turn_id"].(string), "k-dmitry", "")
-	if calls := tr["llm_calls"].([]any); len(calls) != 1 || calls[0].(map[string]any)["status"] != "transient" {
+	calls := tr["llm_calls"].([]any)
+	if len(calls) != 2 || calls[0].(map[string]any)["status"] != "transient" || calls[1].(map[string]any)["attempt"] != "retry" {
 		t.Errorf("llm_calls = %v", tr["llm_calls"])
+	}
+	if tr["status"] != "failed" {
+		t.Errorf("turn status = %v, want failed", tr["status"])
 	}
 }

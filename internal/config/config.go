@@ -22,10 +22,15 @@ type Config struct {
 	Listen string `yaml:"listen"`
 	// PublicURL is how users reach this server (card links); default
 	// "http://" + Listen.
-	PublicURL    string             `yaml:"public_url"`
-	Store        Store              `yaml:"store"`
-	Models       []Model            `yaml:"models"`
+	PublicURL string  `yaml:"public_url"`
+	Store     Store   `yaml:"store"`
+	Models    []Model `yaml:"models"`
+	// Strategies name chains of models (by model name); "balanced" is the
+	// models list in order unless given here.
+	Strategies map[string][]string `yaml:"strategies"`
+	// Strategy is the default strategy; default "balanced".
 	Strategy     string             `yaml:"strategy"`
+	Retry        Retry              `yaml:"retry"`
 	Prices       map[string]Price   `yaml:"prices"`
 	Memory       Memory             `yaml:"memory"`
 	Confirmation Confirmation       `yaml:"confirmation"`
@@ -44,21 +49,50 @@ type Store struct {
 
 // Model is one model endpoint.
 type Model struct {
-	Name      string `yaml:"name"`
-	Kind      string `yaml:"kind"` // openai (any OpenAI-compatible API)
+	// Name identifies the model in strategies; unique.
+	Name string `yaml:"name"`
+	// Kind is a preset: openai, fireworks, mistral, xai, openrouter,
+	// ollama, vllm, llamacpp (OpenAI-compatible wire format) or anthropic.
+	Kind string `yaml:"kind"`
+	// Provider labels the model in the journal and groups models of one
+	// account: an auth or billing error blocks the whole group. Default:
+	// the preset's vendor name (the model's name for local servers).
+	Provider  string `yaml:"provider"`
 	BaseURL   string `yaml:"base_url"`
 	Model     string `yaml:"model"`
 	APIKey    string `yaml:"api_key"`
 	APIKeyEnv string `yaml:"api_key_env"`
-	// Output is json_schema_strict (default), json_schema or json_object.
-	Output  string   `yaml:"output"`
-	Timeout Duration `yaml:"timeout"`
+	// Output is json_schema_strict, json_schema or json_object; default
+	// from the preset.
+	Output string `yaml:"output"`
+	// Protocol is json (structured output) or tools (native tool calling);
+	// default from the preset.
+	Protocol string `yaml:"protocol"`
+	// AuthHeader sends the key in this header instead of
+	// "Authorization: Bearer" (e.g. api-key).
+	AuthHeader string            `yaml:"auth_header"`
+	Headers    map[string]string `yaml:"headers"`
+	Timeout    Duration          `yaml:"timeout"`
+}
+
+// Retry is the provider chain's retry and fallback policy.
+type Retry struct {
+	// Delay before the first model's one retry on a transient error;
+	// default 2s.
+	Delay Duration `yaml:"delay"`
+	// CoolDown is how long an auth, billing or bad-request error blocks a
+	// provider for all conversations; default 5m.
+	CoolDown Duration `yaml:"cool_down"`
+	// InvalidFallback asks the next model when a model's output is still
+	// invalid after its repair; default false.
+	InvalidFallback bool `yaml:"invalid_fallback"`
 }
 
 // Price is a model's cost in US dollars per million tokens.
 type Price struct {
-	Input  float64 `yaml:"input"`
-	Output float64 `yaml:"output"`
+	Input       float64 `yaml:"input"`
+	Output      float64 `yaml:"output"`
+	CachedInput float64 `yaml:"cached_input"`
 }
 
 // Memory is the conversation memory policy.
@@ -84,6 +118,7 @@ type Limits struct {
 // Tenant is one isolated customer.
 type Tenant struct {
 	ID            string          `yaml:"id"`
+	Strategy      string          `yaml:"strategy"`
 	Timezone      string          `yaml:"timezone"`
 	Language      string          `yaml:"language"`
 	AssistantName string          `yaml:"assistant_name"`
@@ -264,21 +299,26 @@ func (v *validator) errorf(path, format string, args ...any) {
 }
 
 var (
-	knownScopes  = map[string]bool{"read": true, "write:safe": true, "write:full": true}
-	knownOutputs = map[string]bool{"": true, "json_schema_strict": true, "json_schema": true, "json_object": true}
+	knownScopes    = map[string]bool{"read": true, "write:safe": true, "write:full": true}
+	knownOutputs   = map[string]bool{"": true, "json_schema_strict": true, "json_schema": true, "json_object": true}
+	knownProtocols = map[string]bool{"": true, "json": true, "tools": true}
 )
 
 func (v *validator) validate(c *Config) {
 	if c.Store.Kind != "" && c.Store.Kind != "sqlite" {
 		v.errorf("store.kind", "unknown store kind %q (this build has: sqlite)", c.Store.Kind)
 	}
+	names := map[string]bool{}
 	for i, m := range c.Models {
 		p := fmt.Sprintf("models[%d]", i)
 		if m.Name == "" {
 			v.errorf(p, "name is required")
+		} else if names[m.Name] {
+			v.errorf(p+".name", "model name %q is used twice", m.Name)
 		}
-		if m.Kind != "openai" {
-			v.errorf(p+".kind", "unknown model kind %q (this build has: openai, for any OpenAI-compatible API)", m.Kind)
+		names[m.Name] = true
+		if _, ok := Presets[m.Kind]; !ok {
+			v.errorf(p+".kind", "unknown model kind %q (one of: %s)", m.Kind, strings.Join(sortedKeys(Presets), ", "))
 		}
 		if m.Model == "" {
 			v.errorf(p, "model is required")
@@ -286,11 +326,27 @@ func (v *validator) validate(c *Config) {
 		if !knownOutputs[m.Output] {
 			v.errorf(p+".output", "unknown output mode %q (json_schema_strict, json_schema or json_object)", m.Output)
 		}
+		if !knownProtocols[m.Protocol] {
+			v.errorf(p+".protocol", "unknown protocol %q (json or tools)", m.Protocol)
+		}
 		if m.APIKey != "" && m.APIKeyEnv != "" {
 			v.errorf(p, "set api_key or api_key_env, not both")
 		} else if m.APIKeyEnv != "" && v.getenv(m.APIKeyEnv) == "" {
 			v.errorf(p+".api_key_env", "environment variable %s is empty or unset", m.APIKeyEnv)
 		}
+	}
+	for name, chain := range c.Strategies {
+		if len(chain) == 0 {
+			v.errorf("strategies."+name, "a strategy needs at least one model")
+		}
+		for i, m := range chain {
+			if !names[m] {
+				v.errorf(fmt.Sprintf("strategies.%s[%d]", name, i), "no model named %q in models", m)
+			}
+		}
+	}
+	if c.Strategy != "" && len(c.Models) > 0 && c.Strategies[c.Strategy] == nil && !builtinStrategies[c.Strategy] {
+		v.errorf("strategy", "unknown strategy %q", c.Strategy)
 	}
 	if c.Memory.Window < 0 {
 		v.errorf("memory.window", "must be positive")
@@ -308,6 +364,9 @@ func (v *validator) validate(c *Config) {
 			v.errorf(p+".id", "tenant %q is defined twice", t.ID)
 		}
 		tenants[t.ID] = true
+		if t.Strategy != "" && c.Strategies[t.Strategy] == nil && !builtinStrategies[t.Strategy] {
+			v.errorf(p+".strategy", "unknown strategy %q", t.Strategy)
+		}
 		if t.Timezone != "" {
 			if _, err := time.LoadLocation(t.Timezone); err != nil {
 				v.errorf(p+".timezone", "unknown time zone %q", t.Timezone)

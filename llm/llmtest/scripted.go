@@ -3,9 +3,10 @@
 // loopback HTTP server speaking the OpenAI Chat Completions wire format for
 // exercising real HTTP providers.
 //
-// Both record what they received so tests can assert on it. Neither knows
-// anything about chats, tools or decisions, and neither is meant for
-// production traffic.
+// Both record what they received so tests can assert on it. Both speak
+// the two decision protocols of llm (a JSON answer, or text plus native
+// tool calls) but know nothing of chats or of what a decision means, and
+// neither is meant for production traffic.
 package llmtest
 
 import (
@@ -28,15 +29,26 @@ const (
 var ErrScriptExhausted = errors.New("llmtest: script exhausted")
 
 // Reply is one scripted answer of a Scripted provider. Build it with Text,
-// Fail or Func.
+// ToolCalls, Fail, FailKind or Func.
 type Reply struct {
-	text string
-	err  error
-	fn   func(context.Context, llm.Request) (llm.Response, error)
+	text  string
+	calls []llm.ToolCall
+	tools bool // answer in llm.ProtocolTools
+	err   error
+	fn    func(context.Context, llm.Request) (llm.Response, error)
 }
 
-// Text is a reply that completes successfully with s as the response text.
+// Text is a reply that completes successfully in llm.ProtocolJSON with s as
+// the response text.
 func Text(s string) Reply { return Reply{text: s} }
+
+// ToolCalls is a reply that completes successfully in llm.ProtocolTools
+// with text as the response text and calls as its tool calls (none: a
+// plain text answer). The calls are copied; each Complete returns a fresh
+// copy.
+func ToolCalls(text string, calls ...llm.ToolCall) Reply {
+	return Reply{text: text, calls: cloneCalls(calls), tools: true}
+}
 
 // Fail is a reply that fails with err, returned verbatim (normally an
 // *llm.Error, so callers can exercise error kinds).
@@ -68,10 +80,11 @@ func Func(f func(ctx context.Context, req llm.Request) (llm.Response, error)) Re
 // reply; the request is still recorded.
 type Scripted struct {
 	// ProviderName and ModelName are reported by Name, Model and successful
-	// Text replies; empty means DefaultProviderName / DefaultModelName.
+	// Text and ToolCalls replies; empty means DefaultProviderName /
+	// DefaultModelName.
 	ProviderName string
 	ModelName    string
-	// Usage is reported by Text replies.
+	// Usage is reported by Text and ToolCalls replies.
 	Usage llm.Usage
 
 	mu       sync.Mutex
@@ -138,8 +151,14 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 	case r.err != nil:
 		return llm.Response{}, r.err
 	default:
+		protocol := llm.ProtocolJSON
+		if r.tools {
+			protocol = llm.ProtocolTools
+		}
 		return llm.Response{
+			Protocol:     protocol,
 			Text:         r.text,
+			ToolCalls:    cloneCalls(r.calls),
 			Provider:     s.Name(),
 			Model:        s.Model(),
 			Usage:        s.Usage,
@@ -184,5 +203,26 @@ func cloneRequest(req llm.Request) llm.Request {
 		sc.Strict = append([]byte(nil), sc.Strict...)
 		req.Schema = &sc
 	}
+	if req.Tools != nil {
+		tools := make([]llm.ToolDef, len(req.Tools))
+		for i, t := range req.Tools {
+			t.Parameters = append([]byte(nil), t.Parameters...)
+			tools[i] = t
+		}
+		req.Tools = tools
+	}
 	return req
+}
+
+// cloneCalls copies calls and their arguments; nil stays nil.
+func cloneCalls(calls []llm.ToolCall) []llm.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]llm.ToolCall, len(calls))
+	for i, c := range calls {
+		c.Arguments = append([]byte(nil), c.Arguments...)
+		out[i] = c
+	}
+	return out
 }

@@ -130,3 +130,39 @@ func TestScriptedConcurrent(t *testing.T) {
 		t.Errorf("Calls = %d", s.Calls())
 	}
 }
+
+func TestScriptedProtocols(t *testing.T) {
+	call := llm.ToolCall{ID: "c1", Name: "search", Arguments: []byte(`{"q":"x"}`)}
+	s := NewScripted(Text(`{"say":"hi"}`), ToolCalls("Looking.", call), ToolCalls("just text"))
+	ctx := context.Background()
+
+	resp, err := s.Complete(ctx, req("a"))
+	if err != nil || resp.Protocol != llm.ProtocolJSON || resp.ToolCalls != nil {
+		t.Errorf("Text: %+v %v", resp, err)
+	}
+	call.Arguments[2] = 'Q' // the script holds its own copy
+	resp, err = s.Complete(ctx, req("b"))
+	if err != nil || resp.Protocol != llm.ProtocolTools || resp.Text != "Looking." || len(resp.ToolCalls) != 1 ||
+		resp.ToolCalls[0].ID != "c1" || resp.ToolCalls[0].Name != "search" || string(resp.ToolCalls[0].Arguments) != `{"q":"x"}` {
+		t.Errorf("ToolCalls: %+v %v", resp, err)
+	}
+	resp, err = s.Complete(ctx, req("c"))
+	if err != nil || resp.Protocol != llm.ProtocolTools || resp.Text != "just text" || resp.ToolCalls != nil {
+		t.Errorf("ToolCalls without calls: %+v %v", resp, err)
+	}
+}
+
+func TestScriptedRecordsTools(t *testing.T) {
+	s := NewScripted(ToolCalls("ok"))
+	r := req("a")
+	r.Tools = []llm.ToolDef{{Name: "search", Description: "Find.", Parameters: []byte(`{"type":"object"}`)}}
+	if _, err := s.Complete(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	r.Tools[0].Name = "changed"
+	r.Tools[0].Parameters[1] = 'X'
+	rec := s.Requests()[0].Tools
+	if len(rec) != 1 || rec[0].Name != "search" || rec[0].Description != "Find." || string(rec[0].Parameters) != `{"type":"object"}` {
+		t.Errorf("recorded tools changed with the caller's: %+v", rec)
+	}
+}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,9 +21,14 @@ const CompletionsPath = "/v1/chat/completions"
 // ServerConfig configures a Server. The zero value accepts any caller,
 // records every request and answers HTTP 500 once the script is empty.
 type ServerConfig struct {
-	// APIKey, if set, must arrive as "Authorization: Bearer <APIKey>";
-	// other requests get a 401 with an OpenAI-style error body.
+	// APIKey, if set, must arrive as "Authorization: Bearer <APIKey>" (or
+	// as AuthHeader says); other requests get a 401 with an OpenAI-style
+	// error body.
 	APIKey string
+	// AuthHeader names the header that must carry APIKey. Empty or
+	// "Authorization" (any case) means "Authorization: Bearer <APIKey>";
+	// any other name, e.g. "api-key", means the raw key in that header.
+	AuthHeader string
 	// Respond answers requests once the queue of Enqueue'd replies is empty.
 	// It is called concurrently. Nil means an HTTP 500 error with code
 	// "llmtest_script_exhausted".
@@ -35,16 +42,22 @@ type ServerConfig struct {
 // empty message content.
 type HTTPReply struct {
 	// Content is the assistant message content of a successful answer.
+	// With ToolCalls, an empty Content is sent as null.
 	Content string
+	// ToolCalls are sent as the message's tool_calls, in order.
+	ToolCalls []WireToolCall
 	// Model is the model named in the answer; empty echoes the request's.
 	Model string
-	// FinishReason defaults to "stop".
+	// FinishReason defaults to "tool_calls" with ToolCalls, else "stop".
 	FinishReason string
 	// Refusal, if set, is sent as the message's refusal field.
 	Refusal string
 	// Usage is reported as is; nil means a rough estimate from the sizes of
-	// the prompt and the content.
+	// the prompt and the answer.
 	Usage *WireUsage
+	// CachedTokens, if not zero, is reported as
+	// usage.prompt_tokens_details.cached_tokens.
+	CachedTokens int
 	// NoChoices sends an empty choices array.
 	NoChoices bool
 
@@ -68,6 +81,9 @@ type HTTPReply struct {
 	Truncate bool
 	// Hangup closes the connection without sending any response.
 	Hangup bool
+	// Reset aborts the connection with a TCP reset (RST) without sending
+	// any response, so the client sees "connection reset by peer".
+	Reset bool
 	// Delay waits before answering; the wait ends early if the client goes
 	// away.
 	Delay time.Duration
@@ -80,6 +96,17 @@ type WireUsage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
+// WireToolCall is one tool call of a scripted answer, sent as
+// {"id","type":"function","function":{"name","arguments"}}.
+type WireToolCall struct {
+	// ID defaults to a generated "call_llmtest_<n>".
+	ID   string
+	Name string
+	// Arguments is sent verbatim as the arguments string, whether or not
+	// it holds valid JSON.
+	Arguments string
+}
+
 // ChatRequest is a decoded Chat Completions request body, plus what the
 // server saw around it.
 type ChatRequest struct {
@@ -90,6 +117,12 @@ type ChatRequest struct {
 	MaxTokens           *int            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens,omitempty"`
 	Stream              bool            `json:"stream,omitempty"`
+	// Tools are the offered tools; ToolChoice is tool_choice as sent (a
+	// JSON string such as "auto", or an object); ParallelToolCalls is
+	// parallel_tool_calls, nil when absent.
+	Tools             []ChatTool      `json:"tools,omitempty"`
+	ToolChoice        json.RawMessage `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
 
 	// Header is the request header as received.
 	Header http.Header `json:"-"`
@@ -104,6 +137,19 @@ type ChatMessage struct {
 	Content string `json:"content"`
 }
 
+// ChatTool is one element of a request's tools.
+type ChatTool struct {
+	Type     string       `json:"type"`
+	Function ChatFunction `json:"function"`
+}
+
+// ChatFunction is the function of a ChatTool.
+type ChatFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
 // wireRequest is the decoding form of ChatRequest.
 type wireRequest struct {
 	Model               string          `json:"model"`
@@ -113,6 +159,9 @@ type wireRequest struct {
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	Stream              bool            `json:"stream"`
+	Tools               []ChatTool      `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
 }
 
 type wireInMessage struct {
@@ -160,6 +209,9 @@ func decodeRequest(body []byte) (*ChatRequest, error) {
 		MaxTokens:           w.MaxTokens,
 		MaxCompletionTokens: w.MaxCompletionTokens,
 		Stream:              w.Stream,
+		Tools:               w.Tools,
+		ToolChoice:          w.ToolChoice,
+		ParallelToolCalls:   w.ParallelToolCalls,
 	}
 	for i, m := range w.Messages {
 		req.Messages[i] = ChatMessage{Role: m.Role, Content: string(m.Content)}
@@ -242,7 +294,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed", "invalid_request_error", "", "")
 		return
 	}
-	if s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
+	if s.cfg.APIKey != "" && !s.authorized(r.Header) {
 		writeError(w, http.StatusUnauthorized, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key", "")
 		return
 	}
@@ -278,6 +330,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, r, req, &reply)
 }
 
+// authorized reports whether h carries the configured API key.
+func (s *Server) authorized(h http.Header) bool {
+	name := s.cfg.AuthHeader
+	if name == "" || strings.EqualFold(name, "Authorization") {
+		return h.Get("Authorization") == "Bearer "+s.cfg.APIKey
+	}
+	return h.Get(name) == s.cfg.APIKey
+}
+
 func (s *Server) next() (HTTPReply, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -302,6 +363,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest
 	}
 	if reply.Hangup {
 		hangup(w)
+		return
+	}
+	if reply.Reset {
+		reset(w)
 		return
 	}
 	h := w.Header()
@@ -349,13 +414,39 @@ func hangup(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
+// reset aborts the client connection with a TCP reset.
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0) // close sends RST instead of FIN
+	}
+	_ = conn.Close()
+}
+
 type wireCompletion struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []wireChoice `json:"choices"`
-	Usage   WireUsage    `json:"usage"`
+	ID      string          `json:"id"`
+	Object  string          `json:"object"`
+	Created int64           `json:"created"`
+	Model   string          `json:"model"`
+	Choices []wireChoice    `json:"choices"`
+	Usage   completionUsage `json:"usage"`
+}
+
+// completionUsage is WireUsage plus the cached part of the prompt.
+type completionUsage struct {
+	WireUsage
+	PromptTokensDetails *promptTokensDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+type promptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 type wireChoice struct {
@@ -365,12 +456,27 @@ type wireChoice struct {
 }
 
 type wireMessage struct {
-	Role    string  `json:"role"`
-	Content *string `json:"content"`
-	Refusal *string `json:"refusal"`
+	Role      string               `json:"role"`
+	Content   *string              `json:"content"`
+	Refusal   *string              `json:"refusal"`
+	ToolCalls []completionToolCall `json:"tool_calls,omitempty"`
 }
 
-var completionSeq atomic.Int64
+type completionToolCall struct {
+	ID       string             `json:"id"`
+	Type     string             `json:"type"`
+	Function completionFunction `json:"function"`
+}
+
+type completionFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+var (
+	completionSeq atomic.Int64
+	toolCallSeq   atomic.Int64
+)
 
 func completionBody(req *ChatRequest, reply *HTTPReply) []byte {
 	c := wireCompletion{
@@ -385,25 +491,44 @@ func completionBody(req *ChatRequest, reply *HTTPReply) []byte {
 	}
 	if !reply.NoChoices {
 		ch := wireChoice{FinishReason: reply.FinishReason, Message: wireMessage{Role: "assistant"}}
-		if ch.FinishReason == "" {
+		switch {
+		case ch.FinishReason != "":
+		case len(reply.ToolCalls) > 0:
+			ch.FinishReason = "tool_calls"
+		default:
 			ch.FinishReason = "stop"
 		}
-		if reply.Refusal != "" {
+		switch {
+		case reply.Refusal != "":
 			ch.Message.Refusal = &reply.Refusal
-		} else {
+		case reply.Content != "" || len(reply.ToolCalls) == 0:
 			ch.Message.Content = &reply.Content
+		}
+		for _, tc := range reply.ToolCalls {
+			if tc.ID == "" {
+				tc.ID = "call_llmtest_" + strconv.FormatInt(toolCallSeq.Add(1), 10)
+			}
+			ch.Message.ToolCalls = append(ch.Message.ToolCalls, completionToolCall{ID: tc.ID, Type: "function",
+				Function: completionFunction{Name: tc.Name, Arguments: tc.Arguments}})
 		}
 		c.Choices = append(c.Choices, ch)
 	}
 	if reply.Usage != nil {
-		c.Usage = *reply.Usage
+		c.Usage.WireUsage = *reply.Usage
 	} else {
 		prompt := 0
 		for _, m := range req.Messages {
 			prompt += len(m.Content)
 		}
-		c.Usage = WireUsage{PromptTokens: prompt/4 + 1, CompletionTokens: len(reply.Content)/4 + 1}
+		answer := len(reply.Content)
+		for _, tc := range reply.ToolCalls {
+			answer += len(tc.Name) + len(tc.Arguments)
+		}
+		c.Usage.WireUsage = WireUsage{PromptTokens: prompt/4 + 1, CompletionTokens: answer/4 + 1}
 		c.Usage.TotalTokens = c.Usage.PromptTokens + c.Usage.CompletionTokens
+	}
+	if reply.CachedTokens != 0 {
+		c.Usage.PromptTokensDetails = &promptTokensDetails{CachedTokens: reply.CachedTokens}
 	}
 	b, err := json.Marshal(&c)
 	if err != nil {

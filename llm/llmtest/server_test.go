@@ -162,3 +162,117 @@ func TestServerDelayAndRespond(t *testing.T) {
 		t.Errorf("SkipRecording: %d recorded, Count %d", len(s.Requests()), s.Count())
 	}
 }
+
+func TestServerToolCallsAndCachedTokens(t *testing.T) {
+	s := NewServer(ServerConfig{})
+	defer s.Close()
+	const toolBody = `{"model":"m1","messages":[{"role":"user","content":"hi"}],` +
+		`"tools":[{"type":"function","function":{"name":"search","description":"Find.","parameters":{"type":"object"}}}],` +
+		`"tool_choice":"auto","parallel_tool_calls":false}`
+	s.Enqueue(
+		HTTPReply{ToolCalls: []WireToolCall{{ID: "call_1", Name: "search", Arguments: `{"q":"x"}`}, {Name: "other", Arguments: "not json"}},
+			Usage: &WireUsage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12}, CachedTokens: 8},
+		HTTPReply{Content: "Looking.", ToolCalls: []WireToolCall{{Name: "search", Arguments: "{}"}}, FinishReason: "stop"},
+		HTTPReply{Content: "plain"},
+	)
+
+	_, b, err := post(t, s, "", toolBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"role":"assistant","content":null,"refusal":null,"tool_calls":[` +
+		`{"id":"call_1","type":"function","function":{"name":"search","arguments":"{\"q\":\"x\"}"}},` +
+		`{"id":"call_llmtest_N","type":"function","function":{"name":"other","arguments":"not json"}}]}`
+	var got struct {
+		Choices []struct {
+			Message      json.RawMessage `json:"message"`
+			FinishReason string          `json:"finish_reason"`
+		} `json:"choices"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	msg := string(got.Choices[0].Message)
+	if i := strings.Index(msg, "call_llmtest_"); i > 0 {
+		j := i + len("call_llmtest_")
+		for j < len(msg) && msg[j] >= '0' && msg[j] <= '9' {
+			j++
+		}
+		msg = msg[:i] + "call_llmtest_N" + msg[j:]
+	}
+	if msg != want || got.Choices[0].FinishReason != "tool_calls" {
+		t.Errorf("message = %s (finish %q)\nwant %s", msg, got.Choices[0].FinishReason, want)
+	}
+	if u := string(got.Usage); u != `{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":8}}` {
+		t.Errorf("usage = %s", u)
+	}
+
+	_, b, _ = post(t, s, "", toolBody)
+	if !strings.Contains(string(b), `"content":"Looking.","refusal":null,"tool_calls":[{"id":"call_llmtest_`) ||
+		!strings.Contains(string(b), `"finish_reason":"stop"`) {
+		t.Errorf("text plus call: %s", b)
+	}
+	_, b, _ = post(t, s, "", toolBody)
+	if strings.Contains(string(b), "tool_calls") || strings.Contains(string(b), "prompt_tokens_details") {
+		t.Errorf("plain answer mentions tool calls or cached tokens: %s", b)
+	}
+
+	r := s.Requests()[0]
+	if len(r.Tools) != 1 || r.Tools[0].Type != "function" || r.Tools[0].Function.Name != "search" ||
+		r.Tools[0].Function.Description != "Find." || string(r.Tools[0].Function.Parameters) != `{"type":"object"}` {
+		t.Errorf("tools = %+v", r.Tools)
+	}
+	if string(r.ToolChoice) != `"auto"` || r.ParallelToolCalls == nil || *r.ParallelToolCalls {
+		t.Errorf("tool_choice %s parallel_tool_calls %v", r.ToolChoice, r.ParallelToolCalls)
+	}
+
+	_, _, _ = post(t, s, "", body)
+	if r := s.Requests()[3]; r.Tools != nil || r.ToolChoice != nil || r.ParallelToolCalls != nil {
+		t.Errorf("request without tools recorded %+v %s %v", r.Tools, r.ToolChoice, r.ParallelToolCalls)
+	}
+}
+
+func TestServerAuthHeader(t *testing.T) {
+	tests := []struct {
+		name, configured, sent, value string
+		ok                            bool
+	}{
+		{"default bearer", "", "Authorization", "Bearer k", true},
+		{"default raw key", "", "Authorization", "k", false},
+		{"explicit authorization", "authorization", "Authorization", "Bearer k", true},
+		{"api-key", "api-key", "Api-Key", "k", true},
+		{"api-key with bearer", "api-key", "Api-Key", "Bearer k", false},
+		{"api-key sent as authorization", "api-key", "Authorization", "Bearer k", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewServer(ServerConfig{APIKey: "k", AuthHeader: tt.configured, Respond: func(*ChatRequest) HTTPReply {
+				return HTTPReply{Content: "ok"}
+			}})
+			defer s.Close()
+			req, _ := http.NewRequest(http.MethodPost, s.URL+"/chat/completions", strings.NewReader(body))
+			req.Header.Set(tt.sent, tt.value)
+			resp, err := s.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if (resp.StatusCode == 200) != tt.ok {
+				t.Errorf("status %d, want ok=%v", resp.StatusCode, tt.ok)
+			}
+		})
+	}
+}
+
+func TestServerReset(t *testing.T) {
+	s := NewServer(ServerConfig{})
+	defer s.Close()
+	s.Enqueue(HTTPReply{Reset: true})
+	if _, _, err := post(t, s, "", body); err == nil {
+		t.Errorf("reset: no error")
+	}
+	if s.Count() != 1 {
+		t.Errorf("Count = %d", s.Count())
+	}
+}

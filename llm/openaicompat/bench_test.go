@@ -91,6 +91,52 @@ func BenchmarkComplete(b *testing.B) {
 	}
 }
 
+// benchTools is a six-tool catalog of about 1.5 KB, passed as the same
+// slice on every call.
+var benchTools = func() []llm.ToolDef {
+	var tools []llm.ToolDef
+	for _, name := range []string{"search_tasks", "create_task", "move_task", "comment_task", "list_events", "create_event"} {
+		tools = append(tools, llm.ToolDef{
+			Name:        name,
+			Description: "Do " + name + " on the team's board. Use only when the user asks for it.",
+			Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["query"],"properties":{` +
+				`"query":{"type":"string","description":"What to look for."},"list":{"type":"string"},"due":{"type":"string","description":"RFC 3339 date"}}}`),
+		})
+	}
+	return tools
+}()
+
+const benchArguments = `{"query":"launch"}`
+
+// BenchmarkCompleteTools is BenchmarkComplete in the tools protocol: the
+// request carries the tool catalog, the answer text plus one tool call.
+func BenchmarkCompleteTools(b *testing.B) {
+	srv := llmtest.NewServer(llmtest.ServerConfig{
+		APIKey:        testKey,
+		SkipRecording: true,
+		Respond: func(*llmtest.ChatRequest) llmtest.HTTPReply {
+			return llmtest.HTTPReply{Content: "I found 3 tasks about the launch.", Model: "bench-model-2025-01-01", CachedTokens: 512,
+				ToolCalls: []llmtest.WireToolCall{{ID: "call_1", Name: "search_tasks", Arguments: benchArguments}}}
+		},
+	})
+	b.Cleanup(srv.Close)
+	p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "bench-model", Protocol: llm.ProtocolTools})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest()
+	req.Tools = benchTools
+	ctx := context.Background()
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		resp, err := p.Complete(ctx, req)
+		if err != nil || len(resp.ToolCalls) != 1 || string(resp.ToolCalls[0].Arguments) != benchArguments {
+			b.Fatalf("Complete: %v %+v", err, resp)
+		}
+	}
+}
+
 // BenchmarkBaselineNetHTTP makes the same call with plain net/http and
 // encoding/json, as the reference for the SDK's overhead.
 func BenchmarkBaselineNetHTTP(b *testing.B) {

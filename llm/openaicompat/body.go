@@ -12,8 +12,8 @@ import (
 )
 
 // The request body is written here rather than through the SDK's params
-// types: the system prompt and the output schema of a catalog are the same
-// bytes on every call, so they are encoded once and copied afterwards. The
+// types: the system prompt, the output schema and the tool catalog are the
+// same bytes on every call, so they are encoded once and copied afterwards. The
 // SDK's encoder re-marshals every nested level on every call, which was
 // most of this package's CPU.
 
@@ -52,9 +52,11 @@ func (c *encodedCache) get(key any, encode func() ([]byte, error)) ([]byte, erro
 
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// encodeBody writes req as a Chat Completions request body. The returned
-// buffer goes back to the pool with releaseBody once the request is sent.
-func (p *Provider) encodeBody(req *llm.Request) (*bytes.Buffer, error) {
+// encodeBody writes req as a Chat Completions request body: with tools,
+// for native tool calling over req.Tools, otherwise for a JSON answer
+// following req.Schema. The returned buffer goes back to the pool with
+// releaseBody once the request is sent.
+func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, error) {
 	buf := bodyPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	buf.WriteString(`{"model":`)
@@ -91,7 +93,20 @@ func (p *Provider) encodeBody(req *llm.Request) (*bytes.Buffer, error) {
 		}
 		buf.Write(strconv.AppendInt(buf.AvailableBuffer(), int64(req.MaxTokens), 10))
 	}
-	if req.Schema != nil {
+	switch {
+	case tools:
+		enc, err := p.tools.get(req.Tools, p.encodeTools)
+		if err != nil {
+			releaseBody(buf)
+			return nil, err
+		}
+		buf.WriteString(`,"tools":`)
+		buf.Write(enc)
+		buf.WriteString(`,"tool_choice":"auto"`)
+		if !p.omitParallel {
+			buf.WriteString(`,"parallel_tool_calls":false`)
+		}
+	case req.Schema != nil:
 		format, err := p.formats.get(req.Schema, func() ([]byte, error) { return p.responseFormat(req.Schema) })
 		if err != nil {
 			releaseBody(buf)

@@ -71,6 +71,23 @@ func isBilling(codes ...string) bool {
 	return false
 }
 
+// billingWords, found in a 403's code, type or message, mean the account
+// cannot pay rather than lacks permission (e.g. "Your team has no
+// credits", "quota exceeded").
+var billingWords = []string{"quota", "billing", "credit", "payment"}
+
+func mentionsBilling(texts ...string) bool {
+	for _, t := range texts {
+		t = strings.ToLower(t)
+		for _, w := range billingWords {
+			if strings.Contains(t, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func isContentPolicy(codes ...string) bool {
 	for _, c := range codes {
 		if contentPolicyCodes[strings.ToLower(c)] {
@@ -113,8 +130,10 @@ func (p *Provider) classify(ctx, callCtx context.Context, resp *http.Response, e
 	switch {
 	case resp != nil && (errors.As(err, &syntaxErr) || errors.As(err, &typeErr)):
 		e.Kind, e.Message = llm.ErrBadResponse, "undecodable answer body"
+	case (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) && resp == nil:
+		e.Message = "connection closed before an answer arrived"
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		e.Message = "connection closed before the answer was complete"
+		e.Message = "answer truncated: body or JSON ended early"
 	case isNetError(err):
 		e.Message = "network error: " + e.Err.Error()
 	case resp != nil:
@@ -177,6 +196,8 @@ func (p *Provider) statusError(ae *APIError, resp *http.Response) *llm.Error {
 	}
 	switch {
 	case status >= 400 && status < 500 && isBilling(ae.Code, ae.Type):
+		e.Kind = llm.ErrBilling
+	case status == http.StatusForbidden && mentionsBilling(ae.Code, ae.Type, ae.Message):
 		e.Kind = llm.ErrBilling
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Kind = llm.ErrAuth

@@ -3,9 +3,11 @@
 // OpenRouter, ...), built on github.com/openai/openai-go/v3.
 //
 // It translates one llm.Request into one HTTP call and the answer, or the
-// failure, back into an llm.Response or a classified *llm.Error. It does not
-// retry, stream, call tools or count tokens itself: retry and fallback
-// belong to the caller, usage comes from the API.
+// failure, back into an llm.Response or a classified *llm.Error. The model
+// decides either in JSON (structured output) or by native tool calling
+// (Config.Protocol). It does not retry, stream, run tools or count tokens
+// itself: retry and fallback belong to the caller, tool calls are only
+// reported, usage comes from the API.
 package openaicompat
 
 import (
@@ -43,13 +45,24 @@ type Config struct {
 	// BaseURL is the API root, the part before "/chat/completions".
 	// Default DefaultBaseURL.
 	BaseURL string
-	// APIKey is sent as a bearer token; empty sends no Authorization header
-	// (local servers).
+	// APIKey is sent in the AuthHeader header; empty sends no key (local
+	// servers).
 	APIKey string
+	// AuthHeader names the header that carries APIKey. Empty or
+	// "Authorization" (any case) sends "Authorization: Bearer <APIKey>";
+	// any other name, e.g. "api-key" or "x-api-key", sends the raw key in
+	// that header and no Authorization header.
+	AuthHeader string
 	// Model is the model requested. Required.
 	Model string
-	// Output says how a request's schema is sent. Default
-	// llm.OutputJSONSchemaStrict.
+	// Protocol is how the model is asked to decide: llm.ProtocolJSON, an
+	// answer in JSON following llm.Request.Schema, sent per Output; or
+	// llm.ProtocolTools, native tool calling over llm.Request.Tools. A
+	// request without Tools is sent and answered in JSON under either.
+	// Default llm.ProtocolJSON.
+	Protocol llm.Protocol
+	// Output says how a request's schema is sent in the JSON protocol.
+	// Default llm.OutputJSONSchemaStrict.
 	Output llm.OutputMode
 	// Timeout bounds each call, from sending the request to reading the
 	// whole answer. Default DefaultTimeout.
@@ -63,6 +76,10 @@ type Config struct {
 	// UseMaxCompletionTokens sends llm.Request.MaxTokens as
 	// max_completion_tokens (newer OpenAI models) instead of max_tokens.
 	UseMaxCompletionTokens bool
+	// OmitParallelToolCalls leaves "parallel_tool_calls":false out of tool
+	// requests, for endpoints and models that reject the field. The model
+	// may then answer with several calls, all of which are reported.
+	OmitParallelToolCalls bool
 }
 
 // Provider completes requests against one model of an OpenAI-compatible
@@ -75,11 +92,16 @@ type Provider struct {
 	output  llm.OutputMode
 	timeout time.Duration
 	maxComp bool
-	client  *openai.Client
-	// modelJSON, messages and formats hold pre-encoded request parts.
+	// protocol is the configured protocol; omitParallel is
+	// Config.OmitParallelToolCalls.
+	protocol     llm.Protocol
+	omitParallel bool
+	client       *openai.Client
+	// modelJSON, messages, formats and tools hold pre-encoded request parts.
 	modelJSON []byte
 	messages  encodedCache
 	formats   encodedCache
+	tools     toolsCache
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -112,6 +134,17 @@ func New(cfg Config) (*Provider, error) {
 	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("openaicompat: new provider %s: base URL %q is not an absolute http(s) URL", cfg.Name, cfg.BaseURL)
 	}
+	switch cfg.Protocol {
+	case "":
+		cfg.Protocol = llm.ProtocolJSON
+	case llm.ProtocolJSON, llm.ProtocolTools:
+	default:
+		return nil, fmt.Errorf("openaicompat: new provider %s: unknown protocol %q", cfg.Name, cfg.Protocol)
+	}
+	bearer := cfg.AuthHeader == "" || strings.EqualFold(cfg.AuthHeader, "Authorization")
+	if !bearer && !validHeaderName(cfg.AuthHeader) {
+		return nil, fmt.Errorf("openaicompat: new provider %s: auth header %q is not a valid header name", cfg.Name, cfg.AuthHeader)
+	}
 	switch cfg.Output {
 	case "":
 		cfg.Output = llm.OutputJSONSchemaStrict
@@ -135,8 +168,12 @@ func New(cfg Config) (*Provider, error) {
 		option.WithMaxRetries(0),
 		option.WithMiddleware(stripSDKHeaders),
 	}
-	if cfg.APIKey != "" {
+	switch {
+	case cfg.APIKey == "":
+	case bearer:
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	default:
+		opts = append(opts, option.WithHeader(cfg.AuthHeader, cfg.APIKey))
 	}
 	for k, v := range cfg.Headers {
 		opts = append(opts, option.WithHeader(k, v))
@@ -144,15 +181,35 @@ func New(cfg Config) (*Provider, error) {
 	// The client is built directly rather than through openai.NewClient,
 	// which would pick up OPENAI_* environment variables.
 	return &Provider{
-		name:      cfg.Name,
-		model:     cfg.Model,
-		apiKey:    cfg.APIKey,
-		output:    cfg.Output,
-		timeout:   cfg.Timeout,
-		maxComp:   cfg.UseMaxCompletionTokens,
-		client:    &openai.Client{Options: opts},
-		modelJSON: appendJSONString(nil, cfg.Model),
+		name:         cfg.Name,
+		model:        cfg.Model,
+		apiKey:       cfg.APIKey,
+		output:       cfg.Output,
+		timeout:      cfg.Timeout,
+		maxComp:      cfg.UseMaxCompletionTokens,
+		protocol:     cfg.Protocol,
+		omitParallel: cfg.OmitParallelToolCalls,
+		client:       &openai.Client{Options: opts},
+		modelJSON:    appendJSONString(nil, cfg.Model),
 	}, nil
+}
+
+// validHeaderName reports whether s is an HTTP header name (an RFC 9110
+// token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // stripSDKHeaders removes the SDK's X-Stainless-* headers, which report the
@@ -176,24 +233,45 @@ func (p *Provider) Model() string { return p.model }
 // Complete sends req as one Chat Completions call, bounded by
 // Config.Timeout and ctx. On success the Response carries the first
 // choice's content, the model the API named (the configured one if the API
-// named none), its usage and finish reason.
+// named none), its usage (with prompt_tokens_details.cached_tokens as
+// CachedInputTokens) and finish reason.
+//
+// In the JSON protocol (Config.Protocol json, or a request without Tools)
+// the request carries the schema as response_format, Response.Protocol is
+// llm.ProtocolJSON and Text is the content. In the tools protocol
+// (Config.Protocol tools and a request with Tools) the request carries the
+// tools, "tool_choice":"auto" and, unless Config.OmitParallelToolCalls,
+// "parallel_tool_calls":false, and no response_format; Response.Protocol
+// is llm.ProtocolTools, Text is the content (possibly empty) and ToolCalls
+// the answer's tool calls in order. A call's Arguments is the JSON held in
+// the API's arguments string; a string that is not valid JSON (e.g. cut
+// short by max_tokens) is kept as a JSON string value, for the caller's
+// validation to reject; empty or absent arguments are {}. The tool catalog
+// is encoded once per []llm.ToolDef, found again by its first element's
+// address and its length: treat a catalog as immutable once passed in.
 //
 // Every failure is an *llm.Error naming the provider and configured model,
 // never containing the API key. Answers with an error status wrap an
 // *APIError and map by status and error code or type:
-// 401/403 auth; 402 or a quota/billing code on any 4xx billing; 429
+// 401/403 auth, except a 403 whose code, type or message speaks of quota,
+// billing, credit or payment, which is billing; 402 or a quota/billing
+// code (insufficient_quota, billing_*, ...) on any 4xx billing; 429
 // rate_limited; 400/404/413/422 and other 4xx bad_request, or
 // content_policy for policy codes (content_filter,
 // content_policy_violation, ...); 408, 409 and 5xx transient. RetryAfter
 // is set for rate_limited and transient answers from retry-after-ms or
 // Retry-After (seconds or an HTTP date). Without an error status: the end
-// of ctx is canceled; Config.Timeout, network errors and truncated bodies
-// are transient; an undecodable body, no choices or empty content is
-// bad_response, except a refusal or a content_filter finish, which are
-// content_policy. A request the API cannot express (unknown role, schema
-// without a document) is bad_request and is not sent.
+// of ctx is canceled; Config.Timeout, network errors (refused, reset) and
+// truncated answers (a body short of its Content-Length, or JSON that ends
+// early) are transient; an otherwise undecodable body, no choices, or no
+// content (and, in the tools protocol, no tool call) is bad_response,
+// except a refusal or a content_filter finish, which are content_policy. A
+// request the API cannot express (unknown role, schema without a document,
+// a tool without a name, a tool name used twice, tool parameters that are
+// not a JSON object) is bad_request and is not sent.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	body, err := p.encodeBody(&req)
+	tools := p.protocol == llm.ProtocolTools && len(req.Tools) > 0
+	body, err := p.encodeBody(&req, tools)
 	if err != nil {
 		return llm.Response{}, err
 	}
@@ -212,7 +290,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 	if err != nil {
 		return llm.Response{}, p.classify(ctx, callCtx, httpResp, err)
 	}
-	return p.response(&cc)
+	return p.response(&cc, tools)
 }
 
 // completion is the part of a Chat Completions answer that Complete uses.
@@ -220,14 +298,18 @@ type completion struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
-			Content messageContent `json:"content"`
-			Refusal string         `json:"refusal"`
+			Content   messageContent `json:"content"`
+			Refusal   string         `json:"refusal"`
+			ToolCalls []wireToolCall `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 }
 
@@ -261,17 +343,28 @@ func (c *messageContent) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func (p *Provider) response(cc *completion) (llm.Response, error) {
+// response converts a decoded answer; tools says the request was sent for
+// native tool calling.
+func (p *Provider) response(cc *completion, tools bool) (llm.Response, error) {
 	if len(cc.Choices) == 0 {
 		return llm.Response{}, p.newError(llm.ErrBadResponse, "answer has no choices", nil)
 	}
 	ch := &cc.Choices[0]
-	if ch.Message.Content == "" {
+	protocol := llm.ProtocolJSON
+	var calls []llm.ToolCall
+	if tools {
+		protocol = llm.ProtocolTools
+		calls = toolCalls(ch.Message.ToolCalls)
+	}
+	if ch.Message.Content == "" && len(calls) == 0 {
 		switch {
 		case ch.Message.Refusal != "":
 			return llm.Response{}, p.newError(llm.ErrContentPolicy, "model refused: "+p.redact(ch.Message.Refusal), nil)
 		case ch.FinishReason == "content_filter":
 			return llm.Response{}, p.newError(llm.ErrContentPolicy, "answer withheld by content filter", nil)
+		case tools:
+			return llm.Response{}, p.newError(llm.ErrBadResponse,
+				fmt.Sprintf("answer has neither content nor tool calls (finish_reason %q)", ch.FinishReason), nil)
 		default:
 			return llm.Response{}, p.newError(llm.ErrBadResponse,
 				fmt.Sprintf("answer has empty content (finish_reason %q)", ch.FinishReason), nil)
@@ -282,12 +375,15 @@ func (p *Provider) response(cc *completion) (llm.Response, error) {
 		model = p.model
 	}
 	return llm.Response{
-		Text:     string(ch.Message.Content),
-		Provider: p.name,
-		Model:    model,
+		Protocol:  protocol,
+		Text:      string(ch.Message.Content),
+		ToolCalls: calls,
+		Provider:  p.name,
+		Model:     model,
 		Usage: llm.Usage{
-			InputTokens:  cc.Usage.PromptTokens,
-			OutputTokens: cc.Usage.CompletionTokens,
+			InputTokens:       cc.Usage.PromptTokens,
+			OutputTokens:      cc.Usage.CompletionTokens,
+			CachedInputTokens: cc.Usage.PromptTokensDetails.CachedTokens,
 		},
 		FinishReason: ch.FinishReason,
 	}, nil

@@ -87,6 +87,9 @@ func TestNewValidation(t *testing.T) {
 		{"negative timeout", Config{Model: "m", Timeout: -time.Second}},
 		{"relative base URL", Config{Model: "m", BaseURL: "/v1"}},
 		{"bad scheme", Config{Model: "m", BaseURL: "ftp://example.com/v1"}},
+		{"unknown protocol", Config{Model: "m", Protocol: "xml"}},
+		{"auth header with a space", Config{Model: "m", AuthHeader: "api key"}},
+		{"auth header with a colon", Config{Model: "m", AuthHeader: "api-key:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,8 +102,10 @@ func TestNewValidation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New with defaults: %v", err)
 	}
-	if p.Name() != DefaultName || p.Model() != "m" || p.timeout != DefaultTimeout || p.output != llm.OutputJSONSchemaStrict {
-		t.Errorf("defaults: name %q model %q timeout %v output %q", p.Name(), p.Model(), p.timeout, p.output)
+	if p.Name() != DefaultName || p.Model() != "m" || p.timeout != DefaultTimeout || p.output != llm.OutputJSONSchemaStrict ||
+		p.protocol != llm.ProtocolJSON || p.omitParallel {
+		t.Errorf("defaults: name %q model %q timeout %v output %q protocol %q omitParallel %v",
+			p.Name(), p.Model(), p.timeout, p.output, p.protocol, p.omitParallel)
 	}
 	if tr, ok := SharedHTTPClient().Transport.(*http.Transport); !ok || tr.MaxIdleConnsPerHost < 64 {
 		t.Errorf("shared client transport %T does not keep >= 64 idle connections per host", SharedHTTPClient().Transport)
@@ -269,6 +274,7 @@ func TestResponse(t *testing.T) {
 		t.Fatalf("Complete: %v", err)
 	}
 	want := llm.Response{
+		Protocol:     llm.ProtocolJSON,
 		Text:         `{"say":"hello"}`,
 		Provider:     "fireworks",
 		Model:        "gpt-4o-2024-08-06",

@@ -51,8 +51,8 @@ func (s *Store) insertTurn(rec *store.TurnRecord) error {
 	for i := range rec.LLMCalls {
 		c := &rec.LLMCalls[i]
 		if _, err := q.llmInsert.ExecContext(noCancel, rec.TurnID, i, rec.Tenant, c.Provider, c.Model,
-			c.Operation, c.Strategy, c.InputTokens, c.OutputTokens, c.CostUSD, c.DurationMS, c.Status,
-			c.Error, unixNano(c.At)); err != nil {
+			c.Operation, c.Strategy, c.Attempt, c.InputTokens, c.CachedInputTokens, c.OutputTokens, c.CostUSD,
+			c.DurationMS, c.Status, c.Error, c.Note, unixNano(c.At)); err != nil {
 			return fmt.Errorf("llm call %d: %w", i, err)
 		}
 	}
@@ -105,8 +105,8 @@ func (s *Store) llmCalls(turnID string) ([]store.LLMCall, error) {
 	for rows.Next() {
 		var c store.LLMCall
 		var at int64
-		if err := rows.Scan(&c.Provider, &c.Model, &c.Operation, &c.Strategy, &c.InputTokens, &c.OutputTokens,
-			&c.CostUSD, &c.DurationMS, &c.Status, &c.Error, &at); err != nil {
+		if err := rows.Scan(&c.Provider, &c.Model, &c.Operation, &c.Strategy, &c.Attempt, &c.InputTokens,
+			&c.CachedInputTokens, &c.OutputTokens, &c.CostUSD, &c.DurationMS, &c.Status, &c.Error, &c.Note, &at); err != nil {
 			return nil, err
 		}
 		c.At = fromUnixNano(at)

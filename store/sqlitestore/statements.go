@@ -120,8 +120,8 @@ func (q *connStmts) defs() []stmtDef {
 				duration_ms, trace)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CAST(?9 AS TEXT))`},
 		{&q.llmInsert, `INSERT INTO llm_calls (turn_id, seq, tenant, provider, model, operation, strategy,
-				input_tokens, output_tokens, cost_usd, duration_ms, status, error, at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)`},
+				attempt, input_tokens, cached_tokens, output_tokens, cost_usd, duration_ms, status, error, note, at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)`},
 		{&q.toolInsert, `INSERT INTO tool_calls (turn_id, seq, tenant, tool, idempotency_key, status, error,
 				duration_ms, at)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`},
@@ -150,8 +150,8 @@ func (p *poolStmts) defs() []stmtDef {
 	return []stmtDef{
 		{&p.getTurn, `SELECT chat, user_id, route, status, started_at, duration_ms, trace
 			FROM turns WHERE turn_id = ?1 AND tenant = ?2`},
-		{&p.getLLMCalls, `SELECT provider, model, operation, strategy, input_tokens, output_tokens,
-				cost_usd, duration_ms, status, error, at
+		{&p.getLLMCalls, `SELECT provider, model, operation, strategy, attempt, input_tokens, cached_tokens,
+				output_tokens, cost_usd, duration_ms, status, error, note, at
 			FROM llm_calls WHERE turn_id = ?1 ORDER BY seq`},
 		{&p.getToolCalls, `SELECT tool, idempotency_key, status, error, duration_ms, at
 			FROM tool_calls WHERE turn_id = ?1 ORDER BY seq`},

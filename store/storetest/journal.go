@@ -49,9 +49,9 @@ func turnRecord(tenant, id string, now time.Time) store.TurnRecord {
 		TurnID: id, Tenant: tenant, Chat: "chat-1", UserID: "u-1",
 		Route: "model", Status: "ok", StartedAt: now, DurationMS: 1834,
 		LLMCalls: []store.LLMCall{
-			{Provider: "primary", Model: "model-a-2026-01", Operation: "decide", Strategy: "json_schema",
-				InputTokens: 1520, OutputTokens: 88, CostUSD: 0.001234, DurationMS: 901,
-				Status: "error", Error: "rate limited", At: now.Add(10 * time.Millisecond)},
+			{Provider: "primary", Model: "model-a-2026-01", Operation: "decide", Strategy: "json_schema", Attempt: "first",
+				InputTokens: 1520, CachedInputTokens: 1024, OutputTokens: 88, CostUSD: 0.001234, DurationMS: 901,
+				Status: "error", Error: "rate limited", Note: "blocked provider primary for 5m0s", At: now.Add(10 * time.Millisecond)},
 			{Provider: "fallback", Model: "model-b", Operation: "decide", Strategy: "json_object",
 				InputTokens: 1490, OutputTokens: 91, CostUSD: 0.0005, DurationMS: 700,
 				Status: "ok", At: now.Add(time.Second)},

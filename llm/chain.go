@@ -1,0 +1,351 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Defaults of ChainConfig.
+const (
+	DefaultRetryDelay = 2 * time.Second
+	DefaultCoolDown   = 5 * time.Minute
+)
+
+// ChainEntry is one model of a chain.
+type ChainEntry struct {
+	Provider Provider
+	// Group names the account the model belongs to: a non-recoverable
+	// error (auth, billing, bad request) blocks every entry of the group.
+	// Empty means Provider.Name().
+	Group string
+}
+
+// ChainConfig configures a Chain. Zero values are the documented defaults.
+type ChainConfig struct {
+	// Strategy names the chain ("balanced"); it is Name().
+	Strategy string
+	Entries  []ChainEntry
+	// RetryDelay is the wait before the first model's one retry after a
+	// transient error; default DefaultRetryDelay (2 s, as in the seed
+	// system). A longer Retry-After from the provider wins.
+	RetryDelay time.Duration
+	// CoolDown is how long a blocked group stays blocked for every
+	// conversation of this instance; default DefaultCoolDown. Negative
+	// means blocks last only for the rest of the turn.
+	CoolDown time.Duration
+	// Breaker holds the blocked groups; chains of one instance share one
+	// so a provider blocked by any strategy is skipped by all. Nil means a
+	// breaker of the chain's own.
+	Breaker *Breaker
+	// Now and Sleep are injected by tests; defaults time.Now and a timer
+	// that honours ctx.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Breaker remembers which provider groups are blocked and until when. The
+// zero value is ready; safe for concurrent use.
+type Breaker struct {
+	mu      sync.Mutex
+	blocked map[string]time.Time
+}
+
+// Blocked reports whether group is blocked at now, and until when.
+func (b *Breaker) Blocked(group string, now time.Time) (time.Time, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	until, ok := b.blocked[group]
+	if !ok {
+		return time.Time{}, false
+	}
+	if !now.Before(until) {
+		delete(b.blocked, group) // cool-down over: try it again
+		return time.Time{}, false
+	}
+	return until, true
+}
+
+// Block blocks group until the given time (extending, never shortening, a
+// block already in place).
+func (b *Breaker) Block(group string, until time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.blocked == nil {
+		b.blocked = map[string]time.Time{}
+	}
+	if cur, ok := b.blocked[group]; !ok || until.After(cur) {
+		b.blocked[group] = until
+	}
+}
+
+// Chain is the retry and fallback policy over several providers, and is
+// itself a Provider. Providers never retry; the chain does:
+//
+//   - the first model gets one retry, after RetryDelay (or a longer
+//     Retry-After), and only on transient errors and rate limits — never
+//     when the wait would pass the request's deadline;
+//   - auth, billing and bad-request errors are never retried and block the
+//     model's whole group for the rest of the turn and for CoolDown across
+//     turns (a circuit breaker shared by all conversations);
+//   - content-policy refusals and malformed answers are not retried and
+//     block nothing: the next model is asked;
+//   - the models are tried in order until one answers.
+//
+// Every attempt, including skipped blocked models, is reported in
+// Response.Attempts or, on failure, in the *Error's Attempts. Safe for
+// concurrent use.
+type Chain struct {
+	cfg ChainConfig
+}
+
+var _ Provider = (*Chain)(nil)
+
+// NewChain validates cfg and returns a Chain.
+func NewChain(cfg ChainConfig) (*Chain, error) {
+	if len(cfg.Entries) == 0 {
+		return nil, errors.New("llm: a chain needs at least one model")
+	}
+	for i := range cfg.Entries {
+		if cfg.Entries[i].Provider == nil {
+			return nil, fmt.Errorf("llm: chain entry %d has no provider", i)
+		}
+		if cfg.Entries[i].Group == "" {
+			cfg.Entries[i].Group = cfg.Entries[i].Provider.Name()
+		}
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = DefaultRetryDelay
+	}
+	if cfg.CoolDown == 0 {
+		cfg.CoolDown = DefaultCoolDown
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	if cfg.Breaker == nil {
+		cfg.Breaker = &Breaker{}
+	}
+	return &Chain{cfg: cfg}, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Name returns the strategy name.
+func (c *Chain) Name() string { return c.cfg.Strategy }
+
+// Model returns the first model's name.
+func (c *Chain) Model() string { return c.cfg.Entries[0].Provider.Model() }
+
+// Entries returns the chain's models in order.
+func (c *Chain) Entries() []ChainEntry { return c.cfg.Entries }
+
+// Complete runs the policy for one request. See Chain.
+func (c *Chain) Complete(ctx context.Context, req Request) (Response, error) {
+	return c.ForTurn().Complete(ctx, req)
+}
+
+// ForTurn returns a view of the chain for one turn: groups blocked during
+// the turn stay blocked for its later requests even when CoolDown is
+// negative, and Stick/Advance steer a repair request to the model that
+// answered. The view is not safe for concurrent use; the chain's breaker
+// behind it is shared.
+func (c *Chain) ForTurn() Provider {
+	return &ChainTurn{chain: c, blocked: map[string]bool{}, last: -1}
+}
+
+// TurnScoped is implemented by providers that keep per-turn state; the
+// engine calls ForTurn once per turn and uses the result for that turn.
+type TurnScoped interface {
+	ForTurn() Provider
+}
+
+// Sticky is implemented by turn views of a chain. Stick makes the next
+// request start at the model that answered last (a repair goes to the same
+// model first); Advance makes it start after that model instead and
+// reports whether one is left.
+type Sticky interface {
+	Stick()
+	Advance() bool
+}
+
+// ChainTurn is a Chain seen from one turn. See Chain.ForTurn.
+type ChainTurn struct {
+	chain   *Chain
+	blocked map[string]bool
+	last    int // index of the entry that answered last, -1 if none
+	start   int // index the next request starts at
+}
+
+var (
+	_ Provider = (*ChainTurn)(nil)
+	_ Sticky   = (*ChainTurn)(nil)
+)
+
+// Name returns the strategy name.
+func (t *ChainTurn) Name() string { return t.chain.Name() }
+
+// Model returns the first model's name.
+func (t *ChainTurn) Model() string { return t.chain.Model() }
+
+// Stick makes the next request start at the model that answered last.
+func (t *ChainTurn) Stick() {
+	if t.last >= 0 {
+		t.start = t.last
+	}
+}
+
+// Advance makes the next request start after the model that answered
+// last, and reports whether any model is left.
+func (t *ChainTurn) Advance() bool {
+	if t.last < 0 {
+		return false
+	}
+	t.start = t.last + 1
+	return t.start < len(t.chain.cfg.Entries)
+}
+
+// Complete runs the chain's policy from the current start model.
+func (t *ChainTurn) Complete(ctx context.Context, req Request) (Response, error) {
+	c := t.chain
+	var attempts []Attempt
+	var lastErr error
+	first := true
+	for i := t.start; i < len(c.cfg.Entries); i++ {
+		e := c.cfg.Entries[i]
+		kind := AttemptFallback
+		if first {
+			kind = AttemptFirst
+		}
+		if until, ok := t.isBlocked(e.Group); ok {
+			attempts = append(attempts, Attempt{
+				Provider: e.Provider.Name(), Model: e.Provider.Model(), Kind: AttemptSkipped, Started: c.cfg.Now(),
+				Err: &Error{Kind: ErrUnavailableKind, Provider: e.Provider.Name(), Model: e.Provider.Model(), Message: blockedMessage(e.Group, until)},
+			})
+			continue
+		}
+		first = false
+		resp, a, err := t.call(ctx, e, req, kind)
+		attempts = append(attempts, a)
+		if err == nil {
+			t.last, t.start = i, 0
+			resp.Attempts = attempts
+			return resp, nil
+		}
+		lastErr = err
+		k := KindOf(err)
+		switch {
+		case k == ErrCanceled:
+			return Response{}, t.fail(err, attempts)
+		case blocks(k):
+			t.block(e.Group, &attempts[len(attempts)-1])
+			continue
+		case i == t.start && (k == ErrTransient || k == ErrRateLimited):
+			wait := c.cfg.RetryDelay
+			var le *Error
+			if errors.As(err, &le) && le.RetryAfter > wait {
+				wait = le.RetryAfter
+			}
+			// The deadline is the context's, on the real clock.
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+				attempts[len(attempts)-1].Note = fmt.Sprintf("no retry: waiting %s would pass the deadline", wait)
+				continue
+			}
+			if err := c.cfg.Sleep(ctx, wait); err != nil {
+				return Response{}, t.fail(err, attempts)
+			}
+			resp, a, err := t.call(ctx, e, req, AttemptRetry)
+			attempts = append(attempts, a)
+			if err == nil {
+				t.last, t.start = i, 0
+				resp.Attempts = attempts
+				return resp, nil
+			}
+			lastErr = err
+			if k := KindOf(err); k == ErrCanceled {
+				return Response{}, t.fail(err, attempts)
+			} else if blocks(k) {
+				t.block(e.Group, &attempts[len(attempts)-1])
+			}
+		}
+	}
+	t.start = 0
+	if lastErr == nil {
+		lastErr = &Error{Kind: ErrUnavailableKind, Provider: c.Name(), Message: "every model of the chain is blocked"}
+	}
+	return Response{}, t.fail(lastErr, attempts)
+}
+
+// ErrUnavailableKind marks a model that was not called because its
+// provider is blocked.
+const ErrUnavailableKind ErrorKind = "blocked"
+
+func blocks(k ErrorKind) bool {
+	return k == ErrAuth || k == ErrBilling || k == ErrBadRequest
+}
+
+func blockedMessage(group string, until time.Time) string {
+	if until.IsZero() {
+		return "provider " + group + " is blocked for the rest of this turn"
+	}
+	return "provider " + group + " is blocked until " + until.UTC().Format(time.RFC3339)
+}
+
+func (t *ChainTurn) call(ctx context.Context, e ChainEntry, req Request, kind string) (Response, Attempt, error) {
+	c := t.chain
+	start := c.cfg.Now()
+	resp, err := e.Provider.Complete(ctx, req)
+	a := Attempt{Provider: e.Provider.Name(), Model: e.Provider.Model(), Kind: kind, Duration: c.cfg.Now().Sub(start), Started: start, Err: err}
+	if err == nil {
+		if resp.Provider == "" {
+			resp.Provider = e.Provider.Name()
+		}
+		if resp.Model == "" {
+			resp.Model = e.Provider.Model()
+		}
+		a.Provider, a.Model, a.Usage = resp.Provider, resp.Model, resp.Usage
+	}
+	return resp, a, err
+}
+
+func (t *ChainTurn) isBlocked(group string) (time.Time, bool) {
+	if t.blocked[group] {
+		return time.Time{}, true
+	}
+	return t.chain.cfg.Breaker.Blocked(group, t.chain.cfg.Now())
+}
+
+func (t *ChainTurn) block(group string, a *Attempt) {
+	t.blocked[group] = true
+	c := t.chain
+	if c.cfg.CoolDown < 0 {
+		a.Note = "blocked provider " + group + " for the rest of the turn"
+		return
+	}
+	c.cfg.Breaker.Block(group, c.cfg.Now().Add(c.cfg.CoolDown))
+	a.Note = "blocked provider " + group + " for " + c.cfg.CoolDown.String()
+}
+
+func (t *ChainTurn) fail(err error, attempts []Attempt) error {
+	var le *Error
+	if errors.As(err, &le) {
+		out := *le
+		out.Attempts = attempts
+		return &out
+	}
+	return &Error{Kind: KindOf(err), Provider: t.chain.Name(), Message: err.Error(), Err: err, Attempts: attempts}
+}
