@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -51,10 +52,10 @@ func TestChaosFallback(t *testing.T) {
 	clock := &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	rng := rand.New(rand.NewPCG(7, 11))
 	var mu sync.Mutex
+	turnRE := regexp.MustCompile(`turn-[0-9]+`)
 	turnOf := func(req llm.Request) string {
-		last := req.Messages[len(req.Messages)-1].Content
-		if i := strings.Index(last, "turn-"); i >= 0 {
-			return strings.Fields(last[i:])[0]
+		if q := turnRE.FindString(req.Messages[len(req.Messages)-1].Content); q != "" {
+			return q
 		}
 		return "turn-0"
 	}

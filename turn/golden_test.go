@@ -315,7 +315,8 @@ type traceView struct {
 	Repair *struct {
 		Repaired bool `json:"repaired"`
 	} `json:"repair"`
-	PromptMessages int `json:"prompt_messages"`
+	PromptMessages    int     `json:"prompt_messages"`
+	StablePrefixRatio float64 `json:"stable_prefix_ratio"`
 }
 
 func (h *harness) turnTrace(id string) *traceView {
@@ -448,6 +449,18 @@ func (h *harness) check(where, rest string) {
 		}
 		if !found {
 			t.Errorf("%s: no card titled %q", where, title)
+		}
+	case "stable-prefix":
+		// check stable-prefix >= 0.8 | < 0.8: the share of the last prompt
+		// that repeats the previous prompt from its start.
+		op, val, _ := strings.Cut(arg, " ")
+		want, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		got := h.turnTrace(h.last.TurnID).StablePrefixRatio
+		if (op == ">=" && got < want) || (op == "<" && got >= want) {
+			t.Errorf("%s: stable prefix ratio %.3f", where, got)
 		}
 	case "script-empty":
 		if h.model.Remaining() != 0 {

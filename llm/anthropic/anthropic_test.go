@@ -1,0 +1,688 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+)
+
+const testKey = "sk-ant-test-0123456789abcdef"
+
+var (
+	testSchema        = []byte(`{ "type": "object", "properties": { "say": { "type": "string" } }, "required": ["say"] }`)
+	testSchemaCompact = `{"type":"object","properties":{"say":{"type":"string"}},"required":["say"]}`
+)
+
+// newTest starts a server requiring testKey and cfg's API version, and a
+// provider pointed at it.
+func newTest(t *testing.T, cfg Config) (*llmtest.AnthropicServer, *Provider) {
+	t.Helper()
+	version := cfg.APIVersion
+	if version == "" {
+		version = DefaultAPIVersion
+	}
+	srv := llmtest.NewAnthropicServer(llmtest.AnthropicServerConfig{APIKey: testKey, APIVersion: version})
+	t.Cleanup(srv.Close)
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = srv.URL
+	}
+	if cfg.APIKey == "" {
+		cfg.APIKey = testKey
+	}
+	if cfg.Model == "" {
+		cfg.Model = "claude-test"
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return srv, p
+}
+
+func userRequest(text string) llm.Request {
+	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}}
+}
+
+func decisionRequest() llm.Request {
+	req := userRequest("hi")
+	req.Schema = &llm.Schema{Name: "decision", JSON: testSchema}
+	return req
+}
+
+// asLLMError asserts err is an *llm.Error naming the provider and model and
+// not containing the API key.
+func asLLMError(t *testing.T, err error, p *Provider) *llm.Error {
+	t.Helper()
+	var e *llm.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
+	}
+	if e.Provider != p.Name() || e.Model != p.Model() {
+		t.Errorf("error names %q/%q, want %q/%q", e.Provider, e.Model, p.Name(), p.Model())
+	}
+	for err := error(e); err != nil; err = errors.Unwrap(err) {
+		if strings.Contains(err.Error(), testKey) || strings.Contains(fmt.Sprintf("%+v", err), testKey) {
+			t.Errorf("error leaks the API key: %v", err)
+		}
+	}
+	return e
+}
+
+// jsonEqual compares two JSON documents structurally.
+func jsonEqual(t *testing.T, got []byte, want string) bool {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("decode %s: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("decode want %s: %v", want, err)
+	}
+	return reflect.DeepEqual(g, w)
+}
+
+func TestNewValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"no model", Config{}},
+		{"unknown protocol", Config{Model: "m", Protocol: "xml"}},
+		{"negative timeout", Config{Model: "m", Timeout: -time.Second}},
+		{"negative max tokens", Config{Model: "m", MaxTokens: -1}},
+		{"relative base URL", Config{Model: "m", BaseURL: "/v1"}},
+		{"bad scheme", Config{Model: "m", BaseURL: "ftp://example.com"}},
+		{"key header", Config{Model: "m", Headers: map[string]string{"x-api-key": "k"}}},
+		{"version header", Config{Model: "m", Headers: map[string]string{"Anthropic-Version": "2023-06-01"}}},
+		{"authorization header", Config{Model: "m", Headers: map[string]string{"authorization": "Bearer k"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := New(tt.cfg); err == nil {
+				t.Errorf("New(%+v) succeeded, want an error", tt.cfg)
+			}
+		})
+	}
+	p, err := New(Config{Model: "m"})
+	if err != nil {
+		t.Fatalf("New with defaults: %v", err)
+	}
+	if p.Name() != DefaultName || p.Model() != "m" || p.timeout != DefaultTimeout || p.protocol != llm.ProtocolJSON ||
+		p.maxTokens != DefaultMaxTokens || p.temperature {
+		t.Errorf("defaults: name %q model %q timeout %v protocol %q max tokens %d temperature %v",
+			p.Name(), p.Model(), p.timeout, p.protocol, p.maxTokens, p.temperature)
+	}
+	if tr, ok := SharedHTTPClient().Transport.(*http.Transport); !ok || tr.MaxIdleConnsPerHost < 64 {
+		t.Errorf("shared client transport %T does not keep >= 64 idle connections per host", SharedHTTPClient().Transport)
+	}
+}
+
+func TestJSONProtocolRequestAndResponse(t *testing.T) {
+	srv, p := newTest(t, Config{Name: "claude", Headers: map[string]string{"Anthropic-Beta": "b1"}})
+	srv.Enqueue(llmtest.AnthropicReply{
+		Text:     "Let me decide.",
+		ToolUses: []llmtest.AnthropicToolUse{{ID: "toolu_9", Name: DecisionTool, Input: json.RawMessage(`{ "say": "hello" }`)}},
+		Model:    "claude-test-20260101",
+		Usage:    &llmtest.AnthropicUsage{InputTokens: 100, OutputTokens: 20, CacheCreationInputTokens: 30, CacheReadInputTokens: 2000},
+	})
+	req := llm.Request{
+		Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: "be brief"},
+			{Role: llm.RoleUser, Content: "hello"},
+			{Role: llm.RoleUser, Content: "more"},
+			{Role: llm.RoleAssistant, Content: "hi"},
+			{Role: llm.RoleSystem, Content: "late rule"},
+			{Role: llm.RoleUser, Content: "again"},
+		},
+		Schema:      &llm.Schema{Name: "decision", JSON: testSchema},
+		Temperature: 0.3,
+	}
+	resp, err := p.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	want := llm.Response{
+		Protocol:     llm.ProtocolJSON,
+		Text:         `{"say":"hello"}`,
+		Provider:     "claude",
+		Model:        "claude-test-20260101",
+		Usage:        llm.Usage{InputTokens: 2130, OutputTokens: 20, CachedInputTokens: 2000},
+		FinishReason: "tool_use",
+	}
+	if !reflect.DeepEqual(resp, want) {
+		t.Errorf("response = %+v\nwant %+v", resp, want)
+	}
+
+	got := srv.Requests()[0]
+	wantBody := `{"model":"claude-test","max_tokens":1024,` +
+		`"system":[{"type":"text","text":"be brief"},{"type":"text","text":"late rule","cache_control":{"type":"ephemeral"}}],` +
+		`"messages":[{"role":"user","content":[{"type":"text","text":"hello"},{"type":"text","text":"more"}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"hi"}]},{"role":"user","content":[{"type":"text","text":"again"}]}],` +
+		`"tools":[{"name":"decision","description":` + string(appendJSONString(nil, decisionDescription)) + `,"input_schema":` + testSchemaCompact + `}],` +
+		`"tool_choice":{"type":"tool","name":"decision","disable_parallel_tool_use":true}}`
+	if string(got.Body) != wantBody {
+		t.Errorf("body:\n%s\nwant\n%s", got.Body, wantBody)
+	}
+	if got.Temperature != nil {
+		t.Errorf("temperature sent with API version %s", DefaultAPIVersion)
+	}
+	h := got.Header
+	if h.Get("X-Api-Key") != testKey || h.Get("Anthropic-Version") != DefaultAPIVersion || h.Get("Anthropic-Beta") != "b1" ||
+		h.Get("Authorization") != "" || h.Get("Content-Type") != "application/json" {
+		t.Errorf("headers: %v", h)
+	}
+	for k := range h {
+		if strings.HasPrefix(strings.ToLower(k), "x-stainless") {
+			t.Errorf("SDK telemetry header sent: %s: %s", k, h.Get(k))
+		}
+	}
+}
+
+func TestToolsProtocol(t *testing.T) {
+	tools := []llm.ToolDef{
+		{Name: "search_tasks", Description: "Find tasks.", Parameters: json.RawMessage(`{"type": "object", "properties": {"query": {"type": "string"}}}`)},
+		{Name: "list_events"},
+	}
+	srv, p := newTest(t, Config{Protocol: llm.ProtocolTools})
+	srv.Enqueue(llmtest.AnthropicReply{
+		Text: "Searching now.",
+		ToolUses: []llmtest.AnthropicToolUse{
+			{ID: "toolu_1", Name: "search_tasks", Input: json.RawMessage(`{"query": "launch"}`)},
+			{ID: "toolu_2", Name: "list_events"},
+		},
+	})
+	req := userRequest("find launch tasks")
+	req.Tools = tools
+	req.Schema = &llm.Schema{JSON: testSchema} // not sent in the tools protocol
+	req.MaxTokens = 300
+	resp, err := p.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	wantCalls := []llm.ToolCall{
+		{ID: "toolu_1", Name: "search_tasks", Arguments: json.RawMessage(`{"query":"launch"}`)},
+		{ID: "toolu_2", Name: "list_events", Arguments: json.RawMessage(`{}`)},
+	}
+	if resp.Protocol != llm.ProtocolTools || resp.Text != "Searching now." || !reflect.DeepEqual(resp.ToolCalls, wantCalls) || resp.FinishReason != "tool_use" {
+		t.Errorf("response = %+v", resp)
+	}
+
+	got := srv.Requests()[0]
+	if got.MaxTokens == nil || *got.MaxTokens != 300 || len(got.System) != 0 {
+		t.Errorf("max_tokens %v, system %+v", got.MaxTokens, got.System)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(got.Body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := raw["system"]; ok {
+		t.Errorf("system sent without system messages: %s", got.Body)
+	}
+	if !jsonEqual(t, raw["tools"], `[{"name":"search_tasks","description":"Find tasks.","input_schema":{"type":"object","properties":{"query":{"type":"string"}}}},`+
+		`{"name":"list_events","input_schema":{"type":"object","properties":{}}}]`) {
+		t.Errorf("tools = %s", raw["tools"])
+	}
+	if string(raw["tool_choice"]) != `{"type":"auto","disable_parallel_tool_use":true}` {
+		t.Errorf("tool_choice = %s", raw["tool_choice"])
+	}
+
+	// Text alone is a valid answer in the tools protocol.
+	srv.Enqueue(llmtest.AnthropicReply{Text: "Which list?"})
+	resp, err = p.Complete(context.Background(), req)
+	if err != nil || resp.Text != "Which list?" || resp.ToolCalls != nil || resp.Protocol != llm.ProtocolTools {
+		t.Errorf("text-only answer: %+v %v", resp, err)
+	}
+}
+
+func TestProtocolFallbacks(t *testing.T) {
+	tests := []struct {
+		name      string
+		protocol  llm.Protocol
+		schema    bool
+		reply     llmtest.AnthropicReply
+		wantTools string // expected tools member, "" = absent
+		wantText  string
+	}{
+		{"tools protocol without tools uses the decision tool", llm.ProtocolTools, true,
+			llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: DecisionTool, Input: json.RawMessage(`{"say":"x"}`)}}},
+			`[{"name":"decision","description":` + string(appendJSONString(nil, decisionDescription)) + `,"input_schema":` + testSchemaCompact + `}]`, `{"say":"x"}`},
+		{"json protocol without schema sends no tools", llm.ProtocolJSON, false,
+			llmtest.AnthropicReply{Content: []llmtest.AnthropicBlock{{Type: "thinking"}, {Type: "text", Text: `{"say":`}, {Type: "text", Text: `"y"}`}}},
+			"", `{"say":"y"}`},
+		{"json protocol ignores stray tool calls", llm.ProtocolJSON, false,
+			llmtest.AnthropicReply{Text: "plain", ToolUses: []llmtest.AnthropicToolUse{{Name: "other"}}}, "", "plain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, p := newTest(t, Config{Protocol: tt.protocol})
+			srv.Enqueue(tt.reply)
+			req := userRequest("hi")
+			if tt.schema {
+				req.Schema = &llm.Schema{JSON: testSchema}
+			}
+			resp, err := p.Complete(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			if resp.Protocol != llm.ProtocolJSON || resp.Text != tt.wantText || resp.ToolCalls != nil {
+				t.Errorf("response = %+v, want JSON text %q", resp, tt.wantText)
+			}
+			var raw map[string]json.RawMessage
+			if err := json.Unmarshal(srv.Requests()[0].Body, &raw); err != nil {
+				t.Fatal(err)
+			}
+			tools, ok := raw["tools"]
+			switch {
+			case tt.wantTools == "" && (ok || raw["tool_choice"] != nil):
+				t.Errorf("tools sent: %s", srv.Requests()[0].Body)
+			case tt.wantTools != "" && string(tools) != tt.wantTools:
+				t.Errorf("tools = %s\nwant %s", tools, tt.wantTools)
+			}
+		})
+	}
+}
+
+func TestTemperatureByAPIVersion(t *testing.T) {
+	tests := []struct {
+		version string
+		want    *float64
+	}{
+		{"", nil},
+		{LegacyAPIVersion, new(0.7)},
+	}
+	for _, tt := range tests {
+		t.Run("version "+tt.version, func(t *testing.T) {
+			srv, p := newTest(t, Config{APIVersion: tt.version})
+			srv.Enqueue(llmtest.AnthropicReply{Text: "ok"})
+			req := userRequest("hi")
+			req.Temperature = 0.7
+			if _, err := p.Complete(context.Background(), req); err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			got := srv.Requests()[0]
+			if !reflect.DeepEqual(got.Temperature, tt.want) {
+				t.Errorf("temperature = %v, want %v", got.Temperature, tt.want)
+			}
+			if v := got.Header.Get("Anthropic-Version"); tt.version != "" && v != tt.version {
+				t.Errorf("anthropic-version = %q", v)
+			}
+		})
+	}
+}
+
+func TestMessageMapping(t *testing.T) {
+	long := strings.Repeat("Answer briefly and propose at most one action. ", 30) // cached encoding
+	tests := []struct {
+		name   string
+		msgs   []llm.Message
+		system string // expected system member, "" = absent
+		want   string // expected messages member
+	}{
+		{"assistant first is sent as is",
+			[]llm.Message{{Role: llm.RoleAssistant, Content: "How can I help?"}, {Role: llm.RoleUser, Content: "list tasks"}}, "",
+			`[{"role":"assistant","content":[{"type":"text","text":"How can I help?"}]},{"role":"user","content":[{"type":"text","text":"list tasks"}]}]`},
+		{"blank messages are left out",
+			[]llm.Message{{Role: llm.RoleSystem, Content: " \n"}, {Role: llm.RoleUser, Content: "a"}, {Role: llm.RoleAssistant, Content: ""}, {Role: llm.RoleUser, Content: "b"}}, "",
+			`[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]`},
+		{"long system prompt, escapes",
+			[]llm.Message{{Role: llm.RoleSystem, Content: long}, {Role: llm.RoleSystem, Content: "  "}, {Role: llm.RoleUser, Content: "say \"hi\"\n\t<b>é\u2028"}},
+			`[{"type":"text","text":` + string(appendJSONString(nil, long)) + `,"cache_control":{"type":"ephemeral"}}]`,
+			`[{"role":"user","content":[{"type":"text","text":"say \"hi\"\n\t<b>é\u2028"}]}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, p := newTest(t, Config{})
+			for range 2 { // the second call uses the cached encodings
+				srv.Enqueue(llmtest.AnthropicReply{Text: "ok"})
+				if _, err := p.Complete(context.Background(), llm.Request{Messages: tt.msgs}); err != nil {
+					t.Fatalf("Complete: %v", err)
+				}
+			}
+			for _, got := range srv.Requests() {
+				var raw map[string]json.RawMessage
+				if err := json.Unmarshal(got.Body, &raw); err != nil {
+					t.Fatalf("decode %s: %v", got.Body, err)
+				}
+				if sys, ok := raw["system"]; (tt.system == "") == ok || ok && !jsonEqual(t, sys, tt.system) {
+					t.Errorf("system = %s\nwant %s", sys, tt.system)
+				}
+				if !jsonEqual(t, raw["messages"], tt.want) {
+					t.Errorf("messages = %s\nwant %s", raw["messages"], tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestUnsendableRequests(t *testing.T) {
+	tests := []struct {
+		name string
+		req  llm.Request
+	}{
+		{"unknown role", llm.Request{Messages: []llm.Message{{Role: "tool", Content: "x"}}}},
+		{"no messages", llm.Request{}},
+		{"only system", llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "x"}}}},
+		{"schema without document", func() llm.Request { r := userRequest("x"); r.Schema = &llm.Schema{Name: "d"}; return r }()},
+		{"schema not JSON", func() llm.Request { r := userRequest("x"); r.Schema = &llm.Schema{JSON: []byte(`{"type":`)}; return r }()},
+		{"schema not an object", func() llm.Request { r := userRequest("x"); r.Schema = &llm.Schema{JSON: []byte(`[1]`)}; return r }()},
+		{"tool without name", func() llm.Request { r := userRequest("x"); r.Tools = []llm.ToolDef{{Description: "d"}}; return r }()},
+		{"tool parameters not an object", func() llm.Request {
+			r := userRequest("x")
+			r.Tools = []llm.ToolDef{{Name: "t", Parameters: json.RawMessage(`"string"`)}}
+			return r
+		}()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, p := newTest(t, Config{Protocol: llm.ProtocolTools})
+			_, err := p.Complete(context.Background(), tt.req)
+			if e := asLLMError(t, err, p); e.Kind != llm.ErrBadRequest {
+				t.Errorf("kind = %s, want bad_request (%v)", e.Kind, err)
+			}
+			if n := srv.Count(); n != 0 {
+				t.Errorf("server saw %d requests, want 0", n)
+			}
+		})
+	}
+}
+
+func TestEncodedPartsFollowChanges(t *testing.T) {
+	srv, p := newTest(t, Config{Protocol: llm.ProtocolTools})
+	srv.Enqueue(llmtest.AnthropicReply{Text: "1"}, llmtest.AnthropicReply{Text: "2"},
+		llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: DecisionTool}}},
+		llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: DecisionTool}}})
+	req := userRequest("x")
+	req.Tools = []llm.ToolDef{{Name: "a", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	// The same backing array, changed in place.
+	req.Tools[0].Parameters[9] = 'O'
+	req.Tools[0].Parameters = json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	schema := &llm.Schema{JSON: []byte(`{"type":"object"}`)}
+	req = userRequest("x")
+	req.Schema = schema
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	schema.JSON = []byte(`{"type":"object","required":["say"]}`)
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if s := string(reqs[1].Tools[0].InputSchema); s != `{"type":"object","properties":{"q":{"type":"string"}}}` {
+		t.Errorf("second call sent stale tools: %s", s)
+	}
+	if s := string(reqs[3].Tools[0].InputSchema); s != `{"type":"object","required":["say"]}` {
+		t.Errorf("fourth call sent a stale schema: %s", s)
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	httpDate := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
+	decision := []llmtest.AnthropicToolUse{{Name: DecisionTool, Input: json.RawMessage(`{"say":"x"}`)}}
+	tests := []struct {
+		name       string
+		reply      llmtest.AnthropicReply
+		kind       llm.ErrorKind
+		status     int
+		retryAfter time.Duration // expected, with 2s tolerance for dates
+		errType    string        // expected APIError.Type, if any
+	}{
+		{"400", llmtest.AnthropicReply{Status: 400, ErrorMessage: "messages: roles must alternate"}, llm.ErrBadRequest, 400, 0, "invalid_request_error"},
+		{"400 credit balance", llmtest.AnthropicReply{Status: 400, ErrorMessage: "Your credit balance is too low to access the Anthropic API."}, llm.ErrBilling, 400, 0, "invalid_request_error"},
+		{"401", llmtest.AnthropicReply{Status: 401, ErrorMessage: "invalid x-api-key"}, llm.ErrAuth, 401, 0, "authentication_error"},
+		{"402", llmtest.AnthropicReply{Status: 402, ErrorMessage: "payment required"}, llm.ErrBilling, 402, 0, "billing_error"},
+		{"402 linked org", llmtest.AnthropicReply{Status: 402, ErrorType: "invalid_request_error", ErrorCode: "linked_organization_spend_limit_reached"}, llm.ErrBilling, 402, 0, "invalid_request_error"},
+		{"403 permission", llmtest.AnthropicReply{Status: 403, ErrorMessage: "Your API key does not have permission to use the specified resource."}, llm.ErrAuth, 403, 0, "permission_error"},
+		{"403 billing_error", llmtest.AnthropicReply{Status: 403, ErrorType: "billing_error", ErrorMessage: "billing issue"}, llm.ErrBilling, 403, 0, "billing_error"},
+		{"403 not billable", llmtest.AnthropicReply{Status: 403, ErrorCode: "user_profile_not_billable"}, llm.ErrBilling, 403, 0, "permission_error"},
+		{"404 model", llmtest.AnthropicReply{Status: 404, ErrorMessage: "model: claude-nope"}, llm.ErrBadRequest, 404, 0, "not_found_error"},
+		{"413", llmtest.AnthropicReply{Status: 413, ErrorMessage: "Request exceeds the maximum allowed number of bytes."}, llm.ErrBadRequest, 413, 0, "request_too_large"},
+		{"429 retry-after seconds", llmtest.AnthropicReply{Status: 429, RetryAfter: "7"}, llm.ErrRateLimited, 429, 7 * time.Second, "rate_limit_error"},
+		{"429 retry-after-ms", llmtest.AnthropicReply{Status: 429, RetryAfter: "2", Header: http.Header{"Retry-After-Ms": {"1500"}}}, llm.ErrRateLimited, 429, 1500 * time.Millisecond, "rate_limit_error"},
+		{"429 retry-after date", llmtest.AnthropicReply{Status: 429, RetryAfter: httpDate}, llm.ErrRateLimited, 429, 30 * time.Second, "rate_limit_error"},
+		{"429 no retry-after", llmtest.AnthropicReply{Status: 429}, llm.ErrRateLimited, 429, 0, "rate_limit_error"},
+		{"429 spend limit", llmtest.AnthropicReply{Status: 429, ErrorCode: "enforced_spend_limit_reached", RetryAfter: "60"}, llm.ErrBilling, 429, 0, "rate_limit_error"},
+		{"500", llmtest.AnthropicReply{Status: 500, ErrorMessage: "Internal server error"}, llm.ErrTransient, 500, 0, "api_error"},
+		{"502 html body", llmtest.AnthropicReply{Status: 502, Body: []byte("<html>bad gateway</html>"), Header: http.Header{"Content-Type": {"text/html"}}}, llm.ErrTransient, 502, 0, ""},
+		{"503 retry-after", llmtest.AnthropicReply{Status: 503, RetryAfter: "3"}, llm.ErrTransient, 503, 3 * time.Second, "api_error"},
+		{"504", llmtest.AnthropicReply{Status: 504}, llm.ErrTransient, 504, 0, "timeout_error"},
+		{"529 overloaded", llmtest.AnthropicReply{Status: 529, ErrorMessage: "Overloaded", RetryAfter: "1"}, llm.ErrTransient, 529, time.Second, "overloaded_error"},
+		{"error status, truncated body", llmtest.AnthropicReply{Status: 500, ErrorMessage: strings.Repeat("x", 100), Truncate: true}, llm.ErrTransient, 500, 0, ""},
+		{"200 garbage body", llmtest.AnthropicReply{Body: []byte("<<not json>>")}, llm.ErrBadResponse, 200, 0, ""},
+		{"200 not JSON content type", llmtest.AnthropicReply{Body: []byte("hello"), Header: http.Header{"Content-Type": {"text/plain"}}}, llm.ErrBadResponse, 200, 0, ""},
+		{"200 truncated body", llmtest.AnthropicReply{ToolUses: decision, Truncate: true}, llm.ErrTransient, 200, 0, ""},
+		{"200 empty body", llmtest.AnthropicReply{Body: []byte{}}, llm.ErrTransient, 200, 0, ""},
+		{"200 empty content", llmtest.AnthropicReply{}, llm.ErrBadResponse, 0, 0, ""},
+		{"200 text without decision", llmtest.AnthropicReply{Text: `{"say":"x"}`}, llm.ErrBadResponse, 0, 0, ""},
+		{"200 other tool instead of decision", llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: "search"}}}, llm.ErrBadResponse, 0, 0, ""},
+		{"200 decision input not JSON", llmtest.AnthropicReply{Content: []llmtest.AnthropicBlock{{Type: "tool_use", Name: DecisionTool, Input: json.RawMessage(`"x"`)}}, Body: []byte(
+			`{"type":"message","content":[{"type":"tool_use","id":"t","name":"decision","input":{"a":}}]}`)}, llm.ErrBadResponse, 200, 0, ""},
+		{"200 refusal", llmtest.AnthropicReply{Text: "I can't help with that.", StopReason: "refusal"}, llm.ErrContentPolicy, 0, 0, ""},
+		{"200 refusal with decision", llmtest.AnthropicReply{ToolUses: decision, StopReason: "refusal"}, llm.ErrContentPolicy, 0, 0, ""},
+		{"200 error object", llmtest.AnthropicReply{Body: []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}, llm.ErrTransient, 0, 0, "overloaded_error"},
+		{"connection reset", llmtest.AnthropicReply{Hangup: true}, llm.ErrTransient, 0, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, p := newTest(t, Config{})
+			srv.Enqueue(tt.reply)
+			_, err := p.Complete(context.Background(), decisionRequest())
+			e := asLLMError(t, err, p)
+			if e.Kind != tt.kind {
+				t.Errorf("kind = %s, want %s (%v)", e.Kind, tt.kind, err)
+			}
+			if e.Status != tt.status {
+				t.Errorf("status = %d, want %d", e.Status, tt.status)
+			}
+			if d := e.RetryAfter - tt.retryAfter; d < -2*time.Second || d > 2*time.Second ||
+				(tt.retryAfter == 0) != (e.RetryAfter == 0) {
+				t.Errorf("RetryAfter = %v, want %v", e.RetryAfter, tt.retryAfter)
+			}
+			var ae *APIError
+			if tt.errType != "" && (!errors.As(err, &ae) || ae.Type != tt.errType) {
+				t.Errorf("APIError: got %+v, want type %q", ae, tt.errType)
+			}
+			if ae != nil && tt.reply.ErrorCode != "" && ae.Code != tt.reply.ErrorCode {
+				t.Errorf("APIError code = %q, want %q", ae.Code, tt.reply.ErrorCode)
+			}
+			if e.Message == "" {
+				t.Errorf("empty message")
+			}
+			if n := srv.Count(); n != 1 {
+				t.Errorf("server saw %d requests, want exactly 1 (no retries)", n)
+			}
+		})
+	}
+}
+
+func TestWrongKey(t *testing.T) {
+	srv := llmtest.NewAnthropicServer(llmtest.AnthropicServerConfig{APIKey: testKey})
+	defer srv.Close()
+	p, err := New(Config{BaseURL: srv.URL, APIKey: "sk-ant-wrong", Model: "m"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	_, err = p.Complete(context.Background(), userRequest("hi"))
+	var ae *APIError
+	if k := llm.KindOf(err); k != llm.ErrAuth || !errors.As(err, &ae) || ae.Type != "authentication_error" || ae.RequestID == "" {
+		t.Errorf("kind = %s, APIError %+v, want auth (%v)", k, ae, err)
+	}
+}
+
+func TestKeyNotLeaked(t *testing.T) {
+	srv, p := newTest(t, Config{})
+	srv.Enqueue(llmtest.AnthropicReply{Status: 401, ErrorMessage: "invalid x-api-key: " + testKey})
+	_, err := p.Complete(context.Background(), userRequest("hi"))
+	e := asLLMError(t, err, p) // fails on a leak
+	if !strings.Contains(e.Message, "[redacted]") {
+		t.Errorf("message %q: want the key replaced", e.Message)
+	}
+}
+
+func TestIgnoresEnvironment(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
+	t.Setenv("ANTHROPIC_AUTH_TOKEN", "token-from-env")
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+	t.Setenv("ANTHROPIC_CUSTOM_HEADERS", "X-From-Env: 1")
+	t.Setenv("ANTHROPIC_OPEN_TELEMETRY", "true")
+	srv := llmtest.NewAnthropicServer(llmtest.AnthropicServerConfig{})
+	defer srv.Close()
+	srv.Enqueue(llmtest.AnthropicReply{Text: "ok"})
+	p, err := New(Config{BaseURL: srv.URL, Model: "local"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := p.Complete(context.Background(), userRequest("hi")); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	h := srv.Requests()[0].Header
+	if h.Get("X-Api-Key") != "" || h.Get("Authorization") != "" || h.Get("X-From-Env") != "" || h.Get("Traceparent") != "" {
+		t.Errorf("environment leaked into the request: %v", h)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	srv, p := newTest(t, Config{Timeout: 50 * time.Millisecond})
+	srv.Enqueue(llmtest.AnthropicReply{Text: "slow", Delay: 5 * time.Second})
+	start := time.Now()
+	_, err := p.Complete(context.Background(), userRequest("hi"))
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Complete took %v with a 50ms timeout", d)
+	}
+	e := asLLMError(t, err, p)
+	if e.Kind != llm.ErrTransient {
+		t.Errorf("kind = %s, want transient (%v)", e.Kind, err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v does not wrap context.DeadlineExceeded", err)
+	}
+	if n := srv.Count(); n != 1 {
+		t.Errorf("server saw %d requests, want 1", n)
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	t.Run("during the call", func(t *testing.T) {
+		srv, p := newTest(t, Config{})
+		srv.Enqueue(llmtest.AnthropicReply{Text: "slow", Delay: 5 * time.Second})
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		_, err := p.Complete(ctx, userRequest("hi"))
+		if e := asLLMError(t, err, p); e.Kind != llm.ErrCanceled {
+			t.Errorf("kind = %s, want canceled (%v)", e.Kind, err)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("error %v does not wrap context.Canceled", err)
+		}
+		if n := srv.Count(); n != 1 {
+			t.Errorf("server saw %d requests, want 1", n)
+		}
+	})
+	t.Run("before the call", func(t *testing.T) {
+		_, p := newTest(t, Config{})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := p.Complete(ctx, userRequest("hi"))
+		if e := asLLMError(t, err, p); e.Kind != llm.ErrCanceled {
+			t.Errorf("kind = %s, want canceled (%v)", e.Kind, err)
+		}
+	})
+	t.Run("caller deadline", func(t *testing.T) {
+		srv, p := newTest(t, Config{})
+		srv.Enqueue(llmtest.AnthropicReply{Text: "slow", Delay: 5 * time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		_, err := p.Complete(ctx, userRequest("hi"))
+		if e := asLLMError(t, err, p); e.Kind != llm.ErrCanceled {
+			t.Errorf("kind = %s, want canceled: the caller's context ended (%v)", e.Kind, err)
+		}
+	})
+}
+
+func TestConnectionRefused(t *testing.T) {
+	srv := llmtest.NewAnthropicServer(llmtest.AnthropicServerConfig{})
+	url := srv.URL
+	srv.Close()
+	p, err := New(Config{BaseURL: url, APIKey: testKey, Model: "m"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	_, err = p.Complete(context.Background(), userRequest("hi"))
+	if e := asLLMError(t, err, p); e.Kind != llm.ErrTransient {
+		t.Errorf("kind = %s, want transient (%v)", e.Kind, err)
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	srv := llmtest.NewAnthropicServer(llmtest.AnthropicServerConfig{Respond: func(r *llmtest.AnthropicRequest) llmtest.AnthropicReply {
+		input, _ := json.Marshal(map[string]string{"say": r.Messages[0].Text()})
+		return llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: DecisionTool, Input: input}}}
+	}})
+	defer srv.Close()
+	p, err := New(Config{BaseURL: srv.URL, Model: "m"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	system := strings.Repeat("Be brief. ", 100)
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() {
+			msg := fmt.Sprintf("m%d", i)
+			req := llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: msg}},
+				Schema: &llm.Schema{JSON: testSchema}}
+			resp, err := p.Complete(context.Background(), req)
+			if err != nil {
+				t.Errorf("Complete %d: %v", i, err)
+				return
+			}
+			if want := `{"say":"` + msg + `"}`; resp.Text != want {
+				t.Errorf("Complete %d: text %q, want %q", i, resp.Text, want)
+			}
+		})
+	}
+	wg.Wait()
+	if n := srv.Count(); n != 32 {
+		t.Errorf("server saw %d requests, want 32", n)
+	}
+}
+
+func TestRetryAfterParse(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name   string
+		header http.Header
+		want   time.Duration
+	}{
+		{"absent", http.Header{}, 0},
+		{"seconds", http.Header{"Retry-After": {"12"}}, 12 * time.Second},
+		{"fractional seconds", http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
+		{"date", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second},
+		{"past date", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0},
+		{"ms wins", http.Header{"Retry-After": {"12"}, "Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
+		{"bad ms falls back", http.Header{"Retry-After": {"4"}, "Retry-After-Ms": {"soon"}}, 4 * time.Second},
+		{"negative", http.Header{"Retry-After": {"-3"}}, 0},
+		{"garbage", http.Header{"Retry-After": {"later"}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := retryAfter(tt.header, now); got != tt.want {
+				t.Errorf("retryAfter(%v) = %v, want %v", tt.header, got, tt.want)
+			}
+		})
+	}
+}
