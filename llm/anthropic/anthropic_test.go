@@ -402,13 +402,12 @@ func TestEncodedPartsFollowChanges(t *testing.T) {
 		llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: DecisionTool}}},
 		llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: DecisionTool}}})
 	req := userRequest("x")
-	req.Tools = []llm.ToolDef{{Name: "a", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	req.Tools = []llm.ToolDef{{Name: "a", Parameters: json.RawMessage(`{"type":"object","description":"1"}`)}}
 	if _, err := p.Complete(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	// The same backing array, changed in place.
-	req.Tools[0].Parameters[9] = 'O'
-	req.Tools[0].Parameters = json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+	// The same tool list and parameter bytes, changed in place.
+	req.Tools[0].Parameters[len(`{"type":"object","description":"`)] = '2'
 	if _, err := p.Complete(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +422,7 @@ func TestEncodedPartsFollowChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := srv.Requests()
-	if s := string(reqs[1].Tools[0].InputSchema); s != `{"type":"object","properties":{"q":{"type":"string"}}}` {
+	if s := string(reqs[1].Tools[0].InputSchema); s != `{"type":"object","description":"2"}` {
 		t.Errorf("second call sent stale tools: %s", s)
 	}
 	if s := string(reqs[3].Tools[0].InputSchema); s != `{"type":"object","required":["say"]}` {
@@ -470,8 +469,8 @@ func TestErrorClasses(t *testing.T) {
 		{"200 empty content", llmtest.AnthropicReply{}, llm.ErrBadResponse, 0, 0, ""},
 		{"200 text without decision", llmtest.AnthropicReply{Text: `{"say":"x"}`}, llm.ErrBadResponse, 0, 0, ""},
 		{"200 other tool instead of decision", llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: "search"}}}, llm.ErrBadResponse, 0, 0, ""},
-		{"200 decision input not JSON", llmtest.AnthropicReply{Content: []llmtest.AnthropicBlock{{Type: "tool_use", Name: DecisionTool, Input: json.RawMessage(`"x"`)}}, Body: []byte(
-			`{"type":"message","content":[{"type":"tool_use","id":"t","name":"decision","input":{"a":}}]}`)}, llm.ErrBadResponse, 200, 0, ""},
+		{"200 invalid tool input", llmtest.AnthropicReply{Body: []byte(`{"type":"message","content":[{"type":"tool_use","id":"t","name":"decision","input":{"a":}}]}`)},
+			llm.ErrBadResponse, 200, 0, ""},
 		{"200 refusal", llmtest.AnthropicReply{Text: "I can't help with that.", StopReason: "refusal"}, llm.ErrContentPolicy, 0, 0, ""},
 		{"200 refusal with decision", llmtest.AnthropicReply{ToolUses: decision, StopReason: "refusal"}, llm.ErrContentPolicy, 0, 0, ""},
 		{"200 error object", llmtest.AnthropicReply{Body: []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}, llm.ErrTransient, 0, 0, "overloaded_error"},
