@@ -146,3 +146,15 @@ func TestChatLocalSetup(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordReplayFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "-record", t.TempDir(), "-replay", t.TempDir()}, nil, &out, &errOut); code != 2 ||
+		!strings.Contains(errOut.String(), "exclude each other") {
+		t.Errorf("both flags: exit %d, %q", code, errOut.String())
+	}
+	errOut.Reset()
+	if code := run(context.Background(), []string{"check-config", "-record", "x"}, nil, &out, &errOut); code != 2 {
+		t.Errorf("-record on check-config: exit %d", code)
+	}
+}

@@ -366,7 +366,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest
 		return
 	}
 	if reply.Reset {
-		reset(w)
+		resetConnection(w)
 		return
 	}
 	h := w.Header()
@@ -414,8 +414,8 @@ func hangup(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-// reset aborts the client connection with a TCP reset.
-func reset(w http.ResponseWriter) {
+// resetConnection aborts the client connection with a TCP reset.
+func resetConnection(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		panic(http.ErrAbortHandler)
