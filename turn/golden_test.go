@@ -163,6 +163,24 @@ func (h *harness) run(script string) {
 		switch verb {
 		case "model":
 			h.model.Push(llmtest.Text(rest))
+		case "model-tools":
+			// model-tools {"say": "...", "calls": [{"name": "...", "arguments": {...}}]}
+			// answers in the tools protocol.
+			var a struct {
+				Say   string `json:"say"`
+				Calls []struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"calls"`
+			}
+			if err := json.Unmarshal([]byte(rest), &a); err != nil {
+				h.t.Fatalf("%s: %v", where, err)
+			}
+			var calls []llm.ToolCall
+			for i, c := range a.Calls {
+				calls = append(calls, llm.ToolCall{ID: fmt.Sprintf("call_%d", i), Name: c.Name, Arguments: c.Arguments})
+			}
+			h.model.Push(llmtest.ToolCalls(a.Say, calls...))
 		case "model-fail":
 			h.model.Push(llmtest.FailKind(llm.ErrorKind(rest), "scripted failure"))
 		case "clock":
@@ -398,6 +416,11 @@ func (h *harness) check(where, rest string) {
 		}
 		if n != atoi() {
 			t.Errorf("%s: last prompt had %d conversation messages", where, n)
+		}
+	case "request-has-tools":
+		reqs := h.model.Requests()
+		if len(reqs) == 0 || len(reqs[len(reqs)-1].Tools) == 0 {
+			t.Errorf("%s: the last request offered no native tools", where)
 		}
 	case "prompt-has", "prompt-lacks":
 		reqs := h.model.Requests()

@@ -265,4 +265,10 @@ func TestEndToEndModelGarbage(t *testing.T) {
 	if tr["status"] != "failed" {
 		t.Errorf("turn status = %v, want failed", tr["status"])
 	}
+	// The failed turn released the conversation's lock: the next one runs.
+	e.model.Enqueue(llmtest.HTTPReply{Content: `{"say":"Снова на связи.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`})
+	status, body = e.post("k-dmitry", `{"conversation_id":"c1","text":"Ты тут?"}`)
+	if status != 200 || body["say"] != "Снова на связи." {
+		t.Errorf("turn after the failure: %d %v", status, body)
+	}
 }

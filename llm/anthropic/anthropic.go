@@ -344,7 +344,11 @@ func (p *Provider) response(msg *message, protocol llm.Protocol, forced bool) (l
 		return llm.Response{}, p.apiError(ae, nil)
 	}
 	if msg.StopReason == "refusal" {
-		return llm.Response{}, p.newError(llm.ErrContentPolicy, "model refused (stop_reason refusal)", nil)
+		m := "model refused (stop_reason refusal)"
+		if t := answerText(msg); t != "" {
+			m += ": " + p.redact(truncate(t, 200))
+		}
+		return llm.Response{}, p.newError(llm.ErrContentPolicy, m, nil)
 	}
 	resp := llm.Response{
 		Protocol:     protocol,
@@ -400,6 +404,29 @@ func (p *Provider) response(msg *message, protocol llm.Protocol, forced bool) (l
 			fmt.Sprintf("answer has no content (stop_reason %q)", msg.StopReason), nil)
 	}
 	return resp, nil
+}
+
+// answerText returns the concatenated text blocks of msg.
+func answerText(msg *message) string {
+	var b strings.Builder
+	for i := range msg.Content {
+		if msg.Content[i].Type == "text" {
+			b.WriteString(msg.Content[i].Text)
+		}
+	}
+	return b.String()
+}
+
+// truncate shortens s to at most n runes, marking a cut with "...".
+func truncate(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j] + "..."
+		}
+		i++
+	}
+	return s
 }
 
 // compactInput returns a tool call's input as compact JSON; a missing or
