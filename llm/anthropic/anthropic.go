@@ -261,18 +261,30 @@ func (p *Provider) Model() string { return p.model }
 //
 // Every failure is an *llm.Error naming the provider and configured model,
 // never containing the API key. Answers with an error status wrap an
-// *APIError and map as follows: 401 auth; billing_error (any status), 402,
-// a spend-limit or billing error code, or a 4xx message about credit or
-// billing billing; 403 auth; 429 rate_limited; 408, 409 and 5xx (529
-// overloaded included) transient; 400, 404, 413 and other 4xx bad_request.
+// *APIError and map, in this order:
+//
+//   - 401 (authentication_error): auth
+//   - billing_error with any status, 402, a billing or spend-limit
+//     error_code (enforced_spend_limit_reached on a 429 included), or a 400
+//     or 403 whose message is about credit or billing ("Your credit
+//     balance is too low"): billing
+//   - 403 (permission_error), error_code organization_on_hold: auth
+//   - 429 (rate_limit_error): rate_limited
+//   - 408, 409 and 5xx (500 api_error, 502, 503, 504 timeout_error, 529
+//     overloaded_error): transient
+//   - 400 (invalid_request_error), 404 (not_found_error, e.g. an unknown
+//     model), 413 (request_too_large) and other 4xx: bad_request
+//
 // RetryAfter is set for rate_limited and transient answers from
-// retry-after-ms or Retry-After (seconds or an HTTP date). Without an error
-// status: the end of ctx is canceled; Config.Timeout, network errors, a
-// connection closed early and a truncated body are transient; a body that
-// is not a JSON message is bad_response; an answer with stop_reason
-// "refusal" is content_policy; an answer without usable content (no
-// decision tool call in ProtocolJSON with a schema, no text or tool call
-// otherwise) is bad_response.
+// retry-after-ms or Retry-After (seconds or an HTTP date). An error object
+// in a 2xx body maps by its type alone. Without an error status: the end of
+// ctx is canceled; Config.Timeout, network errors (refused, reset), a
+// connection closed early and a truncated or empty body are transient; a
+// body that is not a JSON message (bad syntax, another content type) is
+// bad_response; an answer with stop_reason "refusal" is content_policy; an
+// answer without usable content (in ProtocolJSON with a schema no decision
+// tool call, or one cut off at max_tokens; otherwise no text and no tool
+// call) is bad_response.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	protocol, forced := p.protocolFor(&req)
 	body, err := p.encodeBody(&req, protocol, forced)
@@ -366,6 +378,9 @@ func (p *Provider) response(msg *message, protocol llm.Protocol, forced bool) (l
 	}
 
 	if forced {
+		if msg.StopReason == "max_tokens" {
+			return llm.Response{}, p.newError(llm.ErrBadResponse, "decision cut off at max_tokens", nil)
+		}
 		for i := range msg.Content {
 			b := &msg.Content[i]
 			if b.Type == "tool_use" && b.Name == DecisionTool {

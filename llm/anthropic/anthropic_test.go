@@ -471,6 +471,7 @@ func TestErrorClasses(t *testing.T) {
 		{"200 other tool instead of decision", llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: "search"}}}, llm.ErrBadResponse, 0, 0, ""},
 		{"200 invalid tool input", llmtest.AnthropicReply{Body: []byte(`{"type":"message","content":[{"type":"tool_use","id":"t","name":"decision","input":{"a":}}]}`)},
 			llm.ErrBadResponse, 200, 0, ""},
+		{"200 decision cut off", llmtest.AnthropicReply{ToolUses: decision, StopReason: "max_tokens"}, llm.ErrBadResponse, 0, 0, ""},
 		{"200 refusal", llmtest.AnthropicReply{Text: "I can't help with that.", StopReason: "refusal"}, llm.ErrContentPolicy, 0, 0, ""},
 		{"200 refusal with decision", llmtest.AnthropicReply{ToolUses: decision, StopReason: "refusal"}, llm.ErrContentPolicy, 0, 0, ""},
 		{"200 error object", llmtest.AnthropicReply{Body: []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}, llm.ErrTransient, 0, 0, "overloaded_error"},
@@ -506,6 +507,16 @@ func TestErrorClasses(t *testing.T) {
 				t.Errorf("server saw %d requests, want exactly 1 (no retries)", n)
 			}
 		})
+	}
+}
+
+func TestRefusalMessage(t *testing.T) {
+	srv, p := newTest(t, Config{})
+	srv.Enqueue(llmtest.AnthropicReply{Text: "I can't help with that. " + strings.Repeat("x", 300), StopReason: "refusal"})
+	_, err := p.Complete(context.Background(), decisionRequest())
+	e := asLLMError(t, err, p)
+	if e.Kind != llm.ErrContentPolicy || !strings.Contains(e.Message, "I can't help with that.") || !strings.HasSuffix(e.Message, "...") || len(e.Message) > 300 {
+		t.Errorf("refusal error = %v", err)
 	}
 }
 
