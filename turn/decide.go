@@ -149,6 +149,8 @@ func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.R
 	}
 	if err != nil {
 		e.cfg.Logger.Warn("model call failed", "turn", s.id, "op", req.Operation, "err", err)
+	} else {
+		s.trace.DecidedBy = &DecidedBy{Provider: resp.Provider, Model: resp.Model}
 	}
 	return resp, err
 }

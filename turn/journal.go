@@ -42,19 +42,27 @@ type Trace struct {
 	Evidence          []chat.Evidence      `json:"evidence,omitempty"`
 	Context           []ContextSourceTrace `json:"context_sources,omitempty"`
 	LLMCalls          []store.LLMCall      `json:"llm_calls"`
-	CostUSD           float64              `json:"cost_usd"`
-	Decision          json.RawMessage      `json:"decision"`
-	Repair            *RepairTrace         `json:"repair,omitempty"`
-	Vetoes            []Veto               `json:"vetoes"`
-	Confirmation      *ConfirmationTrace   `json:"confirmation,omitempty"`
-	Executed          []ExecutionTrace     `json:"executed"`
-	ToolCalls         []store.ToolCall     `json:"-"`
-	Say               string               `json:"say"`
-	Steps             []StepTrace          `json:"steps"`
-	Notes             []string             `json:"notes,omitempty"`
-	Error             string               `json:"error,omitempty"`
+	// DecidedBy is the provider and exact model whose answer the turn used.
+	DecidedBy    *DecidedBy         `json:"decided_by,omitempty"`
+	CostUSD      float64            `json:"cost_usd"`
+	Decision     json.RawMessage    `json:"decision"`
+	Repair       *RepairTrace       `json:"repair,omitempty"`
+	Vetoes       []Veto             `json:"vetoes"`
+	Confirmation *ConfirmationTrace `json:"confirmation,omitempty"`
+	Executed     []ExecutionTrace   `json:"executed"`
+	ToolCalls    []store.ToolCall   `json:"-"`
+	Say          string             `json:"say"`
+	Steps        []StepTrace        `json:"steps"`
+	Notes        []string           `json:"notes,omitempty"`
+	Error        string             `json:"error,omitempty"`
 
 	mu sync.Mutex
+}
+
+// DecidedBy names the model that decided a turn.
+type DecidedBy struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
 }
 
 // StepTrace is the duration of one pipeline step.

@@ -192,6 +192,9 @@ func TestEndToEndCreateConfirmAndTrace(t *testing.T) {
 	if d := tr["decision"].(map[string]any); d["tool"] != "create_task" {
 		t.Errorf("decision = %v", d)
 	}
+	if db, _ := tr["decided_by"].(map[string]any); db["provider"] != "primary" || db["model"] != "accounts/fireworks/models/gpt-oss-20b" {
+		t.Errorf("decided_by = %v", tr["decided_by"])
+	}
 	if tr["conversation_id"] != "c1" || tr["route"] != "model" {
 		t.Errorf("record = %v", tr)
 	}
