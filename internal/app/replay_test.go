@@ -104,6 +104,8 @@ func TestDocumentedProviderCassettes(t *testing.T) {
 		{"fireworks-auth-then-mistral", `models:
   - {name: fw, kind: fireworks, model: accounts/fireworks/models/gpt-oss-20b, api_key: fw-test-000000}
   - {name: mistral, kind: mistral, model: mistral-medium-latest, api_key: mi-test-000000}`, "fireworks/first:auth mistral/fallback:ok"},
+		{"anthropic-overloaded", `models:
+  - {name: claude, kind: anthropic, model: claude-haiku-4-5, api_key: sk-ant-test-000000}`, "anthropic/first:transient anthropic/retry:ok"},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			yaml := tc.config + `

@@ -24,6 +24,7 @@ type Config struct {
 	// "http://" + Listen.
 	PublicURL string  `yaml:"public_url"`
 	Store     Store   `yaml:"store"`
+	Journal   Journal `yaml:"journal"`
 	Models    []Model `yaml:"models"`
 	// Strategies name chains of models (by model name); "balanced" is the
 	// models list in order unless given here.
@@ -41,10 +42,25 @@ type Config struct {
 	Log          Log                `yaml:"log"`
 }
 
-// Store selects the state backend.
+// Store selects the state backend: conversations, pending actions,
+// inbox, execution records and conversation locks.
 type Store struct {
-	Kind string `yaml:"kind"` // sqlite
+	Kind string `yaml:"kind"` // sqlite (default) or redis
+	// Path is the SQLite file (kind sqlite); default data/arbiter.db.
 	Path string `yaml:"path"`
+	// URL and Prefix locate the shared Redis (kind redis).
+	URL    string `yaml:"url"`
+	Prefix string `yaml:"prefix"`
+}
+
+// Journal selects where turn records go.
+type Journal struct {
+	// Kind is sqlite (default: the store's file, or data/journal.db when
+	// the store is Redis) or postgres.
+	Kind   string `yaml:"kind"`
+	Path   string `yaml:"path"`
+	URL    string `yaml:"url"`
+	Schema string `yaml:"schema"`
 }
 
 // Model is one model endpoint.
@@ -305,8 +321,23 @@ var (
 )
 
 func (v *validator) validate(c *Config) {
-	if c.Store.Kind != "" && c.Store.Kind != "sqlite" {
-		v.errorf("store.kind", "unknown store kind %q (this build has: sqlite)", c.Store.Kind)
+	switch c.Store.Kind {
+	case "", "sqlite":
+	case "redis":
+		if c.Store.URL == "" {
+			v.errorf("store", "a redis store needs url (e.g. redis://127.0.0.1:6379/0)")
+		}
+	default:
+		v.errorf("store.kind", "unknown store kind %q (sqlite or redis)", c.Store.Kind)
+	}
+	switch c.Journal.Kind {
+	case "", "sqlite":
+	case "postgres":
+		if c.Journal.URL == "" {
+			v.errorf("journal", "a postgres journal needs url (e.g. postgres://postgres@127.0.0.1:5432/arbiter)")
+		}
+	default:
+		v.errorf("journal.kind", "unknown journal kind %q (sqlite or postgres)", c.Journal.Kind)
 	}
 	names := map[string]bool{}
 	for i, m := range c.Models {

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/textproto"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +27,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -109,21 +109,15 @@ type Provider struct {
 	// modelJSON, system, schemas and tools hold pre-encoded request parts;
 	// sizeHint is the size of the last body, to allocate the next at once.
 	modelJSON []byte
-	system    encodedCache[string, struct{}]
-	schemas   encodedCache[*llm.Schema, []byte]
-	tools     encodedCache[toolsKey, []llm.ToolDef]
+	system    wire.Cache[string, struct{}]
+	schemas   wire.Cache[*llm.Schema, []byte]
+	tools     wire.Cache[wire.ToolsKey, []llm.ToolDef]
 	sizeHint  atomic.Int64
 }
 
 var _ llm.Provider = (*Provider)(nil)
 
-var sharedClient = sync.OnceValue(func() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 512
-	t.MaxIdleConnsPerHost = 128
-	t.IdleConnTimeout = 90 * time.Second
-	return &http.Client{Transport: t}
-})
+var sharedClient = sync.OnceValue(wire.NewHTTPClient)
 
 // SharedHTTPClient returns the client used when Config.HTTPClient is nil:
 // one process-wide client whose transport keeps up to 128 idle connections
@@ -143,7 +137,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if !wire.ValidBaseURL(cfg.BaseURL) {
 		return nil, fmt.Errorf("anthropic: new provider %s: base URL %q is not an absolute http(s) URL", cfg.Name, cfg.BaseURL)
 	}
 	switch cfg.Protocol {
@@ -188,7 +182,7 @@ func New(cfg Config) (*Provider, error) {
 		option.WithHTTPClient(cfg.HTTPClient),
 		option.WithMaxRetries(0),
 		option.WithoutOpenTelemetry(),
-		option.WithMiddleware(stripSDKHeaders),
+		option.WithMiddleware(wire.StripSDKHeaders),
 		option.WithHeader("anthropic-version", cfg.APIVersion),
 	}
 	if cfg.APIKey != "" {
@@ -206,19 +200,8 @@ func New(cfg Config) (*Provider, error) {
 		maxTokens:   cfg.MaxTokens,
 		temperature: cfg.APIVersion < firstVersionWithoutSampling,
 		client:      &anthropic.Client{Options: opts},
-		modelJSON:   appendJSONString(nil, cfg.Model),
+		modelJSON:   wire.AppendJSONString(nil, cfg.Model),
 	}, nil
-}
-
-// stripSDKHeaders removes the SDK's X-Stainless-* headers, which report the
-// platform, runtime and retry state to the server.
-func stripSDKHeaders(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	for k := range req.Header {
-		if len(k) > 12 && strings.EqualFold(k[:12], "X-Stainless-") {
-			delete(req.Header, k)
-		}
-	}
-	return next(req)
 }
 
 // Name returns the provider name from Config.Name.
@@ -351,14 +334,14 @@ func (p *Provider) response(msg *message, protocol llm.Protocol, forced bool) (l
 	if msg.Error != nil || msg.Type == "error" {
 		ae := &APIError{Status: 0}
 		if msg.Error != nil {
-			ae.Type, ae.Message = msg.Error.Type, p.redact(msg.Error.Message)
+			ae.Type, ae.Message = msg.Error.Type, wire.Redact(msg.Error.Message, p.apiKey)
 		}
 		return llm.Response{}, p.apiError(ae, nil)
 	}
 	if msg.StopReason == "refusal" {
 		m := "model refused (stop_reason refusal)"
 		if t := answerText(msg); t != "" {
-			m += ": " + p.redact(truncate(t, 200))
+			m += ": " + wire.Redact(truncate(t, 200), p.apiKey)
 		}
 		return llm.Response{}, p.newError(llm.ErrContentPolicy, m, nil)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 )
 
@@ -168,7 +169,7 @@ func TestJSONProtocolRequestAndResponse(t *testing.T) {
 		`"system":[{"type":"text","text":"be brief"},{"type":"text","text":"late rule","cache_control":{"type":"ephemeral"}}],` +
 		`"messages":[{"role":"user","content":[{"type":"text","text":"hello"},{"type":"text","text":"more"}]},` +
 		`{"role":"assistant","content":[{"type":"text","text":"hi"}]},{"role":"user","content":[{"type":"text","text":"again"}]}],` +
-		`"tools":[{"name":"decision","description":` + string(appendJSONString(nil, decisionDescription)) + `,"input_schema":` + testSchemaCompact + `}],` +
+		`"tools":[{"name":"decision","description":` + string(wire.AppendJSONString(nil, decisionDescription)) + `,"input_schema":` + testSchemaCompact + `}],` +
 		`"tool_choice":{"type":"tool","name":"decision","disable_parallel_tool_use":true}}`
 	if string(got.Body) != wantBody {
 		t.Errorf("body:\n%s\nwant\n%s", got.Body, wantBody)
@@ -255,7 +256,7 @@ func TestProtocolFallbacks(t *testing.T) {
 	}{
 		{"tools protocol without tools uses the decision tool", llm.ProtocolTools, true,
 			llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: DecisionTool, Input: json.RawMessage(`{"say":"x"}`)}}},
-			`[{"name":"decision","description":` + string(appendJSONString(nil, decisionDescription)) + `,"input_schema":` + testSchemaCompact + `}]`, `{"say":"x"}`},
+			`[{"name":"decision","description":` + string(wire.AppendJSONString(nil, decisionDescription)) + `,"input_schema":` + testSchemaCompact + `}]`, `{"say":"x"}`},
 		{"json protocol without schema sends no tools", llm.ProtocolJSON, false,
 			llmtest.AnthropicReply{Content: []llmtest.AnthropicBlock{{Type: "thinking"}, {Type: "text", Text: `{"say":`}, {Type: "text", Text: `"y"}`}}},
 			"", `{"say":"y"}`},
@@ -336,7 +337,7 @@ func TestMessageMapping(t *testing.T) {
 			`[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]`},
 		{"long system prompt, escapes",
 			[]llm.Message{{Role: llm.RoleSystem, Content: long}, {Role: llm.RoleSystem, Content: "  "}, {Role: llm.RoleUser, Content: "say \"hi\"\n\t<b>é\u2028"}},
-			`[{"type":"text","text":` + string(appendJSONString(nil, long)) + `,"cache_control":{"type":"ephemeral"}}]`,
+			`[{"type":"text","text":` + string(wire.AppendJSONString(nil, long)) + `,"cache_control":{"type":"ephemeral"}}]`,
 			`[{"role":"user","content":[{"type":"text","text":"say \"hi\"\n\t<b>é\u2028"}]}]`},
 	}
 	for _, tt := range tests {
@@ -668,31 +669,5 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	if n := srv.Count(); n != 32 {
 		t.Errorf("server saw %d requests, want 32", n)
-	}
-}
-
-func TestRetryAfterParse(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		name   string
-		header http.Header
-		want   time.Duration
-	}{
-		{"absent", http.Header{}, 0},
-		{"seconds", http.Header{"Retry-After": {"12"}}, 12 * time.Second},
-		{"fractional seconds", http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
-		{"date", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second},
-		{"past date", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0},
-		{"ms wins", http.Header{"Retry-After": {"12"}, "Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
-		{"bad ms falls back", http.Header{"Retry-After": {"4"}, "Retry-After-Ms": {"soon"}}, 4 * time.Second},
-		{"negative", http.Header{"Retry-After": {"-3"}}, 0},
-		{"garbage", http.Header{"Retry-After": {"later"}}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := retryAfter(tt.header, now); got != tt.want {
-				t.Errorf("retryAfter(%v) = %v, want %v", tt.header, got, tt.want)
-			}
-		})
 	}
 }

@@ -5,69 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
-	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
 
 // The request body is written here rather than through the SDK's params
 // types: the system prompt, the decision schema and the tool catalog are
 // the same bytes on every call, so they are encoded once and copied
 // afterwards, while the SDK's encoder walks and re-marshals every nested
-// level on every call (see BenchmarkEncode). The body is a fresh slice per
+// level on every call (see BenchmarkEncodeBody). The body is a fresh slice per
 // call, never pooled: the HTTP transport may still read a request body
-// after the response has arrived.
-
-// cacheMinLen is the shortest system message worth caching in encoded
-// form; shorter ones are cheap to encode each time.
-const cacheMinLen = 512
-
-// maxCached bounds each cache; past it the cache starts over.
-const maxCached = 256
-
-// encodedCache maps a stable request part to its encoded JSON. Each entry
-// keeps src, a private copy of what was encoded, so a hit can be checked
-// against the current value: a key is an identity (a pointer), and the
-// value behind it may have changed since.
-type encodedCache[K comparable, V any] struct {
-	mu sync.RWMutex
-	m  map[K]cacheEntry[V]
-}
-
-type cacheEntry[V any] struct {
-	src V
-	enc []byte
-}
-
-// get returns the encoding cached under key if same reports it still
-// matches, else the one encode makes (and caches with its copy of the
-// source).
-func (c *encodedCache[K, V]) get(key K, same func(V) bool, encode func() (V, []byte, error)) ([]byte, error) {
-	c.mu.RLock()
-	e, ok := c.m[key]
-	c.mu.RUnlock()
-	if ok && same(e.src) {
-		return e.enc, nil
-	}
-	src, enc, err := encode()
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCached {
-		c.m = make(map[K]cacheEntry[V])
-	}
-	c.m[key] = cacheEntry[V]{src: src, enc: enc}
-	c.mu.Unlock()
-	return enc, nil
-}
-
-// toolsKey identifies a tool list by its backing array and length.
-type toolsKey struct {
-	first *llm.ToolDef
-	n     int
-}
+// after the response has arrived. The schema and tool caches keep a
+// private copy of what they encoded and compare it on every hit, since
+// their keys are identities (a pointer, a backing array) whose contents
+// may have changed since.
 
 // encodeBody writes req as a Messages API request body for protocol;
 // forced means the decision tool is sent and forced.
@@ -76,7 +28,7 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 	var err error
 	switch {
 	case protocol == llm.ProtocolTools:
-		toolsPart, err = p.tools.get(toolsKey{&req.Tools[0], len(req.Tools)},
+		toolsPart, err = p.tools.Get(wire.ToolsKeyOf(req.Tools),
 			func(src []llm.ToolDef) bool { return sameTools(src, req.Tools) },
 			func() ([]llm.ToolDef, []byte, error) { return p.encodeTools(req.Tools) })
 	case forced:
@@ -85,7 +37,7 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 		if len(doc) == 0 {
 			doc = s.Strict
 		}
-		toolsPart, err = p.schemas.get(s,
+		toolsPart, err = p.schemas.Get(s,
 			func(src []byte) bool { return bytes.Equal(src, doc) },
 			func() ([]byte, []byte, error) { return p.encodeDecision(doc) })
 	}
@@ -133,12 +85,12 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 			}
 			first = false
 			b = append(b, `{"type":"text","text":`...)
-			if len(m.Content) >= cacheMinLen {
-				enc, _ := p.system.get(m.Content, func(struct{}) bool { return true },
-					func() (struct{}, []byte, error) { return struct{}{}, appendJSONString(nil, m.Content), nil })
+			if len(m.Content) >= wire.CacheMinLen {
+				enc, _ := p.system.Get(m.Content, nil,
+					func() (struct{}, []byte, error) { return struct{}{}, wire.AppendJSONString(nil, m.Content), nil })
 				b = append(b, enc...)
 			} else {
-				b = appendJSONString(b, m.Content)
+				b = wire.AppendJSONString(b, m.Content)
 			}
 			if i == last {
 				b = append(b, `,"cache_control":{"type":"ephemeral"}`...)
@@ -168,7 +120,7 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 		}
 		role = m.Role
 		b = append(b, `{"type":"text","text":`...)
-		b = appendJSONString(b, m.Content)
+		b = wire.AppendJSONString(b, m.Content)
 		b = append(b, '}')
 	}
 	if role == "" {
@@ -193,7 +145,7 @@ func (p *Provider) encodeDecision(doc []byte) ([]byte, []byte, error) {
 		return nil, nil, err
 	}
 	b := []byte(`"tools":[{"name":"` + DecisionTool + `","description":`)
-	b = appendJSONString(b, decisionDescription)
+	b = wire.AppendJSONString(b, decisionDescription)
 	b = append(b, `,"input_schema":`...)
 	b = append(b, schema...)
 	b = append(b, `}],"tool_choice":{"type":"tool","name":"`+DecisionTool+`","disable_parallel_tool_use":true}`...)
@@ -218,10 +170,10 @@ func (p *Provider) encodeTools(tools []llm.ToolDef) ([]llm.ToolDef, []byte, erro
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = appendJSONString(b, t.Name)
+		b = wire.AppendJSONString(b, t.Name)
 		if t.Description != "" {
 			b = append(b, `,"description":`...)
-			b = appendJSONString(b, t.Description)
+			b = wire.AppendJSONString(b, t.Description)
 		}
 		b = append(b, `,"input_schema":`...)
 		b = append(b, schema...)
@@ -275,55 +227,4 @@ func isBlank(s string) bool {
 		}
 	}
 	return true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
-// U+FFFD, as encoding/json does; HTML characters are left as they are,
-// since the body is not embedded in HTML.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

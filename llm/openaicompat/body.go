@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
 
 // The request body is written here rather than through the SDK's params
@@ -16,39 +16,6 @@ import (
 // same bytes on every call, so they are encoded once and copied afterwards. The
 // SDK's encoder re-marshals every nested level on every call, which was
 // most of this package's CPU.
-
-// cacheMinLen is the shortest message worth caching in encoded form;
-// shorter ones (the conversation) are cheap to encode each time.
-const cacheMinLen = 512
-
-// maxCached bounds each cache; past it the cache starts over.
-const maxCached = 256
-
-// encodedCache maps a stable value to its encoded JSON.
-type encodedCache struct {
-	mu sync.RWMutex
-	m  map[any][]byte
-}
-
-func (c *encodedCache) get(key any, encode func() ([]byte, error)) ([]byte, error) {
-	c.mu.RLock()
-	b, ok := c.m[key]
-	c.mu.RUnlock()
-	if ok {
-		return b, nil
-	}
-	b, err := encode()
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCached {
-		c.m = make(map[any][]byte)
-	}
-	c.m[key] = b
-	c.mu.Unlock()
-	return b, nil
-}
 
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -73,13 +40,13 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 			buf.WriteByte(',')
 		}
 		buf.WriteString(`{"role":"` + m.Role + `","content":`)
-		if len(m.Content) >= cacheMinLen && m.Role == llm.RoleSystem {
-			enc, _ := p.messages.get(m.Content, func() ([]byte, error) {
-				return appendJSONString(nil, m.Content), nil
+		if len(m.Content) >= wire.CacheMinLen && m.Role == llm.RoleSystem {
+			enc, _ := p.messages.Get(m.Content, nil, func() (struct{}, []byte, error) {
+				return struct{}{}, wire.AppendJSONString(nil, m.Content), nil
 			})
 			buf.Write(enc)
 		} else {
-			buf.Write(appendJSONString(buf.AvailableBuffer(), m.Content))
+			buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), m.Content))
 		}
 		buf.WriteByte('}')
 	}
@@ -95,7 +62,7 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 	}
 	switch {
 	case tools:
-		enc, err := p.tools.get(req.Tools, p.encodeTools)
+		enc, err := p.encodedTools(req.Tools)
 		if err != nil {
 			releaseBody(buf)
 			return nil, err
@@ -107,7 +74,10 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 			buf.WriteString(`,"parallel_tool_calls":false`)
 		}
 	case req.Schema != nil:
-		format, err := p.formats.get(req.Schema, func() ([]byte, error) { return p.responseFormat(req.Schema) })
+		format, err := p.formats.Get(req.Schema, nil, func() (struct{}, []byte, error) {
+			b, err := p.responseFormat(req.Schema)
+			return struct{}{}, b, err
+		})
 		if err != nil {
 			releaseBody(buf)
 			return nil, err
@@ -148,63 +118,10 @@ func (p *Provider) responseFormat(s *llm.Schema) ([]byte, error) {
 	}
 	var b []byte
 	b = append(b, `{"type":"json_schema","json_schema":{"name":`...)
-	b = appendJSONString(b, name)
+	b = wire.AppendJSONString(b, name)
 	b = append(b, `,"strict":`...)
 	b = strconv.AppendBool(b, strict)
 	b = append(b, `,"schema":`...)
 	b = append(b, compact.Bytes()...)
 	return append(b, "}}"...), nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
-// U+FFFD, as encoding/json does; HTML characters are left as they are,
-// since the body is not embedded in HTML.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

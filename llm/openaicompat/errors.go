@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
 
 // APIError is the error body an OpenAI-compatible API returned with a
@@ -101,46 +100,27 @@ func isContentPolicy(codes ...string) bool {
 // context, callCtx the one bounded by Config.Timeout, resp the HTTP
 // response if one arrived.
 func (p *Provider) classify(ctx, callCtx context.Context, resp *http.Response, err error) *llm.Error {
-	if ctx.Err() != nil {
-		return p.newError(llm.ErrCanceled, "caller context done: "+ctx.Err().Error(), p.redactErr(err))
-	}
-	if callCtx.Err() != nil {
-		return p.newError(llm.ErrTransient, fmt.Sprintf("no answer within %v", p.timeout), p.redactErr(err))
+	if kind, msg, ok := wire.Interrupted(ctx, callCtx, p.timeout); ok {
+		return p.newError(kind, msg, wire.RedactErr(err, p.apiKey))
 	}
 
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) && (apiErr.Message != "" || apiErr.Code != "" || apiErr.Type != "") {
 		ae := &APIError{Status: apiErr.StatusCode, Type: apiErr.Type, Code: apiErr.Code,
-			Param: apiErr.Param, Message: p.redact(apiErr.Message)}
+			Param: apiErr.Param, Message: wire.Redact(apiErr.Message, p.apiKey)}
 		return p.statusError(ae, apiErr.Response)
 	}
 	if resp != nil && resp.StatusCode >= 400 {
 		// An error status whose body is not an OpenAI error object.
 		ae := otherErrorBody(resp)
-		ae.Message = p.redact(ae.Message)
+		ae.Message = wire.Redact(ae.Message, p.apiKey)
 		return p.statusError(ae, resp)
 	}
 
-	e := p.newError(llm.ErrTransient, "", p.redactErr(err))
+	kind, msg, cause := wire.Transport(err, resp, p.apiKey)
+	e := p.newError(kind, msg, cause)
 	if resp != nil {
 		e.Status = resp.StatusCode
-	}
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
-	switch {
-	case resp != nil && (errors.As(err, &syntaxErr) || errors.As(err, &typeErr)):
-		e.Kind, e.Message = llm.ErrBadResponse, "undecodable answer body"
-	case (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) && resp == nil:
-		e.Message = "connection closed before an answer arrived"
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		e.Message = "answer truncated: body or JSON ended early"
-	case isNetError(err):
-		e.Message = "network error: " + e.Err.Error()
-	case resp != nil:
-		// The SDK read the body but could not use it (e.g. not JSON).
-		e.Kind, e.Message = llm.ErrBadResponse, "unusable answer body: "+e.Err.Error()
-	default:
-		e.Message = "call failed: " + e.Err.Error()
 	}
 	return e
 }
@@ -180,12 +160,6 @@ func otherErrorBody(resp *http.Response) *APIError {
 	return ae
 }
 
-func isNetError(err error) bool {
-	var ne net.Error
-	var oe *net.OpError
-	return errors.As(err, &ne) || errors.As(err, &oe)
-}
-
 // statusError classifies an error status with its decoded body.
 func (p *Provider) statusError(ae *APIError, resp *http.Response) *llm.Error {
 	status := ae.Status
@@ -213,52 +187,7 @@ func (p *Provider) statusError(ae *APIError, resp *http.Response) *llm.Error {
 		e.Kind = llm.ErrBadRequest
 	}
 	if resp != nil && (e.Kind == llm.ErrRateLimited || e.Kind == llm.ErrTransient) {
-		e.RetryAfter = retryAfter(resp.Header, time.Now())
+		e.RetryAfter = wire.RetryAfter(resp.Header, time.Now())
 	}
 	return e
-}
-
-// retryAfter reads the server's requested wait from retry-after-ms
-// (milliseconds) or Retry-After (seconds or an HTTP date); 0 if absent or
-// unparsable.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e12 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < 1e9 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
-}
-
-// redact removes the API key from s.
-func (p *Provider) redact(s string) string {
-	if p.apiKey == "" || !strings.Contains(s, p.apiKey) {
-		return s
-	}
-	return strings.ReplaceAll(s, p.apiKey, "[redacted]")
-}
-
-// redactErr returns err, or a plain copy of its message without the API
-// key if the message contains it.
-func (p *Provider) redactErr(err error) error {
-	if err == nil || p.apiKey == "" {
-		return err
-	}
-	if msg := err.Error(); strings.Contains(msg, p.apiKey) {
-		return errors.New(p.redact(msg))
-	}
-	return err
 }

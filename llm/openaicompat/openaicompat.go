@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -99,20 +99,14 @@ type Provider struct {
 	client       *openai.Client
 	// modelJSON, messages, formats and tools hold pre-encoded request parts.
 	modelJSON []byte
-	messages  encodedCache
-	formats   encodedCache
-	tools     toolsCache
+	messages  wire.Cache[string, struct{}]
+	formats   wire.Cache[*llm.Schema, struct{}]
+	tools     wire.Cache[wire.ToolsKey, []llm.ToolDef]
 }
 
 var _ llm.Provider = (*Provider)(nil)
 
-var sharedClient = sync.OnceValue(func() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 512
-	t.MaxIdleConnsPerHost = 128
-	t.IdleConnTimeout = 90 * time.Second
-	return &http.Client{Transport: t}
-})
+var sharedClient = sync.OnceValue(wire.NewHTTPClient)
 
 // SharedHTTPClient returns the client used when Config.HTTPClient is nil:
 // one process-wide client whose transport keeps up to 128 idle connections
@@ -131,7 +125,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if !wire.ValidBaseURL(cfg.BaseURL) {
 		return nil, fmt.Errorf("openaicompat: new provider %s: base URL %q is not an absolute http(s) URL", cfg.Name, cfg.BaseURL)
 	}
 	switch cfg.Protocol {
@@ -166,7 +160,7 @@ func New(cfg Config) (*Provider, error) {
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithHTTPClient(cfg.HTTPClient),
 		option.WithMaxRetries(0),
-		option.WithMiddleware(stripSDKHeaders),
+		option.WithMiddleware(wire.StripSDKHeaders),
 	}
 	switch {
 	case cfg.APIKey == "":
@@ -190,7 +184,7 @@ func New(cfg Config) (*Provider, error) {
 		protocol:     cfg.Protocol,
 		omitParallel: cfg.OmitParallelToolCalls,
 		client:       &openai.Client{Options: opts},
-		modelJSON:    appendJSONString(nil, cfg.Model),
+		modelJSON:    wire.AppendJSONString(nil, cfg.Model),
 	}, nil
 }
 
@@ -210,17 +204,6 @@ func validHeaderName(s string) bool {
 		}
 	}
 	return true
-}
-
-// stripSDKHeaders removes the SDK's X-Stainless-* headers, which report the
-// platform, runtime and retry state to the server.
-func stripSDKHeaders(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	for k := range req.Header {
-		if len(k) > 12 && strings.EqualFold(k[:12], "X-Stainless-") {
-			delete(req.Header, k)
-		}
-	}
-	return next(req)
 }
 
 // Name returns the provider name from Config.Name.
@@ -359,7 +342,7 @@ func (p *Provider) response(cc *completion, tools bool) (llm.Response, error) {
 	if ch.Message.Content == "" && len(calls) == 0 {
 		switch {
 		case ch.Message.Refusal != "":
-			return llm.Response{}, p.newError(llm.ErrContentPolicy, "model refused: "+p.redact(ch.Message.Refusal), nil)
+			return llm.Response{}, p.newError(llm.ErrContentPolicy, "model refused: "+wire.Redact(ch.Message.Refusal, p.apiKey), nil)
 		case ch.FinishReason == "content_filter":
 			return llm.Response{}, p.newError(llm.ErrContentPolicy, "answer withheld by content filter", nil)
 		case tools:

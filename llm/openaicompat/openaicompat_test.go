@@ -529,29 +529,3 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("server saw %d requests, want 32", n)
 	}
 }
-
-func TestRetryAfterParse(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		name   string
-		header http.Header
-		want   time.Duration
-	}{
-		{"absent", http.Header{}, 0},
-		{"seconds", http.Header{"Retry-After": {"12"}}, 12 * time.Second},
-		{"fractional seconds", http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
-		{"date", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second},
-		{"past date", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0},
-		{"ms wins", http.Header{"Retry-After": {"12"}, "Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
-		{"bad ms falls back", http.Header{"Retry-After": {"4"}, "Retry-After-Ms": {"soon"}}, 4 * time.Second},
-		{"negative", http.Header{"Retry-After": {"-3"}}, 0},
-		{"garbage", http.Header{"Retry-After": {"later"}}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := retryAfter(tt.header, now); got != tt.want {
-				t.Errorf("retryAfter(%v) = %v, want %v", tt.header, got, tt.want)
-			}
-		})
-	}
-}

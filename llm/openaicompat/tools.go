@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
 
 // Native tool calling: the tools member of a request and the tool_calls of
@@ -16,58 +16,37 @@ import (
 // emptyParameters is sent for a tool whose ToolDef.Parameters is empty.
 const emptyParameters = `{"type":"object","properties":{}}`
 
-// toolsKey identifies a tool catalog by its backing array and length.
-type toolsKey struct {
-	first *llm.ToolDef
-	n     int
-}
-
-// toolsEntry is one encoded catalog plus the definitions it was built from.
-type toolsEntry struct {
-	defs []llm.ToolDef // a shallow copy, to detect a reused array
-	enc  []byte
-}
-
-// toolsCache maps tool catalogs to their encoded "tools" array.
+// encodedTools returns the tools member for defs, encoded once per
+// catalog.
 //
-// A catalog is looked up by the address of its first element and its
-// length, since callers pass the same []llm.ToolDef on every request. A hit
-// is then checked against the names, descriptions and parameter documents
-// the entry was encoded from (by identity, which is nearly free), so an
-// array reused for other tools is encoded afresh. Changing the bytes of a
-// Parameters document in place after its first use is not detected: treat
-// a catalog as immutable once passed to Complete.
-type toolsCache struct {
-	mu sync.RWMutex
-	m  map[toolsKey]*toolsEntry
+// A catalog is found again by the address of its first element and its
+// length (wire.ToolsKey), since callers pass the same []llm.ToolDef on
+// every request. A hit is then checked against the names, descriptions
+// and parameter documents the entry was encoded from (by identity, which
+// is nearly free), so an array reused for other tools is encoded afresh.
+// Changing the bytes of a Parameters document in place after its first
+// use is not detected: treat a catalog as immutable once passed to
+// Complete.
+func (p *Provider) encodedTools(defs []llm.ToolDef) ([]byte, error) {
+	return p.tools.Get(wire.ToolsKeyOf(defs),
+		func(old []llm.ToolDef) bool { return sameCatalog(old, defs) },
+		func() ([]llm.ToolDef, []byte, error) {
+			enc, err := p.encodeTools(defs)
+			if err != nil {
+				return nil, nil, err
+			}
+			// A shallow copy, to detect a reused array.
+			return append([]llm.ToolDef(nil), defs...), enc, nil
+		})
 }
 
-func (c *toolsCache) get(defs []llm.ToolDef, encode func([]llm.ToolDef) ([]byte, error)) ([]byte, error) {
-	key := toolsKey{first: &defs[0], n: len(defs)}
-	c.mu.RLock()
-	e := c.m[key]
-	c.mu.RUnlock()
-	if e != nil && e.matches(defs) {
-		return e.enc, nil
-	}
-	enc, err := encode(defs)
-	if err != nil {
-		return nil, err
-	}
-	e = &toolsEntry{defs: append([]llm.ToolDef(nil), defs...), enc: enc}
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCached {
-		c.m = make(map[toolsKey]*toolsEntry)
-	}
-	c.m[key] = e
-	c.mu.Unlock()
-	return enc, nil
-}
-
-func (e *toolsEntry) matches(defs []llm.ToolDef) bool {
+// sameCatalog reports whether defs are the definitions old was copied
+// from: the same names and descriptions, and the same parameter documents
+// in memory. old and defs share a wire.ToolsKey, hence a length.
+func sameCatalog(old, defs []llm.ToolDef) bool {
 	for i := range defs {
-		d, old := &defs[i], &e.defs[i]
-		if d.Name != old.Name || d.Description != old.Description || !sameBytes(d.Parameters, old.Parameters) {
+		d, o := &defs[i], &old[i]
+		if d.Name != o.Name || d.Description != o.Description || !sameBytes(d.Parameters, o.Parameters) {
 			return false
 		}
 	}
@@ -111,10 +90,10 @@ func (p *Provider) encodeTools(defs []llm.ToolDef) ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"function","function":{"name":`...)
-		b = appendJSONString(b, d.Name)
+		b = wire.AppendJSONString(b, d.Name)
 		if d.Description != "" {
 			b = append(b, `,"description":`...)
-			b = appendJSONString(b, d.Description)
+			b = wire.AppendJSONString(b, d.Description)
 		}
 		b = append(b, `,"parameters":`...)
 		b = append(b, params...)

@@ -156,7 +156,7 @@ func TestToolCatalogCache(t *testing.T) {
 			t.Fatalf("Complete: %v", err)
 		}
 	}
-	if n := len(p.tools.m); n != 1 {
+	if n := p.tools.Len(); n != 1 {
 		t.Errorf("%d catalogs cached after two calls with one catalog, want 1", n)
 	}
 	// The same array, reused for another catalog, is encoded afresh.

@@ -1,0 +1,374 @@
+// Package redisstore is the shared store backend: conversation memory,
+// pending actions, the inbox, execution records and the conversation lock
+// with fencing live in Redis (7.0 or later), so several arbiter processes
+// can serve the same conversations.
+//
+// It implements store.State and store.Locker and passes the store/storetest
+// suite. It is not a store.Journal: turn records belong in a durable
+// database (store/sqlitestore or a PostgreSQL backend), and a Commit that
+// carries one (Commit.Turn) is refused with an error, writing nothing.
+// Redis is treated as a shared cache with a lock service: nothing here
+// needs Redis persistence, and a restarted, empty server is safe (see
+// fences below), though it forgets conversations.
+//
+// # Keys
+//
+// Every key starts with Options.Prefix (P, default "arbiter:"). The keys of
+// one conversation share a hash tag, {T}, where T is
+// ConversationKey.String() with '%', '{' and '}' percent-escaped, so that
+// the scripts that touch several of them also run on Redis Cluster. A lock
+// taken with Lock(ctx, name) uses the tag of name; the engine locks a
+// conversation under ConversationKey.String(), which is what ties a lease
+// to the conversation's data.
+//
+//	P{T}:mem       string  memory: "<expiry µs>\n<Conversation JSON>"; expiry
+//	                       is UpdatedAt+ConversationTTL on Options.Now. Redis
+//	                       drops it that long after the commit, plus a margin.
+//	P{T}:pend      hash    the pending action: id, exp (ExpiresAt+PendingGrace
+//	                       in µs on Options.Now), v (PendingAction JSON); Redis
+//	                       drops it after the same span plus a margin.
+//	P{T}:in:<msg>  string  inbox record of message id msg: a JSON line
+//	                       {"turn_id","at"} written by the claim (SET NX), and
+//	                       once the turn committed "\n<reply>" after it. Kept
+//	                       InboxTTL (at least 24h) after the claim.
+//	P{T}:lock      string  the lock: the holder's random token, PX LockTTL,
+//	                       renewed by the holder every LockTTL/3.
+//	P{T}:fence     string  the lock's fence counter: the newest fence granted.
+//	                       Kept FenceTTL after the last grant.
+//	Pexec:<t>/<k>  string  execution record of tenant t ('%' and '/' escaped)
+//	                       and idempotency key k: a JSON line (the record as
+//	                       begun), and once finished "\n<finished at>\n<result>"
+//	                       after it. Kept ExecutionTTL after BeginExecution.
+//
+// Expiry decisions the engine relies on (memory past ConversationTTL, a
+// pending action past its grace) are taken on Options.Now against the
+// expiry stored with the value; Redis expiry only cleans up, a margin later.
+// Inbox and execution records, which must be kept at least a given time,
+// simply expire on Redis's clock.
+//
+// # Scripts
+//
+// Every multi-step change is one Lua script, so it is atomic on the server;
+// each script checks everything before its first write, so none can stop
+// half way. They are loaded at Open and run by digest (EVALSHA, falling back
+// to EVAL after a server restart):
+//
+//   - lock: if P{T}:lock is free, SET it to the token with PX LockTTL, INCR
+//     the fence counter (starting it at the server's clock in microseconds
+//     when it does not exist) and return the fence; otherwise return the
+//     holder's remaining PTTL. A retried call that finds its own token
+//     returns the current fence.
+//   - extend: PEXPIRE P{T}:lock if it still holds the token, else report
+//     the lease lost.
+//   - release: DEL P{T}:lock if it still holds the token (compare-and-delete),
+//     so a holder whose lease expired and was granted to another never
+//     frees the newer holder's lock.
+//   - take: delete and return the pending action if its id matches and it is
+//     within its grace; exactly one of concurrent takers gets it.
+//   - complete: append the completion to an execution record (FinishExecution).
+//   - commit: refuse the commit (ErrFenced) if its fence is older than the
+//     newest fence of the conversation's lock, else write memory, put or drop
+//     the pending action, and complete the inbox record.
+//
+// ClaimMessage and BeginExecution are a single SET NX GET each.
+//
+// # Fences
+//
+// A grant increments the conversation's fence counter, and Commit refuses a
+// fence older than the counter, so a holder that stalled past its TTL while
+// another took the lock cannot overwrite the newer turn. A counter is
+// started from the server clock in microseconds, which is above every fence
+// an earlier counter of the key handed out (as long as fewer than a million
+// grants a second were made), so an expired counter or a restarted server
+// never reissues an old fence. A commit whose fence is 0 passes only while
+// the key has no counter (it was never locked, or not for FenceTTL).
+//
+// # Failure
+//
+// When Redis cannot be reached (connection refused, timeouts, a closed
+// client, a server that is loading, read-only, out of memory or down) every
+// method fails with an error wrapping store.ErrUnavailable; nothing is
+// retried or buffered, so nothing is written later. As with any network
+// store, a call whose reply was lost may have been applied. The client the
+// store creates does no automatic retries, since a retried write whose first
+// reply was lost could apply twice.
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// Interface guards. The store is deliberately no store.Journal.
+var (
+	_ store.State  = (*Store)(nil)
+	_ store.Locker = (*Store)(nil)
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultPrefix          = "arbiter:"
+	DefaultLockWait        = 30 * time.Second
+	DefaultLockTTL         = 45 * time.Second
+	DefaultConversationTTL = 30 * time.Minute
+	DefaultInboxTTL        = 24 * time.Hour
+	DefaultPendingGrace    = 24 * time.Hour
+	DefaultExecutionTTL    = 7 * 24 * time.Hour
+	// MinFenceTTL is the least time a fence counter is kept after the last
+	// grant of its key.
+	MinFenceTTL = 7 * 24 * time.Hour
+)
+
+// expiryMargin is how much longer Redis keeps a value than its logical
+// expiry on Options.Now, so that clocks a little apart never lose a value
+// early.
+const expiryMargin = time.Minute
+
+// Options configure a Store. Zero values mean the documented defaults.
+type Options struct {
+	// URL locates the server, e.g. "redis://127.0.0.1:6379/0" (see
+	// redis.ParseURL for the accepted forms). Ignored when Client is set.
+	URL string
+	// Prefix starts every key. Default "arbiter:".
+	Prefix string
+	// Now is the clock of expiry decisions on memory and pending actions
+	// and of default timestamps. Default time.Now. Locks use real time:
+	// their TTL runs on the Redis server.
+	Now func() time.Time
+	// LockWait bounds how long Lock waits for a held key. Default 30s.
+	LockWait time.Duration
+	// LockTTL is how long a lease lives without renewal; a held lease
+	// renews itself every LockTTL/3. Default 45s.
+	LockTTL time.Duration
+	// ConversationTTL is how long memory is kept after its UpdatedAt.
+	// Default 30m.
+	ConversationTTL time.Duration
+	// InboxTTL is how long a claimed message id is remembered. Default 24h;
+	// smaller values are raised to 24h, since a redelivery within a day
+	// must stay a no-op.
+	InboxTTL time.Duration
+	// PendingGrace is how long a pending action is kept past its ExpiresAt,
+	// so the engine can still tell the user it expired. Default 24h.
+	PendingGrace time.Duration
+	// ExecutionTTL is how long an execution record is kept after
+	// BeginExecution. Default 7 days.
+	ExecutionTTL time.Duration
+	// Client, when set, is used instead of a client made from URL; Close
+	// leaves it open. Its retry settings are the caller's.
+	Client redis.UniversalClient
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.LockWait, DefaultLockWait)
+	def(&o.LockTTL, DefaultLockTTL)
+	def(&o.ConversationTTL, DefaultConversationTTL)
+	def(&o.PendingGrace, DefaultPendingGrace)
+	def(&o.ExecutionTTL, DefaultExecutionTTL)
+	if o.InboxTTL < DefaultInboxTTL {
+		o.InboxTTL = DefaultInboxTTL
+	}
+	return o
+}
+
+// FenceTTL is how long a fence counter is kept after the last grant of its
+// key: MinFenceTTL or, if longer, the longest retention among the other
+// records of a conversation.
+func (o Options) FenceTTL() time.Duration {
+	o = o.withDefaults()
+	return max(MinFenceTTL, o.ConversationTTL, o.InboxTTL, o.PendingGrace, 2*o.LockTTL)
+}
+
+// Store is the Redis backend. All methods are safe for concurrent use.
+type Store struct {
+	opts      Options
+	now       func() time.Time
+	rdb       redis.UniversalClient
+	ownClient bool
+	fenceTTL  time.Duration
+
+	// The scripts, per store so tests can swap one for a faulty variant.
+	lockScript, extendScript, releaseScript *redis.Script
+	takeScript, completeScript, commitScript *redis.Script
+
+	closed  atomic.Bool
+	closing chan struct{}
+	once    sync.Once
+	keepers sync.WaitGroup // lease renewal goroutines
+}
+
+// Open connects to Redis, checks that it answers and loads the scripts. It
+// fails with an error wrapping store.ErrUnavailable when the server cannot
+// be reached; a malformed URL or a server that refuses the scripts (older
+// than 7.0, or not permitted) is a plain error.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	s := &Store{
+		opts:           opts,
+		now:            opts.Now,
+		rdb:            opts.Client,
+		fenceTTL:       opts.FenceTTL(),
+		lockScript:     redis.NewScript(lockSrc),
+		extendScript:   redis.NewScript(extendSrc),
+		releaseScript:  redis.NewScript(releaseSrc),
+		takeScript:     redis.NewScript(takeSrc),
+		completeScript: redis.NewScript(completeSrc),
+		commitScript:   redis.NewScript(commitSrc),
+		closing:        make(chan struct{}),
+	}
+	where := "client"
+	if s.rdb == nil {
+		if opts.URL == "" {
+			return nil, errors.New("open redis store: no URL and no Client")
+		}
+		where = redactURL(opts.URL)
+		ro, err := redis.ParseURL(opts.URL)
+		if err != nil {
+			return nil, fmt.Errorf("open redis store %s: %w", where, err)
+		}
+		if !strings.Contains(opts.URL, "max_retries=") {
+			ro.MaxRetries = -1
+		}
+		s.rdb, s.ownClient = redis.NewClient(ro), true
+	}
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		s.closeClient()
+		return nil, s.fail(ctx, "open redis store", where, err)
+	}
+	for _, sc := range []*redis.Script{s.lockScript, s.extendScript, s.releaseScript, s.takeScript, s.completeScript, s.commitScript} {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			s.closeClient()
+			return nil, s.fail(ctx, "open redis store: load script", where, err)
+		}
+	}
+	return s, nil
+}
+
+// Close ends lease renewal (their Lost channels close, since nothing keeps
+// them alive any more), wakes Lock waiters with ErrUnavailable and closes
+// the client unless it was supplied in Options.Client. Locks still held
+// expire after their TTL. Every later call fails with ErrUnavailable.
+// Closing twice is harmless.
+func (s *Store) Close() error {
+	var err error
+	s.once.Do(func() {
+		s.closed.Store(true)
+		close(s.closing)
+		s.keepers.Wait()
+		err = s.closeClient()
+	})
+	return err
+}
+
+func (s *Store) closeClient() error {
+	if s.ownClient {
+		return s.rdb.Close()
+	}
+	return nil
+}
+
+// redactURL hides a password in u for error messages.
+func redactURL(u string) string {
+	if p, err := url.Parse(u); err == nil {
+		return p.Redacted()
+	}
+	return "(unparsable URL)"
+}
+
+// checkOpen returns ErrUnavailable once the store is closed, and ctx's
+// error once it ended.
+func (s *Store) checkOpen(ctx context.Context) error {
+	if s.closed.Load() {
+		return store.ErrUnavailable
+	}
+	return ctx.Err()
+}
+
+// fail wraps err with the operation and key. It adds store.ErrUnavailable
+// when Redis could not serve the call, unless ctx ended, in which case the
+// context's error is what the caller gets.
+func (s *Store) fail(ctx context.Context, op string, key any, err error) error {
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		return fmt.Errorf("%s %v: %w", op, key, err)
+	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+		return fmt.Errorf("%s %v: %w (%w)", op, key, ctx.Err(), err)
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s %v: %w", op, key, err)
+	case s.closed.Load() || unavailable(err):
+		return fmt.Errorf("%s %v: %w: %w", op, key, store.ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s %v: %w", op, key, err)
+}
+
+// unavailable reports whether err means the server could not serve the
+// call: anything but an error reply, plus the replies of a server that is
+// loading, read-only, out of memory, busy or without a quorum.
+func unavailable(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return true
+	}
+	msg := strings.TrimPrefix(re.Error(), "ERR ")
+	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "OOM", "BUSY", "NOREPLICAS", "MISCONF"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// tag returns the hash-tagged base of a key's Redis keys: P{name}, with
+// '%', '{' and '}' escaped in name so the tag ends where it should and
+// distinct names never share keys.
+func (s *Store) tag(name string) string {
+	var b strings.Builder
+	b.Grow(len(s.opts.Prefix) + len(name) + 8)
+	b.WriteString(s.opts.Prefix)
+	b.WriteByte('{')
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; c {
+		case '%':
+			b.WriteString("%25")
+		case '{':
+			b.WriteString("%7B")
+		case '}':
+			b.WriteString("%7D")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// execKey is the key of the execution record of (tenant, idempotencyKey).
+func (s *Store) execKey(tenant, idempotencyKey string) string {
+	r := strings.NewReplacer("%", "%25", "/", "%2F")
+	return s.opts.Prefix + "exec:" + r.Replace(tenant) + "/" + idempotencyKey
+}
+
+// pxArg renders d as whole milliseconds for PX, at least 1.
+func pxArg(d time.Duration) int64 {
+	return max(d.Milliseconds(), 1)
+}
