@@ -338,7 +338,7 @@ type traceView struct {
 }
 
 func (h *harness) turnTrace(id string) *traceView {
-	rec, err := h.app.Store.GetTurn(context.Background(), h.lastKey.Tenant, id)
+	rec, err := h.app.Journal.GetTurn(context.Background(), h.lastKey.Tenant, id)
 	if err != nil {
 		h.t.Fatalf("journal has no turn %s: %v", id, err)
 	}
@@ -393,7 +393,7 @@ func (h *harness) check(where, rest string) {
 			t.Errorf("%s: the model was called %d times", where, h.model.Calls())
 		}
 	case "pending":
-		p, err := h.app.Store.GetPending(ctx, h.lastKey)
+		p, err := h.app.State.GetPending(ctx, h.lastKey)
 		switch {
 		case arg == "none" && errors.Is(err, store.ErrNotFound):
 		case arg == "none":

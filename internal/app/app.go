@@ -34,18 +34,26 @@ type App struct {
 	Config *config.Config
 	Engine *turn.Engine
 	HTTP   *httpapi.Server
-	Store  *sqlitestore.Store
-	Board  *taskboard.Board // nil when the task board is off
-	Keys   []httpapi.Key
+	// State, Locker and Journal are the configured backends; SQLite is the
+	// embedded file (the state itself by default, the board's tables, and
+	// the default journal).
+	State   store.State
+	Locker  store.Locker
+	Journal store.Journal
+	SQLite  *sqlitestore.Store
+	Board   *taskboard.Board // nil when the task board is off
+	Keys    []httpapi.Key
 	// LocalKey is set for the local setup (no configuration file).
 	LocalKey string
 	// HasModel is false when no model provider is configured.
 	HasModel bool
 	Logger   *slog.Logger
+
+	backends *backends
 }
 
 // Close releases the store.
-func (a *App) Close() error { return a.Store.Close() }
+func (a *App) Close() error { return a.backends.close() }
 
 // Options are what a caller may inject instead of the real world.
 type Options struct {
@@ -114,17 +122,15 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://" + cfg.Listen
 	}
-	path := cfg.Store.Path
-	if path == "" {
-		path = filepath.Join("data", "arbiter.db")
-	}
-	st, err := sqlitestore.Open(path, sqlitestore.Options{ConversationTTL: time.Duration(cfg.Memory.TTL), Now: opts.Now})
+	b, err := openBackends(cfg, opts)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return nil, err
 	}
-	a.Store = st
+	a.backends = b
+	a.State, a.Locker, a.Journal, a.SQLite = b.state, b.locker, b.journal, b.sqlite
+	st := b.sqlite
 	fail := func(err error) (*App, error) {
-		st.Close()
+		b.close()
 		return nil, err
 	}
 
@@ -144,7 +150,11 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		}
 	}
 	if len(cfg.Tenants) == 1 && cfg.Tenants[0].ID == "local" && len(a.Keys) == 0 {
-		key, err := localKey(filepath.Dir(path))
+		dir := "data"
+		if cfg.Store.Path != "" {
+			dir = filepath.Dir(cfg.Store.Path)
+		}
+		key, err := localKey(dir)
 		if err != nil {
 			return fail(err)
 		}
@@ -226,7 +236,7 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		commands[name] = turn.Command{Tool: c.Tool, Args: c.Args}
 	}
 	a.Engine, err = turn.New(turn.Config{
-		State: st, Locker: st, Journal: st,
+		State: b.state, Locker: b.locker, Journal: b.journal,
 		Tools: registry, Context: sources, Model: model, Strategy: strategy, Strategies: strategies,
 		InvalidFallback: cfg.Retry.InvalidFallback,
 		Prices:          prices, Tenants: tenants,
@@ -246,7 +256,7 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 	a.HTTP, err = httpapi.New(httpapi.Config{
 		Handler:      a.Engine,
 		Keys:         a.Keys,
-		Turn:         journalLookup(st),
+		Turn:         journalLookup(b.journal),
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
 		Logger:       logger,
 	})

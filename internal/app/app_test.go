@@ -235,7 +235,7 @@ func TestEndToEndRefusalsWriteNothing(t *testing.T) {
 		t.Errorf("model called %d times", e.model.Count())
 	}
 	var n int
-	if err := e.app.Store.DB().QueryRow(`SELECT count(*) FROM turns`).Scan(&n); err != nil || n != 0 {
+	if err := e.app.SQLite.DB().QueryRow(`SELECT count(*) FROM turns`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("journal has %d turns (err %v)", n, err)
 	}
 }

@@ -136,7 +136,7 @@ tools:
 			if len(out.Executed) != 1 || out.Executed[0].Tool != "list_my_tasks" {
 				t.Fatalf("reply %+v", out)
 			}
-			rec, err := a.Store.GetTurn(context.Background(), "acme", out.TurnID)
+			rec, err := a.Journal.GetTurn(context.Background(), "acme", out.TurnID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -101,11 +101,15 @@ func (j *Journal) AppendTurn(ctx context.Context, rec store.TurnRecord) error {
 	return nil
 }
 
-// rowError names the row of rec that the i-th queued statement wrote.
+// rowError names the row of rec that the i-th queued statement wrote when
+// the server refused that row; other errors (a lost connection, ctx) are
+// the batch's, not the row's.
 func rowError(rec store.TurnRecord, i int, err error) error {
 	var pe *pgconn.PgError
 	switch {
-	case i == 0 && errors.As(err, &pe) && pe.Code == "23505": // unique_violation of turns_pkey
+	case !errors.As(err, &pe):
+		return err
+	case i == 0 && pe.Code == "23505": // unique_violation: the turn id is the only unique key
 		return fmt.Errorf("%w: %w", ErrDuplicateTurn, err)
 	case i == 0:
 		return fmt.Errorf("turn row: %w", err)

@@ -130,9 +130,6 @@ func (j *Journal) Close() {
 	j.pool.Close()
 }
 
-// Schema returns the schema holding the journal's tables.
-func (j *Journal) Schema() string { return j.schema }
-
 var _ store.Journal = (*Journal)(nil)
 
 func checkSchemaName(s string) error {

@@ -606,9 +606,8 @@ func (p *proxy) cut() {
 func TestUnavailableAfterOutage(t *testing.T) {
 	cfg := testConfig(t)
 	p := startProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, fmt.Sprint(cfg.ConnConfig.Port)))
-	host, port, _ := net.SplitHostPort(p.ln.Addr().String())
-	cfg.ConnConfig.Host, cfg.ConnConfig.Fallbacks = host, nil
-	fmt.Sscan(port, &cfg.ConnConfig.Port)
+	addr := p.ln.Addr().(*net.TCPAddr)
+	cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Fallbacks = addr.IP.String(), uint16(addr.Port), nil
 	j := openConfig(t, cfg, freshSchema(t))
 	ctx := t.Context()
 	if err := j.AppendTurn(ctx, sampleTurn("t1", "turn-1", testNow)); err != nil {

@@ -17,8 +17,17 @@ var journalTests = []subtest{
 	{name: "InCommit", run: testJournalInCommit},
 }
 
+// needJournal skips a subtest of a backend that keeps no journal.
+func needJournal(t *testing.T, e env) {
+	t.Helper()
+	if e.j == nil {
+		t.Skip("the backend keeps no journal")
+	}
+}
+
 // testJournalInCommit: a turn record carried by a Commit is journaled with
-// it, and a refused commit journals nothing.
+// it, and a refused commit journals nothing. A backend without a journal
+// must refuse a commit carrying a turn record, writing nothing of it.
 func testJournalInCommit(t *testing.T, e env) {
 	if e.s == nil || e.l == nil {
 		t.Skip("needs State and Locker; the backend is a journal only")
@@ -28,6 +37,24 @@ func testJournalInCommit(t *testing.T, e env) {
 	lease := mustLock(t, e.l, ck.String())
 	conv := conversation(now, 2)
 	rec := turnRecord("t1", "turn-c1", now)
+	if e.j == nil {
+		defer lease.Release()
+		mustClaim(t, e.s, ck, "m1", "turn-c1", now)
+		p := pending(ck, "p1", now)
+		err := e.s.Commit(ctx, store.Commit{Key: ck, Fence: lease.Fence(), Conversation: &conv, PutPending: &p,
+			MessageID: "m1", Reply: json.RawMessage(`"r"`), Turn: &rec})
+		if err == nil {
+			t.Fatal("a backend without a journal accepted a commit carrying a turn record")
+		}
+		_, err = e.s.LoadConversation(ctx, ck)
+		wantNotFound(t, "memory of a commit refused for its turn record", err)
+		_, err = e.s.GetPending(ctx, ck)
+		wantNotFound(t, "pending action of a commit refused for its turn record", err)
+		if got, _ := mustClaim(t, e.s, ck, "m1", "turn-c2", now); got.Done {
+			t.Errorf("inbox record completed by a commit refused for its turn record: %+v", got)
+		}
+		return
+	}
 	mustCommit(t, e.s, store.Commit{Key: ck, Fence: lease.Fence(), Conversation: &conv, Turn: &rec})
 	got, err := e.j.GetTurn(ctx, "t1", "turn-c1")
 	if err != nil {
@@ -68,6 +95,7 @@ func turnRecord(tenant, id string, now time.Time) store.TurnRecord {
 }
 
 func testJournalRoundTrip(t *testing.T, e env) {
+	needJournal(t, e)
 	ctx, now := t.Context(), e.clock.Now()
 	full := turnRecord("t1", "turn-1", now)
 	bare := store.TurnRecord{TurnID: "turn-2", Tenant: "t1", Chat: "chat-1", UserID: "u-1",
@@ -87,6 +115,7 @@ func testJournalRoundTrip(t *testing.T, e env) {
 }
 
 func testJournalNotFound(t *testing.T, e env) {
+	needJournal(t, e)
 	ctx := t.Context()
 	if err := e.j.AppendTurn(ctx, turnRecord("t1", "turn-1", e.clock.Now())); err != nil {
 		t.Fatalf("AppendTurn: %v", err)
@@ -104,6 +133,7 @@ func testJournalNotFound(t *testing.T, e env) {
 }
 
 func testJournalConcurrent(t *testing.T, e env) {
+	needJournal(t, e)
 	const n = 16
 	now := e.clock.Now()
 	var wg sync.WaitGroup

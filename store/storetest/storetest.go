@@ -19,12 +19,22 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// Backend bundles the three contracts one backend implements. The suite
-// exercises all of them; each field must be non-nil.
+// Backend bundles the contracts one backend implements. State and Locker
+// must be non-nil.
 type Backend struct {
-	State   store.State
-	Locker  store.Locker
+	State  store.State
+	Locker store.Locker
+	// Journal is nil for a backend that keeps no journal: the journal
+	// subtests are skipped, and a Commit carrying a turn record must fail
+	// and write nothing.
 	Journal store.Journal
+	// Stall is for a backend whose leases expire on its own real-time
+	// clock (a TTL kept by a server) and renew themselves while held. It
+	// stops the renewal of a lease, as if its holder's process had paused,
+	// so that the lease runs out; the suite then waits LockTTL in real time
+	// as well as advancing the Clock past it. Nil for a backend whose lease
+	// expiry is judged on the Clock.
+	Stall func(store.Lease)
 }
 
 // Options are the durations a backend must be opened with for one subtest.
@@ -94,10 +104,10 @@ func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backe
 					}
 					clock := NewClock(startTime)
 					b := open(t, clock, opts)
-					if b.State == nil || b.Locker == nil || b.Journal == nil {
+					if b.State == nil || b.Locker == nil {
 						t.Fatalf("open returned an incomplete Backend: %+v", b)
 					}
-					st.run(t, env{s: b.State, l: b.Locker, j: b.Journal, clock: clock, opts: opts})
+					st.run(t, env{s: b.State, l: b.Locker, j: b.Journal, stall: b.Stall, clock: clock, opts: opts})
 				})
 			}
 		})
@@ -116,7 +126,8 @@ type subtest struct {
 type env struct {
 	s     store.State
 	l     store.Locker
-	j     store.Journal
+	j     store.Journal // nil for a backend without a journal
+	stall func(store.Lease)
 	clock *Clock
 	opts  Options
 }
