@@ -7,13 +7,22 @@
 // suite. It is not a store.Journal: turn records belong in a durable
 // database (store/sqlitestore or a PostgreSQL backend), and a Commit that
 // carries one (Commit.Turn) is refused with an error, writing nothing.
-// Redis is treated as a shared cache with a lock service: nothing here
-// needs Redis persistence, and a restarted, empty server is safe (see
-// fences below), though it forgets conversations.
+// A restarted, empty server keeps the lock safe (see Fences below), but
+// the data is only as durable as the server: without persistence a restart
+// forgets conversations, and with them the inbox (a redelivered message is
+// processed again) and the execution records that keep tool side effects
+// at most once. Run Redis with AOF persistence where that must survive a
+// restart.
+//
+// A turn's state work takes five round trips, one per call: Lock,
+// LoadConversation, ClaimMessage, Commit (memory, pending action and inbox
+// completion in one script) and Release. A turn longer than LockTTL/3 adds
+// one renewal per LockTTL/3, off its path.
 //
 // # Keys
 //
-// Every key starts with Options.Prefix (P, default "arbiter:"). The keys of
+// Every key starts with Options.Prefix (P, default "arbiter:"; a prefix
+// with a '{' would put every key in one cluster slot). The keys of
 // one conversation share a hash tag, {T}, where T is
 // ConversationKey.String() with '%', '{' and '}' percent-escaped, so that
 // the scripts that touch several of them also run on Redis Cluster. A lock
@@ -208,12 +217,15 @@ type Store struct {
 	fenceTTL  time.Duration
 
 	// The scripts, per store so tests can swap one for a faulty variant.
-	lockScript, extendScript, releaseScript *redis.Script
+	lockScript, extendScript, releaseScript  *redis.Script
 	takeScript, completeScript, commitScript *redis.Script
 
 	closed  atomic.Bool
 	closing chan struct{}
 	once    sync.Once
+	// mu orders starting a lease's renewal against Close, so that no
+	// renewal starts once Close waits for them.
+	mu      sync.Mutex
 	keepers sync.WaitGroup // lease renewal goroutines
 }
 
@@ -272,8 +284,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 func (s *Store) Close() error {
 	var err error
 	s.once.Do(func() {
+		s.mu.Lock()
 		s.closed.Store(true)
 		close(s.closing)
+		s.mu.Unlock()
 		s.keepers.Wait()
 		err = s.closeClient()
 	})

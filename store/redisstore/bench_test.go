@@ -1,0 +1,121 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// roundTrips counts the requests a client sends: one per command, one per
+// pipeline.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// TestTurnRoundTrips pins the cost of a turn's state work: Lock, Load,
+// Claim, Commit and Release take one round trip each.
+func TestTurnRoundTrips(t *testing.T) {
+	s := openTest(t, Options{})
+	var rt roundTrips
+	s.rdb.AddHook(&rt)
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	conv := benchConversation(time.Now())
+	if err := s.Commit(t.Context(), store.Commit{Key: key, Conversation: &conv}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		before := rt.n.Load()
+		turnState(t, s, key, "m-"+strconv.Itoa(i), json.RawMessage(`"ok"`))
+		if n := rt.n.Load() - before; n != 5 {
+			t.Errorf("turn %d took %d round trips, want 5", i, n)
+		}
+	}
+}
+
+func benchConversation(now time.Time) store.Conversation {
+	conv := store.Conversation{StartedAt: now, UpdatedAt: now}
+	for i := range 16 {
+		role := store.RoleUser
+		if i%2 == 1 {
+			role = store.RoleAssistant
+		}
+		conv.Messages = append(conv.Messages, store.Message{
+			Role: role, At: now,
+			Text: fmt.Sprintf("message %d: please move the card about the quarterly report to done and tell me what is left", i),
+		})
+	}
+	return conv
+}
+
+// turnState is the store's share of one turn: lock, load the memory, claim
+// the message id, commit the new memory with the inbox completion, release.
+func turnState(tb testing.TB, s *Store, key chat.ConversationKey, msgID string, reply json.RawMessage) {
+	ctx := context.Background()
+	lease, err := s.Lock(ctx, key.String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := s.LoadConversation(ctx, key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	now := time.Now()
+	if _, claimed, err := s.ClaimMessage(ctx, key, msgID, msgID, now); err != nil || !claimed {
+		tb.Fatal(claimed, err)
+	}
+	c.Messages = append(c.Messages[1:], store.Message{Role: store.RoleUser, Text: "next " + msgID, At: now})
+	c.UpdatedAt = now
+	if err := s.Commit(ctx, store.Commit{Key: key, Fence: lease.Fence(), Conversation: &c, MessageID: msgID, Reply: reply}); err != nil {
+		tb.Fatal(err)
+	}
+	lease.Release()
+}
+
+// BenchmarkTurnState measures the store's share of one turn against the
+// test server (see turnState) and reports the round trips it took.
+func BenchmarkTurnState(b *testing.B) {
+	s := openTest(b, Options{})
+	var rt roundTrips
+	s.rdb.AddHook(&rt)
+	key := chat.ConversationKey{Tenant: "tenant-1", Chat: "chat-1", User: "user-1"}
+	conv := benchConversation(time.Now())
+	if err := s.Commit(context.Background(), store.Commit{Key: key, Conversation: &conv}); err != nil {
+		b.Fatal(err)
+	}
+	reply := json.RawMessage(`{"turn_id":"t","say":"Done: the card is in Done now.","buttons":[],"pending":null,"executed":[],"duplicate":false}`)
+	b.ReportAllocs()
+	i := 0
+	var before int64
+	for b.Loop() {
+		if i++; i == 1 {
+			before = rt.n.Load()
+		}
+		turnState(b, s, key, "m-"+strconv.Itoa(i), reply)
+	}
+	if i > 0 {
+		b.ReportMetric(float64(rt.n.Load()-before)/float64(i), "roundtrips/op")
+	}
+}

@@ -1,0 +1,189 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
+)
+
+// TestMain quiets go-redis's own log: the outage tests make it report
+// every refused dial.
+func TestMain(m *testing.M) {
+	redis.SetLogger(quiet{})
+	os.Exit(m.Run())
+}
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// testURL is the server the tests use: $ARBITER_TEST_REDIS_URL, or the
+// local default. Each test works under a prefix of its own and deletes its
+// keys afterwards, so the database may be shared.
+func testURL() string {
+	if u := os.Getenv("ARBITER_TEST_REDIS_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+// needRedis skips the test when the test server does not answer; the
+// server is asked once per test binary.
+func needRedis(t testing.TB) {
+	t.Helper()
+	if err := redisReachable(); err != nil {
+		t.Skipf("no Redis at %s (%v); set ARBITER_TEST_REDIS_URL to run these tests", redactURL(testURL()), err)
+	}
+}
+
+var redisReachable = sync.OnceValue(func() error {
+	opt, err := redis.ParseURL(testURL())
+	if err != nil {
+		return err
+	}
+	opt.DialerRetries = 1
+	c := redis.NewClient(opt)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return c.Ping(ctx).Err()
+})
+
+// openTest opens a store on the test server, under a fresh prefix unless
+// opts names one (a second process sharing the first one's data), and
+// deletes the prefix's keys when the test ends.
+func openTest(t testing.TB, opts Options) *Store {
+	t.Helper()
+	needRedis(t)
+	opts.URL = testURL()
+	if opts.Prefix == "" {
+		opts.Prefix = "arbiter-test:" + rand.Text() + ":"
+	}
+	s, err := Open(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		dropPrefix(t, opts.Prefix)
+	})
+	return s
+}
+
+// dropPrefix deletes every key under prefix on the test server.
+func dropPrefix(t testing.TB, prefix string) {
+	t.Helper()
+	opt, err := redis.ParseURL(testURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	defer c.Close()
+	ctx := context.Background()
+	iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Errorf("scan %s*: %v", prefix, err)
+		return
+	}
+	if len(keys) > 0 {
+		if err := c.Unlink(ctx, keys...).Err(); err != nil {
+			t.Errorf("delete %d keys under %s: %v", len(keys), prefix, err)
+		}
+	}
+}
+
+// stall stops the renewal of a lease of this package.
+func stall(l store.Lease) { l.(*lease).paused.Store(true) }
+
+func TestConformance(t *testing.T) {
+	needRedis(t)
+	storetest.Run(t, func(t *testing.T, clock *storetest.Clock, opts storetest.Options) storetest.Backend {
+		s := openTest(t, Options{
+			Now:             clock.Now,
+			LockWait:        opts.LockWait,
+			LockTTL:         opts.LockTTL,
+			ConversationTTL: opts.ConversationTTL,
+		})
+		return storetest.Backend{State: s, Locker: s, Stall: stall}
+	})
+}
+
+func TestOptionsDefaults(t *testing.T) {
+	o := Options{InboxTTL: time.Hour}.withDefaults()
+	if o.Prefix != DefaultPrefix || o.LockWait != DefaultLockWait || o.LockTTL != DefaultLockTTL ||
+		o.ConversationTTL != DefaultConversationTTL || o.PendingGrace != DefaultPendingGrace ||
+		o.ExecutionTTL != DefaultExecutionTTL || o.Now == nil {
+		t.Errorf("defaults = %+v", o)
+	}
+	if o.InboxTTL != 24*time.Hour {
+		t.Errorf("InboxTTL of 1h became %v, want it raised to 24h", o.InboxTTL)
+	}
+	if got := (Options{}).FenceTTL(); got != MinFenceTTL {
+		t.Errorf("default FenceTTL = %v, want %v", got, MinFenceTTL)
+	}
+	if got := (Options{InboxTTL: 30 * 24 * time.Hour}).FenceTTL(); got != 30*24*time.Hour {
+		t.Errorf("FenceTTL with a 30-day inbox = %v, want 30 days", got)
+	}
+}
+
+// TestKeys checks that distinct lock names and conversation keys never
+// share Redis keys and that each name's keys share one hash tag.
+func TestKeys(t *testing.T) {
+	s := &Store{opts: Options{Prefix: "p:"}}
+	names := []string{"a", "a}", "a}:mem", "{a}", "a%7D", "a%", "%", "", "t/c%2Fx/u"}
+	seen := map[string]string{}
+	for _, n := range names {
+		tag := s.tag(n)
+		if prev, dup := seen[tag]; dup {
+			t.Errorf("names %q and %q share the tag %s", prev, n, tag)
+		}
+		seen[tag] = n
+		// The hash tag is everything between the first '{' and the first
+		// '}' after it: it must be the whole escaped name.
+		open := len("p:")
+		if tag[open] != '{' || tag[len(tag)-1] != '}' {
+			t.Errorf("tag %q of %q is not braced", tag, n)
+		}
+		for i := open + 1; i < len(tag)-1; i++ {
+			if tag[i] == '{' || tag[i] == '}' {
+				t.Errorf("tag %q of %q has a brace inside", tag, n)
+			}
+		}
+	}
+	a := s.execKey("t/1", "k")
+	b := s.execKey("t", "1/k")
+	if a == b {
+		t.Errorf("execution keys of (t/1, k) and (t, 1/k) are both %s", a)
+	}
+}
+
+// TestCommitTurnRefused: the store is no journal, so a commit carrying a
+// turn record fails with ErrNotJournal and writes nothing.
+func TestCommitTurnRefused(t *testing.T) {
+	s := openTest(t, Options{})
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	conv := store.Conversation{UpdatedAt: time.Now()}
+	err := s.Commit(t.Context(), store.Commit{Key: key, Conversation: &conv, Turn: &store.TurnRecord{TurnID: "turn-1"}})
+	if !errors.Is(err, ErrNotJournal) {
+		t.Fatalf("Commit with a turn record: %v, want ErrNotJournal", err)
+	}
+	if _, err := s.LoadConversation(t.Context(), key); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("memory after the refused commit: %v, want ErrNotFound", err)
+	}
+}
