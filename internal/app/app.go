@@ -193,6 +193,13 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		tools = append(tools, board.Tools()...)
 		sources = append(sources, board)
 	}
+	for _, h := range cfg.Tools.HTTP {
+		t, err := newHTTPTool(h, getenv)
+		if err != nil {
+			return fail(err)
+		}
+		tools = append(tools, t)
+	}
 	registry, err := tool.NewRegistry(tools...)
 	if err != nil {
 		return fail(err)

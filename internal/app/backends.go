@@ -53,7 +53,10 @@ func openBackends(cfg *config.Config, opts Options) (*backends, error) {
 	} else if path == "" {
 		path = filepath.Join("data", "arbiter.db")
 	}
-	st, err := sqlitestore.Open(path, sqlitestore.Options{ConversationTTL: time.Duration(cfg.Memory.TTL), Now: opts.Now})
+	st, err := sqlitestore.Open(path, sqlitestore.Options{
+		ConversationTTL: time.Duration(cfg.Memory.TTL), Now: opts.Now,
+		LockWait: time.Duration(cfg.Store.LockWait), LockTTL: time.Duration(cfg.Store.LockTTL),
+	})
 	if err != nil {
 		return fail(fmt.Errorf("open store %s: %w", path, err))
 	}
@@ -64,6 +67,7 @@ func openBackends(cfg *config.Config, opts Options) (*backends, error) {
 		rs, err := redisstore.Open(ctx, redisstore.Options{
 			URL: cfg.Store.URL, Prefix: cfg.Store.Prefix, Now: opts.Now,
 			ConversationTTL: time.Duration(cfg.Memory.TTL),
+			LockWait:        time.Duration(cfg.Store.LockWait), LockTTL: time.Duration(cfg.Store.LockTTL),
 		})
 		if err != nil {
 			return fail(fmt.Errorf("open redis store: %w", err))

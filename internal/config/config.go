@@ -51,6 +51,11 @@ type Store struct {
 	// URL and Prefix locate the shared Redis (kind redis).
 	URL    string `yaml:"url"`
 	Prefix string `yaml:"prefix"`
+	// LockWait bounds the wait for a conversation's lock (default 30s);
+	// LockTTL is how long a lock outlives a holder that stopped renewing
+	// it (default 45s).
+	LockWait Duration `yaml:"lock_wait"`
+	LockTTL  Duration `yaml:"lock_ttl"`
 }
 
 // Journal selects where turn records go.
@@ -167,6 +172,29 @@ type Key struct {
 // Tools configures the built-in tools.
 type Tools struct {
 	Taskboard *Taskboard `yaml:"taskboard"`
+	// HTTP tools call operators' own endpoints.
+	HTTP []HTTPTool `yaml:"http"`
+}
+
+// HTTPTool is a tool that calls an HTTP endpoint with the arguments as its
+// JSON body.
+type HTTPTool struct {
+	Name        string `yaml:"name"`
+	Title       string `yaml:"title"`
+	Description string `yaml:"description"`
+	URL         string `yaml:"url"`
+	Method      string `yaml:"method"`
+	// InputSchema is the JSON Schema of the arguments, written in YAML.
+	InputSchema map[string]any `yaml:"input_schema"`
+	Risk        string         `yaml:"risk"`
+	Confirm     string         `yaml:"confirm"`
+	// Idempotent: the endpoint applies each Idempotency-Key at most once.
+	Idempotent bool     `yaml:"idempotent"`
+	Timeout    Duration `yaml:"timeout"`
+	// Headers are sent as given; HeadersEnv names environment variables
+	// whose values are sent (for secrets).
+	Headers    map[string]string `yaml:"headers"`
+	HeadersEnv map[string]string `yaml:"headers_env"`
 }
 
 // Taskboard configures the embedded task board.
@@ -463,6 +491,31 @@ func (v *validator) validate(c *Config) {
 		for tenant := range tb.Members {
 			if !tenants[tenant] {
 				v.errorf("tools.taskboard.members."+tenant, "no tenant %q is defined", tenant)
+			}
+		}
+	}
+	seenTools := map[string]bool{}
+	for i, h := range c.Tools.HTTP {
+		p := fmt.Sprintf("tools.http[%d]", i)
+		if h.Name == "" || h.URL == "" {
+			v.errorf(p, "name and url are required")
+		}
+		if seenTools[h.Name] {
+			v.errorf(p+".name", "tool %q is defined twice", h.Name)
+		}
+		seenTools[h.Name] = true
+		if !knownScopes[h.Risk] {
+			v.errorf(p+".risk", "unknown risk %q (read, write:safe or write:full)", h.Risk)
+		}
+		if h.Confirm != "" && h.Confirm != "always" && h.Confirm != "never" {
+			v.errorf(p+".confirm", "unknown confirm policy %q (always or never)", h.Confirm)
+		}
+		if h.InputSchema == nil {
+			v.errorf(p, "input_schema is required")
+		}
+		for header, env := range h.HeadersEnv {
+			if v.getenv(env) == "" {
+				v.errorf(p+".headers_env."+header, "environment variable %s is empty or unset", env)
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,24 +11,64 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// Back-off between attempts to take a held lock: it starts at minBackoff,
-// doubles up to maxBackoff, is jittered to half to full length and never
-// sleeps past the holder's remaining TTL or the wait's end.
+// Timing of a Lock call that waits in a key's queue (see "Lock queue" in
+// the package documentation). The queue head retries with a back-off from
+// minHeadPoll doubling to maxHeadPoll, never sleeping past the holder's
+// remaining TTL; a release wakes it at once, so the back-off only bounds
+// the hand-off when a wake-up is lost. A waiter behind the head polls every
+// waiterPoll, which keeps its heartbeat fresh. A waiter whose heartbeat is
+// older than staleAfter, twenty times the longest poll interval, is taken
+// for dead and dropped when it reaches the head; the queue's keys live
+// twice staleAfter after their last use.
 const (
-	minBackoff = 5 * time.Millisecond
-	maxBackoff = 100 * time.Millisecond
+	minHeadPoll = 5 * time.Millisecond
+	maxHeadPoll = 100 * time.Millisecond
+	waiterPoll  = 250 * time.Millisecond
+	staleAfter  = 5 * time.Second
 )
 
+// queueTiming is the timing of one store's lock queues: the constants above,
+// changed by tests only.
+type queueTiming struct {
+	minHeadPoll, maxHeadPoll, waiterPoll, staleAfter time.Duration
+}
+
+var defaultQueueTiming = queueTiming{minHeadPoll, maxHeadPoll, waiterPoll, staleAfter}
+
 // releaseTimeout bounds the release call; a release that fails leaves the
-// lock to expire after its TTL.
+// lock to expire after its TTL, and a waiter it should have dequeued to be
+// dropped once stale.
 const releaseTimeout = 5 * time.Second
 
-// Lock waits until key is free and returns its lease: SET NX PX LockTTL
-// with a random token, granting the next fence. A held key is retried with
-// jittered back-off until LockWait passes (ErrLockTimeout), ctx ends (an
-// error wrapping ctx.Err()) or the store closes (ErrUnavailable). When
-// Redis cannot be reached it fails at once with ErrUnavailable: a turn
-// never runs unlocked. One round trip per attempt. Safe for concurrent use;
+// lockKeys are the Redis keys and the wake-up channel of one lock name.
+type lockKeys struct {
+	lock    []string // P{T}:lock, P{T}:fence, P{T}:queue, P{T}:beat
+	release []string // P{T}:lock, P{T}:queue, P{T}:beat
+	channel string   // P{T}:wake, or "" when wake-ups are off
+}
+
+func (s *Store) lockKeys(name string) *lockKeys {
+	tag := s.tag(name)
+	k := &lockKeys{
+		lock:    []string{tag + ":lock", tag + ":fence", tag + ":queue", tag + ":beat"},
+		channel: tag + ":wake",
+	}
+	k.release = []string{k.lock[0], k.lock[2], k.lock[3]}
+	if s.wake == nil {
+		k.channel = ""
+	}
+	return k
+}
+
+// Lock waits until key is free and it is the longest-waiting caller of key,
+// across every process sharing the server, and returns its lease: the lock
+// key set to a random token with PX LockTTL, granting the next fence. A
+// free key with nobody queued costs one round trip. A held key puts the
+// call in the key's queue; it is granted when the lock is free and it heads
+// the queue, or gives up (leaving the queue) when LockWait passes
+// (ErrLockTimeout), ctx ends (an error wrapping ctx.Err()) or the store
+// closes (ErrUnavailable). When Redis cannot be reached it fails at once
+// with ErrUnavailable: a turn never runs unlocked. Safe for concurrent use;
 // the caller releases the lease.
 //
 // The lease renews itself every LockTTL/3 while held. Its Lost channel
@@ -41,48 +80,71 @@ func (s *Store) Lock(ctx context.Context, key string) (store.Lease, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, s.fail(ctx, "lock", key, err)
 	}
-	tag := s.tag(key)
-	keys := []string{tag + ":lock", tag + ":fence"}
+	if !s.enter() {
+		return nil, fmt.Errorf("lock %s: %w", key, store.ErrUnavailable)
+	}
+	defer s.lockers.Done()
+	k := s.lockKeys(key)
 	token := rand.Text()
 	deadline := time.Now().Add(s.opts.LockWait)
-	backoff := minBackoff
-	var timer *time.Timer
+	qt := s.queue
+	backoff := qt.minHeadPoll
+	var (
+		timer *time.Timer
+		wake  <-chan struct{} // stays nil when wake-ups are off
+		quiet func()
+	)
 	defer func() {
 		if timer != nil {
 			timer.Stop()
+		}
+		if quiet != nil {
+			quiet()
 		}
 	}()
 	for {
 		start := time.Now()
 		// The attempt runs to completion even if ctx ends meanwhile, so that
 		// its outcome is known; ctx is honoured between attempts.
-		res, err := s.lockScript.Run(context.WithoutCancel(ctx), s.rdb, keys, token,
-			pxArg(s.opts.LockTTL), pxArg(s.fenceTTL)).Int64Slice()
-		if err == nil && len(res) != 2 {
+		res, err := s.lockScript.Run(context.WithoutCancel(ctx), s.rdb, k.lock, token,
+			pxArg(s.opts.LockTTL), pxArg(s.fenceTTL), pxArg(qt.staleAfter),
+			pxArg(2*qt.staleAfter), k.channel).Int64Slice()
+		if err == nil && len(res) != 3 {
 			err = fmt.Errorf("unexpected lock reply %v", res)
 		}
 		if err != nil {
-			// The lock may have been granted before the reply was lost.
-			s.releaseToken(keys[0], token)
+			// The lock may have been granted, or the call queued, before the
+			// reply was lost.
+			s.releaseToken(k, token)
 			return nil, s.fail(ctx, "lock", key, err)
 		}
 		if res[0] == 1 {
-			if l := s.newLease(keys[0], token, res[1], start); l != nil {
+			if l := s.newLease(k, token, res[1], start); l != nil {
 				return l, nil
 			}
-			s.releaseToken(keys[0], token)
+			s.releaseToken(k, token)
 			return nil, fmt.Errorf("lock %s: %w", key, store.ErrUnavailable)
+		}
+		// Queued. Listen for the wake-up sent when the lock is free for us.
+		if quiet == nil && s.wake != nil {
+			wake, quiet = s.wake.listen(k.channel, token)
 		}
 		remaining := time.Until(deadline)
 		if remaining <= 0 {
+			s.releaseToken(k, token)
 			return nil, fmt.Errorf("lock %s: waited %v: %w", key, s.opts.LockWait, store.ErrLockTimeout)
 		}
-		d := backoff/2 + mrand.N(backoff/2+1)
-		if holder := time.Duration(res[1]) * time.Millisecond; holder > 0 && holder+time.Millisecond < d {
-			d = holder + time.Millisecond
+		d := qt.waiterPoll
+		if res[2] == 0 { // the head of the queue
+			d = backoff
+			backoff = min(2*backoff, qt.maxHeadPoll)
+			if holder := time.Duration(res[1]) * time.Millisecond; holder > 0 && holder+time.Millisecond < d {
+				d = holder + time.Millisecond
+			}
+		} else {
+			backoff = qt.minHeadPoll
 		}
 		d = min(d, remaining)
-		backoff = min(2*backoff, maxBackoff)
 		if timer == nil {
 			timer = time.NewTimer(d)
 		} else {
@@ -90,31 +152,49 @@ func (s *Store) Lock(ctx context.Context, key string) (store.Lease, error) {
 		}
 		select {
 		case <-timer.C:
+		case <-wake:
+			backoff = qt.minHeadPoll
 		case <-ctx.Done():
+			s.releaseToken(k, token)
 			return nil, fmt.Errorf("lock %s: %w", key, ctx.Err())
 		case <-s.closing:
+			s.releaseToken(k, token)
 			return nil, fmt.Errorf("lock %s: %w", key, store.ErrUnavailable)
 		}
 	}
 }
 
-// releaseToken deletes lockKey if token holds it. Errors are ignored: the
-// lock then expires after its TTL.
-func (s *Store) releaseToken(lockKey, token string) {
+// enter counts a Lock call in, so that Close waits for it to leave its
+// queue; it returns false once the store is closed.
+func (s *Store) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return false
+	}
+	s.lockers.Add(1)
+	return true
+}
+
+// releaseToken deletes the lock if token holds it and takes token out of
+// the queue, waking the queue's head if the lock is then free. Errors are
+// ignored: the lock then expires after its TTL, and a queued token is
+// dropped once its heartbeat is stale.
+func (s *Store) releaseToken(k *lockKeys, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	_ = s.releaseScript.Run(ctx, s.rdb, []string{lockKey}, token).Err()
+	_ = s.releaseScript.Run(ctx, s.rdb, k.release, token, k.channel).Err()
 }
 
 // lease implements store.Lease.
 type lease struct {
-	s       *Store
-	lockKey string
-	token   string
-	fence   int64
-	lost    chan struct{} // closed by renew only
-	done    chan struct{} // closed by Release
-	once    sync.Once
+	s     *Store
+	keys  *lockKeys
+	token string
+	fence int64
+	lost  chan struct{} // closed by renew only
+	done  chan struct{} // closed by Release
+	once  sync.Once
 	// paused stops renewal, as if the holder's process stalled; the lease
 	// then lives out its TTL. Set by tests only.
 	paused atomic.Bool
@@ -123,9 +203,9 @@ type lease struct {
 // newLease starts the renewal of a lease granted by an attempt that began
 // at start: Redis counts its TTL from a moment after that. It returns nil
 // once the store is closed.
-func (s *Store) newLease(lockKey, token string, fence int64, start time.Time) *lease {
+func (s *Store) newLease(k *lockKeys, token string, fence int64, start time.Time) *lease {
 	l := &lease{
-		s: s, lockKey: lockKey, token: token, fence: fence,
+		s: s, keys: k, token: token, fence: fence,
 		lost: make(chan struct{}), done: make(chan struct{}),
 	}
 	s.mu.Lock()
@@ -161,7 +241,7 @@ func (l *lease) renew(validUntil time.Time) {
 		if !l.paused.Load() {
 			start := time.Now()
 			ctx, cancel := context.WithDeadline(context.Background(), validUntil)
-			n, err := l.s.extendScript.Run(ctx, l.s.rdb, []string{l.lockKey}, l.token, pxArg(ttl)).Int64()
+			n, err := l.s.extendScript.Run(ctx, l.s.rdb, l.keys.release[:1], l.token, pxArg(ttl)).Int64()
 			cancel()
 			switch {
 			case err == nil && n == 1:
@@ -202,11 +282,12 @@ func (l *lease) Lost() <-chan struct{} { return l.lost }
 // Release stops renewal and deletes the lock if this lease still holds it
 // (compare-and-delete on the token), so releasing twice, or releasing a
 // lease that expired and was granted to another, leaves the current holder
-// alone. Errors are ignored: the lock then expires after its TTL. Safe for
+// alone. A release that frees the lock wakes the head of the key's queue.
+// Errors are ignored: the lock then expires after its TTL. Safe for
 // concurrent use.
 func (l *lease) Release() {
 	l.once.Do(func() {
 		close(l.done)
-		l.s.releaseToken(l.lockKey, l.token)
+		l.s.releaseToken(l.keys, l.token)
 	})
 }

@@ -220,13 +220,19 @@ type Store struct {
 	lockScript, extendScript, releaseScript  *redis.Script
 	takeScript, completeScript, commitScript *redis.Script
 
+	// queue is the timing of the lock queues; wake delivers their wake-up
+	// messages (nil turns wake-ups off, leaving waiters to poll).
+	queue queueTiming
+	wake  *waker
+
 	closed  atomic.Bool
 	closing chan struct{}
 	once    sync.Once
-	// mu orders starting a lease's renewal against Close, so that no
-	// renewal starts once Close waits for them.
+	// mu orders starting a lease's renewal or a Lock call against Close,
+	// so that none starts once Close waits for them.
 	mu      sync.Mutex
 	keepers sync.WaitGroup // lease renewal goroutines
+	lockers sync.WaitGroup // Lock calls
 }
 
 // Open connects to Redis, checks that it answers and loads the scripts. It
@@ -246,6 +252,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		takeScript:     redis.NewScript(takeSrc),
 		completeScript: redis.NewScript(completeSrc),
 		commitScript:   redis.NewScript(commitSrc),
+		queue:          defaultQueueTiming,
 		closing:        make(chan struct{}),
 	}
 	where := "client"
@@ -263,6 +270,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		}
 		s.rdb, s.ownClient = redis.NewClient(ro), true
 	}
+	s.wake = newWaker(s.rdb)
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		s.closeClient()
 		return nil, s.fail(ctx, "open redis store", where, err)
@@ -277,9 +285,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 }
 
 // Close ends lease renewal (their Lost channels close, since nothing keeps
-// them alive any more), wakes Lock waiters with ErrUnavailable and closes
-// the client unless it was supplied in Options.Client. Locks still held
-// expire after their TTL. Every later call fails with ErrUnavailable.
+// them alive any more), wakes Lock waiters with ErrUnavailable and waits
+// for them to leave their queues, closes the wake-up subscription and
+// closes the client unless it was supplied in Options.Client. Locks still
+// held expire after their TTL. Every later call fails with ErrUnavailable.
 // Closing twice is harmless.
 func (s *Store) Close() error {
 	var err error
@@ -289,6 +298,10 @@ func (s *Store) Close() error {
 		close(s.closing)
 		s.mu.Unlock()
 		s.keepers.Wait()
+		s.lockers.Wait()
+		if s.wake != nil {
+			s.wake.close()
+		}
 		err = s.closeClient()
 	})
 	return err

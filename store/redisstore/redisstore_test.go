@@ -120,8 +120,14 @@ func TestConformance(t *testing.T) {
 			LockTTL:         opts.LockTTL,
 			ConversationTTL: opts.ConversationTTL,
 		})
-		return storetest.Backend{State: s, Locker: s, Stall: stall}
+		return storetest.Backend{State: s, Locker: s, Stall: stall, Waiters: s.queued}
 	})
+}
+
+// queued reports how many Lock calls wait for the lock name.
+func (s *Store) queued(name string) (int, error) {
+	n, err := s.rdb.ZCard(context.Background(), s.lockKeys(name).lock[2]).Result()
+	return int(n), err
 }
 
 func TestOptionsDefaults(t *testing.T) {

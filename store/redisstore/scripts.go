@@ -7,33 +7,101 @@ package redisstore
 // changes or none. Numbers that reach Lua (fences, microseconds) stay below
 // 2^53, where Lua's doubles are exact.
 
-// lockSrc grants the lock to a token.
+// lockSrc grants the lock to a token, first come, first served: a token
+// is granted when the lock is free and nobody is queued, or when the lock
+// is free and the token heads the queue. Otherwise the token is queued
+// (with the next ticket, if it is not queued yet) and its heartbeat is set
+// to the server's clock. Queue heads whose heartbeat is older than the
+// staleness bound (at most 64 per call) are dropped first; a queued token
+// that was dropped as stale is queued again at the end.
 //
-//	KEYS[1] P{T}:lock   KEYS[2] P{T}:fence
+//	KEYS[1] P{T}:lock   KEYS[2] P{T}:fence   KEYS[3] P{T}:queue   KEYS[4] P{T}:beat
 //	ARGV[1] token       ARGV[2] LockTTL ms    ARGV[3] FenceTTL ms
+//	ARGV[4] staleness bound ms                ARGV[5] queue keys' PX ms
+//	ARGV[6] wake-up channel ('' for none)
 //
-// Returns {1, fence} when granted (also to a retried call whose token
-// already holds the lock), {0, holder's PTTL ms} otherwise.
+// Returns {1, fence, 0} when granted (also to a retried call whose token
+// already holds the lock), else {0, holder's PTTL ms or 0 when the lock is
+// free, the token's place in the queue (0 for its head)}. When the lock is
+// free but another token heads the queue, it publishes that token on the
+// wake-up channel.
 const lockSrc = `#!lua
+local token = ARGV[1]
 local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
+if holder == token then
+  return {1, tonumber(redis.call('GET', KEYS[2]) or '0'), 0}
 end
+
+local function grant()
+  redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+  local fence
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    fence = redis.call('INCR', KEYS[2])
+  else
+    local t = redis.call('TIME')
+    local start = t[1] .. string.format('%06d', tonumber(t[2]))
+    redis.call('SET', KEYS[2], start)
+    fence = tonumber(start)
+  end
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  return fence
+end
+
+if not holder and redis.call('EXISTS', KEYS[3]) == 0 then
+  return {1, grant(), 0}
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local bound = tonumber(ARGV[4])
+-- The first live entry (the caller counts as live) and the stale ones
+-- before it.
+local head, dead, more = nil, {}, false
+for i = 0, 63 do
+  local h = redis.call('ZRANGE', KEYS[3], i, i)[1]
+  if not h then
+    break
+  end
+  local beat = tonumber(redis.call('HGET', KEYS[4], h))
+  if h == token or (beat and now - beat <= bound) then
+    head = h
+    break
+  end
+  dead[#dead + 1] = h
+  more = i == 63
+end
+local queued = redis.call('ZSCORE', KEYS[3], token)
+local ticket
+if not queued then
+  local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+  ticket = (tonumber(last[2]) or 0) + 1
+end
+
+if #dead > 0 then
+  redis.call('ZREM', KEYS[3], unpack(dead))
+  redis.call('HDEL', KEYS[4], unpack(dead))
+end
+if not holder and (head == token or (not head and not more)) then
+  if queued then
+    redis.call('ZREM', KEYS[3], token)
+    redis.call('HDEL', KEYS[4], token)
+  end
+  return {1, grant(), 0}
+end
+if not queued then
+  redis.call('ZADD', KEYS[3], ticket, token)
+end
+redis.call('HSET', KEYS[4], token, now)
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
+redis.call('PEXPIRE', KEYS[4], ARGV[5])
+local place = redis.call('ZRANK', KEYS[3], token)
 if holder then
-  return {0, redis.call('PTTL', KEYS[1])}
+  return {0, redis.call('PTTL', KEYS[1]), place}
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local fence
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  fence = redis.call('INCR', KEYS[2])
-else
-  local t = redis.call('TIME')
-  local start = t[1] .. string.format('%06d', tonumber(t[2]))
-  redis.call('SET', KEYS[2], start)
-  fence = tonumber(start)
+if head and ARGV[6] ~= '' then
+  redis.pcall('PUBLISH', ARGV[6], head)
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return {1, fence}
+return {0, 0, place}
 `
 
 // extendSrc renews the lock while the token holds it.
@@ -48,16 +116,38 @@ end
 return 0
 `
 
-// releaseSrc deletes the lock only while the token holds it.
+// releaseSrc deletes the lock only while the token holds it, and takes the
+// token out of the queue. When the lock is free afterwards, it publishes
+// the (new) head of the queue, if any, on the wake-up channel.
 //
-//	KEYS[1] P{T}:lock   ARGV[1] token
+//	KEYS[1] P{T}:lock   KEYS[2] P{T}:queue   KEYS[3] P{T}:beat
+//	ARGV[1] token       ARGV[2] wake-up channel ('' for none)
 //
 // Returns 1 when released, 0 when the token did not hold the lock.
 const releaseSrc = `#!lua
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+local holder = redis.call('GET', KEYS[1])
+local queued = redis.call('ZSCORE', KEYS[2], ARGV[1])
+local heads = redis.call('ZRANGE', KEYS[2], 0, 1)
+local released = 0
+if holder == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  holder = false
+  released = 1
 end
-return 0
+if queued then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('HDEL', KEYS[3], ARGV[1])
+end
+if not holder and ARGV[2] ~= '' then
+  local head = heads[1]
+  if head == ARGV[1] then
+    head = heads[2]
+  end
+  if head then
+    redis.pcall('PUBLISH', ARGV[2], head)
+  end
+end
+return released
 `
 
 // takeSrc removes and returns the pending action if it has the given id

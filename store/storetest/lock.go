@@ -22,6 +22,7 @@ var lockTests = []subtest{
 	{name: "TTLTakeover", opts: func(o *Options) { o.LockTTL = 200 * time.Millisecond }, run: testLockTakeover},
 	{name: "CommitFenced", run: testCommitFenced},
 	{name: "SerializedTurns", run: testSerializedTurns},
+	{name: "FIFO", run: testLockFIFO},
 }
 
 // patience bounds how long the suite waits for something that should happen
@@ -30,6 +31,10 @@ const patience = 5 * time.Second
 
 // calm is how long the suite watches for something that must not happen.
 const calm = 100 * time.Millisecond
+
+// spacing separates Lock calls that must reach a backend in a given order,
+// for a backend that cannot report its waiters (Backend.Waiters).
+const spacing = 30 * time.Millisecond
 
 type lockResult struct {
 	lease store.Lease
@@ -350,5 +355,87 @@ func testSerializedTurns(t *testing.T, e env) {
 	}
 	if len(conv.Messages) != workers*turns {
 		t.Errorf("%d messages after %d serialized turns: updates were lost", len(conv.Messages), workers*turns)
+	}
+}
+
+// waitQueued returns once n Lock calls wait for key: as reported by the
+// backend, or else after spacing.
+func waitQueued(t *testing.T, e env, key string, n int) {
+	t.Helper()
+	if e.waiters == nil {
+		time.Sleep(spacing)
+		return
+	}
+	for give := time.Now().Add(patience); ; {
+		got, err := e.waiters(key)
+		if err != nil {
+			t.Fatalf("waiters of %s: %v", key, err)
+		}
+		if got == n {
+			return
+		}
+		if got > n || time.Now().After(give) {
+			t.Fatalf("%d Lock calls wait for %s, want %d", got, key, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// testLockFIFO queues Lock calls one after another behind a holder: once
+// it releases, they are granted in the order they were made, and a call
+// made just after the release is granted after all of them.
+func testLockFIFO(t *testing.T, e env) {
+	key := testKey("t1", "c1").String()
+	const waiters = 8
+	holder := mustLock(t, e.l, key)
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		order  []int
+		fences []int64
+	)
+	call := func(i int) {
+		wg.Go(func() {
+			lease, err := e.l.Lock(t.Context(), key)
+			if err != nil {
+				t.Errorf("Lock call %d: %v", i, err)
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			fences = append(fences, lease.Fence())
+			mu.Unlock()
+			time.Sleep(time.Millisecond) // a short turn
+			lease.Release()
+		})
+	}
+	for i := range waiters {
+		call(i)
+		waitQueued(t, e, key, i+1)
+	}
+	mu.Lock()
+	early := len(order)
+	mu.Unlock()
+	if early > 0 {
+		t.Fatalf("%d Lock calls were granted while the key was held", early)
+	}
+	holder.Release()
+	call(waiters) // arrives while the queue is being served
+	wg.Wait()
+
+	if len(order) != waiters+1 {
+		t.Fatalf("%d of %d Lock calls were granted", len(order), waiters+1)
+	}
+	for i, got := range order {
+		if got != i {
+			t.Fatalf("grant order %v, want the calls' order 0..%d", order, waiters)
+		}
+	}
+	last := holder.Fence()
+	for i, f := range fences {
+		if f <= last {
+			t.Errorf("grant %d: fence %d, want > %d", i, f, last)
+		}
+		last = f
 	}
 }

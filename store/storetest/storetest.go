@@ -35,6 +35,11 @@ type Backend struct {
 	// as well as advancing the Clock past it. Nil for a backend whose lease
 	// expiry is judged on the Clock.
 	Stall func(store.Lease)
+	// Waiters, when set, reports how many Lock calls wait for key (the
+	// holder not counted). The suite uses it to know that a Lock call it
+	// started is queued before it starts the next; without it, it spaces
+	// such calls out in time.
+	Waiters func(key string) (int, error)
 }
 
 // Options are the durations a backend must be opened with for one subtest.
@@ -107,7 +112,7 @@ func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backe
 					if b.State == nil || b.Locker == nil {
 						t.Fatalf("open returned an incomplete Backend: %+v", b)
 					}
-					st.run(t, env{s: b.State, l: b.Locker, j: b.Journal, stall: b.Stall, clock: clock, opts: opts})
+					st.run(t, env{s: b.State, l: b.Locker, j: b.Journal, stall: b.Stall, waiters: b.Waiters, clock: clock, opts: opts})
 				})
 			}
 		})
@@ -124,12 +129,13 @@ type subtest struct {
 
 // env is what a subtest works on.
 type env struct {
-	s     store.State
-	l     store.Locker
-	j     store.Journal // nil for a backend without a journal
-	stall func(store.Lease)
-	clock *Clock
-	opts  Options
+	s       store.State
+	l       store.Locker
+	j       store.Journal // nil for a backend without a journal
+	stall   func(store.Lease)
+	waiters func(key string) (int, error) // nil when the backend cannot tell
+	clock   *Clock
+	opts    Options
 }
 
 // startTime is on a microsecond boundary so that every backend able to keep
