@@ -8,6 +8,10 @@
 // alike. The last line printed is
 //
 //	turn_cost_ratio=<engine CPU per turn / baseline CPU per turn> allocs_per_turn=<engine allocations per turn>
+//
+// With -stores it instead compares the embedded store with Redis (on
+// 127.0.0.1:6379) under 64 concurrent conversations, in one run, and
+// prints turns per second of each and the Redis commands one turn costs.
 package main
 
 import (
@@ -24,8 +28,16 @@ import (
 func main() {
 	turns := flag.Int("turns", 4000, "turns of each kind")
 	rounds := flag.Int("rounds", 8, "alternating rounds the turns are split into")
+	stores := flag.Bool("stores", false, "compare the embedded store with Redis under concurrent load")
+	redisURL := flag.String("redis", "redis://127.0.0.1:6379/0", "Redis for -stores")
 	flag.Parse()
-	if err := run(*turns, *rounds); err != nil {
+	var err error
+	if *stores {
+		err = compareStores(*redisURL)
+	} else {
+		err = run(*turns, *rounds)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "arbiter-bench:", err)
 		os.Exit(1)
 	}

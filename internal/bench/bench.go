@@ -73,12 +73,19 @@ type Engine struct {
 	checked bool
 }
 
-// NewEngine wires an arbiter in dir with a task board holding a few cards
-// of the benchmark user.
+// NewEngine wires an arbiter in dir, on the embedded store, with a task
+// board holding a few cards of the benchmark user.
 func NewEngine(dir string) (*Engine, error) {
+	return NewEngineOn(dir, fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "arbiter.db")))
+}
+
+// NewEngineOn is NewEngine on the store the YAML mapping describes (the
+// value of the configuration's store key).
+func NewEngineOn(dir, storeYAML string) (*Engine, error) {
 	e := &Engine{client: client()}
 	e.model = modelServer(func(r *llmtest.ChatRequest) { e.prompt.Store(r) })
-	yaml := fmt.Sprintf(`store: {kind: sqlite, path: %q}
+	yaml := fmt.Sprintf(`store: %s
+journal: {kind: sqlite, path: %q}
 models:
   - {name: fake, kind: openai, base_url: %q, model: gpt-oss-20b, api_key: sk-bench}
 tenants:
@@ -90,7 +97,7 @@ tenants:
       - {id: u2, name: Ольга Смирнова, role: owner}
 tools:
   taskboard: {confirm: {create_task: never}}
-`, filepath.Join(dir, "arbiter.db"), e.model.URL, token)
+`, storeYAML, filepath.Join(dir, "journal.db"), e.model.URL, token)
 	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
 	if err != nil {
 		return nil, err
