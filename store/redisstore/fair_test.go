@@ -316,7 +316,6 @@ func TestReleaseWakesHead(t *testing.T) {
 	pa := openTest(t, Options{})
 	pb := openTest(t, Options{Prefix: pa.opts.Prefix})
 	pa.queue, pb.queue = slow, slow
-	pa.wake, pb.wake = nil, nil // TEMP
 	const name = "wake"
 	holder := lockOrFatal(t, pa, name)
 	first := goLock(t.Context(), pb, name)
@@ -411,5 +410,42 @@ func BenchmarkLockHandoff(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
+	}
+}
+
+// TestWakeSubscriberIdles: the wake-up subscriber disconnects once nobody
+// waited for its linger, and the next wait connects it again.
+func TestWakeSubscriberIdles(t *testing.T) {
+	s := openTest(t, Options{})
+	s.queue = queueTiming{minHeadPoll: 3 * time.Second, maxHeadPoll: 3 * time.Second, waiterPoll: 3 * time.Second, staleAfter: time.Minute}
+	s.wake.linger = 50 * time.Millisecond
+	const name = "idle"
+	channel := s.lockKeys(name).channel
+	for round := range 2 {
+		holder := lockOrFatal(t, s, name)
+		w := goLock(t.Context(), s, name)
+		waitQueued(t, s, name, 1)
+		waitSubscribers(t, s, channel, 1)
+		start := time.Now()
+		holder.Release()
+		g := granted(t, fmt.Sprintf("round %d: waiter after the release", round), w, time.Second)
+		t.Logf("round %d: hand-off took %v", round, g.at.Sub(start))
+		g.lease.Release()
+
+		for give := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			s.wake.mu.Lock()
+			idle := s.wake.sub == nil
+			s.wake.mu.Unlock()
+			subs, err := s.rdb.PubSubNumSub(t.Context(), channel).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if idle && subs[channel] == 0 {
+				break
+			}
+			if time.Now().After(give) {
+				t.Fatalf("round %d: subscriber still running (%v) with %d subscriptions after its linger", round, !idle, subs[channel])
+			}
+		}
 	}
 }

@@ -17,7 +17,8 @@
 // A turn's state work takes five round trips, one per call: Lock,
 // LoadConversation, ClaimMessage, Commit (memory, pending action and inbox
 // completion in one script) and Release. A turn longer than LockTTL/3 adds
-// one renewal per LockTTL/3, off its path.
+// one renewal per LockTTL/3, off its path; a Lock that has to wait adds one
+// round trip per poll (see Lock queue).
 //
 // # Keys
 //
@@ -44,6 +45,15 @@
 //	                       renewed by the holder every LockTTL/3.
 //	P{T}:fence     string  the lock's fence counter: the newest fence granted.
 //	                       Kept FenceTTL after the last grant.
+//	P{T}:queue     zset    the Lock calls waiting for the lock: their tokens,
+//	                       scored by arrival ticket (the highest ticket queued
+//	                       plus one). Exists only while someone waits; PX
+//	                       twice the staleness bound, refreshed by every poll.
+//	P{T}:beat      hash    token -> the server time (ms) of that waiter's last
+//	                       poll, its heartbeat. Same lifetime as P{T}:queue.
+//	P{T}:wake      channel (pub/sub, not a key) a message naming the token
+//	                       at the head of the queue when the lock is free for
+//	                       it.
 //	Pexec:<t>/<k>  string  execution record of tenant t ('%' and '/' escaped)
 //	                       and idempotency key k: a JSON line (the record as
 //	                       begun), and once finished "\n<finished at>\n<result>"
@@ -62,16 +72,22 @@
 // half way. They are loaded at Open and run by digest (EVALSHA, falling back
 // to EVAL after a server restart):
 //
-//   - lock: if P{T}:lock is free, SET it to the token with PX LockTTL, INCR
-//     the fence counter (starting it at the server's clock in microseconds
-//     when it does not exist) and return the fence; otherwise return the
-//     holder's remaining PTTL. A retried call that finds its own token
-//     returns the current fence.
+//   - lock: one attempt of a Lock call (see Lock queue below). If P{T}:lock
+//     is free and nobody is queued, or it is free and the token heads the
+//     queue, SET it to the token with PX LockTTL, take the token out of the
+//     queue, INCR the fence counter (starting it at the server's clock in
+//     microseconds when it does not exist) and return the fence. Otherwise
+//     queue the token (if it is not queued yet), set its heartbeat and return
+//     the holder's remaining PTTL and the token's place in the queue. Stale
+//     queue heads are dropped first. A retried call that finds its own token
+//     holding the lock returns the current fence.
 //   - extend: PEXPIRE P{T}:lock if it still holds the token, else report
 //     the lease lost.
 //   - release: DEL P{T}:lock if it still holds the token (compare-and-delete),
 //     so a holder whose lease expired and was granted to another never
-//     frees the newer holder's lock.
+//     frees the newer holder's lock; take the token out of the queue (a Lock
+//     call that gives up uses it too); and if the lock is then free, PUBLISH
+//     the head of the queue on P{T}:wake.
 //   - take: delete and return the pending action if its id matches and it is
 //     within its grace; exactly one of concurrent takers gets it.
 //   - complete: append the completion to an execution record (FinishExecution).
@@ -80,6 +96,46 @@
 //     the pending action, and complete the inbox record.
 //
 // ClaimMessage and BeginExecution are a single SET NX GET each.
+//
+// # Lock queue
+//
+// Lock is fair: callers of one key are granted in the order they first
+// found it held, across every process sharing the server. A caller that
+// finds the lock held (or free but with others queued) joins the key's
+// queue in the same round trip, with a ticket above every ticket queued,
+// and from then on only the queue's head may take the lock. A free key with
+// nobody queued is granted at once, touching no queue key, so an
+// uncontended Lock is still one round trip, and Release is one too.
+//
+// A queued caller retries the lock script (one round trip per poll); every
+// poll renews its heartbeat on the server's clock (TIME). The head retries
+// with a back-off from 5ms to 100ms, never sleeping past the holder's
+// remaining TTL, and callers behind it poll every 250ms. A release that
+// frees the lock publishes the head's token on P{T}:wake; a store holds one
+// subscriber connection while any of its Lock calls waits (and a minute
+// after, for the next), which hands the message to the waiting call, and
+// that call retries at once.
+// A hand-off therefore takes about three round trips (release, message,
+// lock) rather than a poll interval. The lock script publishes the head
+// too when it finds the lock free for a head that has not taken it yet.
+// Wake-ups only speed things up: one that is lost (a subscriber connection
+// being re-established, a channel the ACL user may not use) leaves the head
+// to find the free lock by polling, within 100ms. On Redis Cluster, PUBLISH
+// reaches the subscribers on every node.
+//
+// A caller that gives up (LockWait, ctx, Close) or whose attempt failed
+// takes itself out of the queue, and Close waits for its Lock calls to do
+// so. A waiter that stops polling without leaving (its process died or
+// stalled) must not block the queue: a head whose heartbeat is older than
+// 5s, twenty times the longest poll interval, is dropped by the next poll
+// of anyone queued behind it, so a dead waiter delays the others by at most
+// 5s plus a poll interval. A live waiter that was dropped after a stall
+// longer than that is queued again at the end on its next poll. Since only
+// waiters keep the queue keys alive, they expire 10s after the last poll
+// of the last waiter, and an emptied queue is deleted at once. Heartbeats
+// are compared on one server's clock only; after a failover to a server
+// whose clock differs, waiters may be dropped early (they queue again) or
+// late.
 //
 // # Fences
 //

@@ -84,7 +84,9 @@ func defaultOptions() Options {
 //     lease of the key is granted;
 //   - FinishExecution of a record never begun returns ErrNotFound;
 //   - expiry is inclusive: a record is still there at exactly its TTL;
-//   - Lock returns an error wrapping ctx.Err() when ctx ends the wait.
+//   - Lock returns an error wrapping ctx.Err() when ctx ends the wait;
+//   - Lock is fair: calls waiting for a key are granted in the order they
+//     were made, and a call made while others wait queues behind them.
 //
 // Times in records must round-trip at least to the microsecond; the suite's
 // clock starts on a microsecond boundary and moves in whole seconds or more.
