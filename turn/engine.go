@@ -299,7 +299,7 @@ func (e *Engine) newState(in chat.Inbound) *state {
 	}
 	s.loc = e.location(zone)
 	s.out.TurnID = s.id
-	s.trace = Trace{TurnID: s.id, ConversationID: in.Chat, Tenant: in.Identity.TenantID, UserID: in.Identity.UserID, Channel: in.Channel, StartedAt: now, Evidence: in.Evidence}
+	s.trace = Trace{TurnID: s.id, ConversationID: in.Chat, Tenant: in.Identity.TenantID, UserID: in.Identity.UserID, Channel: in.Channel, MessageID: in.MessageID, StartedAt: now, Evidence: in.Evidence}
 	return s
 }
 

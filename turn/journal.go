@@ -25,6 +25,7 @@ type Trace struct {
 	Tenant         string    `json:"tenant"`
 	UserID         string    `json:"user_id"`
 	Channel        string    `json:"channel,omitempty"`
+	MessageID      string    `json:"message_id,omitempty"`
 	Route          string    `json:"route"`
 	Status         string    `json:"status"`
 	StartedAt      time.Time `json:"started_at"`
