@@ -225,3 +225,53 @@ type Journal interface {
 	// (also when the turn belongs to another tenant).
 	GetTurn(ctx context.Context, tenant, turnID string) (TurnRecord, error)
 }
+
+// ChannelItem is a message a channel accepted and must process exactly
+// once, kept durable from before the channel acknowledges it until it is
+// processed.
+type ChannelItem struct {
+	Channel string `json:"channel"` // "telegram"
+	// ID is unique per channel (Telegram: the chat id and update_id).
+	ID string `json:"id"`
+	// OrderKey groups items that must be processed in acceptance order
+	// (Telegram: the chat id).
+	OrderKey   string          `json:"order_key"`
+	Payload    json.RawMessage `json:"payload"`
+	AcceptedAt time.Time       `json:"accepted_at"`
+}
+
+// ChannelInbox is the channels' durable inbox: what a channel acknowledged
+// is never lost, and a redelivered item is never accepted twice. Several
+// instances may share it; processing must therefore be idempotent (the
+// engine's message-id dedupe under the conversation lock makes it so).
+// Safe for concurrent use; errors wrap ErrUnavailable when the backend is
+// down.
+type ChannelInbox interface {
+	// Accept stores item unless an item with the same channel and id was
+	// accepted within the dedupe window (at least 24 h), and reports
+	// whether it was new. It returns only once the item is durable.
+	Accept(ctx context.Context, item ChannelItem) (fresh bool, err error)
+	// Pending returns accepted items of channel not yet marked done,
+	// oldest first, at most n.
+	Pending(ctx context.Context, channel string, n int) ([]ChannelItem, error)
+	// Done marks an item processed; its id stays remembered for the
+	// dedupe window. Marking an unknown or done item is harmless.
+	Done(ctx context.Context, channel, id string) error
+}
+
+// TurnFilter selects turns for a list; empty fields match everything.
+type TurnFilter struct {
+	Chat     string
+	UserID   string
+	Status   string
+	Provider string // turns with at least one model call to this provider
+	Before   time.Time
+	Limit    int // default 50, at most 500
+}
+
+// TurnLister is an optional capability of a Journal: listing a tenant's
+// turns, newest first, for trace views. The records carry their model and
+// tool calls but not their Trace. Safe for concurrent use.
+type TurnLister interface {
+	ListTurns(ctx context.Context, tenant string, f TurnFilter) ([]TurnRecord, error)
+}

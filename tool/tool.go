@@ -141,3 +141,14 @@ type ContextSource interface {
 	Name() string
 	LiveContext(ctx context.Context, caller Caller, now time.Time) ([]ContextSection, error)
 }
+
+// Resolver is an optional capability of a tool whose effective spec depends
+// on its arguments — a universal action that dispatches to other tools,
+// like the seed system's "mcp" action. The engine checks role, scope,
+// confirmation and the confirmation's wording against the resolved spec
+// (whose Name identifies the target, e.g. "mcp:everything/echo"), never
+// against the dispatcher's own. An error means the arguments name nothing
+// runnable; the engine vetoes the proposal. Safe for concurrent use.
+type Resolver interface {
+	Resolve(ctx context.Context, caller Caller, args json.RawMessage) (Spec, error)
+}

@@ -23,15 +23,15 @@ func (e *Engine) act(ctx context.Context, s *state, p proposal) {
 		e.replyText(s, p.Say, p.Buttons)
 		return
 	}
-	entry, ok := e.guard(s, p)
+	tg, ok := e.guard(ctx, s, p)
 	if !ok {
 		return
 	}
-	if need, why := needsConfirmation(s, entry.Spec); need {
-		e.propose(s, entry, p.args, why)
+	if need, why := needsConfirmation(s, tg.spec); need {
+		e.propose(s, tg, p.args, why)
 		return
 	}
-	e.runTool(ctx, s, entry, p.args, e.directKey(s, entry.Spec, p.args))
+	e.runTool(ctx, s, tg, p.args, e.directKey(s, tg.spec, p.args))
 }
 
 // directKey is the idempotency key of a write that runs without
@@ -85,10 +85,15 @@ func (e *Engine) runCommand(ctx context.Context, s *state) bool {
 		e.veto(s, Veto{Guard: "command", Tool: cmd.Tool, Reason: reasonInvalidArgs}, txtNotAvailable)
 		return true
 	}
-	if need, why := needsConfirmation(s, entry.Spec); need {
-		e.propose(s, entry, args, why)
+	tg, err := e.resolve(ctx, s, entry, args)
+	if err != nil || !e.allowed(s, tg) {
+		e.veto(s, Veto{Guard: "command", Tool: cmd.Tool, Reason: reasonNotGranted}, txtNotAvailable)
 		return true
 	}
-	e.runTool(ctx, s, entry, args, e.directKey(s, entry.Spec, args))
+	if need, why := needsConfirmation(s, tg.spec); need {
+		e.propose(s, tg, args, why)
+		return true
+	}
+	e.runTool(ctx, s, tg, args, e.directKey(s, tg.spec, args))
 	return true
 }

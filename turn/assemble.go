@@ -38,7 +38,7 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 	}
 	s.trace.PromptMessages = len(history) + len(current)
 	e.measurePrefix(s, msgs)
-	s.trace.step("assemble", e.cfg.Now().Sub(start), "")
+	s.trace.step("assemble", start, e.cfg.Now(), "")
 	return msgs
 }
 

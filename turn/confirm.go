@@ -21,7 +21,8 @@ type ConfirmationTrace struct {
 
 // propose stores the action as pending and replies with a confirmation the
 // server renders from the stored action itself — never the model's words.
-func (e *Engine) propose(s *state, entry *tool.Entry, args []byte, why string) {
+func (e *Engine) propose(s *state, tg target, args []byte, why string) {
+	entry := tg.entry
 	id := e.cfg.NewID()
 	pa := store.PendingAction{
 		ID:             id,
@@ -36,12 +37,12 @@ func (e *Engine) propose(s *state, entry *tool.Entry, args []byte, why string) {
 	}
 	s.putPending = &pa
 	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
-	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: pa.Tool, Outcome: "proposed", Reason: why}
+	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: "proposed", Reason: why}
 	buttons := []chat.Button{
 		{Label: say(s.lang, txtYes), Value: confirmPrefix + id},
 		{Label: say(s.lang, txtNo), Value: cancelPrefix + id},
 	}
-	e.replyText(s, renderConfirmation(s.lang, entry.Spec, args), buttons)
+	e.replyText(s, renderConfirmation(s.lang, tg.spec, args), buttons)
 }
 
 // renderConfirmation shows the tool's title and every argument.
@@ -109,7 +110,7 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 		s.trace.Route = "confirm"
 		e.recordUserInput(s)
 		entry, ok := e.cfg.Tools.Lookup(p.Tool)
-		if !ok || !permitted(s.in.Identity, s.tenant, entry.Spec) {
+		if !ok {
 			ct.Outcome = "refused"
 			e.veto(s, Veto{Guard: "confirm", Tool: p.Tool, Reason: reasonNotGranted}, txtNotAvailable)
 			return true
@@ -119,8 +120,16 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 			e.veto(s, Veto{Guard: "confirm", Tool: p.Tool, Reason: reasonInvalidArgs}, txtNotAvailable)
 			return true
 		}
+		// Rights are checked again now, for this caller's key, and against
+		// the target the stored arguments resolve to today.
+		tg, err := e.resolve(ctx, s, entry, p.Args)
+		if err != nil || !e.allowed(s, tg) {
+			ct.Outcome = "refused"
+			e.veto(s, Veto{Guard: "confirm", Tool: p.Tool, Reason: reasonNotGranted}, txtNotAvailable)
+			return true
+		}
 		ct.Outcome = "confirmed"
-		e.runTool(ctx, s, entry, p.Args, p.IdempotencyKey)
+		e.runTool(ctx, s, tg, p.Args, p.IdempotencyKey)
 		return true
 	case r.kind == routeDeny:
 		ct.Outcome = "cancelled"

@@ -115,7 +115,7 @@ func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.R
 	start := e.cfg.Now()
 	resp, err := s.model.Complete(cctx, req)
 	took := e.cfg.Now().Sub(start)
-	s.trace.step("decide:"+req.Operation, took, "")
+	s.trace.step("decide:"+req.Operation, start, start.Add(took), "")
 
 	attempts := resp.Attempts
 	var lerr *llm.Error

@@ -121,6 +121,10 @@ type Config struct {
 	Now      func() time.Time
 	NewID    func() string
 	Logger   *slog.Logger
+	// Observe, when set, is called once per turn with its final trace,
+	// after the turn is committed and journaled (metrics, tracing). It
+	// must not keep or modify the trace, and should return quickly.
+	Observe func(t *Trace)
 }
 
 // Engine runs turns. It is safe for concurrent use.

@@ -31,13 +31,14 @@ const statusOutcomeUnknown = "outcome_unknown"
 // key. For writes, an execution record is written before the call and
 // completed after it, so a retry of the same stored action (a redelivered
 // message, a second "yes" racing the first) never causes a second effect.
-func (e *Engine) execute(ctx context.Context, s *state, entry *tool.Entry, args []byte, idemKey string) (tool.Result, ExecutionTrace) {
-	spec := entry.Spec
+func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, idemKey string) (tool.Result, ExecutionTrace) {
+	spec := tg.spec
+	entry := tg.entry
 	tr := ExecutionTrace{Tool: spec.Name, Args: args, IdempotencyKey: idemKey}
 	start := e.cfg.Now()
 	defer func() {
 		tr.DurationMS = e.cfg.Now().Sub(start).Milliseconds()
-		s.trace.step("execute:"+spec.Name, e.cfg.Now().Sub(start), tr.Status)
+		s.trace.step("execute:"+spec.Name, start, e.cfg.Now(), tr.Status)
 	}()
 
 	writes := spec.Risk.Writes() && idemKey != ""
@@ -69,7 +70,7 @@ func (e *Engine) execute(ctx context.Context, s *state, entry *tool.Entry, args 
 		}
 	}
 
-	res := e.call(ctx, s, entry, args, idemKey)
+	res := e.call(ctx, s, entry, spec, args, idemKey)
 	tr.Status, tr.Result = string(res.Status), &res
 	if writes {
 		encoded, _ := json.Marshal(res)
@@ -86,8 +87,7 @@ func (e *Engine) execute(ctx context.Context, s *state, entry *tool.Entry, args 
 
 // call invokes the tool under its timeout and caps the result size. A
 // timeout is an error, never "not found".
-func (e *Engine) call(ctx context.Context, s *state, entry *tool.Entry, args []byte, idemKey string) tool.Result {
-	spec := entry.Spec
+func (e *Engine) call(ctx context.Context, s *state, entry *tool.Entry, spec tool.Spec, args []byte, idemKey string) tool.Result {
 	cctx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 	res, err := entry.Tool.Call(cctx, tool.Call{Caller: callerOf(s), Args: args, IdempotencyKey: idemKey, Now: s.now})

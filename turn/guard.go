@@ -1,6 +1,8 @@
 package turn
 
 import (
+	"context"
+	"fmt"
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
@@ -23,29 +25,86 @@ const (
 	reasonInvalidArgs  = "invalid_args"  // stored arguments no longer fit the schema
 )
 
+// target is what a proposal would run: the registered tool and the spec
+// that governs it — the tool's own, or the one a tool.Resolver derives from
+// the arguments (a universal action's actual target).
+type target struct {
+	entry *tool.Entry
+	spec  tool.Spec
+}
+
+// resolve finds the governing spec of a call of entry with args.
+func (e *Engine) resolve(ctx context.Context, s *state, entry *tool.Entry, args []byte) (target, error) {
+	tg := target{entry: entry, spec: entry.Spec}
+	r, ok := entry.Tool.(tool.Resolver)
+	if !ok {
+		return tg, nil
+	}
+	spec, err := r.Resolve(ctx, callerOf(s), args)
+	if err != nil {
+		return tg, err
+	}
+	if !spec.Risk.Valid() {
+		return tg, fmt.Errorf("resolved spec of %s has risk %q", entry.Spec.Name, spec.Risk)
+	}
+	if spec.Confirm == "" {
+		spec.Confirm = tool.ConfirmNever
+	}
+	if spec.Title == "" {
+		spec.Title = spec.Name
+	}
+	if spec.Timeout <= 0 {
+		spec.Timeout = entry.Spec.Timeout
+	}
+	if spec.MaxResultBytes <= 0 {
+		spec.MaxResultBytes = entry.Spec.MaxResultBytes
+	}
+	tg.spec = spec
+	return tg, nil
+}
+
+// allowed reports whether the caller may run tg: the registered tool and,
+// for a resolved target, the target itself must both be permitted.
+func (e *Engine) allowed(s *state, tg target) bool {
+	if !permitted(s.in.Identity, s.tenant, tg.entry.Spec) {
+		return false
+	}
+	return tg.spec.Name == tg.entry.Spec.Name || permitted(s.in.Identity, s.tenant, tg.spec)
+}
+
 // guard applies the post-model rules to a proposal of a tool. It returns
-// the entry to run, or false after recording a veto and its reply.
-func (e *Engine) guard(s *state, p proposal) (*tool.Entry, bool) {
+// the target to run, or false after recording a veto and its reply.
+func (e *Engine) guard(ctx context.Context, s *state, p proposal) (target, bool) {
 	if p.UnknownTool {
 		reason := reasonUnknownTool
 		if _, exists := e.cfg.Tools.Lookup(p.Tool); exists {
 			reason = reasonNotGranted
 		}
 		e.veto(s, Veto{Guard: "catalog", Tool: p.Tool, Reason: reason}, txtNotAvailable)
-		return nil, false
+		return target{}, false
 	}
 	entry, ok := s.cat.lookup(p.Tool)
-	if !ok || !permitted(s.in.Identity, s.tenant, entry.Spec) {
+	if !ok {
 		e.veto(s, Veto{Guard: "catalog", Tool: p.Tool, Reason: reasonNotGranted}, txtNotAvailable)
-		return nil, false
+		return target{}, false
 	}
-	if entry.Spec.Risk.Writes() && !hasOwnWords(s) {
+	tg, err := e.resolve(ctx, s, entry, p.args)
+	if err != nil {
+		s.trace.Notes = append(s.trace.Notes, "resolve "+p.Tool+": "+err.Error())
+		e.veto(s, Veto{Guard: "catalog", Tool: p.Tool, Reason: reasonUnknownTool}, txtNotAvailable)
+		return target{}, false
+	}
+	if !e.allowed(s, tg) {
+		e.veto(s, Veto{Guard: "catalog", Tool: tg.spec.Name, Reason: reasonNotGranted}, txtNotAvailable)
+		return target{}, false
+	}
+	if tg.spec.Risk.Writes() && !hasOwnWords(s) {
 		// Forwarded, attached or quoted material alone never asks for an
 		// action (the forwarded-Trello-link incident).
-		e.veto(s, Veto{Guard: "evidence", Tool: p.Tool, Reason: reasonEvidenceOnly}, txtEvidenceOnlyWrite)
-		return nil, false
+		e.veto(s, Veto{Guard: "evidence", Tool: tg.spec.Name, Reason: reasonEvidenceOnly}, txtEvidenceOnlyWrite)
+		return target{}, false
 	}
-	return entry, true
+	return tg, true
 }
 
 // hasOwnWords reports whether the user wrote or pressed something this turn.

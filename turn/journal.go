@@ -66,11 +66,12 @@ type DecidedBy struct {
 	Model    string `json:"model"`
 }
 
-// StepTrace is the duration of one pipeline step.
+// StepTrace is one pipeline step: when it started and how long it took.
 type StepTrace struct {
-	Name       string `json:"name"`
-	DurationMS int64  `json:"duration_ms"`
-	Note       string `json:"note,omitempty"`
+	Name       string    `json:"name"`
+	At         time.Time `json:"at"`
+	DurationMS int64     `json:"duration_ms"`
+	Note       string    `json:"note,omitempty"`
 }
 
 // ContextSourceTrace is one live-context source's fetch.
@@ -90,9 +91,10 @@ type RepairTrace struct {
 	SecondProblems []decision.Problem `json:"second_problems,omitempty"`
 }
 
-func (t *Trace) step(name string, d time.Duration, note string) {
+// step records a step that ran from start to end (engine clock).
+func (t *Trace) step(name string, start, end time.Time, note string) {
 	t.mu.Lock()
-	t.Steps = append(t.Steps, StepTrace{Name: name, DurationMS: d.Milliseconds(), Note: note})
+	t.Steps = append(t.Steps, StepTrace{Name: name, At: start, DurationMS: end.Sub(start).Milliseconds(), Note: note})
 	t.mu.Unlock()
 }
 
@@ -198,8 +200,11 @@ func (e *Engine) record(s *state) (store.TurnRecord, error) {
 }
 
 // logTurn writes the one log line per turn, joinable with the journal on
-// the turn id.
+// the turn id, and hands the trace to the observer.
 func (e *Engine) logTurn(s *state) {
+	if e.cfg.Observe != nil {
+		e.cfg.Observe(&s.trace)
+	}
 	if !e.cfg.Logger.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}

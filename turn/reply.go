@@ -43,8 +43,9 @@ func (e *Engine) recordUserInput(s *state) {
 
 // runTool executes a call and replies from its result: the model's claim
 // about what happened is never shown in place of the executor's.
-func (e *Engine) runTool(ctx context.Context, s *state, entry *tool.Entry, args []byte, idemKey string) {
-	res, tr := e.execute(ctx, s, entry, args, idemKey)
+func (e *Engine) runTool(ctx context.Context, s *state, tg target, args []byte, idemKey string) {
+	entry := tg.entry
+	res, tr := e.execute(ctx, s, tg, args, idemKey)
 	s.trace.Executed = append(s.trace.Executed, tr)
 	s.out.Executed = append(s.out.Executed, chat.Execution{Tool: entry.Spec.Name, Args: args, Status: tr.Status, Result: res.Data, Error: res.Error})
 
@@ -64,7 +65,7 @@ func (e *Engine) runTool(ctx context.Context, s *state, entry *tool.Entry, args 
 	encoded, _ := json.Marshal(memo)
 	s.added = append(s.added, store.Message{Role: store.RoleTool, Name: entry.Spec.Name, Text: clip(string(encoded), maxToolMemory), At: s.now})
 
-	title := entry.Spec.Title
+	title := tg.spec.Title
 	switch {
 	case tr.Status == statusOutcomeUnknown:
 		e.replyText(s, say(s.lang, txtOutcomeUnknown, title), nil)
