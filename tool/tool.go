@@ -152,3 +152,13 @@ type ContextSource interface {
 type Resolver interface {
 	Resolve(ctx context.Context, caller Caller, args json.RawMessage) (Spec, error)
 }
+
+// LinkReader is an optional capability of a tool set that owns links, such
+// as task-board cards: ReadLink answers what a link points to, read from
+// the system itself (title, description, due date, status, URL), or
+// ok=false when the link is not one of its own. The engine's deterministic
+// "what is this task" route uses it, with no model involved. Safe for
+// concurrent use.
+type LinkReader interface {
+	ReadLink(ctx context.Context, caller Caller, link string) (res Result, ok bool)
+}
