@@ -87,6 +87,9 @@ type Config struct {
 	Tools   *tool.Registry
 	// Context sources are asked for live facts before every model call.
 	Context []tool.ContextSource
+	// Links read the card links the deterministic "what is this task"
+	// route answers (task boards).
+	Links []tool.LinkReader
 	// Model decides free-text turns; nil means no model is configured and
 	// free text gets a reply saying so. A provider that is llm.TurnScoped
 	// (a chain) gets a fresh view per turn.
@@ -343,6 +346,9 @@ func (e *Engine) run(ctx context.Context, s *state) {
 		return
 	}
 	if e.runCommand(ctx, s) {
+		return
+	}
+	if e.runCardRoute(ctx, s) {
 		return
 	}
 	if s.route.kind == routeEmpty {

@@ -165,6 +165,7 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 
 	var tools []tool.Tool
 	var sources []tool.ContextSource
+	var links []tool.LinkReader
 	if tb := cfg.Tools.Taskboard; tb != nil && !tb.Disabled {
 		extra := map[string][]taskboard.Member{}
 		for tenant, ms := range tb.Members {
@@ -192,6 +193,7 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		a.Board = board
 		tools = append(tools, board.Tools()...)
 		sources = append(sources, board)
+		links = append(links, board)
 	}
 	for _, h := range cfg.Tools.HTTP {
 		t, err := newHTTPTool(h, getenv)
@@ -244,7 +246,7 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 	}
 	a.Engine, err = turn.New(turn.Config{
 		State: b.state, Locker: b.locker, Journal: b.journal,
-		Tools: registry, Context: sources, Model: model, Strategy: strategy, Strategies: strategies,
+		Tools: registry, Context: sources, Links: links, Model: model, Strategy: strategy, Strategies: strategies,
 		InvalidFallback: cfg.Retry.InvalidFallback,
 		Prices:          prices, Tenants: tenants,
 		Memory:       turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
