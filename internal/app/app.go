@@ -13,18 +13,24 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/arbiterhq/arbiter/channel/httpapi"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/internal/config"
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/observe"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/contentidea"
+	"github.com/arbiterhq/arbiter/tool/knowledge"
 	"github.com/arbiterhq/arbiter/tool/taskboard"
 	"github.com/arbiterhq/arbiter/turn"
 )
@@ -33,7 +39,10 @@ import (
 type App struct {
 	Config *config.Config
 	Engine *turn.Engine
-	HTTP   *httpapi.Server
+	// HTTP serves the API, /metrics and (when built in) the web chat.
+	HTTP http.Handler
+	// Metrics is nil when metrics are off.
+	Metrics *observe.Metrics
 	// State, Locker and Journal are the configured backends; SQLite is the
 	// embedded file (the state itself by default, the board's tables, and
 	// the default journal).
@@ -173,10 +182,7 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 				extra[tenant] = append(extra[tenant], taskboard.Member{ID: m.ID, Name: m.Name})
 			}
 		}
-		confirm := map[string]tool.Confirm{}
-		for action, policy := range tb.Confirm {
-			confirm[action] = tool.Confirm(policy)
-		}
+		confirm := confirmMap(tb.Confirm)
 		board, err := taskboard.New(taskboard.Config{
 			DB:           st.DB(),
 			Columns:      tb.Columns,
@@ -194,6 +200,29 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		tools = append(tools, board.Tools()...)
 		sources = append(sources, board)
 		links = append(links, board)
+	}
+	if tr := cfg.Tools.Trello; tr != nil {
+		tc, err := newTrello(cfg, tr, getenv, opts)
+		if err != nil {
+			return fail(err)
+		}
+		tools = append(tools, tc.Tools()...)
+		sources = append(sources, tc)
+		links = append(links, tc)
+	}
+	if k := cfg.Tools.Knowledge; k != nil {
+		kb, err := knowledge.New(knowledge.Config{DB: st.DB(), Now: opts.Now, Confirm: confirmMap(k.Confirm)})
+		if err != nil {
+			return fail(fmt.Errorf("knowledge base: %w", err))
+		}
+		tools = append(tools, kb.Tools()...)
+	}
+	if ci := cfg.Tools.ContentIdeas; ci != nil {
+		ideas, err := contentidea.New(contentidea.Config{DB: st.DB(), Platforms: ci.Platforms, Now: opts.Now, Confirm: confirmMap(ci.Confirm)})
+		if err != nil {
+			return fail(fmt.Errorf("content ideas: %w", err))
+		}
+		tools = append(tools, ideas.Tools()...)
 	}
 	for _, h := range cfg.Tools.HTTP {
 		t, err := newHTTPTool(h, getenv)
@@ -244,6 +273,10 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 	for name, c := range cfg.Commands {
 		commands[name] = turn.Command{Tool: c.Tool, Args: c.Args}
 	}
+	observer, err := a.observability(cfg, b)
+	if err != nil {
+		return fail(err)
+	}
 	a.Engine, err = turn.New(turn.Config{
 		State: b.state, Locker: b.locker, Journal: b.journal,
 		Tools: registry, Context: sources, Links: links, Model: model, Strategy: strategy, Strategies: strategies,
@@ -258,11 +291,12 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		Now:          opts.Now,
 		NewID:        opts.NewID,
 		Logger:       logger,
+		Observe:      observer,
 	})
 	if err != nil {
 		return fail(err)
 	}
-	a.HTTP, err = httpapi.New(httpapi.Config{
+	api, err := httpapi.New(httpapi.Config{
 		Handler:      a.Engine,
 		Keys:         a.Keys,
 		Turn:         journalLookup(b.journal),
@@ -272,7 +306,46 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return fail(err)
 	}
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	if a.Metrics != nil {
+		mux.Handle("GET /metrics", a.Metrics.Handler())
+	}
+	a.HTTP = mux
 	return a, nil
+}
+
+// observability sets up metrics and traces and returns the engine's
+// observer of finished turns.
+func (a *App) observability(cfg *config.Config, b *backends) (func(*turn.Trace), error) {
+	var observers []func(*turn.Trace)
+	if m := cfg.Observability.Metrics; m == nil || *m {
+		a.Metrics = observe.NewMetrics(prometheus.NewRegistry())
+		observers = append(observers, a.Metrics.Observe)
+	}
+	tracing, shutdown, err := observe.NewTracing(context.Background(), observe.Config{
+		Exporter: cfg.Observability.TracesExporter, CaptureContent: cfg.Observability.CaptureContent,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	b.closers = append(b.closers, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return shutdown(ctx)
+	})
+	if tracing.Enabled() {
+		observers = append(observers, tracing.Observe)
+	}
+	return observe.Observer(observers...), nil
+}
+
+func confirmMap(m map[string]string) map[string]tool.Confirm {
+	out := make(map[string]tool.Confirm, len(m))
+	for action, policy := range m {
+		out[action] = tool.Confirm(policy)
+	}
+	return out
 }
 
 func identity(t config.Tenant, u config.User, scopes []string) chat.Identity {

@@ -30,16 +30,17 @@ type Config struct {
 	// models list in order unless given here.
 	Strategies map[string][]string `yaml:"strategies"`
 	// Strategy is the default strategy; default "balanced".
-	Strategy     string             `yaml:"strategy"`
-	Retry        Retry              `yaml:"retry"`
-	Prices       map[string]Price   `yaml:"prices"`
-	Memory       Memory             `yaml:"memory"`
-	Confirmation Confirmation       `yaml:"confirmation"`
-	Limits       Limits             `yaml:"limits"`
-	Tenants      []Tenant           `yaml:"tenants"`
-	Tools        Tools              `yaml:"tools"`
-	Commands     map[string]Command `yaml:"commands"`
-	Log          Log                `yaml:"log"`
+	Strategy      string             `yaml:"strategy"`
+	Retry         Retry              `yaml:"retry"`
+	Prices        map[string]Price   `yaml:"prices"`
+	Memory        Memory             `yaml:"memory"`
+	Confirmation  Confirmation       `yaml:"confirmation"`
+	Limits        Limits             `yaml:"limits"`
+	Tenants       []Tenant           `yaml:"tenants"`
+	Tools         Tools              `yaml:"tools"`
+	Commands      map[string]Command `yaml:"commands"`
+	Log           Log                `yaml:"log"`
+	Observability Observability      `yaml:"observability"`
 }
 
 // Store selects the state backend: conversations, pending actions,
@@ -154,12 +155,13 @@ type Role struct {
 
 // User is a tenant's user.
 type User struct {
-	ID       string `yaml:"id"`
-	Name     string `yaml:"name"`
-	Role     string `yaml:"role"`
-	Timezone string `yaml:"timezone"`
-	Language string `yaml:"language"`
-	Keys     []Key  `yaml:"keys"`
+	ID       string      `yaml:"id"`
+	Trello   *UserTrello `yaml:"trello"`
+	Name     string      `yaml:"name"`
+	Role     string      `yaml:"role"`
+	Timezone string      `yaml:"timezone"`
+	Language string      `yaml:"language"`
+	Keys     []Key       `yaml:"keys"`
 }
 
 // Key is an API key of a user with its scopes.
@@ -174,6 +176,55 @@ type Tools struct {
 	Taskboard *Taskboard `yaml:"taskboard"`
 	// HTTP tools call operators' own endpoints.
 	HTTP []HTTPTool `yaml:"http"`
+	// Trello replaces the embedded task board with a Trello board (the
+	// same actions).
+	Trello *Trello `yaml:"trello"`
+	// Knowledge enables add_knowledge and search_knowledge.
+	Knowledge *ToolSet `yaml:"knowledge"`
+	// ContentIdeas enables content_idea and list_content_ideas.
+	ContentIdeas *ContentIdeas `yaml:"content_ideas"`
+}
+
+// Trello configures the Trello task board.
+type Trello struct {
+	APIBaseURL string `yaml:"api_base_url"`
+	KeyEnv     string `yaml:"key_env"`
+	// TokenEnv holds the default connection's token; users may have their
+	// own (users[].trello.token_env).
+	TokenEnv string            `yaml:"token_env"`
+	Board    string            `yaml:"board"`
+	DoneList string            `yaml:"done_list"`
+	Confirm  map[string]string `yaml:"confirm"`
+}
+
+// UserTrello links a user to Trello.
+type UserTrello struct {
+	// Member is the user's Trello username or member id.
+	Member   string `yaml:"member"`
+	TokenEnv string `yaml:"token_env"`
+}
+
+// ToolSet is a built-in set of tools with per-action confirmation
+// overrides (always|never).
+type ToolSet struct {
+	Confirm map[string]string `yaml:"confirm"`
+}
+
+// ContentIdeas configures content ideas.
+type ContentIdeas struct {
+	Platforms []string          `yaml:"platforms"`
+	Confirm   map[string]string `yaml:"confirm"`
+}
+
+// Observability configures metrics and traces.
+type Observability struct {
+	// Metrics serves Prometheus metrics at /metrics; default true.
+	Metrics *bool `yaml:"metrics"`
+	// Traces: exporter otlp, stdout or none; empty follows the OTEL_*
+	// environment (OTLP when an endpoint is set).
+	TracesExporter string `yaml:"traces_exporter"`
+	// CaptureContent records decisions and replies on spans (off: PII).
+	CaptureContent bool `yaml:"capture_content"`
 }
 
 // HTTPTool is a tool that calls an HTTP endpoint with the arguments as its
@@ -494,6 +545,21 @@ func (v *validator) validate(c *Config) {
 			}
 		}
 	}
+	if tr := c.Tools.Trello; tr != nil {
+		if tb := c.Tools.Taskboard; tb != nil && !tb.Disabled {
+			v.errorf("tools.trello", "choose one task board: trello or taskboard (set taskboard.disabled: true)")
+		}
+		if tr.Board == "" || tr.KeyEnv == "" {
+			v.errorf("tools.trello", "board and key_env are required")
+		} else if v.getenv(tr.KeyEnv) == "" {
+			v.errorf("tools.trello.key_env", "environment variable %s is empty or unset", tr.KeyEnv)
+		}
+		for action, policy := range tr.Confirm {
+			if policy != "always" && policy != "never" {
+				v.errorf("tools.trello.confirm."+action, "unknown confirm policy %q (always or never)", policy)
+			}
+		}
+	}
 	seenTools := map[string]bool{}
 	for i, h := range c.Tools.HTTP {
 		p := fmt.Sprintf("tools.http[%d]", i)
@@ -519,6 +585,18 @@ func (v *validator) validate(c *Config) {
 			}
 		}
 	}
+	for field, set := range map[string]map[string]string{"tools.knowledge.confirm": toolSetConfirm(c.Tools.Knowledge), "tools.content_ideas.confirm": contentConfirm(c.Tools.ContentIdeas)} {
+		for action, policy := range set {
+			if policy != "always" && policy != "never" {
+				v.errorf(field+"."+action, "unknown confirm policy %q (always or never)", policy)
+			}
+		}
+	}
+	switch c.Observability.TracesExporter {
+	case "", "otlp", "stdout", "none":
+	default:
+		v.errorf("observability.traces_exporter", "unknown exporter %q (otlp, stdout or none)", c.Observability.TracesExporter)
+	}
 	for name, cmd := range c.Commands {
 		if !strings.HasPrefix(name, "/") {
 			v.errorf("commands."+name, "a command starts with /")
@@ -539,6 +617,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+func toolSetConfirm(t *ToolSet) map[string]string {
+	if t == nil {
+		return nil
+	}
+	return t.Confirm
+}
+
+func contentConfirm(t *ContentIdeas) map[string]string {
+	if t == nil {
+		return nil
+	}
+	return t.Confirm
 }
 
 // ResolveToken returns a key's token, reading token_env through getenv.

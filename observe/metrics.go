@@ -1,0 +1,298 @@
+package observe
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// Attempt kinds of an LLM call, as the journal records them.
+const (
+	attemptFirst    = "first"
+	attemptRetry    = "retry"
+	attemptFallback = "fallback"
+	attemptSkipped  = "skipped"
+)
+
+// confirmationOutcomes are the outcomes a turn's pending confirmation can
+// have; arbiter_confirmations_total has a series for each from the start.
+var confirmationOutcomes = []string{"proposed", "confirmed", "cancelled", "expired", "dropped", "stale_button", "refused"}
+
+// routeDuplicate is the route of a redelivered message answered from the
+// inbox.
+const routeDuplicate = "duplicate"
+
+// Histogram buckets, in seconds.
+var (
+	// turnBuckets spans a deterministic route (milliseconds) to a turn
+	// with retries and fallbacks (the 90 s turn timeout).
+	turnBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 90}
+	// lockBuckets spans an uncontended lock to the 30 s lock wait limit.
+	lockBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+	// llmBuckets spans a cached answer to the 40 s model timeout.
+	llmBuckets = []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 40}
+	// toolBuckets spans a local lookup to a slow remote write.
+	toolBuckets = []float64{0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+)
+
+// Metrics turns finished turns into Prometheus metrics. Create it with
+// NewMetrics; pass its Observe method (alone or through Observer) as
+// turn.Config.Observe. It is safe for concurrent use; a nil *Metrics
+// observes nothing.
+//
+// Every metric is prefixed arbiter_. Label values come only from bounded
+// sets: routes, statuses, providers, models, tools, guards, reasons,
+// outcomes, channels and tenants, each capped (values past the cap count
+// as "other"; an empty value is "unknown"). No turn, user, chat or message
+// id is ever a label. The metrics:
+//
+//	arbiter_turns_total{tenant,route,status}             counter: finished turns
+//	arbiter_turn_duration_seconds{route,status}          histogram: turn latency, lock wait included
+//	arbiter_lock_wait_seconds                            histogram: wait for the conversation lock, per turn
+//	arbiter_llm_calls_total{provider,model,status,attempt} counter: model calls; status is ok or the error kind,
+//	                                                     attempt is first, retry, fallback or skipped
+//	arbiter_llm_call_duration_seconds{provider,model}    histogram: duration of model calls made (skipped excluded)
+//	arbiter_llm_retries_total{provider,model}            counter: calls that retried a model after a transient error
+//	arbiter_llm_fallbacks_total{provider,model}          counter: calls to a next model after a failure (labels: the model fallen back to)
+//	arbiter_llm_blocked_total{provider,model}            counter: calls skipped because the provider was blocked
+//	arbiter_llm_tokens_total{tenant,model,type}          counter: tokens; type is input, cached_input (the part of
+//	                                                     input served from the provider's prompt cache) or output
+//	arbiter_llm_cost_usd_total{tenant,model}             counter: estimated cost of model calls, in US dollars
+//	arbiter_tool_executions_total{tool,status}           counter: tool executions (including results reused from an
+//	                                                     earlier attempt's record); status ok, not_found, ambiguous,
+//	                                                     error or outcome_unknown
+//	arbiter_tool_duration_seconds{tool}                  histogram: tool execution duration
+//	arbiter_vetoes_total{guard,reason}                   counter: proposals refused by a guard
+//	arbiter_confirmations_total{outcome}                 counter: pending confirmations by outcome: proposed, confirmed,
+//	                                                     cancelled, expired, dropped, stale_button, refused
+//	arbiter_inbox_duplicates_total{channel}              counter: redelivered messages answered from the inbox
+type Metrics struct {
+	gatherer prometheus.Gatherer
+
+	turns         *prometheus.CounterVec
+	turnDuration  *prometheus.HistogramVec
+	lockWait      prometheus.Histogram
+	llmCalls      *prometheus.CounterVec
+	llmDuration   *prometheus.HistogramVec
+	retries       *prometheus.CounterVec
+	fallbacks     *prometheus.CounterVec
+	blocked       *prometheus.CounterVec
+	tokens        *prometheus.CounterVec
+	cost          *prometheus.CounterVec
+	tools         *prometheus.CounterVec
+	toolDuration  *prometheus.HistogramVec
+	vetoes        *prometheus.CounterVec
+	confirmations *prometheus.CounterVec
+	duplicates    *prometheus.CounterVec
+
+	tenant, route, status, provider, model, llmStatus, tool, toolStatus, guard, reason, channel *limiter
+}
+
+// NewMetrics creates the metrics and registers them with reg. A nil reg
+// means a new registry of its own that also holds the Go runtime and
+// process collectors. Registering twice with the same registry reuses the
+// collectors already there, so two Metrics on one registry count into the
+// same series. It panics if reg holds a different collector under one of
+// these names.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		tenant:     newLimiter(maxTenants),
+		route:      newLimiter(maxRoutes),
+		status:     newLimiter(maxStatuses),
+		provider:   newLimiter(maxProviders),
+		model:      newLimiter(maxModels),
+		llmStatus:  newLimiter(maxStatuses),
+		tool:       newLimiter(maxTools),
+		toolStatus: newLimiter(maxStatuses),
+		guard:      newLimiter(maxGuards),
+		reason:     newLimiter(maxReasons),
+		channel:    newLimiter(maxChannels),
+	}
+	if reg == nil {
+		r := prometheus.NewRegistry()
+		r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg = r
+	}
+	if g, ok := reg.(prometheus.Gatherer); ok {
+		m.gatherer = g
+	} else {
+		m.gatherer = prometheus.DefaultGatherer
+	}
+
+	m.turns = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_turns_total",
+		Help: "Finished turns by tenant, route and status.",
+	}, []string{"tenant", "route", "status"}))
+	m.turnDuration = register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "arbiter_turn_duration_seconds",
+		Help:    "Turn latency from arrival to reply, lock wait included, by route and status.",
+		Buckets: turnBuckets,
+	}, []string{"route", "status"}))
+	m.lockWait = register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "arbiter_lock_wait_seconds",
+		Help:    "Time a turn waited for its conversation's lock.",
+		Buckets: lockBuckets,
+	}))
+	m.llmCalls = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_llm_calls_total",
+		Help: "Model calls by provider, model, status (ok or error kind) and attempt (first, retry, fallback, skipped).",
+	}, []string{"provider", "model", "status", "attempt"}))
+	m.llmDuration = register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "arbiter_llm_call_duration_seconds",
+		Help:    "Duration of model calls that were made (skipped attempts excluded).",
+		Buckets: llmBuckets,
+	}, []string{"provider", "model"}))
+	m.retries = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_llm_retries_total",
+		Help: "Model calls that retried the same model after a transient error.",
+	}, []string{"provider", "model"}))
+	m.fallbacks = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_llm_fallbacks_total",
+		Help: "Model calls to the next model of a chain after a failure, by the model fallen back to.",
+	}, []string{"provider", "model"}))
+	m.blocked = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_llm_blocked_total",
+		Help: "Model calls skipped because their provider was blocked.",
+	}, []string{"provider", "model"}))
+	m.tokens = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_llm_tokens_total",
+		Help: "Tokens by tenant, model and type: input, cached_input (part of input served from the prompt cache), output.",
+	}, []string{"tenant", "model", "type"}))
+	m.cost = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_llm_cost_usd_total",
+		Help: "Estimated cost of model calls in US dollars, by tenant and model.",
+	}, []string{"tenant", "model"}))
+	m.tools = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_tool_executions_total",
+		Help: "Tool executions by tool and result status.",
+	}, []string{"tool", "status"}))
+	m.toolDuration = register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "arbiter_tool_duration_seconds",
+		Help:    "Tool execution duration by tool.",
+		Buckets: toolBuckets,
+	}, []string{"tool"}))
+	m.vetoes = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_vetoes_total",
+		Help: "Proposals refused by a guard, by guard and reason.",
+	}, []string{"guard", "reason"}))
+	m.confirmations = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_confirmations_total",
+		Help: "Pending confirmations by outcome: proposed, confirmed, cancelled, expired, dropped, stale_button, refused.",
+	}, []string{"outcome"}))
+	m.duplicates = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_inbox_duplicates_total",
+		Help: "Redelivered messages answered from the inbox without running again, by channel.",
+	}, []string{"channel"}))
+
+	for _, o := range confirmationOutcomes {
+		m.confirmations.WithLabelValues(o)
+	}
+	return m
+}
+
+// register registers c with reg, or returns the equal collector reg
+// already holds.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err)
+	}
+	return c
+}
+
+// Handler serves the registry the metrics were registered with in the
+// Prometheus text or protobuf exposition format (for /metrics). When that
+// registry cannot be read back (a Registerer that is not a Gatherer), it
+// serves the default gatherer.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return promhttp.HandlerFor(prometheus.NewRegistry(), promhttp.HandlerOpts{})
+	}
+	return promhttp.HandlerFor(m.gatherer, promhttp.HandlerOpts{})
+}
+
+// Observe counts one finished turn. It reads t and neither keeps nor
+// modifies it. It has the signature of turn.Config.Observe.
+func (m *Metrics) Observe(t *turn.Trace) {
+	if m == nil || t == nil {
+		return
+	}
+	tenant := m.tenant.value(t.Tenant)
+	route := m.route.value(t.Route)
+	status := m.status.value(t.Status)
+
+	m.turns.WithLabelValues(tenant, route, status).Inc()
+	m.turnDuration.WithLabelValues(route, status).Observe(seconds(t.DurationMS))
+	m.lockWait.Observe(seconds(t.LockWaitMS))
+	if t.Route == routeDuplicate {
+		m.duplicates.WithLabelValues(m.channel.value(t.Channel)).Inc()
+	}
+
+	for i := range t.LLMCalls {
+		m.observeCall(tenant, &t.LLMCalls[i])
+	}
+	for i := range t.Executed {
+		ex := &t.Executed[i]
+		name := m.tool.value(ex.Tool)
+		m.tools.WithLabelValues(name, m.toolStatus.value(ex.Status)).Inc()
+		m.toolDuration.WithLabelValues(name).Observe(seconds(ex.DurationMS))
+	}
+	for _, v := range t.Vetoes {
+		m.vetoes.WithLabelValues(m.guard.value(v.Guard), m.reason.value(v.Reason)).Inc()
+	}
+	if c := t.Confirmation; c != nil {
+		m.confirmations.WithLabelValues(oneOf(c.Outcome, confirmationOutcomes...)).Inc()
+	}
+}
+
+func (m *Metrics) observeCall(tenant string, c *store.LLMCall) {
+	provider, model := m.provider.value(c.Provider), m.model.value(c.Model)
+	attempt := c.Attempt
+	if attempt == "" {
+		attempt = attemptFirst
+	}
+	attempt = oneOf(attempt, attemptFirst, attemptRetry, attemptFallback, attemptSkipped)
+	m.llmCalls.WithLabelValues(provider, model, m.llmStatus.value(c.Status), attempt).Inc()
+	switch attempt {
+	case attemptRetry:
+		m.retries.WithLabelValues(provider, model).Inc()
+	case attemptFallback:
+		m.fallbacks.WithLabelValues(provider, model).Inc()
+	case attemptSkipped:
+		m.blocked.WithLabelValues(provider, model).Inc()
+	}
+	if attempt != attemptSkipped {
+		m.llmDuration.WithLabelValues(provider, model).Observe(seconds(c.DurationMS))
+	}
+	addPositive(m.tokens.WithLabelValues, float64(c.InputTokens), tenant, model, "input")
+	addPositive(m.tokens.WithLabelValues, float64(c.CachedInputTokens), tenant, model, "cached_input")
+	addPositive(m.tokens.WithLabelValues, float64(c.OutputTokens), tenant, model, "output")
+	addPositive(m.cost.WithLabelValues, c.CostUSD, tenant, model)
+}
+
+// addPositive adds v to a counter only when v is positive: counters never
+// go down, and series with nothing to count are not created.
+func addPositive(series func(...string) prometheus.Counter, v float64, labels ...string) {
+	if v > 0 {
+		series(labels...).Add(v)
+	}
+}
+
+// seconds converts a duration in milliseconds; negative is zero.
+func seconds(ms int64) float64 {
+	if ms < 0 {
+		return 0
+	}
+	return float64(ms) / 1000
+}

@@ -1,0 +1,552 @@
+package trello
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// maxCandidates bounds the candidates an ambiguous card lists.
+const maxCandidates = 10
+
+type attachmentArg struct {
+	Name *string `json:"name"`
+	URL  *string `json:"url"`
+	File *string `json:"file"`
+}
+
+type createArgs struct {
+	Title       string         `json:"title"`
+	Assignee    *string        `json:"assignee"`
+	DueISO      *string        `json:"dueIso"`
+	Column      *string        `json:"column"`
+	Description *string        `json:"description"`
+	Attachment  *attachmentArg `json:"attachment"`
+}
+
+type updateArgs struct {
+	Card        string  `json:"card"`
+	Title       *string `json:"title"`
+	Assignee    *string `json:"assignee"`
+	DueISO      *string `json:"dueIso"`
+	Column      *string `json:"column"`
+	Description *string `json:"description"`
+}
+
+type commentArgs struct {
+	Card string `json:"card"`
+	Text string `json:"text"`
+}
+
+type completeArgs struct {
+	Card string `json:"card"`
+}
+
+// attachment is a validated attachment argument.
+type attachment struct {
+	name, url, file string
+}
+
+// cardListQuery asks a card read for the card's list name too.
+var cardListQuery = url.Values{"list": {"true"}}
+
+// resolveCard finds the board card named by ref (a card URL, a short link
+// or id, a title with a trailing "(shortLink)", or a title among the open
+// cards) and reads it from Trello now, so a write acts on its current
+// state. It returns the card or a not_found, ambiguous or error Result.
+func (s *session) resolveCard(ctx context.Context, ref string) (*apiCard, *tool.Result) {
+	c, caller := s.c, s.caller
+	p := parseCardRef(ref)
+	shown := strings.TrimSpace(ref)
+	if p.boardURL {
+		r := c.notFound("card", tr(caller, fmt.Sprintf("%s — ссылка на доску, а не на карточку.", shown),
+			fmt.Sprintf("%s is a board link, not a card link.", shown)))
+		return nil, &r
+	}
+	if p.id != "" {
+		card, err := s.card(ctx, p.id, cardListQuery)
+		if err == nil {
+			return s.checkCard(ctx, card, shown)
+		}
+		if !isNotFound(err) {
+			r := s.failure(err)
+			return nil, &r
+		}
+		if p.fromURL {
+			r := c.notFound("card", tr(caller, fmt.Sprintf("В Trello нет карточки по ссылке %s.", shown),
+				fmt.Sprintf("Trello has no card at %s.", shown)))
+			return nil, &r
+		}
+	}
+	cards, err := s.openCards(ctx)
+	if err != nil {
+		r := s.failure(err)
+		return nil, &r
+	}
+	found := matchCardTitles(cards, p.title)
+	if len(found) == 0 && p.bareTitle != "" {
+		found = matchCardTitles(cards, p.bareTitle)
+	}
+	switch len(found) {
+	case 0:
+		r := c.notFound("card", tr(caller, fmt.Sprintf("Не нашёл открытую карточку «%s» на доске.", shown),
+			fmt.Sprintf("No open card matches %q on the board.", shown)))
+		return nil, &r
+	case 1:
+		card, err := s.card(ctx, found[0].ID, cardListQuery)
+		if err != nil {
+			if isNotFound(err) {
+				r := c.notFound("card", tr(caller, fmt.Sprintf("Карточка «%s» только что исчезла с доски.", found[0].Name),
+					fmt.Sprintf("Card %q has just disappeared from the board.", found[0].Name)))
+				return nil, &r
+			}
+			r := s.failure(err)
+			return nil, &r
+		}
+		return s.checkCard(ctx, card, shown)
+	}
+	cands := make([]string, 0, min(len(found), maxCandidates))
+	quoted := make([]string, 0, cap(cands))
+	for _, k := range found[:min(len(found), maxCandidates)] {
+		cands = append(cands, fmt.Sprintf("%s (%s)", k.Name, k.ShortLink))
+		quoted = append(quoted, fmt.Sprintf("«%s» (%s)", k.Name, k.ShortLink))
+	}
+	more := ""
+	if len(found) > maxCandidates {
+		more = tr(caller, fmt.Sprintf(" и ещё %d", len(found)-maxCandidates), fmt.Sprintf(" and %d more", len(found)-maxCandidates))
+	}
+	r := c.ambiguous("card", tr(caller,
+		fmt.Sprintf("По запросу «%s» нашлось несколько карточек: %s%s. Какую вы имеете в виду?", shown, strings.Join(quoted, ", "), more),
+		fmt.Sprintf("Several cards match %q: %s%s. Which one do you mean?", shown, strings.Join(quoted, ", "), more)), cands)
+	return nil, &r
+}
+
+// checkCard accepts a card only when it is on this board and not archived.
+func (s *session) checkCard(ctx context.Context, card *apiCard, shown string) (*apiCard, *tool.Result) {
+	c, caller := s.c, s.caller
+	boardID, err := s.boardID(ctx)
+	if err != nil {
+		r := s.failure(err)
+		return nil, &r
+	}
+	if !strings.EqualFold(card.IDBoard, boardID) {
+		r := c.notFound("card", tr(caller, fmt.Sprintf("Карточка %s находится не на подключённой доске.", shown),
+			fmt.Sprintf("Card %s is not on the connected board.", shown)))
+		return nil, &r
+	}
+	if card.Closed {
+		r := c.notFound("card", tr(caller, fmt.Sprintf("Карточка «%s» в архиве — изменять её не буду.", card.Name),
+			fmt.Sprintf("Card %q is archived; it is left alone.", card.Name)))
+		return nil, &r
+	}
+	return card, nil
+}
+
+// nestedList is the name of the list a card read with cardListQuery is in.
+func nestedList(card *apiCard, lists []apiList) string {
+	if n := listName(lists, card.IDList); n != "" {
+		return n
+	}
+	if card.List != nil {
+		return card.List.Name
+	}
+	return ""
+}
+
+// updateTask changes the given fields of a card, comparing with the card
+// and the board as they are right before the write; null, blank and absent
+// fields stay. Moving a card into the done list marks it done, moving it
+// out reopens it. Setting a value that is already there changes nothing,
+// so a repeat is harmless.
+func (c *Client) updateTask(ctx context.Context, call tool.Call) tool.Result {
+	caller := call.Caller
+	var a updateArgs
+	if r := c.decodeArgs(call, &a); r != nil {
+		return *r
+	}
+	title := strings.Join(strings.Fields(opt(a.Title)), " ")
+	dueArg, desc := opt(a.DueISO), opt(a.Description)
+	if r := c.checkFields(caller, field{"card", a.Card, maxCardRef}, field{"title", title, maxTitle},
+		field{"description", desc, maxDescription}, field{"assignee", opt(a.Assignee), maxName},
+		field{"column", opt(a.Column), maxName}, field{"dueIso", dueArg, maxDue}); r != nil {
+		return *r
+	}
+	if title == "" && dueArg == "" && desc == "" && opt(a.Assignee) == "" && opt(a.Column) == "" {
+		return c.fail("", "update_task names no field to change (title, assignee, dueIso, column or description)",
+			tr(caller, "Не указано, что изменить в задаче.", "Nothing to change was given."))
+	}
+	var due time.Time
+	if dueArg != "" {
+		t, r := c.parseDue(caller, dueArg)
+		if r != nil {
+			return *r
+		}
+		due = t
+	}
+	s, ok := c.session(caller)
+	if !ok {
+		return c.notConnected(caller)
+	}
+	card, r := s.resolveCard(ctx, a.Card)
+	if r != nil {
+		return *r
+	}
+	st, err := s.readBoard(ctx, false)
+	if err != nil {
+		return s.failure(err)
+	}
+	doneList, hasDone := c.doneListOf(st.lists)
+	wasDone := hasDone && card.IDList == doneList.ID
+	from := nestedList(card, st.lists)
+	body := map[string]any{}
+	var changed []string
+	if title != "" && title != card.Name {
+		body["name"] = title
+		changed = append(changed, "title")
+	}
+	if desc != "" && desc != stripMarker(card.Desc) {
+		body["desc"] = desc + markerBlock(card.Desc)
+		changed = append(changed, "description")
+	}
+	if !due.IsZero() && !sameDue(card.Due, due) {
+		body["due"] = trelloTime(due)
+		changed = append(changed, "due")
+	}
+	if q := opt(a.Assignee); q != "" {
+		m, r := s.resolveAssignee(st.members, q)
+		if r != nil {
+			return *r
+		}
+		if len(card.IDMembers) != 1 || card.IDMembers[0] != m.ID {
+			body["idMembers"] = []string{m.ID}
+			changed = append(changed, "assignee")
+		}
+	}
+	if q := opt(a.Column); q != "" {
+		l, r := s.resolveList(st.lists, q)
+		if r != nil {
+			return *r
+		}
+		if l.ID != card.IDList {
+			body["idList"] = l.ID
+			changed = append(changed, "column")
+			switch nowDone := hasDone && l.ID == doneList.ID; {
+			case nowDone && !wasDone:
+				body["dueComplete"] = true
+				changed = append(changed, "status")
+			case !nowDone && wasDone:
+				body["dueComplete"] = false
+				changed = append(changed, "status")
+			}
+		}
+	}
+	next := *card
+	if len(body) > 0 {
+		if err := s.do(ctx, request{method: http.MethodPut, path: "/1/cards/" + url.PathEscape(card.ID), body: body}, &next); err != nil {
+			return s.failure(err)
+		}
+		c.cache.invalidate(caller.TenantID)
+	}
+	loc := callerLocation(caller)
+	v := c.view(&next, nestedList(&next, st.lists), assigneeNames(&next, st.members),
+		hasDone && next.IDList == doneList.ID, loc)
+	return c.ok(struct {
+		Card       cardView `json:"card"`
+		Changed    []string `json:"changed"`
+		FromColumn string   `json:"from_column,omitempty"`
+	}{v, append([]string{}, changed...), from}, updatedText(caller, v, changed, loc))
+}
+
+func updatedText(caller tool.Caller, v cardView, changed []string, loc *time.Location) string {
+	if len(changed) == 0 {
+		return tr(caller, fmt.Sprintf("Задача «%s» не изменилась — %s", v.Title, v.URL),
+			fmt.Sprintf("Task %q is unchanged — %s", v.Title, v.URL))
+	}
+	var parts []string
+	for _, f := range changed {
+		switch f {
+		case "title":
+			parts = append(parts, tr(caller, "название", "title"))
+		case "description":
+			parts = append(parts, tr(caller, "описание", "description"))
+		case "due":
+			parts = append(parts, tr(caller, "срок до ", "due ")+dueText(v.Due, loc))
+		case "assignee":
+			parts = append(parts, tr(caller, "исполнитель ", "assignee ")+v.Assignee)
+		case "column":
+			parts = append(parts, tr(caller, "список «"+v.Column+"»", "list \""+v.Column+"\""))
+		case "status":
+			if v.Status == statusDone {
+				parts = append(parts, tr(caller, "выполнена", "done"))
+			} else {
+				parts = append(parts, tr(caller, "снова открыта", "reopened"))
+			}
+		}
+	}
+	return tr(caller, fmt.Sprintf("Задача «%s» обновлена: %s — %s", v.Title, strings.Join(parts, ", "), v.URL),
+		fmt.Sprintf("Updated task %q: %s — %s", v.Title, strings.Join(parts, ", "), v.URL))
+}
+
+// commentTask adds a comment to a card. Under an idempotency key it first
+// looks for a comment a previous try wrote among the card's latest ones.
+func (c *Client) commentTask(ctx context.Context, call tool.Call) tool.Result {
+	caller := call.Caller
+	var a commentArgs
+	if r := c.decodeArgs(call, &a); r != nil {
+		return *r
+	}
+	text := strings.TrimSpace(a.Text)
+	if text == "" {
+		return c.fail("text", "text is empty", tr(caller, "Пустой комментарий.", "The comment is empty."))
+	}
+	if r := c.checkFields(caller, field{"card", a.Card, maxCardRef}, field{"text", text, maxComment}); r != nil {
+		return *r
+	}
+	s, ok := c.session(caller)
+	if !ok {
+		return c.notConnected(caller)
+	}
+	key := call.IdempotencyKey
+	if key != "" {
+		unlock, err := c.locks.lock(ctx, caller.TenantID+"\x00"+key)
+		if err != nil {
+			return s.failure(err)
+		}
+		defer unlock()
+	}
+	card, r := s.resolveCard(ctx, a.Card)
+	if r != nil {
+		return *r
+	}
+	path := "/1/cards/" + url.PathEscape(card.ID) + "/actions/comments"
+	if key != "" {
+		prev, err := s.markedComment(ctx, card.ID, key)
+		if err != nil {
+			return s.failure(err)
+		}
+		if prev != nil {
+			return s.commentResult(card, prev, true)
+		}
+	}
+	var act apiAction
+	for attempt := 0; ; attempt++ {
+		err := s.do(ctx, request{method: http.MethodPost, path: path, body: map[string]any{"text": withMarker(text, key)}}, &act)
+		if err == nil {
+			break
+		}
+		if key == "" || !outcomeUnknown(err) {
+			return s.failure(err)
+		}
+		prev, lerr := s.markedComment(ctx, card.ID, key)
+		if lerr != nil {
+			return s.failure(err)
+		}
+		if prev != nil {
+			act = *prev
+			break
+		}
+		if attempt >= c.maxRetries {
+			return s.failure(err)
+		}
+		if werr := s.wait(ctx, backoff(attempt), asAPIError(err)); werr != nil {
+			return s.failure(werr)
+		}
+	}
+	if act.Data.Text == "" {
+		act.Data.Text = text
+	}
+	return s.commentResult(card, &act, false)
+}
+
+// markedComment returns the card's latest comment carrying key's marker.
+func (s *session) markedComment(ctx context.Context, cardID, key string) (*apiAction, error) {
+	var acts []apiAction
+	err := s.do(ctx, request{method: http.MethodGet, path: "/1/cards/" + url.PathEscape(cardID) + "/actions",
+		query: url.Values{"filter": {"commentCard"}}}, &acts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range acts {
+		if acts[i].Type == "commentCard" && hasMarker(acts[i].Data.Text, key) {
+			return &acts[i], nil
+		}
+	}
+	return nil, nil
+}
+
+func (s *session) commentResult(card *apiCard, act *apiAction, replayed bool) tool.Result {
+	c, caller := s.c, s.caller
+	author := strings.TrimSpace(caller.Name)
+	if act.MemberCreator != nil && act.MemberCreator.FullName != "" {
+		author = act.MemberCreator.FullName
+	}
+	if author == "" {
+		author = caller.UserID
+	}
+	type commentView struct {
+		ID     string `json:"id,omitempty"`
+		Author string `json:"author"`
+		Text   string `json:"text"`
+		At     string `json:"at,omitempty"`
+	}
+	column := ""
+	if card.List != nil {
+		column = card.List.Name
+	}
+	v := c.view(card, column, "", false, callerLocation(caller))
+	text := tr(caller, fmt.Sprintf("Комментарий к задаче «%s» добавлен — %s", v.Title, v.URL),
+		fmt.Sprintf("Comment added to task %q — %s", v.Title, v.URL))
+	if replayed {
+		text = tr(caller, fmt.Sprintf("Комментарий к задаче «%s» уже был добавлен этим действием — %s", v.Title, v.URL),
+			fmt.Sprintf("The comment on task %q was already added by this action — %s", v.Title, v.URL))
+	}
+	return c.ok(struct {
+		Card         cardView    `json:"card"`
+		Comment      commentView `json:"comment"`
+		AlreadyAdded bool        `json:"already_added,omitempty"`
+	}{v, commentView{act.ID, author, stripMarker(act.Data.Text), act.Date}, replayed}, text)
+}
+
+// completeTask moves a card to the done list and marks its due date
+// complete. The card is read right before the write: one already in the
+// done list (moved there by someone since the action was proposed, say) is
+// reported as done and left as it is.
+func (c *Client) completeTask(ctx context.Context, call tool.Call) tool.Result {
+	caller := call.Caller
+	var a completeArgs
+	if r := c.decodeArgs(call, &a); r != nil {
+		return *r
+	}
+	if r := c.checkFields(caller, field{"card", a.Card, maxCardRef}); r != nil {
+		return *r
+	}
+	s, ok := c.session(caller)
+	if !ok {
+		return c.notConnected(caller)
+	}
+	card, r := s.resolveCard(ctx, a.Card)
+	if r != nil {
+		return *r
+	}
+	lists, err := s.lists(ctx)
+	if err != nil {
+		return s.failure(err)
+	}
+	sortLists(lists)
+	done, ok := c.doneListOf(lists)
+	if !ok {
+		want := c.doneList
+		if want == "" {
+			want = tr(caller, "последний список (на доске меньше двух)", "the last list (the board has fewer than two)")
+		}
+		return c.fail("", "the board has no done list: "+want,
+			tr(caller, "На доске нет списка для выполненных задач: "+want+".", "The board has no done list: "+want+"."))
+	}
+	from := nestedList(card, lists)
+	already := card.IDList == done.ID
+	next := *card
+	if !already {
+		body := map[string]any{"idList": done.ID, "dueComplete": true}
+		if err := s.do(ctx, request{method: http.MethodPut, path: "/1/cards/" + url.PathEscape(card.ID), body: body}, &next); err != nil {
+			return s.failure(err)
+		}
+		c.cache.invalidate(caller.TenantID)
+	}
+	v := c.view(&next, done.Name, "", true, callerLocation(caller))
+	text := tr(caller, fmt.Sprintf("Задача «%s» выполнена и перенесена в «%s» — %s", v.Title, done.Name, v.URL),
+		fmt.Sprintf("Task %q is done and moved to %q — %s", v.Title, done.Name, v.URL))
+	if already {
+		text = tr(caller, fmt.Sprintf("Задача «%s» уже в «%s» — ничего не менял. %s", v.Title, done.Name, v.URL),
+			fmt.Sprintf("Task %q is already in %q; nothing was changed. %s", v.Title, done.Name, v.URL))
+	}
+	return c.ok(struct {
+		Card        cardView `json:"card"`
+		AlreadyDone bool     `json:"already_done,omitempty"`
+		FromColumn  string   `json:"from_column,omitempty"`
+	}{v, already, from}, text)
+}
+
+// listMyTasks returns the caller's open cards (not archived, not in the
+// done list, due date not complete), earliest due first, read live.
+func (c *Client) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
+	caller := call.Caller
+	var a struct{}
+	if r := c.decodeArgs(call, &a); r != nil {
+		return *r
+	}
+	s, ok := c.session(caller)
+	if !ok {
+		return c.notConnected(caller)
+	}
+	gen := c.cache.generation(caller.TenantID)
+	st, err := s.readBoard(ctx, true)
+	if err != nil {
+		return s.failure(err)
+	}
+	c.cache.put(caller.TenantID, gen, st, c.now())
+	me, r := s.selfMember("", st.members)
+	if r != nil {
+		return *r
+	}
+	mine := c.openCardsOf(st, me.ID)
+	total := len(mine)
+	mine = mine[:min(total, maxListCards)]
+	loc := callerLocation(caller)
+	views := make([]cardView, len(mine))
+	var text strings.Builder
+	if total == 0 {
+		text.WriteString(tr(caller, "У вас нет открытых задач.", "You have no open tasks."))
+	} else {
+		text.WriteString(tr(caller, fmt.Sprintf("Ваши открытые задачи (%d):", total), fmt.Sprintf("Your open tasks (%d):", total)))
+	}
+	for i := range mine {
+		card := &mine[i]
+		views[i] = c.view(card, listName(st.lists, card.IDList), assigneeNames(card, st.members), false, loc)
+		fmt.Fprintf(&text, "\n%d. «%s» — %s", i+1, card.Name, views[i].Column)
+		if card.Due != "" {
+			text.WriteString(tr(caller, ", до ", ", due ") + dueText(card.Due, loc))
+		}
+		text.WriteString(" — " + card.URL)
+	}
+	if total > len(mine) {
+		fmt.Fprintf(&text, "\n%s", tr(caller, fmt.Sprintf("…и ещё %d", total-len(mine)), fmt.Sprintf("…and %d more", total-len(mine))))
+	}
+	return c.ok(struct {
+		Cards     []cardView `json:"cards"`
+		Total     int        `json:"total"`
+		Truncated bool       `json:"truncated,omitempty"`
+	}{views, total, total > len(mine)}, text.String())
+}
+
+// openCardsOf returns the open cards of member id that are not done,
+// earliest due first (cards without a due date last), then in board order.
+func (c *Client) openCardsOf(st *boardState, memberID string) []apiCard {
+	doneID := ""
+	if dl, ok := c.doneListOf(st.lists); ok {
+		doneID = dl.ID
+	}
+	var out []apiCard
+	for _, card := range st.cards {
+		if card.Closed || card.DueComplete || card.IDList == doneID || !slices.Contains(card.IDMembers, memberID) {
+			continue
+		}
+		out = append(out, card)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.Due == "") != (b.Due == "") {
+			return a.Due != ""
+		}
+		ta, _ := time.Parse(time.RFC3339, a.Due)
+		tb, _ := time.Parse(time.RFC3339, b.Due)
+		return ta.Before(tb)
+	})
+	return out
+}
