@@ -37,7 +37,10 @@ type Config struct {
 	Handler chat.Handler
 	Keys    []Key
 	// Turn returns a turn record (JSON) of tenant, or ErrTurnNotFound.
-	Turn         func(ctx context.Context, tenant, turnID string) (json.RawMessage, error)
+	Turn func(ctx context.Context, tenant, turnID string) (json.RawMessage, error)
+	// Turns lists a tenant's turns, newest first; nil means the journal
+	// cannot list (GET /v1/turns answers 501).
+	Turns        func(ctx context.Context, tenant string, q TurnQuery) ([]TurnSummary, error)
 	MaxBodyBytes int64
 	Logger       *slog.Logger
 }
@@ -71,6 +74,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.mux.HandleFunc("POST /v1/messages", s.postMessage)
 	s.mux.HandleFunc("GET /v1/turns/{id}", s.getTurn)
+	s.mux.HandleFunc("GET /v1/turns", s.listTurns)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

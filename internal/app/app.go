@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/arbiterhq/arbiter/channel/httpapi"
+	"github.com/arbiterhq/arbiter/channel/webchat"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/internal/config"
 	"github.com/arbiterhq/arbiter/llm"
@@ -300,6 +301,7 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		Handler:      a.Engine,
 		Keys:         a.Keys,
 		Turn:         journalLookup(b.journal),
+		Turns:        journalList(b.journal),
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
 		Logger:       logger,
 	})
@@ -307,7 +309,9 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		return fail(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", api)
+	mux.Handle("/v1/", api)
+	mux.Handle("/healthz", api)
+	mux.Handle("/", webchat.Handler())
 	if a.Metrics != nil {
 		mux.Handle("GET /metrics", a.Metrics.Handler())
 	}
@@ -369,6 +373,37 @@ func journalLookup(j store.Journal) func(ctx context.Context, tenant, id string)
 			return nil, err
 		}
 		return rec.Trace, nil
+	}
+}
+
+// journalList adapts a journal that can list turns to the API's list.
+func journalList(j store.Journal) func(ctx context.Context, tenant string, q httpapi.TurnQuery) ([]httpapi.TurnSummary, error) {
+	lister, ok := j.(store.TurnLister)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, tenant string, q httpapi.TurnQuery) ([]httpapi.TurnSummary, error) {
+		recs, err := lister.ListTurns(ctx, tenant, store.TurnFilter{
+			Chat: q.ConversationID, UserID: q.UserID, Status: q.Status, Provider: q.Provider, Before: q.Before, Limit: q.Limit,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]httpapi.TurnSummary, len(recs))
+		for i, r := range recs {
+			sum := httpapi.TurnSummary{TurnID: r.TurnID, ConversationID: r.Chat, UserID: r.UserID, Route: r.Route,
+				Status: r.Status, StartedAt: r.StartedAt, DurationMS: r.DurationMS, Providers: []string{}}
+			seen := map[string]bool{}
+			for _, c := range r.LLMCalls {
+				sum.CostUSD += c.CostUSD
+				if c.Provider != "" && !seen[c.Provider] {
+					seen[c.Provider] = true
+					sum.Providers = append(sum.Providers, c.Provider)
+				}
+			}
+			out[i] = sum
+		}
+		return out, nil
 	}
 }
 

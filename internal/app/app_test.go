@@ -275,3 +275,59 @@ func TestEndToEndModelGarbage(t *testing.T) {
 		t.Errorf("turn after the failure: %d %v", status, body)
 	}
 }
+
+// TestEndToEndTurnListAndMetrics: the turn list is tenant-scoped and
+// filterable, /metrics counts the turns, and the web chat is served at /.
+func TestEndToEndTurnListAndMetrics(t *testing.T) {
+	e := newE2E(t)
+	e.model.Enqueue(
+		llmtest.HTTPReply{Content: `{"say":"Привет!","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`},
+		llmtest.HTTPReply{Content: `{"say":"Ещё раз привет!","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`},
+	)
+	for _, conv := range []string{"a1", "a2"} {
+		if status, body := e.post("k-dmitry", `{"conversation_id":"`+conv+`","text":"Привет"}`); status != 200 {
+			t.Fatalf("%d %v", status, body)
+		}
+	}
+	status, list := e.do("GET", "/v1/turns?conversation_id=a2", "k-dmitry", "")
+	if status != 200 {
+		t.Fatalf("list: %d %v", status, list)
+	}
+	turns, _ := list["turns"].([]any)
+	if len(turns) != 1 || turns[0].(map[string]any)["conversation_id"] != "a2" {
+		t.Errorf("filtered list = %v", list)
+	}
+	if status, list = e.do("GET", "/v1/turns?provider=primary", "k-dmitry", ""); status != 200 || len(list["turns"].([]any)) != 2 {
+		t.Errorf("provider filter: %d %v", status, list)
+	}
+	if status, list = e.do("GET", "/v1/turns", "k-hank-globex", ""); status != 200 || len(list["turns"].([]any)) != 0 {
+		t.Errorf("another tenant sees: %d %v", status, list)
+	}
+	if status, list = e.do("GET", "/v1/turns?limit=0", "k-dmitry", ""); status != 400 {
+		t.Errorf("limit=0: %d %v", status, list)
+	}
+
+	resp, err := http.Get(e.api.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`arbiter_turns_total{route="model",status="ok",tenant="acme"} 2`,
+		`arbiter_llm_calls_total{attempt="first",model="gpt-oss-20b",provider="primary",status="ok"} 2`,
+	} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	resp, err = http.Get(e.api.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'self'") || !strings.Contains(string(page), "<html") {
+		t.Errorf("web chat at /: %d %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+	}
+}

@@ -1,0 +1,81 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// TurnQuery filters GET /v1/turns; empty fields match everything.
+type TurnQuery struct {
+	ConversationID string
+	UserID         string
+	Status         string
+	Provider       string
+	Before         time.Time
+	Limit          int
+}
+
+// TurnSummary is one turn of the list.
+type TurnSummary struct {
+	TurnID         string    `json:"turn_id"`
+	ConversationID string    `json:"conversation_id"`
+	UserID         string    `json:"user_id"`
+	Route          string    `json:"route"`
+	Status         string    `json:"status"`
+	StartedAt      time.Time `json:"started_at"`
+	DurationMS     int64     `json:"duration_ms"`
+	CostUSD        float64   `json:"cost_usd"`
+	Providers      []string  `json:"providers"`
+}
+
+// listTurns answers GET /v1/turns?conversation_id=&user_id=&status=&provider=&before=&limit=
+// with the caller's tenant's turns, newest first, and the cursor of the
+// next page.
+func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.authenticate(r)
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
+		return
+	}
+	if s.cfg.Turns == nil {
+		writeError(w, http.StatusNotImplemented, "not_implemented", "this journal cannot list turns")
+		return
+	}
+	v := r.URL.Query()
+	q := TurnQuery{ConversationID: v.Get("conversation_id"), UserID: v.Get("user_id"), Status: v.Get("status"), Provider: v.Get("provider"), Limit: 50}
+	if b := v.Get("before"); b != "" {
+		t, err := time.Parse(time.RFC3339Nano, b)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad_request", "before must be an RFC 3339 time")
+			return
+		}
+		q.Before = t
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			writeError(w, http.StatusBadRequest, "bad_request", "limit must be between 1 and 500")
+			return
+		}
+		q.Limit = n
+	}
+	turns, err := s.cfg.Turns(r.Context(), id.TenantID, q)
+	if err != nil {
+		s.cfg.Logger.Warn("list turns", "tenant", id.TenantID, "err", err)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the journal is unavailable; retry later")
+		return
+	}
+	if turns == nil {
+		turns = []TurnSummary{}
+	}
+	body := struct {
+		Turns      []TurnSummary `json:"turns"`
+		NextBefore string        `json:"next_before,omitempty"`
+	}{Turns: turns}
+	if len(turns) == q.Limit {
+		body.NextBefore = turns[len(turns)-1].StartedAt.Format(time.RFC3339Nano)
+	}
+	writeJSON(w, http.StatusOK, body)
+}

@@ -1,0 +1,300 @@
+package webchat
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// browser drives one headless Chromium tab against the app and the fake
+// API; every step fails the test with its name.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu      sync.Mutex
+	console []chromedp.ConsoleMessage
+}
+
+func (b *browser) do(step string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// wait polls a JavaScript predicate until it is true.
+func (b *browser) wait(step, predicate string) {
+	b.t.Helper()
+	b.do(step, chromedp.Poll[chromedp.Void](predicate, chromedp.WithPollingTimeout(15*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
+}
+
+// eval runs an expression and decodes its JSON value into out.
+func (b *browser) eval(step, expr string, out any) {
+	b.t.Helper()
+	raw, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]byte](expr))
+	if err != nil {
+		b.t.Fatalf("%s: %v", step, err)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		b.t.Fatalf("%s: decode %s: %v", step, raw, err)
+	}
+}
+
+func (b *browser) texts(step, selector string) []string {
+	b.t.Helper()
+	var out []string
+	b.eval(step, `Array.from(document.querySelectorAll(`+jsString(selector)+`), (e) => e.textContent)`, &out)
+	return out
+}
+
+func (b *browser) check(step, predicate string) {
+	b.t.Helper()
+	var ok bool
+	b.eval(step, "Boolean("+predicate+")", &ok)
+	if !ok {
+		b.t.Errorf("%s: %s is false", step, predicate)
+	}
+}
+
+func jsString(s string) string {
+	raw, _ := json.Marshal(s)
+	return string(raw)
+}
+
+// TestBrowser drives the app in headless Chromium, on a phone-sized
+// window, against a fake of the API: sign-in, a reply with chips, a chip,
+// a confirmation with Да, the typing indicator, a retry after 503, the
+// trace viewer, the list of turns with filters, server text with markup,
+// and a refused key.
+func TestBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skip("browser test skipped: " + chromiumPath + " is not installed")
+	}
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+
+	const token = "k-browser-test-0123456789"
+	api := newFakeAPI(token)
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", api)
+	mux.Handle("/", Handler())
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer api.close() // runs first: nothing held keeps the server open
+
+	// One bound for the whole run: when it passes, the browser is killed.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(390, 844),
+	)
+	defer cancelAlloc() // waits for the browser to exit
+	tabCtx, cancelTab := chromedp.NewContext(allocCtx)
+	defer cancelTab()
+
+	b := &browser{t: t, ctx: tabCtx}
+	b.do("start the browser on a phone-sized screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	messages := chromedp.Console(tabCtx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			b.mu.Lock()
+			b.console = append(b.console, m)
+			b.mu.Unlock()
+		}
+	}()
+
+	// Sign in: a refused key stays on the form, the right one opens the chat.
+	b.do("open the app", chromedp.Navigate(srv.URL+"/"))
+	b.wait("the sign-in form, focused", `!document.getElementById('view-login').hidden && document.activeElement.id === 'login-key'`)
+	b.check("no navigation before sign-in", `document.getElementById('main-nav').hidden`)
+	b.do("a wrong key", chromedp.SendKeys(chromedp.ID("login-key"), "wrong-key"), chromedp.Click(chromedp.ID("login-submit")))
+	b.wait("the wrong key is refused", `document.getElementById('login-error').textContent.includes('did not accept')`)
+	b.check("a refused key is not stored", `sessionStorage.length === 0`)
+	b.check("the refused key is cleared from the field", `document.getElementById('login-key').value === ''`)
+	b.do("the right key, with Enter", chromedp.SendKeys(chromedp.ID("login-key"), token+kb.Enter))
+	b.wait("the chat, with focus in the message box", `!document.getElementById('view-chat').hidden && document.activeElement.id === 'message-input'`)
+	b.check("the key is in sessionStorage", `sessionStorage.getItem('arbiter.webchat.key') === `+jsString(token))
+	b.check("nothing in localStorage or cookies", `localStorage.length === 0 && document.cookie === ''`)
+
+	// A reply with chips; its text holds markup, shown as text.
+	b.do("send hello with Enter", chromedp.SendKeys(chromedp.ID("message-input"), "hello"+kb.Enter))
+	b.wait("the reply", `document.querySelectorAll('#messages .message.assistant').length === 1`)
+	if got := b.texts("reply text", "#messages .message.assistant .text"); len(got) != 1 || got[0] != "Hi! <script>window.__pwned=1</script> What shall we do?" {
+		t.Errorf("reply text = %q", got)
+	}
+	if got := b.texts("chips", "#messages .message.assistant .chip"); strings.Join(got, "|") != "Show my tasks|<b>bold</b>" {
+		t.Errorf("chips = %q", got)
+	}
+	b.check("the reply links to its trace", `document.querySelector('#messages [data-turn="t-1"] .trace-link a').getAttribute('href') === '/turns/t-1'`)
+	b.check("the message box is emptied", `document.getElementById('message-input').value === ''`)
+	sent := api.sent()
+	if len(sent) != 1 || sent[0].Text != "hello" || !strings.HasPrefix(sent[0].ConversationID, "web-") || sent[0].MessageID == "" {
+		t.Fatalf("sent = %+v", sent)
+	}
+	conversation := sent[0].ConversationID
+
+	// A chip sends its value in one click.
+	b.do("click the chip", chromedp.Click(chromedp.CSS(`#messages [data-turn="t-1"] .chip[data-value="/tasks"]`)))
+	b.wait("the chip's reply", `document.querySelector('#messages [data-turn="t-2"] .text')?.textContent.startsWith('You have 2 tasks')`)
+	if last := api.sent()[1]; last.Button != "/tasks" || last.Text != "" || last.ConversationID != conversation {
+		t.Errorf("the chip sent %+v", last)
+	}
+	b.check("the chip shows as the user's message", `Array.from(document.querySelectorAll('#messages .message.user .text')).some((e) => e.textContent === 'Show my tasks')`)
+	b.check("used chips are disabled", `document.querySelector('#messages [data-turn="t-1"] .chip').disabled`)
+	b.check("focus returns to the message box", `document.activeElement.id === 'message-input'`)
+
+	// A pending action, confirmed with Да.
+	b.do("ask for a task", chromedp.SendKeys(chromedp.ID("message-input"), "create a task"), chromedp.Click(chromedp.ID("send")))
+	b.wait("the confirmation", `document.querySelectorAll('#messages [data-turn="t-3"] .pending button').length === 2`)
+	if got := b.texts("confirmation buttons", `#messages [data-turn="t-3"] .pending button`); strings.Join(got, "|") != "Да|Нет" {
+		t.Errorf("confirmation buttons = %q", got)
+	}
+	b.do("confirm with Да", chromedp.Click(chromedp.CSS(`#messages [data-turn="t-3"] .pending button.yes`)))
+	b.wait("the executed action", `document.querySelector('#messages [data-turn="t-4"] .text')?.textContent.startsWith('Task created')`)
+	if last := api.sent()[2:]; len(last) != 2 || last[1].Button != "confirm:p-1" {
+		t.Errorf("the confirmation sent %+v", last)
+	}
+	b.check("the executed action is listed", `document.querySelector('#messages [data-turn="t-4"] .executed').textContent.includes('create_task')`)
+	b.check("Да and Нет are disabled once used", `Array.from(document.querySelectorAll('#messages [data-turn="t-3"] .pending button')).every((e) => e.disabled)`)
+
+	// The typing indicator shows while a turn runs.
+	b.do("send a slow message", chromedp.SendKeys(chromedp.ID("message-input"), "wait"+kb.Enter))
+	b.wait("the typing indicator appears", `document.getElementById('typing').textContent.includes('typing') && document.getElementById('send').disabled`)
+	api.release()
+	b.wait("the typing indicator goes", `document.getElementById('typing').textContent === '' && document.querySelector('#messages [data-turn="t-5"]') !== null`)
+
+	// 503: the app says so and retries once with the same message_id.
+	b.do("send while busy", chromedp.SendKeys(chromedp.ID("message-input"), "busy"+kb.Enter))
+	b.wait("busy, retrying", `document.getElementById('chat-status').textContent.includes('busy, retrying')`)
+	b.wait("the retried reply", `document.querySelector('#messages [data-turn="t-6"] .text')?.textContent === 'Processed once, on attempt 2.'`)
+	b.check("the notice is gone", `document.getElementById('chat-status').textContent === ''`)
+	sent = api.sent()
+	if n := len(sent); n != 7 || sent[5].Text != "busy" || sent[6].MessageID != sent[5].MessageID {
+		t.Errorf("the retry was not the same message: %+v", sent)
+	}
+	ids := map[string]bool{}
+	for _, m := range sent[:6] {
+		if m.MessageID == "" || ids[m.MessageID] {
+			t.Errorf("message_id %q is empty or repeated", m.MessageID)
+		}
+		ids[m.MessageID] = true
+	}
+	b.check("no horizontal scrolling on a phone", `window.innerWidth === 390 && document.documentElement.scrollWidth <= 390`)
+
+	// The trace of a reply.
+	b.do("open a trace", chromedp.Click(chromedp.CSS(`#messages [data-turn="t-4"] .trace-link a`)))
+	b.wait("the trace", `location.pathname === '/turns/t-4' && document.querySelectorAll('#trace-body .timeline .step').length === 6`)
+	b.check("focus on the trace's heading", `document.activeElement.id === 'trace-title'`)
+	if got := b.texts("steps", "#trace-body .timeline .step-name"); strings.Join(got, ",") != "lock,dedupe,load_memory,assemble,decide:decide,execute:create_task" {
+		t.Errorf("steps = %q", got)
+	}
+	b.check("bars are scaled to the turn", `document.querySelector('#trace-body [data-step="decide:decide"] .bar').style.width === '85.71%' && document.querySelector('#trace-body [data-step="execute:create_task"] .bar').style.left === '95.24%'`)
+	b.check("the lock wait", `document.getElementById('trace-body').textContent.includes('The lock wait is 12 ms')`)
+	var calls [][]string
+	b.eval("model calls", `Array.from(document.querySelectorAll('#trace-body .llm-calls tbody tr'), (tr) => Array.from(tr.cells, (td) => td.textContent))`, &calls)
+	if len(calls) != 2 {
+		t.Fatalf("model calls = %q", calls)
+	}
+	want := [][]string{
+		{"1", "first", "fireworks", "accounts/fireworks/models/gpt-oss-20b", "decide (balanced)", "0 / 0 / 0", "$0", "150 ms", "error", "HTTP 429 <script>window.__pwned=4</script>", "blocked provider fireworks for 5m0s"},
+		{"2", "fallback", "openai", "gpt-4.1-mini", "decide (balanced)", "1,200 / 1,024 / 80", "$0.000410", "210 ms", "ok", "—", "—"},
+	}
+	for i := range want {
+		if strings.Join(calls[i], "|") != strings.Join(want[i], "|") {
+			t.Errorf("model call %d = %q, want %q", i+1, calls[i], want[i])
+		}
+	}
+	body := strings.Join(b.texts("trace", "#trace-body"), "")
+	for _, s := range []string{
+		"taskboard", "timeout <img src=x>", // context sources
+		`"tool": "create_task"`,             // the decision
+		"invalid JSON <b>", `{"say": <oops`, // the repair
+		"catalog", "not_granted", // a veto
+		"confirmed",                         // the confirmation
+		"pending:p-1", "created <i>T-1</i>", // the execution and its result
+		`<evidence kind="forward" source="Ivan ‹b›">`, "<script>window.__pwned=2</script>", // evidence as the model saw it
+		"openai / gpt-4.1-mini", "80%", // decided by, prompt cache
+	} {
+		if !strings.Contains(body, s) {
+			t.Errorf("the trace lacks %q", s)
+		}
+	}
+	b.check("no horizontal scrolling on a phone", `window.innerWidth === 390 && document.documentElement.scrollWidth <= 390`)
+
+	// The list of turns, filtered.
+	b.do("open the list", chromedp.Click(chromedp.CSS(`#main-nav a[data-nav="turns"]`)))
+	b.wait("every turn", `location.pathname === '/turns' && document.querySelectorAll('#turns-body tr').length === 8`)
+	b.check("the total cost", `document.getElementById('turns-summary').textContent === '8 turns shown, total cost $0.002660.'`)
+	b.do("filter by provider",
+		chromedp.SendKeys(chromedp.ID("filter-provider"), "mistral"),
+		chromedp.Click(chromedp.ID("filter-apply")))
+	b.wait("one mistral turn", `location.search === '?provider=mistral' && document.querySelectorAll('#turns-body tr').length === 1 && document.querySelector('#turns-body tr').dataset.turn === 't-old-1'`)
+	b.do("clear the filters", chromedp.Click(chromedp.ID("filter-clear")))
+	b.wait("the filters are cleared", `location.search === '' && document.getElementById('filter-provider').value === '' && document.querySelectorAll('#turns-body tr').length === 8`)
+	b.do("filter by conversation and status",
+		chromedp.SendKeys(chromedp.ID("filter-conversation"), conversation),
+		chromedp.SendKeys(chromedp.ID("filter-status"), "ok"),
+		chromedp.Click(chromedp.ID("filter-apply")))
+	b.wait("this conversation's turns", `new URLSearchParams(location.search).get('conversation_id') === `+jsString(conversation)+` && document.querySelectorAll('#turns-body tr').length === 6`)
+	qs := api.listQueries()
+	if last := qs[len(qs)-1]; last.Get("conversation_id") != conversation || last.Get("status") != "ok" || last.Get("provider") != "" || last.Get("limit") != "50" {
+		t.Errorf("the list was asked with %v", last)
+	}
+	b.do("go back", chromedp.Evaluate[chromedp.Void](`history.back()`))
+	b.wait("back to the whole list", `location.search === '' && document.querySelectorAll('#turns-body tr').length === 8`)
+
+	// Nothing the server sent ran or became markup.
+	b.check("no injected elements", `document.querySelectorAll('main script, main b, main i, main img').length === 0`)
+	b.check("no injected script ran", `window.__pwned === undefined`)
+	// A key the server stops accepting sends the user back to sign in.
+	api.setToken("rotated")
+	b.do("back to the chat", chromedp.Click(chromedp.CSS(`#main-nav a[data-nav="chat"]`)))
+	b.wait("the chat", `!document.getElementById('view-chat').hidden && document.activeElement.id === 'message-input'`)
+	b.do("send with a revoked key", chromedp.SendKeys(chromedp.ID("message-input"), "hello again"+kb.Enter))
+	b.wait("the sign-in form again", `!document.getElementById('view-login').hidden && document.getElementById('login-error').textContent.includes('did not accept') && document.activeElement.id === 'login-key'`)
+	b.check("the key is dropped", `sessionStorage.getItem('arbiter.webchat.key') === null`)
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range b.console {
+		if m.Source == "network" {
+			continue // the 401, 404 and 503 answers the test asked for
+		}
+		if m.IsException() || m.Type == chromedp.ConsoleError || strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "Trusted Type") {
+			t.Errorf("browser console: %s", m)
+		}
+	}
+
+	// Last, as the refusal is logged to the console.
+	var sink string
+	b.eval("the policy refuses HTML strings", `(() => { try { document.createElement('div').innerHTML = '<b>x</b>'; return 'allowed'; } catch (e) { return e.name; } })()`, &sink)
+	if sink != "TypeError" {
+		t.Errorf("assigning a string to innerHTML: %s, want TypeError (Trusted Types)", sink)
+	}
+}

@@ -1,0 +1,325 @@
+package webchat
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/arbiterhq/arbiter/channel/httpapi"
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/decision"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// turnListItem is one item of GET /v1/turns.
+type turnListItem struct {
+	TurnID         string    `json:"turn_id"`
+	ConversationID string    `json:"conversation_id"`
+	UserID         string    `json:"user_id"`
+	Route          string    `json:"route"`
+	Status         string    `json:"status"`
+	StartedAt      time.Time `json:"started_at"`
+	DurationMS     int64     `json:"duration_ms"`
+	CostUSD        float64   `json:"cost_usd"`
+	Providers      []string  `json:"providers"`
+}
+
+// fakeAPI is a small stand-in for the HTTP API: the same paths, the same
+// JSON (the reply is a chat.Outbound, the record a turn.Trace), and a
+// script of answers chosen by the message's text or button:
+//
+//	"hello"          a reply with two chips, one of them /tasks
+//	button /tasks    a list of tasks
+//	"create a task"  a pending create_task with confirm:p-1 / cancel:p-1
+//	button confirm:  the stored action executed
+//	"wait"           held until release is called
+//	"busy"           503 with Retry-After the first time a message_id comes
+//	anything else    an echo
+type fakeAPI struct {
+	mu       sync.Mutex
+	token    string
+	messages []httpapi.MessageRequest // every POST /v1/messages, in order
+	queries  []url.Values             // every GET /v1/turns
+	traces   map[string][]byte
+	items    []turnListItem // newest first
+	attempts map[string]int // by message_id
+	seq      int
+	clock    time.Time
+
+	gate chan struct{} // closed by release
+	stop chan struct{} // closed by close: nothing waits any longer
+	once sync.Once
+	mux  *http.ServeMux
+}
+
+func newFakeAPI(token string) *fakeAPI {
+	f := &fakeAPI{
+		token:    token,
+		traces:   map[string][]byte{},
+		attempts: map[string]int{},
+		clock:    time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC),
+		gate:     make(chan struct{}),
+		stop:     make(chan struct{}),
+	}
+	f.mux = http.NewServeMux()
+	f.mux.HandleFunc("POST /v1/messages", f.postMessage)
+	f.mux.HandleFunc("GET /v1/turns", f.listTurns)
+	f.mux.HandleFunc("GET /v1/turns/{id}", f.getTurn)
+	f.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	// Turns of another conversation, one failed and one with script in
+	// its user id.
+	f.items = []turnListItem{
+		{TurnID: "t-old-2", ConversationID: "c-other", UserID: "<script>window.__pwned=3</script>", Route: "command", Status: "ok",
+			StartedAt: f.clock.Add(-time.Hour), DurationMS: 20, Providers: []string{}},
+		{TurnID: "t-old-1", ConversationID: "c-other", UserID: "alice", Route: "model", Status: "failed",
+			StartedAt: f.clock.Add(-2 * time.Hour), DurationMS: 4100, CostUSD: 0.0002, Providers: []string{"mistral"}},
+	}
+	return f
+}
+
+func (f *fakeAPI) setToken(token string) {
+	f.mu.Lock()
+	f.token = token
+	f.mu.Unlock()
+}
+
+// release lets a held "wait" message be answered.
+func (f *fakeAPI) release() { close(f.gate) }
+
+// close frees every held request, so the test server can shut down.
+func (f *fakeAPI) close() { f.once.Do(func() { close(f.stop) }) }
+
+func (f *fakeAPI) sent() []httpapi.MessageRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.messages)
+}
+
+func (f *fakeAPI) listQueries() []url.Values {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.queries)
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mux.ServeHTTP(w, r)
+}
+
+func (f *fakeAPI) authorized(w http.ResponseWriter, r *http.Request) bool {
+	f.mu.Lock()
+	ok := r.Header.Get("Authorization") == "Bearer "+f.token
+	f.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
+	}
+	return ok
+}
+
+func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
+	if !f.authorized(w, r) {
+		return
+	}
+	req, err := httpapi.DecodeMessage(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
+	f.mu.Lock()
+	f.messages = append(f.messages, req)
+	f.attempts[req.MessageID]++
+	attempt := f.attempts[req.MessageID]
+	f.mu.Unlock()
+
+	out := chat.Outbound{Buttons: []chat.Button{}, Executed: []chat.Execution{}}
+	var executed []turn.ExecutionTrace
+	var pending *turn.ConfirmationTrace
+	switch {
+	case req.Text == "hello":
+		out.Say = "Hi! <script>window.__pwned=1</script> What shall we do?"
+		out.Buttons = []chat.Button{{Label: "Show my tasks", Value: "/tasks"}, {Label: "<b>bold</b>", Value: "/help"}}
+	case req.Button == "/tasks":
+		out.Say = "You have 2 tasks: check the signup form; call Anna."
+	case req.Text == "create a task":
+		out.Say = "Create the task «Check the signup form»?"
+		out.Pending = &chat.PendingView{Tool: "create_task", Args: json.RawMessage(`{"title":"Check the signup form"}`), ExpiresAt: f.clock.Add(10 * time.Minute)}
+		out.Buttons = []chat.Button{{Label: "✅ Да", Value: "confirm:p-1"}, {Label: "❌ Нет", Value: "cancel:p-1"}}
+		pending = &turn.ConfirmationTrace{ID: "p-1", Tool: "create_task", Outcome: "proposed"}
+	case strings.HasPrefix(req.Button, "confirm:"):
+		out.Say = "Task created: T-1 «Check the signup form»."
+		args := json.RawMessage(`{"title":"Check the signup form"}`)
+		result := json.RawMessage(`{"id":"T-1","title":"Check the signup form"}`)
+		out.Executed = []chat.Execution{{Tool: "create_task", Args: args, Status: "ok", Result: result}}
+		executed = []turn.ExecutionTrace{{
+			Tool: "create_task", Args: args, IdempotencyKey: "pending:p-1", Status: "ok", DurationMS: 15,
+			Result: &tool.Result{Status: tool.StatusOK, Data: result, Text: "created <i>T-1</i>", Source: "taskboard", ObservedAt: f.clock},
+		}}
+		pending = &turn.ConfirmationTrace{ID: "p-1", Tool: "create_task", Outcome: "confirmed"}
+	case req.Text == "wait":
+		select {
+		case <-f.gate:
+		case <-f.stop:
+			return
+		case <-r.Context().Done():
+			return
+		}
+		out.Say = "Done waiting."
+	case req.Text == "busy" && attempt == 1:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the message could not be processed now; retry with the same message_id")
+		return
+	case req.Text == "busy":
+		out.Say = fmt.Sprintf("Processed once, on attempt %d.", attempt)
+	default:
+		out.Say = "You said: " + req.Text
+	}
+	out.TurnID = f.record(req, out.Say, executed, pending)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// record journals a turn: a trace with every part the viewer shows, and
+// a list item.
+func (f *fakeAPI) record(req httpapi.MessageRequest, say string, executed []turn.ExecutionTrace, confirmation *turn.ConfirmationTrace) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	id := fmt.Sprintf("t-%d", f.seq)
+	start := f.clock.Add(time.Duration(f.seq) * time.Minute).Add(123456789 * time.Nanosecond)
+	ms := func(n int) time.Time { return start.Add(time.Duration(n) * time.Millisecond) }
+	if executed == nil {
+		executed = []turn.ExecutionTrace{}
+	}
+	tr := &turn.Trace{
+		TurnID: id, ConversationID: req.ConversationID, Tenant: "acme", UserID: "alice", Channel: "http", MessageID: req.MessageID,
+		Route: "model", Status: "ok", StartedAt: start, DurationMS: 420, LockWaitMS: 12,
+		MemoryMessages: 3, PromptMessages: 5, PromptBytes: 5120, StablePrefixBytes: 4096, StablePrefixRatio: 0.8,
+		Evidence: []chat.Evidence{{Kind: chat.EvidenceForward, Text: "Ivan: <script>window.__pwned=2</script> pay now", Source: "Ivan <b>"}},
+		Context: []turn.ContextSourceTrace{
+			{Name: "taskboard", DurationMS: 8, Sections: 2},
+			{Name: "calendar", DurationMS: 30, Error: "timeout <img src=x>"},
+		},
+		LLMCalls: []store.LLMCall{
+			{Provider: "fireworks", Model: "accounts/fireworks/models/gpt-oss-20b", Operation: "decide", Strategy: "balanced", Attempt: "first",
+				InputTokens: 0, DurationMS: 150, Status: "error", Error: "HTTP 429 <script>window.__pwned=4</script>", Note: "blocked provider fireworks for 5m0s", At: ms(40)},
+			{Provider: "openai", Model: "gpt-4.1-mini", Operation: "decide", Strategy: "balanced", Attempt: "fallback",
+				InputTokens: 1200, CachedInputTokens: 1024, OutputTokens: 80, CostUSD: 0.00041, DurationMS: 210, Status: "ok", At: ms(190)},
+		},
+		DecidedBy:    &turn.DecidedBy{Provider: "openai", Model: "gpt-4.1-mini"},
+		CostUSD:      0.00041,
+		Decision:     json.RawMessage(`{"say":"<script>window.__pwned=5</script>","tool":"create_task","args":{"title":"Check the signup form"},"done":false,"newTopic":false,"buttons":[]}`),
+		Repair:       &turn.RepairTrace{Output: `{"say": <oops`, Problems: []decision.Problem{{Location: "/", Message: "invalid JSON <b>"}}, Repaired: true, SecondOutput: `{"say":"ok"}`},
+		Vetoes:       []turn.Veto{{Guard: "catalog", Tool: "delete_task", Reason: "not_granted"}},
+		Confirmation: confirmation,
+		Executed:     executed,
+		Say:          say,
+		Steps: []turn.StepTrace{
+			{Name: "lock", At: ms(0), DurationMS: 12},
+			{Name: "dedupe", At: ms(12), DurationMS: 1},
+			{Name: "load_memory", At: ms(13), DurationMS: 3},
+			{Name: "assemble", At: ms(16), DurationMS: 20},
+			{Name: "decide:decide", At: ms(40), DurationMS: 360},
+			{Name: "execute:create_task", At: ms(400), DurationMS: 15, Note: "ok"},
+		},
+		Notes: []string{"a note with <i>markup</i>"},
+	}
+	raw, err := json.Marshal(tr)
+	if err != nil {
+		panic(err)
+	}
+	f.traces[id] = raw
+	f.items = append([]turnListItem{{
+		TurnID: id, ConversationID: req.ConversationID, UserID: "alice", Route: "model", Status: "ok",
+		StartedAt: start, DurationMS: 420, CostUSD: 0.00041, Providers: []string{"fireworks", "openai"},
+	}}, f.items...)
+	return id
+}
+
+func (f *fakeAPI) getTurn(w http.ResponseWriter, r *http.Request) {
+	if !f.authorized(w, r) {
+		return
+	}
+	id := r.PathValue("id")
+	f.mu.Lock()
+	raw, ok := f.traces[id]
+	f.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", "no turn "+id)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(raw)
+}
+
+func (f *fakeAPI) listTurns(w http.ResponseWriter, r *http.Request) {
+	if !f.authorized(w, r) {
+		return
+	}
+	q := r.URL.Query()
+	limit := 50
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 && n <= 500 {
+		limit = n
+	}
+	var before time.Time
+	if b := q.Get("before"); b != "" {
+		t, err := time.Parse(time.RFC3339Nano, b)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad_request", "before must be an RFC 3339 time")
+			return
+		}
+		before = t
+	}
+	f.mu.Lock()
+	f.queries = append(f.queries, q)
+	var out []turnListItem
+	for _, it := range f.items {
+		if len(out) == limit {
+			break
+		}
+		if !before.IsZero() && !it.StartedAt.Before(before) {
+			continue
+		}
+		if c := q.Get("conversation_id"); c != "" && it.ConversationID != c {
+			continue
+		}
+		if s := q.Get("status"); s != "" && it.Status != s {
+			continue
+		}
+		if p := q.Get("provider"); p != "" && !slices.Contains(it.Providers, p) {
+			continue
+		}
+		out = append(out, it)
+	}
+	f.mu.Unlock()
+	if out == nil {
+		out = []turnListItem{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"turns": out})
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	var b struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	b.Error.Code, b.Error.Message = code, msg
+	writeJSON(w, status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

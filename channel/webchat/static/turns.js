@@ -1,0 +1,158 @@
+// The list of turns: GET /v1/turns?conversation_id=&status=&provider=&before=&limit=
+// answers the tenant's turns, newest first, each with turn_id,
+// conversation_id, user_id, route, status, started_at, duration_ms, cost_usd
+// and providers. The filters live in the page's address, so a filtered list
+// can be linked to and the back button works.
+
+import {call, ApiError} from './api.js';
+import {$, h, setText, fmtTime, fmtMs, fmtCost} from './dom.js';
+
+const filterNames = ['conversation_id', 'status', 'provider'];
+const knownProviders = ['fireworks', 'mistral', 'openai', 'xai', 'openrouter', 'anthropic', 'ollama', 'vllm', 'llamacpp'];
+
+let ctx; // {key(), unauthorized(message), navigate(path), conversations()}
+let els;
+let seq = 0; // ignores answers to superseded requests
+let shown = []; // items on screen
+let cursor = ''; // before= for the next page
+let query = null;
+
+export function initTurns(context) {
+  ctx = context;
+  els = {
+    form: $('turns-filter'),
+    conversation: $('filter-conversation'),
+    status: $('filter-status'),
+    provider: $('filter-provider'),
+    limit: $('filter-limit'),
+    clear: $('filter-clear'),
+    conversations: $('conversation-options'),
+    providers: $('provider-options'),
+    summary: $('turns-summary'),
+    error: $('turns-error'),
+    body: $('turns-body'),
+    more: $('turns-more'),
+  };
+  els.form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const q = new URLSearchParams();
+    for (const [name, input] of [['conversation_id', els.conversation], ['status', els.status], ['provider', els.provider]]) {
+      const v = input.value.trim();
+      if (v) q.set(name, v);
+    }
+    if (els.limit.value !== '50') q.set('limit', els.limit.value);
+    const s = q.toString();
+    ctx.navigate('/turns' + (s ? '?' + s : ''), {keepFocus: true});
+  });
+  els.clear.addEventListener('click', () => {
+    ctx.navigate('/turns', {keepFocus: true});
+  });
+  els.more.addEventListener('click', () => load(true));
+}
+
+// showTurns renders the list for the filters in search (a query string).
+export function showTurns(search) {
+  const params = new URLSearchParams(search);
+  query = new URLSearchParams();
+  for (const name of filterNames) {
+    const v = (params.get(name) || '').trim();
+    if (v) query.set(name, v);
+  }
+  let limit = Number(params.get('limit'));
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) limit = 50;
+  query.set('limit', String(limit));
+  els.conversation.value = query.get('conversation_id') || '';
+  els.status.value = query.get('status') || '';
+  els.provider.value = query.get('provider') || '';
+  if (![...els.limit.options].some((o) => o.value === String(limit))) {
+    els.limit.append(h('option', {value: String(limit)}, String(limit)));
+  }
+  els.limit.value = String(limit);
+  els.conversations.replaceChildren(...ctx.conversations().map((id) => h('option', {value: id})));
+  shown = [];
+  cursor = '';
+  els.body.replaceChildren();
+  load(false);
+}
+
+async function load(more) {
+  const mine = ++seq;
+  const q = new URLSearchParams(query);
+  if (more && cursor) q.set('before', cursor);
+  els.more.hidden = true;
+  els.error.replaceChildren();
+  setText(els.summary, 'Loading turns…');
+  let res;
+  try {
+    res = await call(ctx.key(), 'GET', '/v1/turns?' + q.toString());
+  } catch (e) {
+    if (mine !== seq) return;
+    setText(els.summary, '');
+    if (e instanceof ApiError && e.status === 401) {
+      ctx.unauthorized('The server did not accept the API key. Sign in again.');
+      return;
+    }
+    const text = e instanceof ApiError && e.status === 404
+      ? 'This server does not list turns (' + e.message + ').'
+      : 'The turns could not be loaded: ' + e.message;
+    els.error.replaceChildren(h('p', null, text));
+    return;
+  }
+  if (mine !== seq) return;
+  const items = listItems(res);
+  shown = shown.concat(items);
+  els.body.append(...items.map(row));
+  const limit = Number(query.get('limit'));
+  const next = res && typeof res.next_before === 'string' ? res.next_before : '';
+  cursor = next || (items.length ? String(items[items.length - 1].started_at || '') : '');
+  els.more.hidden = !(next || (items.length >= limit && cursor));
+  summarize();
+  offerProviders();
+}
+
+// listItems accepts {"turns": [...]}, {"items": [...]} or a bare array.
+function listItems(res) {
+  const list = Array.isArray(res) ? res : res && Array.isArray(res.turns) ? res.turns : res && Array.isArray(res.items) ? res.items : [];
+  return list.filter((t) => t && typeof t === 'object' && typeof t.turn_id === 'string');
+}
+
+function summarize() {
+  const cost = shown.reduce((sum, t) => sum + (Number(t.cost_usd) || 0), 0);
+  const n = shown.length;
+  setText(els.summary, n === 0
+    ? 'No turns match.'
+    : n + (n === 1 ? ' turn' : ' turns') + ' shown, total cost ' + fmtCost(cost) + '.');
+}
+
+function offerProviders() {
+  const seen = new Set(knownProviders);
+  for (const t of shown) for (const p of providers(t)) seen.add(p);
+  els.providers.replaceChildren(...[...seen].sort().map((p) => h('option', {value: p})));
+}
+
+function providers(t) {
+  return Array.isArray(t.providers) ? t.providers.filter((p) => typeof p === 'string') : [];
+}
+
+function statusClass(s) {
+  if (s === 'ok') return 'status-ok';
+  if (typeof s === 'string' && s.startsWith('failed')) return 'status-failed';
+  return 'status-other';
+}
+
+function row(t) {
+  const cell = (label, ...content) => h('td', {dataset: {label}}, ...content);
+  const conv = String(t.conversation_id || '');
+  return h('tr', {dataset: {turn: t.turn_id}},
+    cell('Started', h('time', {datetime: String(t.started_at || '')}, fmtTime(t.started_at))),
+    cell('Turn', h('a', {href: '/turns/' + encodeURIComponent(t.turn_id)}, t.turn_id)),
+    cell('Conversation', conv
+      ? h('a', {href: '/turns?conversation_id=' + encodeURIComponent(conv), title: 'Turns of this conversation'}, conv)
+      : '—'),
+    cell('User', String(t.user_id || '—')),
+    cell('Route', String(t.route || '—')),
+    cell('Status', h('span', {class: 'badge ' + statusClass(t.status)}, String(t.status || '—'))),
+    cell('Duration', fmtMs(t.duration_ms)),
+    cell('Cost', fmtCost(t.cost_usd)),
+    cell('Providers', providers(t).join(', ') || '—'));
+}
