@@ -21,6 +21,10 @@ type queries struct {
 	insertTurn, insertLLM, insertTool string
 	getTurn, getLLM, getTool          string
 	costPerDay, conversationTurns     string
+	// ListTurns builds its query from listTurns, the filters and
+	// listProvider (which ends before the provider's placeholder and its
+	// closing parenthesis); listLLM and listTool read the calls of a page.
+	listTurns, listProvider, listLLM, listTool string
 }
 
 func newQueries(quoted string) queries {
@@ -48,9 +52,18 @@ func newQueries(quoted string) queries {
 		conversationTurns: `SELECT turn_id, route, status, started_at, duration_ms
 			FROM {schema}.turns WHERE tenant = $1 AND chat = $2 AND user_id = $3
 			ORDER BY started_at DESC LIMIT $4`,
+		listTurns: `SELECT t.turn_id, t.chat, t.user_id, t.route, t.status, t.started_at, t.duration_ms
+			FROM {schema}.turns t WHERE t.tenant = $1`,
+		listProvider: ` AND EXISTS (SELECT 1 FROM {schema}.llm_calls c
+			WHERE c.turn_id = t.turn_id AND c.provider = `,
+		listLLM: `SELECT turn_id, provider, model, operation, strategy, attempt, input_tokens, cached_tokens,
+			output_tokens, cost_usd, duration_ms, status, error, note, at
+			FROM {schema}.llm_calls WHERE turn_id = ANY($1) AND tenant = $2 ORDER BY turn_id, seq`,
+		listTool: `SELECT turn_id, tool, idempotency_key, status, error, duration_ms, at
+			FROM {schema}.tool_calls WHERE turn_id = ANY($1) AND tenant = $2 ORDER BY turn_id, seq`,
 	}
 	for _, p := range []*string{&q.insertTurn, &q.insertLLM, &q.insertTool, &q.getTurn, &q.getLLM,
-		&q.getTool, &q.costPerDay, &q.conversationTurns} {
+		&q.getTool, &q.costPerDay, &q.conversationTurns, &q.listTurns, &q.listProvider, &q.listLLM, &q.listTool} {
 		*p = withSchema(*p, quoted)
 	}
 	return q

@@ -1,8 +1,9 @@
 // Package pgjournal is a store.Journal on PostgreSQL: every turn, its model
 // calls and its tool calls, kept in three tables of one schema (turns,
-// llm_calls, tool_calls) with the indexes operators query by, and two read
+// llm_calls, tool_calls) with the indexes operators query by, and read
 // helpers for the questions they ask most: cost per tenant per day
-// (CostPerDay) and the turns of one conversation (TurnsOfConversation).
+// (CostPerDay), the turns of one conversation (TurnsOfConversation) and a
+// tenant's turns for trace views (ListTurns, store.TurnLister).
 //
 // It holds the journal only. Conversation state, the inbox, execution
 // records and the conversation lock belong to a store.State and
@@ -130,7 +131,10 @@ func (j *Journal) Close() {
 	j.pool.Close()
 }
 
-var _ store.Journal = (*Journal)(nil)
+var (
+	_ store.Journal    = (*Journal)(nil)
+	_ store.TurnLister = (*Journal)(nil)
+)
 
 func checkSchemaName(s string) error {
 	switch {

@@ -67,10 +67,16 @@ func testURL(tb testing.TB) string {
 // with everything in it, when tb ends.
 func freshSchema(tb testing.TB) string {
 	tb.Helper()
+	return freshSchemaNamed(tb, "")
+}
+
+// freshSchemaNamed is freshSchema with suffix appended to the name.
+func freshSchemaNamed(tb testing.TB, suffix string) string {
+	tb.Helper()
 	url := testURL(tb)
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	schema := "pgjournal_test_" + hex.EncodeToString(b[:])
+	schema := "pgjournal_test_" + hex.EncodeToString(b[:]) + suffix
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -528,6 +534,24 @@ func TestRoundTrips(t *testing.T) {
 	if n := measure(get); n != 1 {
 		t.Errorf("GetTurn took %d round trips, want 1", n)
 	}
+	// A page of turns, then its calls in one batch.
+	list := func(f store.TurnFilter) func() error {
+		return func() error {
+			recs, err := j.ListTurns(ctx, "t1", f)
+			if err == nil && len(recs) == 0 && f.Chat == "" {
+				err = errors.New("ListTurns found nothing")
+			}
+			return err
+		}
+	}
+	measure(list(store.TurnFilter{}))
+	if n := measure(list(store.TurnFilter{Limit: 3})); n != 2 {
+		t.Errorf("ListTurns took %d round trips, want 2", n)
+	}
+	measure(list(store.TurnFilter{Chat: "none"}))
+	if n := measure(list(store.TurnFilter{Chat: "none"})); n != 1 {
+		t.Errorf("ListTurns finding nothing took %d round trips, want 1", n)
+	}
 }
 
 // closedPort returns an address nothing listens on.
@@ -642,6 +666,9 @@ func TestClosed(t *testing.T) {
 	if _, err := j.GetTurn(ctx, "t1", "turn-1"); !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("GetTurn after Close: %v, want ErrUnavailable", err)
 	}
+	if _, err := j.ListTurns(ctx, "t1", store.TurnFilter{}); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("ListTurns after Close: %v, want ErrUnavailable", err)
+	}
 }
 
 func TestCanceledContext(t *testing.T) {
@@ -654,5 +681,8 @@ func TestCanceledContext(t *testing.T) {
 	}
 	if _, err := j.GetTurn(t.Context(), "t1", "turn-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetTurn of a turn appended with a canceled context: %v, want ErrNotFound", err)
+	}
+	if _, err := j.ListTurns(ctx, "t1", store.TurnFilter{}); !errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("ListTurns with a canceled context: %v, want context.Canceled only", err)
 	}
 }

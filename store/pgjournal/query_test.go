@@ -101,7 +101,7 @@ func TestTurnsOfConversation(t *testing.T) {
 
 // TestExplainUsesIndexes fills the tables with enough rows that a
 // sequential scan would be the wrong plan, and checks that the planner
-// picks the indexes for the three questions they exist for.
+// picks the indexes for the questions they exist for.
 func TestExplainUsesIndexes(t *testing.T) {
 	j := openTest(t)
 	ctx := t.Context()
@@ -149,6 +149,26 @@ func TestExplainUsesIndexes(t *testing.T) {
 			[]any{"provider-0", "error", day, day.Add(48 * time.Hour)}},
 		{"cost per tenant per day", "llm_calls_cost", j.q.costPerDay,
 			[]any{"tenant-3", day, day.Add(48 * time.Hour)}},
+	}
+	for _, f := range []store.TurnFilter{
+		{}, {Before: day}, {Status: "ok", Provider: "provider-3"},
+		{Chat: "chat-3", UserID: "u-1"}, {Chat: "chat-3", UserID: "u-1", Before: day},
+	} {
+		query, args := j.listQuery("tenant-3", f)
+		index := "turns_by_tenant"
+		switch {
+		case f.Chat != "":
+			index = "turns_by_conversation"
+		case f.Provider != "":
+			// The planner weighs probing each turn's calls by the primary
+			// key against reading the provider's calls along
+			// llm_calls_by_provider; either way, no table is scanned.
+			index = "llm_calls_"
+		}
+		tests = append(tests, struct {
+			name, index, query string
+			args               []any
+		}{fmt.Sprintf("list turns %+v", f), index, query, args})
 	}
 	for _, tt := range tests {
 		rows, err := j.pool.Query(ctx, `EXPLAIN `+tt.query, tt.args...)

@@ -81,6 +81,15 @@ var migrations = []migration{{
 		// Tool outcomes over time, as the embedded journal keeps them.
 		`CREATE INDEX tool_calls_by_tool ON {schema}.tool_calls (tool, status, at)`,
 	},
+}, {
+	name: "turns_by_tenant",
+	stmts: []string{
+		// A tenant's turns, newest first (ListTurns without a
+		// conversation): read backwards, it gives the order and the Before
+		// bound, and the LIMIT stops the read early. Built in the migration's
+		// transaction, so appends wait while it is built on a large table.
+		`CREATE INDEX turns_by_tenant ON {schema}.turns (tenant, started_at)`,
+	},
 }}
 
 // withSchema puts the quoted schema name into sql.

@@ -3,10 +3,11 @@
 // with fencing live in Redis (7.0 or later), so several arbiter processes
 // can serve the same conversations.
 //
-// It implements store.State and store.Locker and passes the store/storetest
-// suite. It is not a store.Journal: turn records belong in a durable
-// database (store/sqlitestore or a PostgreSQL backend), and a Commit that
-// carries one (Commit.Turn) is refused with an error, writing nothing.
+// It implements store.State, store.Locker and store.ChannelInbox (see
+// Accept) and passes the store/storetest suite. It is not a store.Journal:
+// turn records belong in a durable database (store/sqlitestore or a
+// PostgreSQL backend), and a Commit that carries one (Commit.Turn) is
+// refused with an error, writing nothing.
 // A restarted, empty server keeps the lock safe (see Fences below), but
 // the data is only as durable as the server: without persistence a restart
 // forgets conversations, and with them the inbox (a redelivered message is
@@ -59,6 +60,18 @@
 //	                       begun), and once finished "\n<finished at>\n<result>"
 //	                       after it. Kept ExecutionTTL after BeginExecution.
 //
+// The channel inbox keeps the keys of channel c under the tag {C}, C being
+// "channel:c" escaped as above, so one channel's keys share a cluster slot:
+//
+//	P{C}:ci:seq         string  the acceptance counter (INCR); never expires.
+//	P{C}:ci:pending     zset    the ids of items not yet done, scored by
+//	                            their acceptance number.
+//	P{C}:ci:item:<id>   hash    a pending item: order, at (RFC 3339),
+//	                            payload (the bytes as given). Deleted by
+//	                            Done; PX ChannelRetention from acceptance.
+//	P{C}:ci:seen:<id>   string  the dedupe marker: PX ChannelDedupe, set by
+//	                            the acceptance and again by Done.
+//
 // Expiry decisions the engine relies on (memory past ConversationTTL, a
 // pending action past its grace) are taken on Options.Now against the
 // expiry stored with the value; Redis expiry only cleans up, a margin later.
@@ -94,6 +107,12 @@
 //   - commit: refuse the commit (ErrFenced) if its fence is older than the
 //     newest fence of the conversation's lock, else write memory, put or drop
 //     the pending action, and complete the inbox record.
+//   - channel accept: unless the id's marker exists or its item is still
+//     pending, INCR the channel's counter, set the marker, write the item
+//     and ZADD its id under the new number.
+//   - channel pending: read the items of the ids a ZRANGE returned, and
+//     ZREM the ids whose items ran out their retention.
+//   - channel done: ZREM the id, delete its item, set its marker again.
 //
 // ClaimMessage and BeginExecution are a single SET NX GET each.
 //
@@ -176,19 +195,22 @@ import (
 
 // Interface guards. The store is deliberately no store.Journal.
 var (
-	_ store.State  = (*Store)(nil)
-	_ store.Locker = (*Store)(nil)
+	_ store.State        = (*Store)(nil)
+	_ store.Locker       = (*Store)(nil)
+	_ store.ChannelInbox = (*Store)(nil)
 )
 
 // Defaults for zero Options fields.
 const (
-	DefaultPrefix          = "arbiter:"
-	DefaultLockWait        = 30 * time.Second
-	DefaultLockTTL         = 45 * time.Second
-	DefaultConversationTTL = 30 * time.Minute
-	DefaultInboxTTL        = 24 * time.Hour
-	DefaultPendingGrace    = 24 * time.Hour
-	DefaultExecutionTTL    = 7 * 24 * time.Hour
+	DefaultPrefix           = "arbiter:"
+	DefaultLockWait         = 30 * time.Second
+	DefaultLockTTL          = 45 * time.Second
+	DefaultConversationTTL  = 30 * time.Minute
+	DefaultInboxTTL         = 24 * time.Hour
+	DefaultPendingGrace     = 24 * time.Hour
+	DefaultExecutionTTL     = 7 * 24 * time.Hour
+	DefaultChannelDedupe    = 24 * time.Hour
+	DefaultChannelRetention = 7 * 24 * time.Hour
 	// MinFenceTTL is the least time a fence counter is kept after the last
 	// grant of its key.
 	MinFenceTTL = 7 * 24 * time.Hour
@@ -228,6 +250,16 @@ type Options struct {
 	// ExecutionTTL is how long an execution record is kept after
 	// BeginExecution. Default 7 days.
 	ExecutionTTL time.Duration
+	// ChannelDedupe is how long the channel inbox remembers an item's id
+	// after its acceptance, and again after Done, on the server's clock.
+	// Default 24h; smaller values are raised to 24h, the least the
+	// store.ChannelInbox contract allows.
+	ChannelDedupe time.Duration
+	// ChannelRetention is how long an accepted item waits to be marked
+	// done before Redis drops it, so that items nobody processes do not
+	// fill the server. Default 7 days; it is never shorter than
+	// ChannelDedupe.
+	ChannelRetention time.Duration
 	// Client, when set, is used instead of a client made from URL; Close
 	// leaves it open. Its retry settings are the caller's.
 	Client redis.UniversalClient
@@ -253,6 +285,11 @@ func (o Options) withDefaults() Options {
 	if o.InboxTTL < DefaultInboxTTL {
 		o.InboxTTL = DefaultInboxTTL
 	}
+	def(&o.ChannelRetention, DefaultChannelRetention)
+	if o.ChannelDedupe < DefaultChannelDedupe {
+		o.ChannelDedupe = DefaultChannelDedupe
+	}
+	o.ChannelRetention = max(o.ChannelRetention, o.ChannelDedupe)
 	return o
 }
 
@@ -273,8 +310,10 @@ type Store struct {
 	fenceTTL  time.Duration
 
 	// The scripts, per store so tests can swap one for a faulty variant.
-	lockScript, extendScript, releaseScript  *redis.Script
-	takeScript, completeScript, commitScript *redis.Script
+	lockScript, extendScript, releaseScript   *redis.Script
+	takeScript, completeScript, commitScript  *redis.Script
+	channelAcceptScript, channelPendingScript *redis.Script
+	channelDoneScript                         *redis.Script
 
 	// queue is the timing of the lock queues; wake delivers their wake-up
 	// messages (nil turns wake-ups off, leaving waiters to poll).
@@ -308,8 +347,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		takeScript:     redis.NewScript(takeSrc),
 		completeScript: redis.NewScript(completeSrc),
 		commitScript:   redis.NewScript(commitSrc),
-		queue:          defaultQueueTiming,
-		closing:        make(chan struct{}),
+
+		channelAcceptScript:  redis.NewScript(channelAcceptSrc),
+		channelPendingScript: redis.NewScript(channelPendingSrc),
+		channelDoneScript:    redis.NewScript(channelDoneSrc),
+		queue:                defaultQueueTiming,
+		closing:              make(chan struct{}),
 	}
 	where := "client"
 	if s.rdb == nil {
@@ -331,7 +374,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.closeClient()
 		return nil, s.fail(ctx, "open redis store", where, err)
 	}
-	for _, sc := range []*redis.Script{s.lockScript, s.extendScript, s.releaseScript, s.takeScript, s.completeScript, s.commitScript} {
+	for _, sc := range []*redis.Script{s.lockScript, s.extendScript, s.releaseScript, s.takeScript, s.completeScript,
+		s.commitScript, s.channelAcceptScript, s.channelPendingScript, s.channelDoneScript} {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			s.closeClient()
 			return nil, s.fail(ctx, "open redis store: load script", where, err)

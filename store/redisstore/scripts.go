@@ -227,3 +227,79 @@ if KEYS[4] then
 end
 return 1
 `
+
+// channelAcceptSrc stores a channel item unless its id is remembered: its
+// dedupe marker exists, or its item is still pending (a marker can expire
+// before the item is processed, and then is set again).
+//
+//	KEYS[1] P{C}:ci:seen:<id>   KEYS[2] P{C}:ci:item:<id>
+//	KEYS[3] P{C}:ci:pending     KEYS[4] P{C}:ci:seq
+//	ARGV[1] id   ARGV[2] dedupe window ms   ARGV[3] order key
+//	ARGV[4] accepted at (RFC 3339)   ARGV[5] payload   ARGV[6] retention ms
+//
+// Returns 1 when the item was stored, 0 for a duplicate (nothing of the
+// stored item changes).
+const channelAcceptSrc = `#!lua
+local seen = redis.call('EXISTS', KEYS[1]) == 1
+local open = redis.call('EXISTS', KEYS[2]) == 1
+if seen then
+  return 0
+end
+if open then
+  redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
+  return 0
+end
+local seq = redis.call('INCR', KEYS[4])
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
+redis.call('HSET', KEYS[2], 'order', ARGV[3], 'at', ARGV[4], 'payload', ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
+redis.call('ZADD', KEYS[3], seq, ARGV[1])
+return 1
+`
+
+// channelPendingSrc reads the items of ids a ZRANGE of the pending set
+// returned, and takes out of the set the ids whose item is gone (it ran
+// out its retention; an item marked done in the meantime is out already).
+//
+//	KEYS[1] P{C}:ci:pending   KEYS[1+i] P{C}:ci:item:<ARGV[i]>
+//	ARGV[i] the ids, in order
+//
+// Returns {id, order key, accepted at, payload} for every item found, one
+// after another, in the order of ids.
+const channelPendingSrc = `#!lua
+local out, gone = {}, {}
+for i, id in ipairs(ARGV) do
+  local v = redis.call('HMGET', KEYS[i + 1], 'order', 'at', 'payload')
+  if v[2] then
+    out[#out + 1] = id
+    out[#out + 1] = v[1] or ''
+    out[#out + 1] = v[2]
+    out[#out + 1] = v[3] or ''
+  else
+    gone[#gone + 1] = id
+  end
+end
+for _, id in ipairs(gone) do
+  redis.call('ZREM', KEYS[1], id)
+end
+return out
+`
+
+// channelDoneSrc marks a pending item done: out of the pending set, its
+// item deleted, its dedupe marker set for another window. An id that is
+// not pending changes nothing.
+//
+//	KEYS[1] P{C}:ci:pending   KEYS[2] P{C}:ci:item:<id>   KEYS[3] P{C}:ci:seen:<id>
+//	ARGV[1] id   ARGV[2] dedupe window ms
+//
+// Returns 1 when the item was pending, else 0.
+const channelDoneSrc = `#!lua
+local open = redis.call('EXISTS', KEYS[2]) == 1
+if not open and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  return 0
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[2])
+return 1
+`

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,6 +140,12 @@ func TestServerDown(t *testing.T) {
 			}
 			return err
 		}},
+		{"Accept", func() error {
+			_, err := s.Accept(ctx, store.ChannelItem{Channel: "telegram", ID: "1:down", Payload: json.RawMessage(`{}`)})
+			return err
+		}},
+		{"Pending", func() error { _, err := s.Pending(ctx, "telegram", 10); return err }},
+		{"Done", func() error { return s.Done(ctx, "telegram", "1:down") }},
 	}
 	for _, c := range calls {
 		start := time.Now()
@@ -159,6 +166,9 @@ func TestServerDown(t *testing.T) {
 	}
 	if _, claimed, err := s.ClaimMessage(ctx, key, "m-down", "turn-2", now); err != nil || !claimed {
 		t.Errorf("claim after the outage: claimed=%v, %v; want a fresh claim", claimed, err)
+	}
+	if fresh, err := s.Accept(ctx, store.ChannelItem{Channel: "telegram", ID: "1:down"}); err != nil || !fresh {
+		t.Errorf("Accept after the outage: fresh=%v, %v; want a fresh item", fresh, err)
 	}
 	l, err := s.Lock(ctx, key.String())
 	if err != nil {
@@ -190,6 +200,16 @@ func TestClosed(t *testing.T) {
 	}
 	if err := s.Commit(ctx, store.Commit{Key: key, DropPending: true}); !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("Commit after Close: %v, want ErrUnavailable", err)
+	}
+	if _, err := s.Accept(ctx, store.ChannelItem{Channel: "telegram", ID: "1:1"}); !errors.Is(err, store.ErrUnavailable) ||
+		!strings.Contains(err.Error(), "telegram/1:1") {
+		t.Errorf("Accept after Close: %v, want ErrUnavailable naming the item", err)
+	}
+	if _, err := s.Pending(ctx, "telegram", 1); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Pending after Close: %v, want ErrUnavailable", err)
+	}
+	if err := s.Done(ctx, "telegram", "1:1"); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Done after Close: %v, want ErrUnavailable", err)
 	}
 }
 

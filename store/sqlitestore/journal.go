@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -132,4 +133,167 @@ func (s *Store) toolCalls(turnID string) ([]store.ToolCall, error) {
 		calls = append(calls, c)
 	}
 	return calls, rows.Err()
+}
+
+// Limits of ListTurns.
+const (
+	defaultListLimit = 50
+	maxListLimit     = 500
+)
+
+// listLimit applies ListTurns' default and cap to a requested limit.
+func listLimit(n int) int {
+	switch {
+	case n <= 0:
+		return defaultListLimit
+	case n > maxListLimit:
+		return maxListLimit
+	}
+	return n
+}
+
+// ListTurns returns tenant's turns that match f, newest first (turns that
+// started at the same time in the order they were appended, newest first),
+// at most f.Limit of them (default 50,
+// at most 500), with their model and tool calls but without their Trace.
+// Empty filter fields match everything; Provider matches turns with at
+// least one model call to it; Before keeps turns that started strictly
+// before it. Another tenant's turns never appear.
+//
+// The turns are read along turns_by_tenant, or turns_by_conversation when
+// Chat and UserID are both set, backwards, so the read stops after the
+// page; a Provider filter looks up each candidate's calls by the primary
+// key of llm_calls. The calls of the page then take one query per table.
+// Reads go through the pool. Safe for concurrent use; a closed store yields
+// an error wrapping store.ErrUnavailable.
+func (s *Store) ListTurns(ctx context.Context, tenant string, f store.TurnFilter) ([]store.TurnRecord, error) {
+	what := "tenant " + tenant
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list turns of %s: %w", what, err)
+	}
+	if s.closed.Load() {
+		return nil, s.fail("list turns of", what, store.ErrUnavailable)
+	}
+	query, args := listQuery(tenant, f)
+	recs, err := s.listTurns(ctx, query, args)
+	if err != nil {
+		return nil, s.fail("list turns of", what, err)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	if err := s.listCalls(ctx, recs); err != nil {
+		return nil, s.fail("list turns of", what, err)
+	}
+	return recs, nil
+}
+
+// listQuery builds the SQL and arguments of the turns ListTurns returns.
+func listQuery(tenant string, f store.TurnFilter) (string, []any) {
+	var b strings.Builder
+	b.WriteString(`SELECT turn_id, chat, user_id, route, status, started_at, duration_ms
+		FROM turns WHERE tenant = ?`)
+	args := []any{tenant}
+	where := func(cond string, v any) {
+		b.WriteString(cond)
+		args = append(args, v)
+	}
+	if f.Chat != "" {
+		where(` AND chat = ?`, f.Chat)
+	}
+	if f.UserID != "" {
+		where(` AND user_id = ?`, f.UserID)
+	}
+	if f.Status != "" {
+		where(` AND status = ?`, f.Status)
+	}
+	if !f.Before.IsZero() {
+		where(` AND started_at < ?`, f.Before.UnixNano())
+	}
+	if f.Provider != "" {
+		where(` AND EXISTS (SELECT 1 FROM llm_calls c WHERE c.turn_id = turns.turn_id AND c.provider = ?)`, f.Provider)
+	}
+	where(` ORDER BY started_at DESC LIMIT ?`, listLimit(f.Limit))
+	return b.String(), args
+}
+
+func (s *Store) listTurns(ctx context.Context, query string, args []any) ([]store.TurnRecord, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var recs []store.TurnRecord
+	tenant, _ := args[0].(string)
+	for rows.Next() {
+		rec := store.TurnRecord{Tenant: tenant}
+		var started int64
+		if err := rows.Scan(&rec.TurnID, &rec.Chat, &rec.UserID, &rec.Route, &rec.Status, &started,
+			&rec.DurationMS); err != nil {
+			return nil, err
+		}
+		rec.StartedAt = fromUnixNano(started)
+		recs = append(recs, rec)
+	}
+	return recs, rows.Err()
+}
+
+// listCalls fills in the model and tool calls of recs, in their order. The
+// calls were committed with their turns, so they are all visible now.
+func (s *Store) listCalls(ctx context.Context, recs []store.TurnRecord) error {
+	byID := make(map[string]*store.TurnRecord, len(recs))
+	args := make([]any, len(recs))
+	for i := range recs {
+		byID[recs[i].TurnID] = &recs[i]
+		args[i] = recs[i].TurnID
+	}
+	in := "(?" + strings.Repeat(", ?", len(recs)-1) + ")"
+
+	rows, err := s.db.QueryContext(ctx, `SELECT turn_id, provider, model, operation, strategy, attempt,
+			input_tokens, cached_tokens, output_tokens, cost_usd, duration_ms, status, error, note, at
+		FROM llm_calls WHERE turn_id IN `+in+` ORDER BY turn_id, seq`, args...)
+	if err != nil {
+		return fmt.Errorf("llm calls: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var c store.LLMCall
+		var at int64
+		if err := rows.Scan(&id, &c.Provider, &c.Model, &c.Operation, &c.Strategy, &c.Attempt, &c.InputTokens,
+			&c.CachedInputTokens, &c.OutputTokens, &c.CostUSD, &c.DurationMS, &c.Status, &c.Error, &c.Note, &at); err != nil {
+			return fmt.Errorf("llm calls: %w", err)
+		}
+		c.At = fromUnixNano(at)
+		if rec := byID[id]; rec != nil {
+			rec.LLMCalls = append(rec.LLMCalls, c)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("llm calls: %w", err)
+	}
+	rows.Close()
+
+	rows, err = s.db.QueryContext(ctx, `SELECT turn_id, tool, idempotency_key, status, error, duration_ms, at
+		FROM tool_calls WHERE turn_id IN `+in+` ORDER BY turn_id, seq`, args...)
+	if err != nil {
+		return fmt.Errorf("tool calls: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var c store.ToolCall
+		var at int64
+		if err := rows.Scan(&id, &c.Tool, &c.IdempotencyKey, &c.Status, &c.Error, &c.DurationMS, &at); err != nil {
+			return fmt.Errorf("tool calls: %w", err)
+		}
+		c.At = fromUnixNano(at)
+		if rec := byID[id]; rec != nil {
+			rec.ToolCalls = append(rec.ToolCalls, c)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("tool calls: %w", err)
+	}
+	return nil
 }

@@ -142,6 +142,35 @@ var migrations = [][]string{{
 		PRIMARY KEY (turn_id, seq)
 	)`,
 	`CREATE INDEX tool_calls_by_tool ON tool_calls (tool, status, at)`,
+}, {
+	// The channels' durable inbox (see channel.go). seq is the order of
+	// acceptance; AUTOINCREMENT keeps it growing even after the newest rows
+	// were cleaned up. payload is a BLOB so its bytes come back as given.
+	// expires_at is when a done row may be deleted; pending rows are kept
+	// until they are marked done.
+	`CREATE TABLE channel_inbox (
+		seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+		channel     TEXT NOT NULL,
+		id          TEXT NOT NULL,
+		order_key   TEXT NOT NULL,
+		accepted_at INTEGER NOT NULL,
+		done        INTEGER NOT NULL,
+		expires_at  INTEGER NOT NULL,
+		payload     BLOB,
+		UNIQUE (channel, id)
+	)`,
+	// Pending reads a channel's open items in order from this index alone
+	// until it meets them; done rows leave it, so it stays small.
+	`CREATE INDEX channel_inbox_pending ON channel_inbox (channel, seq) WHERE done = 0`,
+	// Cleanup finds the done rows past the window without a scan of the
+	// day of messages the table holds.
+	`CREATE INDEX channel_inbox_expiry ON channel_inbox (expires_at) WHERE done = 1`,
+
+	// A tenant's turns, newest first (ListTurns without a conversation):
+	// read backwards, it gives the order and the Before bound, and the
+	// LIMIT stops the read early. turns_by_conversation does the same for
+	// the lists of one conversation.
+	`CREATE INDEX turns_by_tenant ON turns (tenant, started_at)`,
 }}
 
 // migrate brings the schema up to date in one transaction. It is a no-op on

@@ -3,8 +3,9 @@
 // one SQLite file (modernc.org/sqlite, pure Go), plus an in-process
 // conversation lock with fencing and TTL takeover.
 //
-// It implements store.State, store.Locker and store.Journal and passes the
-// store/storetest suite. It does not serialize turns across processes: the
+// It implements store.State, store.Locker and store.Journal, and the
+// optional store.ChannelInbox (see Accept) and store.TurnLister, and passes
+// the store/storetest suite. It does not serialize turns across processes: the
 // Locker lives in the memory of the process that opened the file, so one
 // file is served by one process (a scale-out deployment uses a shared
 // backend instead). Being the only writer of its tables is also what lets
@@ -45,6 +46,9 @@ var (
 	_ store.State   = (*Store)(nil)
 	_ store.Locker  = (*Store)(nil)
 	_ store.Journal = (*Store)(nil)
+
+	_ store.ChannelInbox = (*Store)(nil)
+	_ store.TurnLister   = (*Store)(nil)
 )
 
 // Defaults for zero Options fields.
@@ -54,6 +58,7 @@ const (
 	DefaultConversationTTL = 30 * time.Minute
 	DefaultInboxTTL        = 24 * time.Hour
 	DefaultPendingGrace    = 24 * time.Hour
+	DefaultChannelDedupe   = 24 * time.Hour
 	// DefaultBusyTimeout bounds how long a write waits for another
 	// connection (e.g. a component writing through DB) to finish.
 	DefaultBusyTimeout = 5 * time.Second
@@ -84,6 +89,11 @@ type Options struct {
 	// PendingGrace is how long a pending action is kept past its ExpiresAt,
 	// so the engine can still tell the user it expired. Default 24h.
 	PendingGrace time.Duration
+	// ChannelDedupe is how long the channel inbox remembers an item's id
+	// after its acceptance, and after it was marked done (see Accept).
+	// Default 24h; smaller values are raised to 24h, the least the
+	// store.ChannelInbox contract allows.
+	ChannelDedupe time.Duration
 	// BusyTimeout bounds waits for SQLite's file lock. Default 5s.
 	BusyTimeout time.Duration
 	// CacheBytes bounds the memory kept of recent conversations (their
@@ -111,6 +121,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.InboxTTL < DefaultInboxTTL {
 		o.InboxTTL = DefaultInboxTTL
+	}
+	if o.ChannelDedupe < DefaultChannelDedupe {
+		o.ChannelDedupe = DefaultChannelDedupe
 	}
 	return o
 }

@@ -309,9 +309,10 @@ func (s *Store) commitTx(c *store.Commit, now time.Time) (w written, err error) 
 }
 
 // maybeCleanup deletes expired rows at most once per cleanupEvery of the
-// store clock. Called holding the connection, after a successful commit. A
-// failure is left for the next round: expired rows are filtered out on
-// read anyway.
+// store clock. Called holding the connection, outside a transaction (after
+// a successful commit, and by the channel inbox). A failure is left for the
+// next round: expired rows are filtered out on read anyway, and a channel
+// id kept longer only stays deduplicated longer.
 func (s *Store) maybeCleanup(now time.Time) {
 	if !s.lastCleanup.IsZero() && now.Sub(s.lastCleanup) < cleanupEvery && now.After(s.lastCleanup) {
 		return
@@ -324,7 +325,7 @@ func (s *Store) maybeCleanup(now time.Time) {
 	if _, err := q.begin.ExecContext(noCancel); err != nil {
 		return
 	}
-	for _, st := range []*sql.Stmt{q.cleanConversations, q.cleanPending, q.cleanInbox} {
+	for _, st := range []*sql.Stmt{q.cleanConversations, q.cleanPending, q.cleanInbox, q.cleanChannel} {
 		if _, err := st.ExecContext(noCancel, nowNs); err != nil {
 			_, _ = q.rollback.ExecContext(noCancel)
 			return

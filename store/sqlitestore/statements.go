@@ -62,7 +62,13 @@ type connStmts struct {
 	llmInsert     *sql.Stmt
 	toolInsert    *sql.Stmt
 
-	cleanConversations, cleanPending, cleanInbox *sql.Stmt
+	channelAccept        *sql.Stmt
+	channelDone          *sql.Stmt
+	syncFull, syncNormal *sql.Stmt
+	cleanConversations   *sql.Stmt
+	cleanPending         *sql.Stmt
+	cleanInbox           *sql.Stmt
+	cleanChannel         *sql.Stmt
 }
 
 func (q *connStmts) defs() []stmtDef {
@@ -126,9 +132,19 @@ func (q *connStmts) defs() []stmtDef {
 				duration_ms, at)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`},
 
+		// A row of the id, done or not, makes the item a duplicate.
+		{&q.channelAccept, `INSERT INTO channel_inbox (channel, id, order_key, accepted_at, done, expires_at, payload)
+			VALUES (?1, ?2, ?3, ?4, 0, ?5, ?6)
+			ON CONFLICT (channel, id) DO NOTHING`},
+		{&q.channelDone, `UPDATE channel_inbox SET done = 1, expires_at = max(expires_at, ?3)
+			WHERE channel = ?1 AND id = ?2 AND done = 0`},
+		{&q.syncFull, `PRAGMA synchronous = FULL`},
+		{&q.syncNormal, `PRAGMA synchronous = NORMAL`},
+
 		{&q.cleanConversations, `DELETE FROM conversations WHERE expires_at < ?1`},
 		{&q.cleanPending, `DELETE FROM pending WHERE delete_after < ?1`},
 		{&q.cleanInbox, `DELETE FROM inbox WHERE expires_at < ?1`},
+		{&q.cleanChannel, `DELETE FROM channel_inbox WHERE done = 1 AND expires_at < ?1`},
 	}
 }
 
@@ -144,6 +160,8 @@ type poolStmts struct {
 	getTurn      *sql.Stmt
 	getLLMCalls  *sql.Stmt
 	getToolCalls *sql.Stmt
+
+	channelPending *sql.Stmt
 }
 
 func (p *poolStmts) defs() []stmtDef {
@@ -155,6 +173,9 @@ func (p *poolStmts) defs() []stmtDef {
 			FROM llm_calls WHERE turn_id = ?1 ORDER BY seq`},
 		{&p.getToolCalls, `SELECT tool, idempotency_key, status, error, duration_ms, at
 			FROM tool_calls WHERE turn_id = ?1 ORDER BY seq`},
+
+		{&p.channelPending, `SELECT id, order_key, accepted_at, payload FROM channel_inbox
+			WHERE channel = ?1 AND done = 0 ORDER BY seq LIMIT ?2`},
 	}
 }
 

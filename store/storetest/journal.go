@@ -15,6 +15,9 @@ var journalTests = []subtest{
 	{name: "NotFound", run: testJournalNotFound},
 	{name: "ConcurrentAppends", run: testJournalConcurrent},
 	{name: "InCommit", run: testJournalInCommit},
+	{name: "ListTurnsFilters", run: testListTurnsFilters},
+	{name: "ListTurnsOrderAndLimit", run: testListTurnsLimit},
+	{name: "ListTurnsTenantIsolation", run: testListTurnsTenants},
 }
 
 // needJournal skips a subtest of a backend that keeps no journal.

@@ -11,8 +11,9 @@ import (
 // conversation state. open must return a fresh, empty journal and register
 // its own cleanup with t.Cleanup; it is called once per subtest, possibly
 // from parallel subtests, with the clock of that subtest. Subtests that need
-// the backend's State as well (a turn carried by a Commit) are skipped.
-// Subtests are named Journal/<name>, as under Run.
+// the backend's State as well (a turn carried by a Commit) are skipped, and
+// so are the ListTurns subtests unless the journal implements
+// store.TurnLister. Subtests are named Journal/<name>, as under Run.
 func RunJournal(t *testing.T, open func(t *testing.T, clock *Clock) store.Journal) {
 	t.Helper()
 	t.Run("Journal", func(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package storetest is the conformance suite every store backend runs: Run
 // opens fresh backends through a caller-supplied constructor and tries to
-// break each contract of package store (state, lock and journal), using a
-// settable fake Clock for every time decision.
+// break each contract of package store (state, lock and journal, and the
+// optional channel inbox and turn listing where a backend offers them),
+// using a settable fake Clock for every time decision.
 //
 // It holds the suite, the fake clock and the comparison helpers the suite
 // needs. It holds no backend and no fake of one; backends live in their own
@@ -40,12 +41,26 @@ type Backend struct {
 	// started is queued before it starts the next; without it, it spaces
 	// such calls out in time.
 	Waiters func(key string) (int, error)
+	// Inbox is the backend's channel inbox. When nil, State is used if it
+	// implements store.ChannelInbox; the ChannelInbox subtests are skipped
+	// for a backend with neither.
+	Inbox store.ChannelInbox
+}
+
+// inbox returns the channel inbox b offers, or nil.
+func (b Backend) inbox() store.ChannelInbox {
+	if b.Inbox != nil {
+		return b.Inbox
+	}
+	in, _ := b.State.(store.ChannelInbox)
+	return in
 }
 
 // Options are the durations a backend must be opened with for one subtest.
 // Durations not listed here are the backend's documented defaults, and the
 // suite relies on them being at least: inbox records kept 24h after the
-// claim, pending actions kept 24h past ExpiresAt.
+// claim, pending actions kept 24h past ExpiresAt, channel item ids
+// remembered 24h after their acceptance.
 type Options struct {
 	// LockWait bounds how long Lock waits for a held key. It is real
 	// (wall-clock) time: a waiting goroutine cannot be woken by a fake clock.
@@ -88,6 +103,16 @@ func defaultOptions() Options {
 //   - Lock is fair: calls waiting for a key are granted in the order they
 //     were made, and a call made while others wait queues behind them.
 //
+// A journal that implements store.TurnLister runs the ListTurns subtests
+// (under Journal); one that does not skips them. A backend whose State (or
+// Backend.Inbox) implements store.ChannelInbox runs the ChannelInbox
+// subtests, which pin down more open cases:
+//   - a channel item's Payload round-trips byte for byte (an empty one
+//     comes back empty), and its other fields exactly;
+//   - an item accepted with a zero AcceptedAt gets the clock's time;
+//   - Pending with n <= 0 returns no items and no error;
+//   - a duplicate Accept changes nothing of the stored item.
+//
 // Times in records must round-trip at least to the microsecond; the suite's
 // clock starts on a microsecond boundary and moves in whole seconds or more.
 func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backend) {
@@ -99,6 +124,7 @@ func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backe
 		{"State", stateTests},
 		{"Lock", lockTests},
 		{"Journal", journalTests},
+		{"ChannelInbox", channelTests},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {
@@ -114,7 +140,8 @@ func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backe
 					if b.State == nil || b.Locker == nil {
 						t.Fatalf("open returned an incomplete Backend: %+v", b)
 					}
-					st.run(t, env{s: b.State, l: b.Locker, j: b.Journal, stall: b.Stall, waiters: b.Waiters, clock: clock, opts: opts})
+					st.run(t, env{s: b.State, l: b.Locker, j: b.Journal, in: b.inbox(), stall: b.Stall,
+						waiters: b.Waiters, clock: clock, opts: opts})
 				})
 			}
 		})
@@ -133,7 +160,8 @@ type subtest struct {
 type env struct {
 	s       store.State
 	l       store.Locker
-	j       store.Journal // nil for a backend without a journal
+	j       store.Journal      // nil for a backend without a journal
+	in      store.ChannelInbox // nil for a backend without a channel inbox
 	stall   func(store.Lease)
 	waiters func(key string) (int, error) // nil when the backend cannot tell
 	clock   *Clock
