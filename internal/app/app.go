@@ -211,6 +211,23 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		sources = append(sources, tc)
 		links = append(links, tc)
 	}
+	if cal := cfg.Tools.Calendar; cal != nil {
+		c, err := newCalendar(cfg, cal, st, getenv, opts)
+		if err != nil {
+			return fail(err)
+		}
+		tools = append(tools, c.Tools()...)
+		sources = append(sources, c)
+	}
+	if m := cfg.Tools.MCP; m != nil && len(m.Servers) > 0 {
+		mcpTools, mcpSources, closers, err := connectMCP(m, getenv, logger)
+		if err != nil {
+			return fail(err)
+		}
+		b.closers = append(b.closers, closers...)
+		tools = append(tools, mcpTools...)
+		sources = append(sources, mcpSources...)
+	}
 	if k := cfg.Tools.Knowledge; k != nil {
 		kb, err := knowledge.New(knowledge.Config{DB: st.DB(), Now: opts.Now, Confirm: confirmMap(k.Confirm)})
 		if err != nil {

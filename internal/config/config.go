@@ -157,6 +157,7 @@ type Role struct {
 type User struct {
 	ID       string      `yaml:"id"`
 	Trello   *UserTrello `yaml:"trello"`
+	Google   *UserGoogle `yaml:"google"`
 	Name     string      `yaml:"name"`
 	Role     string      `yaml:"role"`
 	Timezone string      `yaml:"timezone"`
@@ -179,10 +180,65 @@ type Tools struct {
 	// Trello replaces the embedded task board with a Trello board (the
 	// same actions).
 	Trello *Trello `yaml:"trello"`
+	// Calendar enables create_event and schedule_team_meeting.
+	Calendar *Calendar `yaml:"calendar"`
+	// MCP connects Model Context Protocol servers.
+	MCP *MCP `yaml:"mcp"`
 	// Knowledge enables add_knowledge and search_knowledge.
 	Knowledge *ToolSet `yaml:"knowledge"`
 	// ContentIdeas enables content_idea and list_content_ideas.
 	ContentIdeas *ContentIdeas `yaml:"content_ideas"`
+}
+
+// Calendar configures the calendar tools.
+type Calendar struct {
+	// Backend is embedded (default) or google.
+	Backend string `yaml:"backend"`
+	// GoogleBaseURL points the Google backend elsewhere (tests).
+	GoogleBaseURL string `yaml:"google_base_url"`
+}
+
+// UserGoogle links a user to Google Calendar.
+type UserGoogle struct {
+	Email    string `yaml:"email"`
+	TokenEnv string `yaml:"token_env"` // an OAuth access token with a calendar scope
+}
+
+// MCP lists the MCP servers whose tools are offered (each as
+// "<server>.<tool>", and all through the universal "mcp" action).
+type MCP struct {
+	Servers []MCPServer `yaml:"servers"`
+}
+
+// MCPServer is one MCP server and our risk policy for its tools.
+type MCPServer struct {
+	Name string `yaml:"name"`
+	// Command starts a stdio server (the first element is the program);
+	// URL reaches a streamable HTTP server instead.
+	Command    []string          `yaml:"command"`
+	Dir        string            `yaml:"dir"`
+	Env        map[string]string `yaml:"env"`
+	InheritEnv []string          `yaml:"inherit_env"`
+	URL        string            `yaml:"url"`
+	Headers    map[string]string `yaml:"headers"`
+	BearerEnv  string            `yaml:"bearer_env"`
+	// Trusted servers show tools the config does not mention (with risk
+	// from DefaultRisk and the tools' annotations, only toward caution).
+	Trusted        bool                     `yaml:"trusted"`
+	DefaultRisk    string                   `yaml:"default_risk"`
+	DefaultConfirm string                   `yaml:"default_confirm"`
+	Timeout        Duration                 `yaml:"timeout"`
+	Tools          map[string]MCPToolPolicy `yaml:"tools"`
+}
+
+// MCPToolPolicy is the policy of the tools a name or glob matches.
+type MCPToolPolicy struct {
+	Risk    string   `yaml:"risk"`
+	Confirm string   `yaml:"confirm"`
+	Hidden  bool     `yaml:"hidden"`
+	Roles   []string `yaml:"roles"`
+	Title   string   `yaml:"title"`
+	Timeout Duration `yaml:"timeout"`
 }
 
 // Trello configures the Trello task board.
@@ -557,6 +613,36 @@ func (v *validator) validate(c *Config) {
 		for action, policy := range tr.Confirm {
 			if policy != "always" && policy != "never" {
 				v.errorf("tools.trello.confirm."+action, "unknown confirm policy %q (always or never)", policy)
+			}
+		}
+	}
+	if cal := c.Tools.Calendar; cal != nil && cal.Backend != "" && cal.Backend != "embedded" && cal.Backend != "google" {
+		v.errorf("tools.calendar.backend", "unknown calendar backend %q (embedded or google)", cal.Backend)
+	}
+	if m := c.Tools.MCP; m != nil {
+		names := map[string]bool{}
+		for i, srv := range m.Servers {
+			p := fmt.Sprintf("tools.mcp.servers[%d]", i)
+			if srv.Name == "" || names[srv.Name] {
+				v.errorf(p+".name", "a unique name is required")
+			}
+			names[srv.Name] = true
+			if (len(srv.Command) == 0) == (srv.URL == "") {
+				v.errorf(p, "set exactly one of command (stdio) or url (streamable HTTP)")
+			}
+			if srv.DefaultRisk != "" && !knownScopes[srv.DefaultRisk] {
+				v.errorf(p+".default_risk", "unknown risk %q", srv.DefaultRisk)
+			}
+			for pattern, tp := range srv.Tools {
+				if tp.Risk != "" && !knownScopes[tp.Risk] {
+					v.errorf(p+".tools."+pattern+".risk", "unknown risk %q", tp.Risk)
+				}
+				if tp.Confirm != "" && tp.Confirm != "always" && tp.Confirm != "never" {
+					v.errorf(p+".tools."+pattern+".confirm", "unknown confirm policy %q", tp.Confirm)
+				}
+			}
+			if srv.BearerEnv != "" && v.getenv(srv.BearerEnv) == "" {
+				v.errorf(p+".bearer_env", "environment variable %s is empty or unset", srv.BearerEnv)
 			}
 		}
 	}
