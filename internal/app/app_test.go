@@ -331,3 +331,10 @@ func TestEndToEndTurnListAndMetrics(t *testing.T) {
 		t.Errorf("web chat at /: %d %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
 	}
 }
+
+func newAPI(t *testing.T, a *App) *httptest.Server {
+	t.Helper()
+	api := httptest.NewServer(a.HTTP)
+	t.Cleanup(api.Close)
+	return api
+}

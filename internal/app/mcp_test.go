@@ -1,0 +1,122 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/internal/config"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+)
+
+// everythingServer returns the entry point of the pinned MCP reference
+// server installed by `npm ci --prefix tool/mcptool/testdata/everything`.
+func everythingServer(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	entry, _ := filepath.Abs(filepath.Join("..", "..", "tool", "mcptool", "testdata", "everything",
+		"node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if _, err := os.Stat(entry); err != nil {
+		t.Skip("the MCP reference server is not installed (npm ci --prefix tool/mcptool/testdata/everything)")
+	}
+	return entry
+}
+
+// TestMCPThroughTheEngine runs the seed's MCP flows against the real
+// reference server: the universal "mcp" action, a public action held for
+// confirmation and run once, "нет", a manager role that does not see an
+// owner-only tool, and a read-only key refused a write with no call made.
+func TestMCPThroughTheEngine(t *testing.T) {
+	entry := everythingServer(t)
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	defer model.Close()
+	yaml := fmt.Sprintf(`models:
+  - {name: fake, kind: openai, base_url: %q, model: m, api_key: sk-x}
+tenants:
+  - id: acme
+    language: ru
+    roles:
+      owner: {tools: ["*"]}
+      manager: {tools: [mcp, "mcp:everything/echo", everything.echo]}
+    users:
+      - {id: dmitry, name: Дмитрий, role: owner, keys: [{token: "k-owner-0001", scopes: [read, "write:safe", "write:full"]}, {token: "k-owner-read", scopes: [read]}]}
+      - {id: anna, name: Анна, role: manager, keys: [{token: "k-manager-01", scopes: [read, "write:safe", "write:full"]}]}
+tools:
+  mcp:
+    servers:
+      - name: everything
+        command: [node, %q, stdio]
+        inherit_env: [PATH, HOME]
+        tools:
+          echo: {risk: read}
+          get-sum: {risk: "write:full", confirm: always, title: "Публичная операция: сложить числа"}
+`, model.URL, entry)
+	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
+	a, err := Build(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	e := &e2e{t: t, app: a, api: newAPI(t, a), model: model}
+	decide := func(tool, args string) {
+		e.model.Enqueue(llmtest.HTTPReply{Content: `{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`})
+	}
+
+	// The universal action runs echo and returns its result.
+	decide("mcp", `{"server":"everything","tool":"echo","args":{"message":"hi"}}`)
+	status, body := e.post("k-owner-0001", `{"conversation_id":"c1","text":"повтори hi"}`)
+	ex, _ := body["executed"].([]any)
+	if status != 200 || len(ex) != 1 || !strings.Contains(fmt.Sprint(ex[0].(map[string]any)["result"]), "hi") {
+		t.Fatalf("echo: %d %v", status, body)
+	}
+
+	// A public action: held, described by the server, run once on "да".
+	decide("mcp", `{"server":"everything","tool":"get-sum","args":{"a":2,"b":3}}`)
+	status, body = e.post("k-owner-0001", `{"conversation_id":"c1","text":"сложи 2 и 3"}`)
+	if status != 200 || body["pending"] == nil || !strings.Contains(body["say"].(string), "Публичная операция") {
+		t.Fatalf("proposal: %d %v", status, body)
+	}
+	status, body = e.post("k-owner-0001", `{"conversation_id":"c1","text":"да"}`)
+	ex, _ = body["executed"].([]any)
+	if status != 200 || len(ex) != 1 || !strings.Contains(fmt.Sprint(ex[0].(map[string]any)["result"]), "5") {
+		t.Fatalf("confirmed sum: %d %v", status, body)
+	}
+	calls := model.Count()
+	e.model.Enqueue(llmtest.HTTPReply{Content: `{"say":"Уже сделано.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`})
+	if _, body = e.post("k-owner-0001", `{"conversation_id":"c1","text":"да"}`); len(body["executed"].([]any)) != 0 || model.Count() != calls+1 {
+		t.Errorf("a second да ran something: %v", body)
+	}
+
+	// "нет" cancels.
+	decide("everything.get-sum", `{"a":1,"b":1}`)
+	e.post("k-owner-0001", `{"conversation_id":"c2","text":"сложи 1 и 1"}`)
+	if _, body = e.post("k-owner-0001", `{"conversation_id":"c2","text":"нет"}`); len(body["executed"].([]any)) != 0 || body["pending"] != nil {
+		t.Errorf("нет: %v", body)
+	}
+
+	// A manager does not see the owner-only tool, and cannot reach it
+	// through the universal action either.
+	decide("mcp", `{"server":"everything","tool":"get-sum","args":{"a":2,"b":2}}`)
+	if _, body = e.post("k-manager-01", `{"conversation_id":"m1","text":"сложи"}`); body["pending"] != nil || len(body["executed"].([]any)) != 0 {
+		t.Errorf("manager reached an owner-only tool: %v", body)
+	}
+	reqs := model.Requests()
+	if last := reqs[len(reqs)-1]; strings.Contains(last.Messages[0].Content, "everything.get-sum") {
+		t.Errorf("the manager's catalog lists an owner-only tool")
+	}
+
+	// A read-only key is refused a write; nothing is called.
+	decide("everything.get-sum", `{"a":4,"b":4}`)
+	if _, body = e.post("k-owner-read", `{"conversation_id":"r1","text":"сложи"}`); body["pending"] != nil || len(body["executed"].([]any)) != 0 {
+		t.Errorf("a read-only key got a write: %v", body)
+	}
+}
