@@ -46,8 +46,16 @@ func serve(ctx context.Context, configPath string, opts app.Options, stdout, std
 	if !a.HasModel {
 		fmt.Fprintln(stdout, "no model provider is configured: set OPENAI_API_KEY (optionally OPENAI_BASE_URL, ARBITER_MODEL) or FIREWORKS_API_KEY; slash commands such as /tasks work without one")
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if err := a.Run(ctx); err != nil {
+			errc <- fmt.Errorf("channels: %w", err)
+		}
+	}()
+	if a.Telegram != nil {
+		fmt.Fprintln(stdout, "telegram channel started")
+	}
 	select {
 	case err := <-errc:
 		return err

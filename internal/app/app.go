@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/arbiterhq/arbiter/channel/httpapi"
+	"github.com/arbiterhq/arbiter/channel/telegram"
 	"github.com/arbiterhq/arbiter/channel/webchat"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/internal/config"
@@ -44,6 +45,8 @@ type App struct {
 	HTTP http.Handler
 	// Metrics is nil when metrics are off.
 	Metrics *observe.Metrics
+	// Telegram is nil unless channels.telegram is configured; Run starts it.
+	Telegram *telegram.Channel
 	// State, Locker and Journal are the configured backends; SQLite is the
 	// embedded file (the state itself by default, the board's tables, and
 	// the default journal).
@@ -64,6 +67,15 @@ type App struct {
 
 // Close releases the store.
 func (a *App) Close() error { return a.backends.close() }
+
+// Run runs the background channels (Telegram) until ctx ends.
+func (a *App) Run(ctx context.Context) error {
+	if a.Telegram == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return a.Telegram.Run(ctx)
+}
 
 // Options are what a caller may inject instead of the real world.
 type Options struct {
@@ -326,6 +338,18 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		return fail(err)
 	}
 	mux := http.NewServeMux()
+	if tg := cfg.Channels.Telegram; tg != nil {
+		ch, err := a.newTelegram(cfg, tg, getenv)
+		if err != nil {
+			return fail(err)
+		}
+		a.Telegram = ch
+		path := tg.WebhookPath
+		if path == "" {
+			path = telegram.DefaultWebhookPath
+		}
+		mux.Handle("POST "+path, ch)
+	}
 	mux.Handle("/v1/", api)
 	mux.Handle("/healthz", api)
 	mux.Handle("/", webchat.Handler())

@@ -41,6 +41,7 @@ type Config struct {
 	Commands      map[string]Command `yaml:"commands"`
 	Log           Log                `yaml:"log"`
 	Observability Observability      `yaml:"observability"`
+	Channels      Channels           `yaml:"channels"`
 }
 
 // Store selects the state backend: conversations, pending actions,
@@ -155,14 +156,20 @@ type Role struct {
 
 // User is a tenant's user.
 type User struct {
-	ID       string      `yaml:"id"`
-	Trello   *UserTrello `yaml:"trello"`
-	Google   *UserGoogle `yaml:"google"`
-	Name     string      `yaml:"name"`
-	Role     string      `yaml:"role"`
-	Timezone string      `yaml:"timezone"`
-	Language string      `yaml:"language"`
-	Keys     []Key       `yaml:"keys"`
+	ID     string      `yaml:"id"`
+	Trello *UserTrello `yaml:"trello"`
+	Google *UserGoogle `yaml:"google"`
+	// TelegramIDs are the user's Telegram user ids.
+	TelegramIDs []int64 `yaml:"telegram_ids"`
+	// ChannelScopes are the scopes of the user on channels without API
+	// keys (Telegram); default read, write:safe, write:full — risky
+	// actions still wait for the user's own confirmation.
+	ChannelScopes []string `yaml:"channel_scopes"`
+	Name          string   `yaml:"name"`
+	Role          string   `yaml:"role"`
+	Timezone      string   `yaml:"timezone"`
+	Language      string   `yaml:"language"`
+	Keys          []Key    `yaml:"keys"`
 }
 
 // Key is an API key of a user with its scopes.
@@ -270,6 +277,36 @@ type ToolSet struct {
 type ContentIdeas struct {
 	Platforms []string          `yaml:"platforms"`
 	Confirm   map[string]string `yaml:"confirm"`
+}
+
+// Channels configures the channels besides the HTTP API.
+type Channels struct {
+	Telegram *Telegram `yaml:"telegram"`
+}
+
+// Telegram configures the Telegram bot.
+type Telegram struct {
+	TokenEnv string `yaml:"token_env"`
+	// Mode is webhook or polling; default webhook when public_url is set.
+	Mode           string `yaml:"mode"`
+	SecretTokenEnv string `yaml:"secret_token_env"`
+	// APIBaseURL defaults to the public Bot API; tests use a local fake.
+	APIBaseURL  string `yaml:"api_base_url"`
+	WebhookPath string `yaml:"webhook_path"`
+	// PublicURL is where Telegram reaches this server (webhook mode).
+	PublicURL string `yaml:"public_url"`
+	// Tenant whose users the bot serves (matched by telegram_ids).
+	Tenant string `yaml:"tenant"`
+	// Transcription sends voice messages to an OpenAI-compatible
+	// /audio/transcriptions endpoint; without it voice gets a clear reply.
+	Transcription *Transcription `yaml:"transcription"`
+}
+
+// Transcription is an OpenAI-compatible speech-to-text endpoint.
+type Transcription struct {
+	BaseURL   string `yaml:"base_url"`
+	Model     string `yaml:"model"`
+	APIKeyEnv string `yaml:"api_key_env"`
 }
 
 // Observability configures metrics and traces.
@@ -614,6 +651,26 @@ func (v *validator) validate(c *Config) {
 			if policy != "always" && policy != "never" {
 				v.errorf("tools.trello.confirm."+action, "unknown confirm policy %q (always or never)", policy)
 			}
+		}
+	}
+	if tg := c.Channels.Telegram; tg != nil {
+		if tg.TokenEnv == "" || v.getenv(tg.TokenEnv) == "" {
+			v.errorf("channels.telegram.token_env", "the bot token must come from a set environment variable")
+		}
+		if !tenants[tg.Tenant] {
+			v.errorf("channels.telegram.tenant", "no tenant %q is defined", tg.Tenant)
+		}
+		switch tg.Mode {
+		case "", "polling":
+		case "webhook":
+			if tg.PublicURL == "" {
+				v.errorf("channels.telegram", "webhook mode needs public_url")
+			}
+			if tg.SecretTokenEnv == "" || v.getenv(tg.SecretTokenEnv) == "" {
+				v.errorf("channels.telegram.secret_token_env", "webhook mode needs a secret token from a set environment variable")
+			}
+		default:
+			v.errorf("channels.telegram.mode", "unknown mode %q (webhook or polling)", tg.Mode)
 		}
 	}
 	if cal := c.Tools.Calendar; cal != nil && cal.Backend != "" && cal.Backend != "embedded" && cal.Backend != "google" {
