@@ -25,6 +25,7 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 	}
 	caller := callerOf(s)
 	results := make([][]tool.ContextSection, len(sources))
+	failed := make([]bool, len(sources))
 	fetch := func(i int) {
 		src := sources[i]
 		start := e.cfg.Now()
@@ -35,7 +36,7 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 		results[i] = sections
 		note := ""
 		if err != nil {
-			results[i] = nil
+			results[i], failed[i] = nil, true
 			note = err.Error()
 		}
 		s.trace.addSource(ContextSourceTrace{Name: src.Name(), DurationMS: took.Milliseconds(), Sections: len(sections), Error: note})
@@ -49,7 +50,13 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 		}
 		wg.Wait()
 	}
-	for _, sections := range results {
+	for i, sections := range results {
+		if failed[i] {
+			// Said, not silently dropped: the model must not take missing
+			// facts for an empty board.
+			b.WriteString(sources[i].Name() + ": unavailable right now (do not assume it is empty)\n")
+			continue
+		}
 		for _, sec := range sections {
 			b.WriteString(sec.Title + ":\n")
 			for _, l := range sec.Lines {

@@ -1,6 +1,8 @@
 package turn
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +160,25 @@ func TestNeutralizeEvidence(t *testing.T) {
 	}
 	if strings.Contains(m.Content, `onload="y`) {
 		t.Errorf("source attribute not escaped: %s", m.Content)
+	}
+}
+
+// failingSource is a live-context source that cannot answer.
+type failingSource struct{}
+
+func (failingSource) Name() string { return "crm" }
+func (failingSource) LiveContext(ctx context.Context, c tool.Caller, now time.Time) ([]tool.ContextSection, error) {
+	return nil, errors.New("crm timed out")
+}
+
+func TestLiveContextSaysWhatFailed(t *testing.T) {
+	e := &Engine{cfg: Config{Context: []tool.ContextSource{failingSource{}}, ContextTimeout: time.Second, Now: time.Now}}
+	s := &state{in: chat.Inbound{Identity: chat.Identity{TenantID: "t", UserID: "u"}}, loc: time.UTC, now: time.Now()}
+	got := e.liveContext(context.Background(), s)
+	if !strings.Contains(got, "crm: unavailable") {
+		t.Errorf("live context hides the failed source:\n%s", got)
+	}
+	if len(s.trace.Context) != 1 || s.trace.Context[0].Error == "" {
+		t.Errorf("the failure is not in the trace: %+v", s.trace.Context)
 	}
 }
