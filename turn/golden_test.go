@@ -71,12 +71,19 @@ type harness struct {
 	lastKey chat.ConversationKey
 	// pending is the id of the last confirmation offered, for $pending.
 	pending string
-	out     strings.Builder
+	// tenant is the first tenant of the configuration, which checks read.
+	tenant string
+	out    strings.Builder
 }
+
+// testEnv is the environment golden configurations see: the example's
+// keys come from it.
+var testEnv = map[string]string{"TASKBOT_DMITRY_KEY": "k-taskbot-dmitry", "TASKBOT_OLGA_KEY": "k-taskbot-olga"}
 
 func newHarness(t *testing.T, cfgYAML []byte, withModel bool) *harness {
 	t.Helper()
-	cfg, err := config.Parse(bytes.NewReader(cfgYAML), func(string) string { return "" })
+	getenv := func(k string) string { return testEnv[k] }
+	cfg, err := config.Parse(bytes.NewReader(cfgYAML), getenv)
 	if err != nil {
 		t.Fatalf("test config: %v", err)
 	}
@@ -85,7 +92,8 @@ func newHarness(t *testing.T, cfgYAML []byte, withModel bool) *harness {
 	h.model.ProviderName, h.model.ModelName = "scripted", "test-model"
 	h.model.Usage = llm.Usage{InputTokens: 1000, OutputTokens: 50}
 	seq := &sequence{}
-	opts := app.Options{Now: h.clock.Now, NewID: seq.Next, Getenv: func(string) string { return "" }}
+	h.tenant = cfg.Tenants[0].ID
+	opts := app.Options{Now: h.clock.Now, NewID: seq.Next, Getenv: getenv}
 	if withModel {
 		opts.Model = h.model
 	}
@@ -102,11 +110,22 @@ func newHarness(t *testing.T, cfgYAML []byte, withModel bool) *harness {
 }
 
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
+	runGolden(t, "testdata", filepath.Join("testdata", "config.yaml"))
+}
+
+// TestExampleTaskbot runs the example's transcripts on its own
+// configuration, so the example stays true.
+func TestExampleTaskbot(t *testing.T) {
+	dir := filepath.Join("..", "examples", "taskbot")
+	runGolden(t, filepath.Join(dir, "testdata"), filepath.Join(dir, "config.yaml"))
+}
+
+func runGolden(t *testing.T, dir, configPath string) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden transcripts: %v", err)
+		t.Fatalf("no golden transcripts in %s: %v", dir, err)
 	}
-	defaultCfg, err := os.ReadFile(filepath.Join("testdata", "config.yaml"))
+	defaultCfg, err := os.ReadFile(configPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +396,7 @@ func (h *harness) check(where, rest string) {
 	ctx := context.Background()
 	switch what {
 	case "cards":
-		tenant := "acme"
+		tenant := h.tenant
 		if n, tn, ok := strings.Cut(arg, " tenant="); ok {
 			arg, tenant = n, tn
 		}
@@ -451,7 +470,7 @@ func (h *harness) check(where, rest string) {
 		}
 		title, _ := strconv.Unquote(q)
 		_, kv := parseArgs(where, t, "card "+arg[len(q):])
-		cards, _ := h.app.Board.Cards(ctx, "acme")
+		cards, _ := h.app.Board.Cards(ctx, h.tenant)
 		found := false
 		for _, c := range cards {
 			if c.Title != title {

@@ -48,7 +48,7 @@ func (e *Engine) resolve(ctx context.Context, s *state, entry *tool.Entry, args 
 		return tg, fmt.Errorf("resolved spec of %s has risk %q", entry.Spec.Name, spec.Risk)
 	}
 	if spec.Confirm == "" {
-		spec.Confirm = tool.ConfirmNever
+		spec.Confirm = entry.Spec.Confirm // the registered (configured) policy
 	}
 	if spec.Title == "" {
 		spec.Title = spec.Name

@@ -3,6 +3,7 @@ package calendar
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/base32"
 	"errors"
@@ -136,6 +137,11 @@ func (s *Store) Book(ctx context.Context, tenant string, organizer Member, ev Ne
 			}
 		}
 		id, err := newEventID()
+		if key != "" {
+			// The key names one booking, so it can name its event too:
+			// stable across retries and reproducible in transcripts.
+			id, err = keyedEventID(tenant, organizer.ID, key), nil
+		}
 		if err != nil {
 			return err
 		}
@@ -347,6 +353,12 @@ func isConstraint(err error) bool { return sqliteCode(err) == 19 }
 // hexLower is base32hex in lower case: the alphabet Google Calendar event
 // ids use, so ids look alike on both backends.
 var hexLower = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadding(base32.NoPadding)
+
+// keyedEventID derives an event id from a booking's idempotency key.
+func keyedEventID(tenant, organizer, key string) string {
+	sum := sha256.Sum256([]byte(tenant + "\x00" + organizer + "\x00" + key))
+	return hexLower.EncodeToString(sum[:10])
+}
 
 // newEventID returns 16 random base32hex characters (80 bits).
 func newEventID() (string, error) {

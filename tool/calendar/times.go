@@ -139,7 +139,10 @@ func parseISO(s string, loc *time.Location, allowDate bool) (t time.Time, dateOn
 
 // startOfDay is the first instant of a local date in loc (midnight, or the
 // end of a jump that skips it).
+// The date may be out of range (January 32nd) and is normalized first,
+// as time.Date would.
 func startOfDay(y int, mo time.Month, d int, loc *time.Location) time.Time {
+	y, mo, d = time.Date(y, mo, d, 12, 0, 0, 0, time.UTC).Date()
 	if t, err := wallClock(y, mo, d, 0, 0, 0, loc); err == nil {
 		return t
 	}

@@ -155,3 +155,12 @@ func TestEventIDs(t *testing.T) {
 		t.Fatalf("random id %q, %v", r, err)
 	}
 }
+
+func TestStartOfDayNormalizesDate(t *testing.T) {
+	loc, _ := time.LoadLocation("Europe/Moscow")
+	got := startOfDay(2026, time.November, 30+7, loc)
+	want := time.Date(2026, time.December, 7, 0, 0, 0, 0, loc)
+	if !got.Equal(want) {
+		t.Errorf("startOfDay(2026-11-37) = %v, want %v", got, want)
+	}
+}

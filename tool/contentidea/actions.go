@@ -33,13 +33,48 @@ const (
 // action is one content-idea operation as a tool.Tool. It is safe for
 // concurrent use.
 type action struct {
-	spec tool.Spec
-	run  func(ctx context.Context, call tool.Call) tool.Result
+	spec  tool.Spec
+	run   func(ctx context.Context, call tool.Call) tool.Result
+	store *Store
 }
 
-var _ tool.Tool = (*action)(nil)
+var (
+	_ tool.Tool     = (*action)(nil)
+	_ tool.Resolver = (*action)(nil)
+)
+
+// Resolve tells the engine what a call would do. A content idea without a
+// known platform saves nothing — it only offers the platforms — so it is a
+// read that needs no confirmation; the user confirms once, when the idea
+// comes back with its platform. Everything else keeps its own spec (and
+// the confirmation policy configured for it).
+func (a *action) Resolve(ctx context.Context, c tool.Caller, args json.RawMessage) (tool.Spec, error) {
+	spec := a.spec
+	spec.Confirm = "" // the registered tool's policy applies
+	if spec.Name != ActionIdea {
+		return spec, nil
+	}
+	var in struct {
+		Platform *string `json:"platform"`
+	}
+	_ = json.Unmarshal(args, &in)
+	if in.Platform == nil {
+		spec.Risk, spec.Confirm = tool.RiskRead, tool.ConfirmNever
+		return spec, nil
+	}
+	if _, ok := a.store.Platform(*in.Platform); !ok {
+		spec.Risk, spec.Confirm = tool.RiskRead, tool.ConfirmNever
+	}
+	return spec, nil
+}
 
 func (s *Store) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action {
+	a := s.buildAction(name, run)
+	a.store = s
+	return a
+}
+
+func (s *Store) buildAction(name string, run func(context.Context, tool.Call) tool.Result) *action {
 	list := strings.Join(s.platforms, ", ")
 	spec := tool.Spec{Name: name, Confirm: s.confirm[name]}
 	switch name {
