@@ -67,7 +67,32 @@ type Spec struct {
 	// once, so a call whose outcome is unknown (a crash or timeout after
 	// sending) may be repeated with the same key to learn the outcome.
 	Idempotent bool `json:"idempotent,omitempty"`
+	// AttachmentArg names an argument that can carry a file the user sent
+	// earlier in the conversation. The model may only set it to the string
+	// "last"; the server replaces that with the stored attachment (an
+	// Attachment object), so a file reference never comes from model text.
+	// The input schema must accept both forms.
+	AttachmentArg string `json:"attachment_arg,omitempty"`
 }
+
+// Attachment is a file the user sent, as the server stored it: how it was
+// described and either a link to it or the channel's reference to it.
+type Attachment struct {
+	Name string `json:"name,omitempty"`
+	URL  string `json:"url,omitempty"`  // an http(s) link
+	File string `json:"file,omitempty"` // a channel's file reference, e.g. "telegram-file:<file_id>"
+}
+
+// AttachmentSchema is the JSON Schema of an argument named by
+// Spec.AttachmentArg: the model's "last", the stored Attachment the server
+// puts in its place, or null.
+const AttachmentSchema = `{"anyOf": [
+  {"const": "last", "description": "the file the user sent in this conversation"},
+  {"type": "object", "additionalProperties": false, "properties": {
+    "name": {"type": "string", "maxLength": 256},
+    "url": {"type": "string", "maxLength": 2000},
+    "file": {"type": "string", "maxLength": 300}}},
+  {"type": "null"}]}`
 
 // Caller is who a call runs for, taken from the authenticated identity and
 // never from model output.

@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -27,6 +28,16 @@ func (e *Engine) act(ctx context.Context, s *state, p proposal) {
 	if !ok {
 		return
 	}
+	args, err := fillAttachment(s, tg.entry.Spec, p.args)
+	if err == nil && !bytes.Equal(args, p.args) {
+		err = tg.entry.Schema.Validate(tg.entry.Spec.Name, args)
+	}
+	if err != nil {
+		s.trace.Notes = append(s.trace.Notes, "attachment: "+err.Error())
+		e.veto(s, Veto{Guard: "attachment", Tool: tg.spec.Name, Reason: reasonInvalidArgs}, txtNoAttachment)
+		return
+	}
+	p.args = args
 	if need, why := needsConfirmation(s, tg.spec); need {
 		e.propose(s, tg, p.args, why)
 		return

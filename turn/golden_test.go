@@ -478,6 +478,9 @@ func (h *harness) check(where, rest string) {
 			}
 			found = true
 			got := map[string]string{"assignee": c.AssigneeID, "column": c.Column, "status": string(c.Status), "due": c.Due}
+			if c.Attachment != nil {
+				got["attachment"] = c.Attachment.File + c.Attachment.URL
+			}
 			keys := make([]string, 0, len(kv))
 			for k := range kv {
 				keys = append(keys, k)

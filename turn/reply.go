@@ -39,6 +39,7 @@ func (e *Engine) recordUserInput(s *state) {
 	for _, ev := range s.in.Evidence {
 		s.added = append(s.added, store.Message{Role: store.RoleEvidence, Name: ev.Kind, Source: ev.Source, Text: ev.Text, At: s.now})
 	}
+	e.rememberAttachment(s)
 }
 
 // runTool executes a call and replies from its result: the model's claim

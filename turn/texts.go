@@ -29,6 +29,7 @@ const (
 	txtOutcomeUnknown
 	txtDone
 	txtClarify
+	txtNoAttachment
 )
 
 var texts = map[string]map[textKey]string{
@@ -54,6 +55,7 @@ var texts = map[string]map[textKey]string{
 		txtOutcomeUnknown:    "Неизвестно, выполнилось ли «%s»: система не ответила. Повторно не запускаю — проверьте результат вручную.",
 		txtDone:              "Готово: %s",
 		txtClarify:           "Уточните, пожалуйста:",
+		txtNoAttachment:      "Прикрепить можно только файл, который вы сами прислали в этом разговоре. Если его ещё нет — пришлите файл и повторите просьбу.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -77,6 +79,7 @@ var texts = map[string]map[textKey]string{
 		txtOutcomeUnknown:    "It is unknown whether \"%s\" happened: the system did not answer. I am not repeating it; please check the result.",
 		txtDone:              "Done: %s",
 		txtClarify:           "Please clarify:",
+		txtNoAttachment:      "I can only attach a file you sent yourself in this conversation. If there is none yet, send it and ask again.",
 	},
 }
 

@@ -33,6 +33,9 @@ type actionDef struct {
 	risk        tool.Risk
 	schema      string
 	maxResult   int
+	// attachment: the action takes the user's stored file (see
+	// tool.Spec.AttachmentArg).
+	attachment bool
 }
 
 var actionDefs = map[string]actionDef{
@@ -40,8 +43,10 @@ var actionDefs = map[string]actionDef{
 		title: "Создать задачу",
 		description: "Create a card on the team task board. assignee is a board member " +
 			"(full name, first name or id; \"me\" for the caller); leave it null for an unassigned card, never guess one. " +
-			"dueIso is a date YYYY-MM-DD or an RFC 3339 time, null for no due date. column defaults to the first column.",
-		risk: tool.RiskWriteSafe,
+			"dueIso is a date YYYY-MM-DD or an RFC 3339 time, null for no due date. column defaults to the first column. " +
+			"attachment: \"last\" to attach the file the user sent earlier in this conversation (only when they ask), else null.",
+		risk:       tool.RiskWriteSafe,
+		attachment: true,
 		schema: `{
   "type": "object",
   "properties": {
@@ -49,7 +54,8 @@ var actionDefs = map[string]actionDef{
     "assignee": {"type": ["string", "null"], "maxLength": 100, "description": "Board member: name, first name or id; \"me\" for the caller; null for nobody"},
     "dueIso": {"type": ["string", "null"], "maxLength": 40, "description": "Due date YYYY-MM-DD or RFC 3339 time; null for none"},
     "column": {"type": ["string", "null"], "maxLength": 100, "description": "Column name; null for the first column"},
-    "description": {"type": ["string", "null"], "maxLength": 4000, "description": "Card description"}
+    "description": {"type": ["string", "null"], "maxLength": 4000, "description": "Card description"},
+    "attachment": ` + tool.AttachmentSchema + `
   },
   "required": ["title"],
   "additionalProperties": false
@@ -119,6 +125,13 @@ type action struct {
 
 var _ tool.Tool = (*action)(nil)
 
+func attachmentArg(accepts bool) string {
+	if accepts {
+		return "attachment"
+	}
+	return ""
+}
+
 func (b *Board) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action {
 	d := actionDefs[name]
 	return &action{
@@ -131,6 +144,7 @@ func (b *Board) newAction(name string, run func(context.Context, tool.Call) tool
 			Confirm:        b.confirm[name],
 			MaxResultBytes: d.maxResult,
 			Idempotent:     d.risk.Writes(),
+			AttachmentArg:  attachmentArg(d.attachment),
 		},
 		run: run,
 	}
@@ -332,17 +346,18 @@ func (b *Board) resolveColumn(c tool.Caller, cols []string, q string) (string, *
 
 // cardView is a card as Result.Data shows it.
 type cardView struct {
-	ID       string     `json:"id"`
-	Title    string     `json:"title"`
-	URL      string     `json:"url"`
-	Assignee string     `json:"assignee,omitempty"`
-	Due      string     `json:"due,omitempty"`
-	Column   string     `json:"column"`
-	Status   CardStatus `json:"status"`
+	ID         string           `json:"id"`
+	Title      string           `json:"title"`
+	URL        string           `json:"url"`
+	Assignee   string           `json:"assignee,omitempty"`
+	Due        string           `json:"due,omitempty"`
+	Column     string           `json:"column"`
+	Status     CardStatus       `json:"status"`
+	Attachment *tool.Attachment `json:"attachment,omitempty"`
 }
 
 func view(c *Card) cardView {
-	return cardView{ID: c.ID, Title: c.Title, URL: c.URL, Assignee: c.AssigneeName, Due: c.Due, Column: c.Column, Status: c.Status}
+	return cardView{ID: c.ID, Title: c.Title, URL: c.URL, Assignee: c.AssigneeName, Due: c.Due, Column: c.Column, Status: c.Status, Attachment: c.Attachment}
 }
 
 // doneColumn is the column that means "done": the last one, when the board

@@ -15,11 +15,12 @@ import (
 const maxCandidates = 10
 
 type createArgs struct {
-	Title       string  `json:"title"`
-	Assignee    *string `json:"assignee"`
-	DueISO      *string `json:"dueIso"`
-	Column      *string `json:"column"`
-	Description *string `json:"description"`
+	Title       string          `json:"title"`
+	Assignee    *string         `json:"assignee"`
+	DueISO      *string         `json:"dueIso"`
+	Column      *string         `json:"column"`
+	Description *string         `json:"description"`
+	Attachment  json.RawMessage `json:"attachment"`
 }
 
 type updateArgs struct {
@@ -62,6 +63,10 @@ func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
 	if r := b.checkDue(c, due); r != nil {
 		return *r
 	}
+	attachment, r := b.attachmentOf(c, a.Attachment)
+	if r != nil {
+		return *r
+	}
 	members := b.Members(c.TenantID)
 	var res tool.Result
 	err := b.write(ctx, c.TenantID, func(tx *sql.Tx, cols []string) error {
@@ -97,10 +102,10 @@ func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
 			status, doneAt = CardDone, now
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO taskboard_cards (id, tenant, title, description, assignee_id,
-			assignee_name, due, column_name, status, created_by, created_at, updated_at, done_at, idem_key)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			assignee_name, due, column_name, status, created_by, created_at, updated_at, done_at, idem_key, attachment)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			id, c.TenantID, title, desc, assignee.ID, assignee.Name, due, column, string(status),
-			c.UserID, now, now, doneAt, call.IdempotencyKey); err != nil {
+			c.UserID, now, now, doneAt, call.IdempotencyKey, attachment); err != nil {
 			return fmt.Errorf("insert card: %w", err)
 		}
 		card, err := b.cardByID(ctx, tx, c.TenantID, id)
@@ -129,12 +134,32 @@ func (b *Board) createdResult(c tool.Caller, card *Card, cols []string) tool.Res
 	if len(cols) > 0 && card.Column != cols[0] {
 		where = tr(c, ", колонка «"+card.Column+"»", ", column \""+card.Column+"\"")
 	}
+	if card.Attachment != nil {
+		where += tr(c, ", вложение «"+card.Attachment.Name+"»", ", attachment \""+card.Attachment.Name+"\"")
+	}
 	text := tr(c,
 		fmt.Sprintf("Создана задача «%s» (%s, %s%s) — %s", card.Title, who, when, where, card.URL),
 		fmt.Sprintf("Created task %q (%s, %s%s) — %s", card.Title, who, when, where, card.URL))
 	return b.ok(struct {
 		Card cardView `json:"card"`
 	}{view(card)}, text)
+}
+
+// attachmentOf checks the attachment argument: only the stored object the
+// server put in place of the model's "last" is accepted, encoded for the
+// card row ("" for none).
+func (b *Board) attachmentOf(c tool.Caller, raw json.RawMessage) (string, *tool.Result) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var a tool.Attachment
+	if err := json.Unmarshal(raw, &a); err != nil || (a.File == "" && a.URL == "") {
+		r := b.failure("attachment", "attachment must be a stored file of the conversation",
+			tr(c, "Прикрепить можно только присланный в разговоре файл.", "Only a file sent in the conversation can be attached."))
+		return "", &r
+	}
+	enc, _ := json.Marshal(a)
+	return string(enc), nil
 }
 
 // updateTask changes the given fields of a card; null, blank and absent

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/arbiterhq/arbiter/tool"
 	"sort"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func parseStamp(s string) time.Time {
 }
 
 const cardColumns = `id, tenant, title, description, assignee_id, assignee_name, due,
-	column_name, status, created_by, created_at, updated_at, done_at`
+	column_name, status, created_by, created_at, updated_at, done_at, attachment`
 
 // queryCards returns the cards selected by where (which must filter on
 // tenant) with URLs filled in.
@@ -49,10 +50,16 @@ func (b *Board) queryCards(ctx context.Context, q querier, where string, args ..
 	var out []Card
 	for rows.Next() {
 		var c Card
-		var status, created, updated, done string
+		var status, created, updated, done, attachment string
 		if err := rows.Scan(&c.ID, &c.Tenant, &c.Title, &c.Description, &c.AssigneeID, &c.AssigneeName,
-			&c.Due, &c.Column, &status, &c.CreatedBy, &created, &updated, &done); err != nil {
+			&c.Due, &c.Column, &status, &c.CreatedBy, &created, &updated, &done, &attachment); err != nil {
 			return nil, fmt.Errorf("read cards: %w", err)
+		}
+		if attachment != "" {
+			var a tool.Attachment
+			if json.Unmarshal([]byte(attachment), &a) == nil {
+				c.Attachment = &a
+			}
 		}
 		c.Status = CardStatus(status)
 		c.CreatedAt, c.UpdatedAt, c.DoneAt = parseStamp(created), parseStamp(updated), parseStamp(done)

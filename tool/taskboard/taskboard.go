@@ -111,6 +111,8 @@ type Card struct {
 	UpdatedAt    time.Time
 	DoneAt       time.Time // zero unless done
 	URL          string
+	// Attachment is the user's file put on the card when it was created.
+	Attachment *tool.Attachment
 }
 
 // Comment is one comment on a card.
@@ -250,7 +252,32 @@ func New(cfg Config) (*Board, error) {
 			return nil, fmt.Errorf("taskboard: create tables: %w", err)
 		}
 	}
+	if err := b.addColumn("taskboard_cards", "attachment", "TEXT NOT NULL DEFAULT ''"); err != nil {
+		return nil, err
+	}
 	return b, nil
+}
+
+// addColumn adds a column that a board created by an earlier version lacks.
+func (b *Board) addColumn(table, column, decl string) error {
+	rows, err := b.db.Query(`SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return fmt.Errorf("taskboard: read %s columns: %w", table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return fmt.Errorf("taskboard: read %s columns: %w", table, err)
+		}
+		if name == column {
+			return nil
+		}
+	}
+	if _, err := b.db.Exec(`ALTER TABLE ` + table + ` ADD COLUMN ` + column + ` ` + decl); err != nil {
+		return fmt.Errorf("taskboard: add %s.%s: %w", table, column, err)
+	}
+	return nil
 }
 
 // Name returns "taskboard".

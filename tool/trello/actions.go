@@ -60,16 +60,7 @@ var actionDefs = map[string]actionDef{
     "dueIso": {"type": ["string", "null"], "maxLength": 40, "description": "Due date YYYY-MM-DD or RFC 3339 time; null for none"},
     "column": {"type": ["string", "null"], "maxLength": 100, "description": "List name; null for the first list"},
     "description": {"type": ["string", "null"], "maxLength": 4000, "description": "Card description"},
-    "attachment": {
-      "type": ["object", "null"],
-      "description": "A stored attachment to add to the card: a URL or a stored file reference",
-      "properties": {
-        "name": {"type": ["string", "null"], "maxLength": 256, "description": "Attachment name"},
-        "url": {"type": ["string", "null"], "maxLength": 2000, "description": "http(s) URL to attach"},
-        "file": {"type": ["string", "null"], "maxLength": 300, "description": "Stored file reference, such as a Telegram file id"}
-      },
-      "additionalProperties": false
-    }
+    "attachment": ` + tool.AttachmentSchema + `
   },
   "required": ["title"],
   "additionalProperties": false
@@ -150,6 +141,7 @@ func (c *Client) newAction(name string, run func(context.Context, tool.Call) too
 		Confirm:        c.confirm[name],
 		MaxResultBytes: d.maxResult,
 		Idempotent:     d.risk.Writes(),
+		AttachmentArg:  attachmentArgOf(name),
 	}
 	if d.risk.Writes() {
 		spec.Timeout = writeTimeout
@@ -539,3 +531,12 @@ func callerLocation(c tool.Caller) *time.Location {
 
 // zones caches loaded time zones: loading one reads the zone database.
 var zones sync.Map
+
+// attachmentArgOf names create_task's attachment argument, which the
+// server fills with the user's stored file in place of the model's "last".
+func attachmentArgOf(action string) string {
+	if action == ActionCreate {
+		return "attachment"
+	}
+	return ""
+}
