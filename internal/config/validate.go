@@ -325,4 +325,3 @@ func contentConfirm(t *ContentIdeas) map[string]string {
 	}
 	return t.Confirm
 }
-
