@@ -76,6 +76,16 @@ func TestParseErrorsCarryLines(t *testing.T) {
 		{"bad zone", "tenants:\n  - id: a\n    timezone: Mars/Olympus\n", `line 3: tenants[0].timezone: unknown time zone`},
 		{"bad confirm", "tools:\n  taskboard:\n    confirm: {create_task: sometimes}\n", `line 3: tools.taskboard.confirm.create_task: unknown confirm policy "sometimes"`},
 		{"bad store", "store: {kind: etcd}\n", `line 1: store.kind: unknown store kind "etcd"`},
+		{"redis without url", "store: {kind: redis}\n", `line 1: store: a redis store needs url`},
+		{"postgres without url", "journal: {kind: postgres}\n", `line 1: journal: a postgres journal needs url`},
+		{"unknown strategy model", "models:\n  - {name: a, kind: openai, model: m, api_key: k}\nstrategies:\n  fast: [a, b]\n", `line 4: strategies.fast[1]: no model named "b"`},
+		{"unknown preset", "models:\n  - {name: a, kind: gemini, model: m}\n", `line 2: models[0].kind: unknown model kind "gemini"`},
+		{"telegram without token", "tenants:\n  - {id: a}\nchannels:\n  telegram: {token_env: NOPE, tenant: a}\n", `line 4: channels.telegram.token_env: the bot token must come from a set environment variable`},
+		{"telegram unknown tenant", "channels:\n  telegram: {token_env: NOPE, tenant: zz}\n", `channels.telegram.tenant: no tenant "zz" is defined`},
+		{"mcp with both transports", "tools:\n  mcp:\n    servers:\n      - {name: x, command: [a], url: \"http://h\"}\n", `line 4: tools.mcp.servers[0]: set exactly one of command (stdio) or url`},
+		{"trello and taskboard", "tools:\n  taskboard: {}\n  trello: {key_env: K, board: B}\n", `line 3: tools.trello: choose one task board`},
+		{"http tool bad risk", "tools:\n  http:\n    - {name: pay, url: \"http://x\", risk: admin, input_schema: {type: object}}\n", `tools.http[0].risk: unknown risk "admin"`},
+		{"bad calendar backend", "tools:\n  calendar: {backend: outlook}\n", `line 2: tools.calendar.backend: unknown calendar backend "outlook"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
