@@ -1,18 +1,17 @@
 package calendar
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/names"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 // Argument limits, in characters; the schemas state the same.
@@ -23,24 +22,21 @@ const (
 	maxISO         = 60
 )
 
-type actionDef struct {
-	title       string
-	description string
-	risk        tool.Risk
-	confirm     tool.Confirm
-	schema      string
+// actionConfirm is the confirmation policy of each action.
+var actionConfirm = map[string]tool.Confirm{
+	ActionCreateEvent: tool.ConfirmAlways,
+	ActionSchedule:    tool.ConfirmNever,
 }
 
-var actionDefs = map[string]actionDef{
+var actionDefs = map[string]action.Def{
 	ActionCreateEvent: {
-		title: "Создать встречу",
-		description: "Book a calendar event for the caller with the named participants (team members: full name, first name or id; " +
+		Title: "Создать встречу",
+		Description: "Book a calendar event for the caller with the named participants (team members: full name, first name or id; " +
 			"the caller always takes part). startIso is an ISO 8601 time: with an offset (2026-12-02T10:00:00+03:00, or Z for UTC) it is " +
 			"that instant; without one (2026-12-02T10:00) it is read in the caller's time zone. Give endIso or durationMin, or neither " +
 			"for the default length. After schedule_team_meeting, use the chosen slot's startUtc and endUtc exactly.",
-		risk:    tool.RiskWriteSafe,
-		confirm: tool.ConfirmAlways,
-		schema: `{
+		Risk: tool.RiskWriteSafe,
+		Schema: `{
   "type": "object",
   "properties": {
     "title": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Event title"},
@@ -56,14 +52,13 @@ var actionDefs = map[string]actionDef{
 }`,
 	},
 	ActionSchedule: {
-		title: "Подобрать время встречи",
-		description: "Find the earliest common free slots (up to three) for a meeting of the caller and the named team members, " +
+		Title: "Подобрать время встречи",
+		Description: "Find the earliest common free slots (up to three) for a meeting of the caller and the named team members, " +
 			"inside working hours in each participant's own time zone, and offer them to the user as choices. It books nothing: " +
 			"once the user picks a slot, propose create_event with that slot's startUtc and endUtc, the same title and participants. " +
 			"withinDays counts calendar days from the first possible day (default 7); earliestIso is a date or time not to search before.",
-		risk:    tool.RiskRead,
-		confirm: tool.ConfirmNever,
-		schema: `{
+		Risk: tool.RiskRead,
+		Schema: `{
   "type": "object",
   "properties": {
     "title": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Meeting title"},
@@ -79,73 +74,18 @@ var actionDefs = map[string]actionDef{
 	},
 }
 
-// action is one calendar operation as a tool.Tool. It is safe for
-// concurrent use.
-type action struct {
-	spec tool.Spec
-	run  func(ctx context.Context, call tool.Call) tool.Result
+// newAction is the calendar operation name as a tool.Tool that runs calls
+// for the caller's tenant with run.
+func (c *Calendar) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action.Tool {
+	return action.New("calendar", actionDefs[name].Spec(name, actionConfirm[name]), run)
 }
 
-var _ tool.Tool = (*action)(nil)
-
-func (c *Calendar) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action {
-	d := actionDefs[name]
-	return &action{
-		spec: tool.Spec{
-			Name:        name,
-			Title:       d.title,
-			Description: d.description,
-			InputSchema: json.RawMessage(d.schema),
-			Risk:        d.risk,
-			Confirm:     d.confirm,
-			Idempotent:  d.risk.Writes(),
-		},
-		run: run,
-	}
-}
-
-// Spec describes the action.
-func (a *action) Spec() tool.Spec { return a.spec }
-
-// Call runs the action for call.Caller's tenant. Every outcome of a call
-// that ran, including bad arguments and backend failures, is a Result; the
-// error is non-nil only when the call carries no tenant or user, which
-// would leave the calendar unable to scope it.
-func (a *action) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
-	if call.Caller.TenantID == "" || call.Caller.UserID == "" {
-		return tool.Result{}, fmt.Errorf("calendar %s: caller has no tenant or user id", a.spec.Name)
-	}
-	return a.run(ctx, call), nil
-}
-
-func tr(c tool.Caller, ru, en string) string {
-	if isEnglish(c.Language) {
-		return en
-	}
-	return ru
-}
-
-// result builds a Result with status and data encoded compactly.
-func (c *Calendar) result(status tool.Status, data any, text string) tool.Result {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return c.failure("", "encode result: "+err.Error(), "не удалось сформировать ответ календаря")
-	}
-	return tool.Result{Status: status, Data: raw, Text: text, Source: SourceName, ObservedAt: c.now()}
-}
-
-// failure is a Result with StatusError: errText for the model and the
-// journal, human (in the caller's language) for the reply.
-func (c *Calendar) failure(field, errText, human string) tool.Result {
-	return tool.Result{Status: tool.StatusError, Error: errText, Text: human, Field: field, Source: SourceName, ObservedAt: c.now()}
-}
-
+// notFound is a Result with StatusNotFound: errText for the model and the
+// journal, human for the reply.
 func (c *Calendar) notFound(field, errText, human string) tool.Result {
-	return tool.Result{Status: tool.StatusNotFound, Error: errText, Text: human, Field: field, Source: SourceName, ObservedAt: c.now()}
-}
-
-func (c *Calendar) ambiguous(field, text string, candidates []string) tool.Result {
-	return tool.Result{Status: tool.StatusAmbiguous, Text: text, Field: field, Candidates: candidates, Source: SourceName, ObservedAt: c.now()}
+	r := c.reply.NotFound(field, human)
+	r.Error = errText
+	return r
 }
 
 // backendFailure turns a backend error into a Result: a missing calendar
@@ -154,79 +94,25 @@ func (c *Calendar) ambiguous(field, text string, candidates []string) tool.Resul
 func (c *Calendar) backendFailure(cl tool.Caller, err error) tool.Result {
 	switch {
 	case errors.Is(err, ErrNotConnected):
-		return c.failure("", err.Error(), tr(cl,
+		return c.reply.Failure("", err.Error(), reply.Tr(cl,
 			"Календарь не подключён: подключите его и повторите.",
 			"Your calendar is not connected; connect it and try again."))
 	case errors.Is(err, ErrAccessDenied):
-		return c.failure("", err.Error(), tr(cl,
+		return c.reply.Failure("", err.Error(), reply.Tr(cl,
 			"Календарь отказал в доступе: переподключите его.",
 			"The calendar refused access; reconnect it."))
 	case errors.Is(err, ErrNotFound):
-		return c.notFound("", err.Error(), tr(cl,
+		return c.notFound("", err.Error(), reply.Tr(cl,
 			"Календарь не найден или недоступен: "+err.Error(),
 			"Calendar not found or not visible: "+err.Error()))
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
-		return c.failure("", "calendar timed out: "+err.Error(), tr(cl,
+		return c.reply.Failure("", "calendar timed out: "+err.Error(), reply.Tr(cl,
 			"Календарь не ответил вовремя, ничего не сделано.",
 			"The calendar did not answer in time; nothing was done."))
 	}
-	return c.failure("", "calendar failed: "+err.Error(), tr(cl,
+	return c.reply.Failure("", "calendar failed: "+err.Error(), reply.Tr(cl,
 		"Ошибка календаря, ничего не сделано.",
 		"The calendar failed; nothing was done."))
-}
-
-// decodeArgs decodes call arguments strictly (unknown fields rejected);
-// empty or null arguments decode as {}. A failure is returned as a Result.
-func (c *Calendar) decodeArgs(call tool.Call, v any) *tool.Result {
-	raw := bytes.TrimSpace(call.Args)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = errors.New("trailing data after the arguments object")
-		}
-	}
-	if err != nil {
-		r := c.failure("", "invalid arguments: "+err.Error(),
-			tr(call.Caller, "Некорректные аргументы действия.", "Invalid action arguments."))
-		return &r
-	}
-	return nil
-}
-
-// field is an argument value with its name and limit, checked by
-// checkFields.
-type field struct {
-	name  string
-	value string
-	max   int
-}
-
-// checkFields returns an error Result for the first value longer than its
-// limit.
-func (c *Calendar) checkFields(cl tool.Caller, fields ...field) *tool.Result {
-	for _, f := range fields {
-		if n := utf8.RuneCountInString(f.value); n > f.max {
-			r := c.failure(f.name, fmt.Sprintf("%s is %d characters, more than the limit of %d", f.name, n, f.max),
-				tr(cl, fmt.Sprintf("Поле %s слишком длинное (%d символов, максимум %d).", f.name, n, f.max),
-					fmt.Sprintf("The %s is too long (%d characters, at most %d).", f.name, n, f.max)))
-			return &r
-		}
-	}
-	return nil
-}
-
-// opt reads an optional string argument: null, absent and blank all mean
-// "not given".
-func opt(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return strings.TrimSpace(*p)
 }
 
 // wholeNumber checks an optional integer argument within [lo, hi]; def is
@@ -237,8 +123,8 @@ func (c *Calendar) wholeNumber(cl tool.Caller, name string, p *float64, lo, hi, 
 	}
 	v := *p
 	if v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {
-		r := c.failure(name, fmt.Sprintf("%s %v is not a whole number from %d to %d", name, v, lo, hi),
-			tr(cl, fmt.Sprintf("Значение %s должно быть целым числом от %d до %d.", name, lo, hi),
+		r := c.reply.Failure(name, fmt.Sprintf("%s %v is not a whole number from %d to %d", name, v, lo, hi),
+			reply.Tr(cl, fmt.Sprintf("Значение %s должно быть целым числом от %d до %d.", name, lo, hi),
 				fmt.Sprintf("%s must be a whole number from %d to %d.", name, lo, hi)))
 		return 0, &r
 	}
@@ -248,11 +134,11 @@ func (c *Calendar) wholeNumber(cl tool.Caller, name string, p *float64, lo, hi, 
 // timeFailure explains an unreadable or impossible time argument.
 func (c *Calendar) timeFailure(cl tool.Caller, name, value string, err error) tool.Result {
 	if errors.Is(err, errSkipped) {
-		return c.failure(name, fmt.Sprintf("%s %q: %v", name, value, err), tr(cl,
+		return c.reply.Failure(name, fmt.Sprintf("%s %q: %v", name, value, err), reply.Tr(cl,
 			fmt.Sprintf("Времени «%s» не существует: в этот день часы переводятся вперёд. Укажите другое время.", value),
 			fmt.Sprintf("The time %q does not exist: the clocks jump forward that day. Pick another time.", value)))
 	}
-	return c.failure(name, fmt.Sprintf("%s: %v", name, err), tr(cl,
+	return c.reply.Failure(name, fmt.Sprintf("%s: %v", name, err), reply.Tr(cl,
 		fmt.Sprintf("Время «%s» не распознано: нужен формат ISO, например 2026-12-02T10:00 или 2026-12-02T10:00:00+03:00.", value),
 		fmt.Sprintf("The time %q is not understood: use ISO, such as 2026-12-02T10:00 or 2026-12-02T10:00:00+03:00.", value)))
 }
@@ -301,20 +187,20 @@ func (c *Calendar) resolveParticipants(cl tool.Caller, t team, values []string) 
 			}
 			continue
 		case 0:
-			names := make([]string, 0, len(t.members))
+			all := make([]string, 0, len(t.members))
 			for _, m := range t.members {
-				names = append(names, m.Name)
+				all = append(all, m.Name)
 			}
-			list := strings.Join(names, ", ")
+			list := strings.Join(all, ", ")
 			if list == "" {
-				list = tr(cl, "нет участников", "none")
+				list = reply.Tr(cl, "нет участников", "none")
 			}
-			r := c.notFound("participants", fmt.Sprintf("no team member matches %q", q), tr(cl,
+			r := c.notFound("participants", fmt.Sprintf("no team member matches %q", q), reply.Tr(cl,
 				fmt.Sprintf("Не нашёл участника «%s». Участники команды: %s.", q, list),
 				fmt.Sprintf("No team member matches %q. Members: %s.", q, list)))
 			return nil, &r
 		}
-		r := c.ambiguous("participants", tr(cl,
+		r := c.reply.Ambiguous("participants", reply.Tr(cl,
 			fmt.Sprintf("Под «%s» подходят несколько участников: %s. Кого вы имеете в виду?", q, strings.Join(candidateNames(found), ", ")),
 			fmt.Sprintf("Several members match %q: %s. Which one do you mean?", q, strings.Join(candidateNames(found), ", "))),
 			candidateNames(found))
@@ -328,12 +214,12 @@ func (c *Calendar) resolveParticipants(cl tool.Caller, t team, values []string) 
 func candidateNames(ms []Member) []string {
 	count := map[string]int{}
 	for _, m := range ms {
-		count[norm(m.Name)]++
+		count[names.Fold(m.Name)]++
 	}
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.Name
-		if count[norm(m.Name)] > 1 {
+		if count[names.Fold(m.Name)] > 1 {
 			out[i] += " (" + m.ID + ")"
 		}
 	}

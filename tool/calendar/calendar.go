@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 // Action names.
@@ -133,6 +134,7 @@ type Calendar struct {
 	searchDays int
 	eventDur   time.Duration
 	now        func() time.Time
+	reply      reply.Builder
 }
 
 var _ tool.ContextSource = (*Calendar)(nil)
@@ -194,6 +196,7 @@ func New(cfg Config) (*Calendar, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
+	c.reply = reply.Builder{Source: SourceName, Now: c.now, EncodeFailure: "не удалось сформировать ответ календаря"}
 	return c, nil
 }
 

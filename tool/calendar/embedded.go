@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 )
 
 // Store is the embedded backend: events of every tenant in SQLite tables
@@ -18,11 +20,9 @@ import (
 // one Store are serialized, and a busy database is retried until the
 // context ends.
 type Store struct {
-	db  *sql.DB
-	now func() time.Time
-	// sem serializes this Store's write transactions so they queue here
-	// instead of contending for the SQLite write lock.
-	sem chan struct{}
+	db     *sql.DB
+	now    func() time.Time
+	writer *sqlitex.Writer
 }
 
 var _ Backend = (*Store)(nil)
@@ -64,7 +64,7 @@ func NewStore(db *sql.DB) (*Store, error) {
 			return nil, fmt.Errorf("calendar: create tables: %w", err)
 		}
 	}
-	return &Store{db: db, now: time.Now, sem: make(chan struct{}, 1)}, nil
+	return &Store{db: db, now: time.Now, writer: sqlitex.NewWriter(db)}, nil
 }
 
 // Kind returns "embedded".
@@ -280,75 +280,8 @@ func (s *Store) attendees(ctx context.Context, q querier, tenant string, e *Even
 // what it depends on, so a writer that lost a race on the idempotency index
 // finds the winner's event.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	select {
-	case s.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.sem }()
-	wait := 5 * time.Millisecond
-	for conflicts := 0; ; {
-		err := s.writeOnce(ctx, fn)
-		if err == nil || !isBusy(err) {
-			return err
-		}
-		if isConstraint(err) {
-			if conflicts++; conflicts > 3 {
-				return err
-			}
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (database busy: %v)", ctx.Err(), err)
-		}
-		wait = min(2*wait, 200*time.Millisecond)
-	}
+	return s.writer.DoRetryingConflicts(ctx, 3, fn)
 }
-
-func (s *Store) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
-}
-
-// sqliteCode is the primary SQLite result code of err, read from the
-// driver's error; 0 when err carries none.
-func sqliteCode(err error) int {
-	var coded interface{ Code() int }
-	if !errors.As(err, &coded) {
-		return 0
-	}
-	return coded.Code() & 0xff
-}
-
-// isBusy reports whether err is worth running the transaction again:
-// SQLITE_BUSY or SQLITE_LOCKED, or a constraint failure (another writer
-// took the idempotency key first).
-func isBusy(err error) bool {
-	switch sqliteCode(err) {
-	case 5, 6, 19:
-		return true
-	}
-	return false
-}
-
-func isConstraint(err error) bool { return sqliteCode(err) == 19 }
 
 // hexLower is base32hex in lower case: the alphabet Google Calendar event
 // ids use, so ids look alike on both backends.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 // Bounds of create_event times.
@@ -52,25 +53,25 @@ type eventView struct {
 func (c *Calendar) createEvent(ctx context.Context, call tool.Call) tool.Result {
 	cl := call.Caller
 	var a createArgs
-	if r := c.decodeArgs(call, &a); r != nil {
+	if r := c.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
 	title := strings.Join(strings.Fields(a.Title), " ")
-	desc := opt(a.Description)
+	desc := reply.Opt(a.Description)
 	if title == "" {
-		return c.failure("title", "title is empty", tr(cl, "У встречи нет названия.", "The event has no title."))
+		return c.reply.Failure("title", "title is empty", reply.Tr(cl, "У встречи нет названия.", "The event has no title."))
 	}
-	fields := []field{{"title", title, maxTitle}, {"description", desc, maxDescription},
-		{"startIso", a.StartISO, maxISO}, {"endIso", opt(a.EndISO), maxISO}}
+	fields := []reply.Limit{reply.MaxLen("title", title, maxTitle), reply.MaxLen("description", desc, maxDescription),
+		reply.MaxLen("startIso", a.StartISO, maxISO), reply.MaxLen("endIso", reply.Opt(a.EndISO), maxISO)}
 	for _, p := range a.Participants {
-		fields = append(fields, field{"participants", p, maxName})
+		fields = append(fields, reply.MaxLen("participants", p, maxName))
 	}
-	if r := c.checkFields(cl, fields...); r != nil {
+	if r := c.reply.CheckFields(cl, fields...); r != nil {
 		return *r
 	}
 	if len(a.Participants) > maxParticipants {
-		return c.failure("participants", fmt.Sprintf("%d participants, more than %d", len(a.Participants), maxParticipants),
-			tr(cl, "Слишком много участников.", "Too many participants."))
+		return c.reply.Failure("participants", fmt.Sprintf("%d participants, more than %d", len(a.Participants), maxParticipants),
+			reply.Tr(cl, "Слишком много участников.", "Too many participants."))
 	}
 	t := c.teamOf(cl)
 	loc := t.selfZone
@@ -83,21 +84,21 @@ func (c *Calendar) createEvent(ctx context.Context, call tool.Call) tool.Result 
 		return *r
 	}
 	end := start.Add(c.eventDur)
-	switch endISO := opt(a.EndISO); {
+	switch endISO := reply.Opt(a.EndISO); {
 	case endISO != "":
 		if end, _, err = parseISO(endISO, loc, false); err != nil {
 			return c.timeFailure(cl, "endIso", endISO, err)
 		}
 		if dur != 0 && end.Sub(start) != time.Duration(dur)*time.Minute {
-			return c.failure("endIso", fmt.Sprintf("endIso is %v after startIso but durationMin is %d", end.Sub(start), dur),
-				tr(cl, "Конец встречи не совпадает с указанной длительностью.", "The end time and the duration disagree."))
+			return c.reply.Failure("endIso", fmt.Sprintf("endIso is %v after startIso but durationMin is %d", end.Sub(start), dur),
+				reply.Tr(cl, "Конец встречи не совпадает с указанной длительностью.", "The end time and the duration disagree."))
 		}
 	case dur != 0:
 		end = start.Add(time.Duration(dur) * time.Minute)
 	}
 	if !end.After(start) || end.Sub(start) > maxEventLength {
-		return c.failure("endIso", fmt.Sprintf("the event would last %v; it must end after it starts and last at most %v", end.Sub(start), maxEventLength),
-			tr(cl, "Встреча должна заканчиваться позже начала и длиться не больше суток.",
+		return c.reply.Failure("endIso", fmt.Sprintf("the event would last %v; it must end after it starts and last at most %v", end.Sub(start), maxEventLength),
+			reply.Tr(cl, "Встреча должна заканчиваться позже начала и длиться не больше суток.",
 				"The event must end after it starts and last at most a day."))
 	}
 	people, res := c.resolveParticipants(cl, t, a.Participants)
@@ -117,8 +118,8 @@ func (c *Calendar) createEvent(ctx context.Context, call tool.Call) tool.Result 
 				return c.eventResult(cl, t, ev, nil, now)
 			}
 		}
-		return c.failure("startIso", fmt.Sprintf("start %s is in the past or more than two years ahead (now %s)", utcStamp(start), utcStamp(now)),
-			tr(cl, fmt.Sprintf("Время начала %s уже прошло или слишком далеко. Уточните дату.", formatSpan(start, end, loc, cl.Language, now)),
+		return c.reply.Failure("startIso", fmt.Sprintf("start %s is in the past or more than two years ahead (now %s)", utcStamp(start), utcStamp(now)),
+			reply.Tr(cl, fmt.Sprintf("Время начала %s уже прошло или слишком далеко. Уточните дату.", formatSpan(start, end, loc, cl.Language, now)),
 				fmt.Sprintf("The start %s is in the past or too far ahead. Check the date.", formatSpan(start, end, loc, cl.Language, now))))
 	}
 	span := Interval{start, end}
@@ -173,15 +174,15 @@ func (c *Calendar) eventResult(cl tool.Caller, t team, ev Event, conflicts []str
 	}
 	v := eventView{ID: ev.ID, Title: ev.Title, StartUTC: utcStamp(ev.Start), EndUTC: utcStamp(ev.End),
 		When: when, Participants: people, URL: ev.URL}
-	text := tr(cl, fmt.Sprintf("Встреча «%s» создана: %s. Участники: %s.", ev.Title, when, strings.Join(people, ", ")),
+	text := reply.Tr(cl, fmt.Sprintf("Встреча «%s» создана: %s. Участники: %s.", ev.Title, when, strings.Join(people, ", ")),
 		fmt.Sprintf("Event %q booked: %s. Participants: %s.", ev.Title, when, strings.Join(people, ", ")))
 	if ev.URL != "" {
 		text += " " + ev.URL
 	}
 	if len(conflicts) > 0 {
-		text += tr(cl, " Внимание: в это время заняты: ", " Note: busy at that time: ") + strings.Join(conflicts, ", ") + "."
+		text += reply.Tr(cl, " Внимание: в это время заняты: ", " Note: busy at that time: ") + strings.Join(conflicts, ", ") + "."
 	}
-	return c.result(tool.StatusOK, struct {
+	return c.reply.WithStatus(tool.StatusOK, struct {
 		Event     eventView `json:"event"`
 		Conflicts []string  `json:"busyAtThatTime,omitempty"`
 	}{v, conflicts}, text)
@@ -202,26 +203,26 @@ type slotView struct {
 func (c *Calendar) scheduleMeeting(ctx context.Context, call tool.Call) tool.Result {
 	cl := call.Caller
 	var a scheduleArgs
-	if r := c.decodeArgs(call, &a); r != nil {
+	if r := c.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
 	title := strings.Join(strings.Fields(a.Title), " ")
 	if title == "" {
-		return c.failure("title", "title is empty", tr(cl, "У встречи нет названия.", "The meeting has no title."))
+		return c.reply.Failure("title", "title is empty", reply.Tr(cl, "У встречи нет названия.", "The meeting has no title."))
 	}
-	fields := []field{{"title", title, maxTitle}, {"earliestIso", opt(a.EarliestISO), maxISO}}
+	fields := []reply.Limit{reply.MaxLen("title", title, maxTitle), reply.MaxLen("earliestIso", reply.Opt(a.EarliestISO), maxISO)}
 	for _, p := range a.Participants {
-		fields = append(fields, field{"participants", p, maxName})
+		fields = append(fields, reply.MaxLen("participants", p, maxName))
 	}
-	if r := c.checkFields(cl, fields...); r != nil {
+	if r := c.reply.CheckFields(cl, fields...); r != nil {
 		return *r
 	}
 	if len(a.Participants) == 0 || len(a.Participants) > maxParticipants {
-		return c.failure("participants", fmt.Sprintf("%d participants; give 1 to %d", len(a.Participants), maxParticipants),
-			tr(cl, "Укажите участников встречи.", "Name the meeting's participants."))
+		return c.reply.Failure("participants", fmt.Sprintf("%d participants; give 1 to %d", len(a.Participants), maxParticipants),
+			reply.Tr(cl, "Укажите участников встречи.", "Name the meeting's participants."))
 	}
 	if a.DurationMin == nil {
-		return c.failure("durationMin", "durationMin is required", tr(cl, "Укажите длительность встречи.", "Give the meeting's length."))
+		return c.reply.Failure("durationMin", "durationMin is required", reply.Tr(cl, "Укажите длительность встречи.", "Give the meeting's length."))
 	}
 	durMin, r := c.wholeNumber(cl, "durationMin", a.DurationMin, 5, maxScheduleDurationMin, 0)
 	if r != nil {
@@ -233,8 +234,8 @@ func (c *Calendar) scheduleMeeting(ctx context.Context, call tool.Call) tool.Res
 	}
 	dur := time.Duration(durMin) * time.Minute
 	if dur > c.hours.End-c.hours.Start {
-		return c.failure("durationMin", fmt.Sprintf("%d minutes do not fit in working hours %s", durMin, c.hours),
-			tr(cl, fmt.Sprintf("Встреча на %d мин не помещается в рабочий день (%s).", durMin, c.hours),
+		return c.reply.Failure("durationMin", fmt.Sprintf("%d minutes do not fit in working hours %s", durMin, c.hours),
+			reply.Tr(cl, fmt.Sprintf("Встреча на %d мин не помещается в рабочий день (%s).", durMin, c.hours),
 				fmt.Sprintf("A %d-minute meeting does not fit in a working day (%s).", durMin, c.hours)))
 	}
 	t := c.teamOf(cl)
@@ -245,7 +246,7 @@ func (c *Calendar) scheduleMeeting(ctx context.Context, call tool.Call) tool.Res
 	}
 	now := c.clock(call)
 	from := now.Add(c.notice)
-	if e := opt(a.EarliestISO); e != "" {
+	if e := reply.Opt(a.EarliestISO); e != "" {
 		at, _, err := parseISO(e, loc, true)
 		if err != nil {
 			return c.timeFailure(cl, "earliestIso", e, err)
@@ -255,8 +256,8 @@ func (c *Calendar) scheduleMeeting(ctx context.Context, call tool.Call) tool.Res
 	lf := from.In(loc)
 	to := startOfDay(lf.Year(), lf.Month(), lf.Day()+days, loc)
 	if from.After(now.Add(maxAhead)) {
-		return c.failure("earliestIso", "earliestIso is more than two years ahead",
-			tr(cl, "Слишком далёкая дата.", "That date is too far ahead."))
+		return c.reply.Failure("earliestIso", "earliestIso is more than two years ahead",
+			reply.Tr(cl, "Слишком далёкая дата.", "That date is too far ahead."))
 	}
 	zonesOf := make([]*time.Location, len(people))
 	for i, m := range people {
@@ -295,7 +296,7 @@ func (c *Calendar) scheduleMeeting(ctx context.Context, call tool.Call) tool.Res
 	lastDay := to.Add(-time.Minute).In(loc)
 	last := dayLabel(lastDay, cl.Language, lastDay.Year() != now.In(loc).Year())
 	if len(slots) == 0 {
-		res := c.result(tool.StatusNotFound, data, tr(cl,
+		res := c.reply.WithStatus(tool.StatusNotFound, data, reply.Tr(cl,
 			fmt.Sprintf("Нет общего свободного окна на %d мин в рабочее время (%s по местному времени каждого участника) до %s включительно. Попробуйте другой период или длительность.",
 				durMin, c.hours, last),
 			fmt.Sprintf("No common free %d-minute slot in working hours (%s, each participant's local time) through %s. Try another period or length.",
@@ -318,10 +319,10 @@ func (c *Calendar) scheduleMeeting(ctx context.Context, call tool.Call) tool.Res
 		}
 		lines[i] = line
 	}
-	text := tr(cl,
+	text := reply.Tr(cl,
 		fmt.Sprintf("Свободные окна для «%s» (%d мин):\n%s\nВыберите вариант — встречу создам после подтверждения.", title, durMin, strings.Join(lines, "\n")),
 		fmt.Sprintf("Free slots for %q (%d min):\n%s\nPick one; I will book it after you confirm.", title, durMin, strings.Join(lines, "\n")))
-	out := c.result(tool.StatusAmbiguous, data, text)
+	out := c.reply.WithStatus(tool.StatusAmbiguous, data, text)
 	out.Field = "slot"
 	out.Candidates = labels
 	return out

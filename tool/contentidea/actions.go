@@ -1,19 +1,20 @@
 package contentidea
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 )
 
 // Argument limits, in characters; the schemas state the same.
@@ -30,17 +31,16 @@ const (
 	maxLimit     = 50
 )
 
-// action is one content-idea operation as a tool.Tool. It is safe for
-// concurrent use.
-type action struct {
-	spec  tool.Spec
-	run   func(ctx context.Context, call tool.Call) tool.Result
+// ideaAction is one content-idea operation as a tool.Tool that also
+// resolves what a call would do. It is safe for concurrent use.
+type ideaAction struct {
+	*action.Tool
 	store *Store
 }
 
 var (
-	_ tool.Tool     = (*action)(nil)
-	_ tool.Resolver = (*action)(nil)
+	_ tool.Tool     = (*ideaAction)(nil)
+	_ tool.Resolver = (*ideaAction)(nil)
 )
 
 // Resolve tells the engine what a call would do. A content idea without a
@@ -48,8 +48,8 @@ var (
 // read that needs no confirmation; the user confirms once, when the idea
 // comes back with its platform. Everything else keeps its own spec (and
 // the confirmation policy configured for it).
-func (a *action) Resolve(ctx context.Context, c tool.Caller, args json.RawMessage) (tool.Spec, error) {
-	spec := a.spec
+func (a *ideaAction) Resolve(ctx context.Context, c tool.Caller, args json.RawMessage) (tool.Spec, error) {
+	spec := a.Spec()
 	spec.Confirm = "" // the registered tool's policy applies
 	if spec.Name != ActionIdea {
 		return spec, nil
@@ -68,13 +68,15 @@ func (a *action) Resolve(ctx context.Context, c tool.Caller, args json.RawMessag
 	return spec, nil
 }
 
-func (s *Store) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action {
-	a := s.buildAction(name, run)
-	a.store = s
-	return a
+// newAction is the content-idea operation name as a tool.Tool that runs
+// calls for the caller's tenant with run. Every outcome of a call that ran,
+// a missing platform included, is a Result.
+func (s *Store) newAction(name string, run func(context.Context, tool.Call) tool.Result) *ideaAction {
+	return &ideaAction{Tool: action.New("contentidea", s.spec(name), run), store: s}
 }
 
-func (s *Store) buildAction(name string, run func(context.Context, tool.Call) tool.Result) *action {
+// spec describes action name.
+func (s *Store) spec(name string) tool.Spec {
 	list := strings.Join(s.platforms, ", ")
 	spec := tool.Spec{Name: name, Confirm: s.confirm[name]}
 	switch name {
@@ -111,27 +113,13 @@ func (s *Store) buildAction(name string, run func(context.Context, tool.Call) to
   "additionalProperties": false
 }`)
 	}
-	return &action{spec: spec, run: run}
+	return spec
 }
 
 // jsonText is s escaped for use inside a JSON string literal.
 func jsonText(s string) string {
 	raw, _ := json.Marshal(s)
 	return string(raw[1 : len(raw)-1])
-}
-
-// Spec describes the action.
-func (a *action) Spec() tool.Spec { return a.spec }
-
-// Call runs the action for call.Caller's tenant. Every outcome of a call
-// that ran, including bad arguments, a missing platform and database
-// failures, is a Result; the error is non-nil only when the call carries no
-// tenant or user, which would leave the idea unscoped or without an author.
-func (a *action) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
-	if call.Caller.TenantID == "" || call.Caller.UserID == "" {
-		return tool.Result{}, fmt.Errorf("contentidea %s: caller has no tenant or user id", a.spec.Name)
-	}
-	return a.run(ctx, call), nil
 }
 
 type ideaArgs struct {
@@ -145,6 +133,9 @@ type listArgs struct {
 	Platform *string `json:"platform"`
 	Limit    *int    `json:"limit"`
 }
+
+// applied holds the results of applied idempotency keys.
+var applied = sqlitex.Applied{Table: "contentidea_applied", IDColumn: "idea_id"}
 
 // ideaView is an idea as Result.Data shows it.
 type ideaView struct {
@@ -176,26 +167,22 @@ type draft struct {
 func (s *Store) saveIdea(ctx context.Context, call tool.Call) tool.Result {
 	c := call.Caller
 	var a ideaArgs
-	if r := s.decodeArgs(call, &a); r != nil {
+	if r := s.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
 	idea, format, notes := cleanText(a.Idea), cleanLine(opt(a.Format)), cleanText(opt(a.Notes))
 	given := cleanLine(opt(a.Platform))
 	if idea == "" {
-		return s.failure("idea", "idea is empty", tr(c, "Идея пустая.", "The idea is empty."))
+		return s.reply.Failure("idea", "idea is empty", reply.Tr(c, "Идея пустая.", "The idea is empty."))
 	}
-	for _, f := range []struct {
-		name, value string
-		max         int
-	}{{"idea", idea, maxIdea}, {"platform", given, maxPlatform}, {"format", format, maxFormat}, {"notes", notes, maxNotes}} {
-		if r := s.checkLen(c, f.name, f.value, f.max); r != nil {
-			return *r
-		}
+	if r := s.reply.CheckFields(c, reply.MaxLen("idea", idea, maxIdea), reply.MaxLen("platform", given, maxPlatform),
+		reply.MaxLen("format", format, maxFormat), reply.MaxLen("notes", notes, maxNotes)); r != nil {
+		return *r
 	}
 	// A key already applied answers with its result, whatever the
 	// arguments now say.
 	if call.IdempotencyKey != "" {
-		res, done, err := s.replay(ctx, s.db, call, ActionIdea)
+		res, done, err := applied.Replay(ctx, s.db, s.reply, call, ActionIdea)
 		if err != nil {
 			return s.storageFailure(c, err)
 		}
@@ -212,15 +199,15 @@ func (s *Store) saveIdea(ctx context.Context, call tool.Call) tool.Result {
 		author = c.UserID
 	}
 	var res tool.Result
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if r, done, err := s.replay(ctx, tx, call, ActionIdea); err != nil || done {
+	err := s.writer.Do(ctx, func(tx *sql.Tx) error {
+		if r, done, err := applied.Replay(ctx, tx, s.reply, call, ActionIdea); err != nil || done {
 			res = r
 			return err
 		}
 		now := s.now()
 		out, err := tx.ExecContext(ctx, `INSERT INTO contentidea_ideas (tenant, idea, platform, format, notes,
 			author_id, author_name, created_at, idem_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			c.TenantID, idea, platform, format, notes, c.UserID, author, stamp(now), call.IdempotencyKey)
+			c.TenantID, idea, platform, format, notes, c.UserID, author, sqlitex.Stamp(now), call.IdempotencyKey)
 		if err != nil {
 			return fmt.Errorf("insert idea: %w", err)
 		}
@@ -229,9 +216,9 @@ func (s *Store) saveIdea(ctx context.Context, call tool.Call) tool.Result {
 			return fmt.Errorf("insert idea: %w", err)
 		}
 		saved := Idea{ID: id, Tenant: c.TenantID, Idea: idea, Platform: platform, Format: format, Notes: notes,
-			AuthorID: c.UserID, AuthorName: author, CreatedAt: parseStamp(stamp(now))}
+			AuthorID: c.UserID, AuthorName: author, CreatedAt: sqlitex.ParseStamp(sqlitex.Stamp(now))}
 		res = s.savedResult(c, &saved)
-		return s.recordApplied(ctx, tx, call, ActionIdea, id, res)
+		return applied.Record(ctx, tx, call, ActionIdea, id, res, s.now())
 	})
 	if err != nil {
 		return s.storageFailure(c, err)
@@ -242,11 +229,11 @@ func (s *Store) saveIdea(ctx context.Context, call tool.Call) tool.Result {
 // askPlatform is the ambiguous Result for a missing or unknown platform.
 func (s *Store) askPlatform(c tool.Caller, given string, d draft) tool.Result {
 	list := strings.Join(s.platforms, ", ")
-	text := tr(c, fmt.Sprintf("Для какой площадки идея «%s»? Выберите: %s.", clip(d.Idea, 80), list),
+	text := reply.Tr(c, fmt.Sprintf("Для какой площадки идея «%s»? Выберите: %s.", clip(d.Idea, 80), list),
 		fmt.Sprintf("Which platform is the idea %q for? Choose: %s.", clip(d.Idea, 80), list))
 	errText := "platform is missing; ask the user to choose one of the candidates, then propose the idea again with it"
 	if given != "" {
-		text = tr(c, fmt.Sprintf("Площадки «%s» нет в списке. Выберите: %s.", given, list),
+		text = reply.Tr(c, fmt.Sprintf("Площадки «%s» нет в списке. Выберите: %s.", given, list),
 			fmt.Sprintf("%q is not one of the platforms. Choose: %s.", given, list))
 		errText = fmt.Sprintf("platform %q is not configured; ask the user to choose one of the candidates, then propose the idea again with it", given)
 	}
@@ -262,9 +249,9 @@ func (s *Store) savedResult(c tool.Caller, i *Idea) tool.Result {
 	if i.Format != "" {
 		where += ", " + i.Format
 	}
-	text := tr(c, fmt.Sprintf("Идея сохранена (%s): «%s»", where, clip(i.Idea, 120)),
+	text := reply.Tr(c, fmt.Sprintf("Идея сохранена (%s): «%s»", where, clip(i.Idea, 120)),
 		fmt.Sprintf("Saved the idea (%s): %q", where, clip(i.Idea, 120)))
-	return s.ok(struct {
+	return s.reply.OK(struct {
 		Idea ideaView `json:"idea"`
 	}{view(i)}, text)
 }
@@ -274,16 +261,12 @@ func (s *Store) savedResult(c tool.Caller, i *Idea) tool.Result {
 func (s *Store) listIdeas(ctx context.Context, call tool.Call) tool.Result {
 	c := call.Caller
 	var a listArgs
-	if r := s.decodeArgs(call, &a); r != nil {
+	if r := s.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
-	limit := defaultLimit
-	if a.Limit != nil {
-		limit = *a.Limit
-	}
-	if limit < 1 || limit > maxLimit {
-		return s.failure("limit", fmt.Sprintf("limit %d is outside 1..%d", limit, maxLimit),
-			tr(c, fmt.Sprintf("Лимит должен быть от 1 до %d.", maxLimit), fmt.Sprintf("The limit must be 1 to %d.", maxLimit)))
+	limit, r := s.reply.CheckLimit(c, a.Limit, defaultLimit, maxLimit)
+	if r != nil {
+		return *r
 	}
 	given := cleanLine(opt(a.Platform))
 	var ideas []Idea
@@ -295,7 +278,7 @@ func (s *Store) listIdeas(ctx context.Context, call tool.Call) tool.Result {
 			list := strings.Join(s.platforms, ", ")
 			return tool.Result{Status: tool.StatusAmbiguous, Field: "platform", Candidates: s.Platforms(),
 				Error: fmt.Sprintf("platform %q is not configured", given),
-				Text: tr(c, fmt.Sprintf("Площадки «%s» нет в списке. Выберите: %s.", given, list),
+				Text: reply.Tr(c, fmt.Sprintf("Площадки «%s» нет в списке. Выберите: %s.", given, list),
 					fmt.Sprintf("%q is not one of the platforms. Choose: %s.", given, list)),
 				Source: SourceName, ObservedAt: s.now()}
 		}
@@ -321,136 +304,28 @@ func (s *Store) listIdeas(ctx context.Context, call tool.Call) tool.Result {
 	var text string
 	switch {
 	case len(ideas) == 0 && platform != "":
-		text = tr(c, "Идей для "+platform+" пока нет.", "No ideas for "+platform+" yet.")
+		text = reply.Tr(c, "Идей для "+platform+" пока нет.", "No ideas for "+platform+" yet.")
 	case len(ideas) == 0:
-		text = tr(c, "Контент-идей пока нет.", "No content ideas yet.")
+		text = reply.Tr(c, "Контент-идей пока нет.", "No content ideas yet.")
 	default:
-		text = tr(c, fmt.Sprintf("Контент-идеи (%d):", len(ideas)), fmt.Sprintf("Content ideas (%d):", len(ideas))) +
+		text = reply.Tr(c, fmt.Sprintf("Контент-идеи (%d):", len(ideas)), fmt.Sprintf("Content ideas (%d):", len(ideas))) +
 			"\n" + strings.Join(lines, "\n")
 	}
-	return s.ok(struct {
+	return s.reply.OK(struct {
 		Platform string     `json:"platform,omitempty"`
 		Ideas    []ideaView `json:"ideas"`
 	}{platform, views}, text)
-}
-
-// recordApplied stores a successful result under call.IdempotencyKey in
-// the same transaction as the effect.
-func (s *Store) recordApplied(ctx context.Context, tx *sql.Tx, call tool.Call, actionName string, id int64, res tool.Result) error {
-	if call.IdempotencyKey == "" {
-		return nil
-	}
-	raw, err := json.Marshal(res)
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO contentidea_applied (tenant, idem_key, action, idea_id, result, at)
-		VALUES (?, ?, ?, ?, ?, ?)`, call.Caller.TenantID, call.IdempotencyKey, actionName, id, string(raw), stamp(s.now())); err != nil {
-		return fmt.Errorf("record idempotency key: %w", err)
-	}
-	return nil
-}
-
-// rowQuerier is what replay needs from *sql.DB and *sql.Tx.
-type rowQuerier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// replay returns the stored result of call.IdempotencyKey in the caller's
-// tenant, done=false when the key is new.
-func (s *Store) replay(ctx context.Context, tx rowQuerier, call tool.Call, actionName string) (r tool.Result, done bool, err error) {
-	key, c := call.IdempotencyKey, call.Caller
-	if key == "" {
-		return tool.Result{}, false, nil
-	}
-	var other, raw string
-	err = tx.QueryRowContext(ctx, `SELECT action, result FROM contentidea_applied WHERE tenant = ? AND idem_key = ?`,
-		c.TenantID, key).Scan(&other, &raw)
-	if errors.Is(err, sql.ErrNoRows) {
-		return tool.Result{}, false, nil
-	}
-	if err != nil {
-		return tool.Result{}, false, fmt.Errorf("look up idempotency key: %w", err)
-	}
-	if other != actionName {
-		return s.failure("", fmt.Sprintf("idempotency key %q was already used for %s, not %s", key, other, actionName),
-			tr(c, "Это действие уже выполнялось как другое; повтор отклонён.", "This action key was already used for another action; refused.")), true, nil
-	}
-	if err := json.Unmarshal([]byte(raw), &r); err != nil {
-		return tool.Result{}, false, fmt.Errorf("decode stored result of key %q: %w", key, err)
-	}
-	return r, true, nil
-}
-
-// english reports whether replies to c are in English; Russian otherwise.
-func english(c tool.Caller) bool {
-	return strings.HasPrefix(strings.ToLower(c.Language), "en")
-}
-
-func tr(c tool.Caller, ru, en string) string {
-	if english(c) {
-		return en
-	}
-	return ru
-}
-
-func (s *Store) ok(data any, text string) tool.Result {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return s.failure("", "encode result: "+err.Error(), "не удалось сформировать ответ")
-	}
-	return tool.Result{Status: tool.StatusOK, Data: raw, Text: text, Source: SourceName, ObservedAt: s.now()}
-}
-
-// failure is a Result with StatusError: errText for the model and the
-// journal, human (in the caller's language) for the reply.
-func (s *Store) failure(field, errText, human string) tool.Result {
-	return tool.Result{Status: tool.StatusError, Error: errText, Text: human, Field: field, Source: SourceName, ObservedAt: s.now()}
 }
 
 // storageFailure turns a database or context error into a Result: a
 // timeout is an error, never "not found".
 func (s *Store) storageFailure(c tool.Caller, err error) tool.Result {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return s.failure("", "content ideas timed out: "+err.Error(),
-			tr(c, "Хранилище идей не ответило вовремя, действие не выполнено.", "The content ideas store did not answer in time; nothing was done."))
+		return s.reply.Failure("", "content ideas timed out: "+err.Error(),
+			reply.Tr(c, "Хранилище идей не ответило вовремя, действие не выполнено.", "The content ideas store did not answer in time; nothing was done."))
 	}
-	return s.failure("", "content ideas storage failed: "+err.Error(),
-		tr(c, "Ошибка хранилища идей, действие не выполнено.", "The content ideas storage failed; nothing was done."))
-}
-
-// checkLen returns an error Result when value is longer than max runes.
-func (s *Store) checkLen(c tool.Caller, name, value string, max int) *tool.Result {
-	if n := utf8.RuneCountInString(value); n > max {
-		r := s.failure(name, fmt.Sprintf("%s is %d characters, more than the limit of %d", name, n, max),
-			tr(c, fmt.Sprintf("Поле %s слишком длинное (%d символов, максимум %d).", name, n, max),
-				fmt.Sprintf("The %s is too long (%d characters, at most %d).", name, n, max)))
-		return &r
-	}
-	return nil
-}
-
-// decodeArgs decodes call arguments strictly (unknown fields rejected);
-// empty or null arguments decode as {}. A failure is returned as a Result.
-func (s *Store) decodeArgs(call tool.Call, v any) *tool.Result {
-	raw := bytes.TrimSpace(call.Args)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = errors.New("trailing data after the arguments object")
-		}
-	}
-	if err != nil {
-		r := s.failure("", "invalid arguments: "+err.Error(),
-			tr(call.Caller, "Некорректные аргументы действия.", "Invalid action arguments."))
-		return &r
-	}
-	return nil
+	return s.reply.Failure("", "content ideas storage failed: "+err.Error(),
+		reply.Tr(c, "Ошибка хранилища идей, действие не выполнено.", "The content ideas storage failed; nothing was done."))
 }
 
 // opt reads an optional string argument: null and absent mean "".

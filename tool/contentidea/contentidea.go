@@ -31,6 +31,9 @@ import (
 	"unicode"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 )
 
 // Action names.
@@ -95,9 +98,8 @@ type Store struct {
 	byKey     map[string]string // platformKey of a name or alias → platform
 	now       func() time.Time
 	confirm   map[string]tool.Confirm
-	// sem serializes this Store's write transactions so they queue here
-	// instead of contending for the SQLite write lock.
-	sem chan struct{}
+	writer    *sqlitex.Writer
+	reply     reply.Builder
 }
 
 var schemaDDL = []string{
@@ -137,7 +139,7 @@ func New(cfg Config) (*Store, error) {
 	if len(names) == 0 {
 		names = DefaultPlatforms
 	}
-	s := &Store{db: cfg.DB, now: cfg.Now, byKey: map[string]string{}, sem: make(chan struct{}, 1)}
+	s := &Store{db: cfg.DB, now: cfg.Now, byKey: map[string]string{}, writer: sqlitex.NewWriter(cfg.DB)}
 	for _, p := range names {
 		p = strings.Join(strings.Fields(p), " ")
 		k := platformKey(p)
@@ -159,22 +161,18 @@ func New(cfg Config) (*Store, error) {
 			}
 		}
 	}
-	s.confirm = map[string]tool.Confirm{
+	confirm, err := action.Policies("contentidea", map[string]tool.Confirm{
 		ActionIdea: tool.ConfirmAlways,
 		ActionList: tool.ConfirmNever,
+	}, cfg.Confirm)
+	if err != nil {
+		return nil, err
 	}
-	for name, c := range cfg.Confirm {
-		if _, ok := s.confirm[name]; !ok {
-			return nil, fmt.Errorf("contentidea: confirm override for unknown action %q", name)
-		}
-		if c != tool.ConfirmAlways && c != tool.ConfirmNever {
-			return nil, fmt.Errorf("contentidea: confirm override for %s: unknown policy %q (want never or always)", name, c)
-		}
-		s.confirm[name] = c
-	}
+	s.confirm = confirm
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.reply = reply.Builder{Source: SourceName, Now: s.now, EncodeFailure: "не удалось сформировать ответ"}
 	for _, stmt := range schemaDDL {
 		if _, err := s.db.Exec(stmt); err != nil {
 			return nil, fmt.Errorf("contentidea: create tables: %w", err)
@@ -241,84 +239,11 @@ func (s *Store) query(ctx context.Context, q querier, where string, args ...any)
 		if err := rows.Scan(&i.ID, &i.Tenant, &i.Idea, &i.Platform, &i.Format, &i.Notes, &i.AuthorID, &i.AuthorName, &created); err != nil {
 			return nil, fmt.Errorf("read content ideas: %w", err)
 		}
-		i.CreatedAt = parseStamp(created)
+		i.CreatedAt = sqlitex.ParseStamp(created)
 		out = append(out, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read content ideas: %w", err)
 	}
 	return out, nil
-}
-
-// stampLayout is fixed-width UTC so stored stamps sort as strings.
-const stampLayout = "2006-01-02T15:04:05.000000000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
-
-func parseStamp(s string) time.Time {
-	t, err := time.Parse(stampLayout, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
-// write runs fn in one transaction, serialized with this Store's other
-// writes; a busy database is retried until ctx ends. fn reports its outcome
-// through variables it captures, so it must be safe to run again.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	select {
-	case s.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.sem }()
-	wait := 5 * time.Millisecond
-	for {
-		err := s.writeOnce(ctx, fn)
-		if err == nil || !isBusy(err) {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (database busy: %v)", ctx.Err(), err)
-		}
-		wait = min(2*wait, 200*time.Millisecond)
-	}
-}
-
-func (s *Store) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
-}
-
-// isBusy reports whether err is SQLite's "database is busy/locked", read
-// from the driver's numeric result code.
-func isBusy(err error) bool {
-	var coded interface{ Code() int }
-	if !errors.As(err, &coded) {
-		return false
-	}
-	switch coded.Code() & 0xff {
-	case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
-		return true
-	}
-	return false
 }

@@ -52,6 +52,9 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 )
 
 // Action names.
@@ -107,9 +110,8 @@ type Base struct {
 	db      *sql.DB
 	now     func() time.Time
 	confirm map[string]tool.Confirm
-	// sem serializes this Base's write transactions so they queue here
-	// instead of contending for the SQLite write lock.
-	sem chan struct{}
+	writer  *sqlitex.Writer
+	reply   reply.Builder
 }
 
 var schemaDDL = []string{
@@ -162,23 +164,18 @@ func New(cfg Config) (*Base, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("knowledge: Config.DB is required")
 	}
-	confirm := map[string]tool.Confirm{
+	confirm, err := action.Policies("knowledge", map[string]tool.Confirm{
 		ActionAdd:    tool.ConfirmNever,
 		ActionSearch: tool.ConfirmNever,
+	}, cfg.Confirm)
+	if err != nil {
+		return nil, err
 	}
-	for name, c := range cfg.Confirm {
-		if _, ok := confirm[name]; !ok {
-			return nil, fmt.Errorf("knowledge: confirm override for unknown action %q", name)
-		}
-		if c != tool.ConfirmAlways && c != tool.ConfirmNever {
-			return nil, fmt.Errorf("knowledge: confirm override for %s: unknown policy %q (want never or always)", name, c)
-		}
-		confirm[name] = c
-	}
-	b := &Base{db: cfg.DB, now: cfg.Now, confirm: confirm, sem: make(chan struct{}, 1)}
+	b := &Base{db: cfg.DB, now: cfg.Now, confirm: confirm, writer: sqlitex.NewWriter(cfg.DB)}
 	if b.now == nil {
 		b.now = time.Now
 	}
+	b.reply = reply.Builder{Source: SourceName, Now: b.now, EncodeFailure: "не удалось сформировать ответ базы знаний"}
 	for _, stmt := range schemaDDL {
 		if _, err := b.db.Exec(stmt); err != nil {
 			if strings.Contains(err.Error(), "no such module: fts5") {
@@ -215,7 +212,7 @@ func (b *Base) Entries(ctx context.Context, tenant string) ([]Entry, error) {
 			return nil, fmt.Errorf("knowledge entries of %s: %w", tenant, err)
 		}
 		e.Tags = decodeTags(tags)
-		e.CreatedAt = parseStamp(created)
+		e.CreatedAt = sqlitex.ParseStamp(created)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -230,77 +227,4 @@ func decodeTags(raw string) []string {
 		return nil
 	}
 	return tags
-}
-
-// stampLayout is fixed-width UTC so stored stamps sort as strings.
-const stampLayout = "2006-01-02T15:04:05.000000000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
-
-func parseStamp(s string) time.Time {
-	t, err := time.Parse(stampLayout, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
-// write runs fn in one transaction, serialized with this Base's other
-// writes; a busy database is retried until ctx ends. fn reports its outcome
-// through variables it captures, so it must be safe to run again.
-func (b *Base) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	select {
-	case b.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-b.sem }()
-	wait := 5 * time.Millisecond
-	for {
-		err := b.writeOnce(ctx, fn)
-		if err == nil || !isBusy(err) {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (database busy: %v)", ctx.Err(), err)
-		}
-		wait = min(2*wait, 200*time.Millisecond)
-	}
-}
-
-func (b *Base) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
-	tx, err := b.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
-}
-
-// isBusy reports whether err is SQLite's "database is busy/locked", read
-// from the driver's numeric result code.
-func isBusy(err error) bool {
-	var coded interface{ Code() int }
-	if !errors.As(err, &coded) {
-		return false
-	}
-	switch coded.Code() & 0xff {
-	case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
-		return true
-	}
-	return false
 }

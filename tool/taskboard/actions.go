@@ -1,17 +1,16 @@
 package taskboard
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/names"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 // Argument limits, in characters; the schemas state the same.
@@ -27,27 +26,15 @@ const (
 // maxListCards bounds the cards list_my_tasks returns.
 const maxListCards = 30
 
-type actionDef struct {
-	title       string
-	description string
-	risk        tool.Risk
-	schema      string
-	maxResult   int
-	// attachment: the action takes the user's stored file (see
-	// tool.Spec.AttachmentArg).
-	attachment bool
-}
-
-var actionDefs = map[string]actionDef{
+var actionDefs = map[string]action.Def{
 	ActionCreate: {
-		title: "Создать задачу",
-		description: "Create a card on the team task board. assignee is a board member " +
+		Title: "Создать задачу",
+		Description: "Create a card on the team task board. assignee is a board member " +
 			"(full name, first name or id; \"me\" for the caller); leave it null for an unassigned card, never guess one. " +
 			"dueIso is a date YYYY-MM-DD or an RFC 3339 time, null for no due date. column defaults to the first column. " +
 			"attachment: \"last\" to attach the file the user sent earlier in this conversation (only when they ask), else null.",
-		risk:       tool.RiskWriteSafe,
-		attachment: true,
-		schema: `{
+		Risk: tool.RiskWriteSafe,
+		Schema: `{
   "type": "object",
   "properties": {
     "title": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Card title"},
@@ -62,11 +49,11 @@ var actionDefs = map[string]actionDef{
 }`,
 	},
 	ActionUpdate: {
-		title: "Изменить задачу",
-		description: "Change a card's title, assignee, due date, column or description. card is a card id, a card URL or the card's title. " +
+		Title: "Изменить задачу",
+		Description: "Change a card's title, assignee, due date, column or description. card is a card id, a card URL or the card's title. " +
 			"Null, empty or absent fields stay unchanged. Moving a card to the last column marks it done; moving it out reopens it.",
-		risk: tool.RiskWriteSafe,
-		schema: `{
+		Risk: tool.RiskWriteSafe,
+		Schema: `{
   "type": "object",
   "properties": {
     "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card id, card URL or title"},
@@ -81,10 +68,10 @@ var actionDefs = map[string]actionDef{
 }`,
 	},
 	ActionComment: {
-		title:       "Прокомментировать задачу",
-		description: "Add a comment to a card. card is a card id, a card URL or the card's title.",
-		risk:        tool.RiskWriteSafe,
-		schema: `{
+		Title:       "Прокомментировать задачу",
+		Description: "Add a comment to a card. card is a card id, a card URL or the card's title.",
+		Risk:        tool.RiskWriteSafe,
+		Schema: `{
   "type": "object",
   "properties": {
     "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card id, card URL or title"},
@@ -95,10 +82,10 @@ var actionDefs = map[string]actionDef{
 }`,
 	},
 	ActionComplete: {
-		title:       "Завершить задачу",
-		description: "Mark a card done and move it to the last column. card is a card id, a card URL or the card's title.",
-		risk:        tool.RiskWriteSafe,
-		schema: `{
+		Title:       "Завершить задачу",
+		Description: "Mark a card done and move it to the last column. card is a card id, a card URL or the card's title.",
+		Risk:        tool.RiskWriteSafe,
+		Schema: `{
   "type": "object",
   "properties": {
     "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card id, card URL or title"}
@@ -108,160 +95,40 @@ var actionDefs = map[string]actionDef{
 }`,
 	},
 	ActionListMine: {
-		title:       "Мои задачи",
-		description: "List the caller's open cards with id, title, column, due date and URL.",
-		risk:        tool.RiskRead,
-		schema:      `{"type": "object", "properties": {}, "additionalProperties": false}`,
-		maxResult:   32 << 10,
+		Title:       "Мои задачи",
+		Description: "List the caller's open cards with id, title, column, due date and URL.",
+		Risk:        tool.RiskRead,
+		Schema:      `{"type": "object", "properties": {}, "additionalProperties": false}`,
+		MaxResult:   32 << 10,
 	},
 }
 
-// action is one board operation as a tool.Tool. It is safe for concurrent
-// use.
-type action struct {
-	spec tool.Spec
-	run  func(ctx context.Context, call tool.Call) tool.Result
-}
-
-var _ tool.Tool = (*action)(nil)
-
-func attachmentArg(accepts bool) string {
-	if accepts {
+// attachmentArgOf names create_task's attachment argument, which takes
+// the user's stored file (see tool.Spec.AttachmentArg).
+func attachmentArgOf(action string) string {
+	if action == ActionCreate {
 		return "attachment"
 	}
 	return ""
 }
 
-func (b *Board) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action {
-	d := actionDefs[name]
-	return &action{
-		spec: tool.Spec{
-			Name:           name,
-			Title:          d.title,
-			Description:    d.description,
-			InputSchema:    json.RawMessage(d.schema),
-			Risk:           d.risk,
-			Confirm:        b.confirm[name],
-			MaxResultBytes: d.maxResult,
-			Idempotent:     d.risk.Writes(),
-			AttachmentArg:  attachmentArg(d.attachment),
-		},
-		run: run,
-	}
-}
-
-// Spec describes the action.
-func (a *action) Spec() tool.Spec { return a.spec }
-
-// Call runs the action for call.Caller's tenant. Every outcome of a call
-// that ran, including bad arguments and database failures, is a Result;
-// the error is non-nil only when the call carries no tenant or user, which
-// would leave the board unable to scope it.
-func (a *action) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
-	if call.Caller.TenantID == "" || call.Caller.UserID == "" {
-		return tool.Result{}, fmt.Errorf("taskboard %s: caller has no tenant or user id", a.spec.Name)
-	}
-	return a.run(ctx, call), nil
-}
-
-// english reports whether replies to c are in English; Russian otherwise.
-func english(c tool.Caller) bool {
-	return strings.HasPrefix(strings.ToLower(c.Language), "en")
-}
-
-func tr(c tool.Caller, ru, en string) string {
-	if english(c) {
-		return en
-	}
-	return ru
-}
-
-// ok builds a successful Result with data encoded compactly.
-func (b *Board) ok(data any, text string) tool.Result {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return b.failure("", "encode result: "+err.Error(), "не удалось сформировать ответ доски")
-	}
-	return tool.Result{Status: tool.StatusOK, Data: raw, Text: text, Source: SourceName, ObservedAt: b.now()}
-}
-
-// failure is a Result with StatusError: errText for the model and the
-// journal, human (in the caller's language) for the reply.
-func (b *Board) failure(field, errText, human string) tool.Result {
-	return tool.Result{Status: tool.StatusError, Error: errText, Text: human, Field: field, Source: SourceName, ObservedAt: b.now()}
-}
-
-func (b *Board) notFound(field, text string) tool.Result {
-	return tool.Result{Status: tool.StatusNotFound, Text: text, Field: field, Source: SourceName, ObservedAt: b.now()}
-}
-
-func (b *Board) ambiguous(field, text string, candidates []string) tool.Result {
-	return tool.Result{Status: tool.StatusAmbiguous, Text: text, Field: field, Candidates: candidates, Source: SourceName, ObservedAt: b.now()}
+// newAction is the board operation name as a tool.Tool that runs calls
+// for the caller's tenant with run.
+func (b *Board) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action.Tool {
+	spec := actionDefs[name].Spec(name, b.confirm[name])
+	spec.AttachmentArg = attachmentArgOf(name)
+	return action.New("taskboard", spec, run)
 }
 
 // storageFailure turns a database or context error into a Result: a
 // timeout is an error, never "not found".
 func (b *Board) storageFailure(c tool.Caller, err error) tool.Result {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return b.failure("", "task board timed out: "+err.Error(),
-			tr(c, "Доска задач не ответила вовремя, действие не выполнено.", "The task board did not answer in time; nothing was done."))
+		return b.reply.Failure("", "task board timed out: "+err.Error(),
+			reply.Tr(c, "Доска задач не ответила вовремя, действие не выполнено.", "The task board did not answer in time; nothing was done."))
 	}
-	return b.failure("", "task board storage failed: "+err.Error(),
-		tr(c, "Ошибка хранилища доски задач, действие не выполнено.", "The task board storage failed; nothing was done."))
-}
-
-// decodeArgs decodes call arguments strictly (unknown fields rejected);
-// empty or null arguments decode as {}. A failure is returned as a Result.
-func (b *Board) decodeArgs(call tool.Call, v any) *tool.Result {
-	raw := bytes.TrimSpace(call.Args)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = errors.New("trailing data after the arguments object")
-		}
-	}
-	if err != nil {
-		r := b.failure("", "invalid arguments: "+err.Error(),
-			tr(call.Caller, "Некорректные аргументы действия.", "Invalid action arguments."))
-		return &r
-	}
-	return nil
-}
-
-// field is an argument value with its name and limit, checked by
-// checkFields.
-type field struct {
-	name  string
-	value string
-	max   int
-}
-
-// checkFields returns an error Result for the first value longer than its
-// limit.
-func (b *Board) checkFields(c tool.Caller, fields ...field) *tool.Result {
-	for _, f := range fields {
-		if n := utf8.RuneCountInString(f.value); n > f.max {
-			r := b.failure(f.name, fmt.Sprintf("%s is %d characters, more than the limit of %d", f.name, n, f.max),
-				tr(c, fmt.Sprintf("Поле %s слишком длинное (%d символов, максимум %d).", f.name, n, f.max),
-					fmt.Sprintf("The %s is too long (%d characters, at most %d).", f.name, n, f.max)))
-			return &r
-		}
-	}
-	return nil
-}
-
-// opt reads an optional string argument: null, absent and blank all mean
-// "not given".
-func opt(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return strings.TrimSpace(*p)
+	return b.reply.Failure("", "task board storage failed: "+err.Error(),
+		reply.Tr(c, "Ошибка хранилища доски задач, действие не выполнено.", "The task board storage failed; nothing was done."))
 }
 
 // checkDue validates a due value: a date "2006-01-02" or an RFC 3339 time.
@@ -275,9 +142,9 @@ func (b *Board) checkDue(c tool.Caller, due string) *tool.Result {
 	if _, err := time.Parse(time.RFC3339, due); err == nil {
 		return nil
 	}
-	r := b.failure("dueIso",
+	r := b.reply.Failure("dueIso",
 		fmt.Sprintf("dueIso %q is neither a date YYYY-MM-DD nor an RFC 3339 time such as 2026-12-01T15:00:00+03:00", due),
-		tr(c, fmt.Sprintf("Срок «%s» не распознан: нужна дата ГГГГ-ММ-ДД или время RFC 3339 (например, 2026-12-01T15:00:00+03:00).", due),
+		reply.Tr(c, fmt.Sprintf("Срок «%s» не распознан: нужна дата ГГГГ-ММ-ДД или время RFC 3339 (например, 2026-12-01T15:00:00+03:00).", due),
 			fmt.Sprintf("The due date %q is not a YYYY-MM-DD date or an RFC 3339 time (such as 2026-12-01T15:00:00+03:00).", due)))
 	return &r
 }
@@ -285,7 +152,7 @@ func (b *Board) checkDue(c tool.Caller, due string) *tool.Result {
 // resolveAssignee matches q against the live members; "me" and its Russian
 // forms mean the caller. A failure is returned as a Result.
 func (b *Board) resolveAssignee(c tool.Caller, members []Member, q string) (Member, *tool.Result) {
-	if isSelf(q) {
+	if names.IsSelf(q) {
 		for _, m := range members {
 			if m.ID == c.UserID {
 				return m, nil
@@ -302,26 +169,26 @@ func (b *Board) resolveAssignee(c tool.Caller, members []Member, q string) (Memb
 	case 1:
 		return found[0], nil
 	case 0:
-		names := make([]string, len(members))
+		all := make([]string, len(members))
 		for i, m := range members {
-			names[i] = m.Name
+			all[i] = m.Name
 		}
-		list := strings.Join(names, ", ")
+		list := strings.Join(all, ", ")
 		if list == "" {
-			list = tr(c, "нет участников", "none")
+			list = reply.Tr(c, "нет участников", "none")
 		}
-		r := b.notFound("assignee", tr(c,
+		r := b.reply.NotFound("assignee", reply.Tr(c,
 			fmt.Sprintf("Не нашёл участника «%s» на доске. Участники: %s.", q, list),
 			fmt.Sprintf("No board member matches %q. Members: %s.", q, list)))
 		return Member{}, &r
 	}
-	names := make([]string, len(found))
+	cands := make([]string, len(found))
 	for i, m := range found {
-		names[i] = m.Name
+		cands[i] = m.Name
 	}
-	r := b.ambiguous("assignee", tr(c,
-		fmt.Sprintf("Под «%s» подходят несколько участников: %s. Кого вы имеете в виду?", q, strings.Join(names, ", ")),
-		fmt.Sprintf("Several members match %q: %s. Which one do you mean?", q, strings.Join(names, ", "))), names)
+	r := b.reply.Ambiguous("assignee", reply.Tr(c,
+		fmt.Sprintf("Под «%s» подходят несколько участников: %s. Кого вы имеете в виду?", q, strings.Join(cands, ", ")),
+		fmt.Sprintf("Several members match %q: %s. Which one do you mean?", q, strings.Join(cands, ", "))), cands)
 	return Member{}, &r
 }
 
@@ -333,12 +200,12 @@ func (b *Board) resolveColumn(c tool.Caller, cols []string, q string) (string, *
 	case 1:
 		return found[0], nil
 	case 0:
-		r := b.notFound("column", tr(c,
+		r := b.reply.NotFound("column", reply.Tr(c,
 			fmt.Sprintf("Нет колонки «%s». Колонки доски: %s.", q, strings.Join(cols, ", ")),
 			fmt.Sprintf("No column matches %q. Columns: %s.", q, strings.Join(cols, ", "))))
 		return "", &r
 	}
-	r := b.ambiguous("column", tr(c,
+	r := b.reply.Ambiguous("column", reply.Tr(c,
 		fmt.Sprintf("Под «%s» подходят несколько колонок: %s. Какую вы имеете в виду?", q, strings.Join(found, ", ")),
 		fmt.Sprintf("Several columns match %q: %s. Which one do you mean?", q, strings.Join(found, ", "))), found)
 	return "", &r

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 var _ tool.LinkReader = (*Board)(nil)
@@ -30,7 +31,7 @@ func (b *Board) ReadLink(ctx context.Context, c tool.Caller, link string) (tool.
 	card, err := b.Card(ctx, c.TenantID, strings.ToLower(id))
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return b.notFound("card", tr(c, "Карточка по этой ссылке не найдена.", "No card found for this link.")), true
+		return b.reply.NotFound("card", reply.Tr(c, "Карточка по этой ссылке не найдена.", "No card found for this link.")), true
 	case err != nil:
 		return b.storageFailure(c, err), true
 	}
@@ -39,19 +40,19 @@ func (b *Board) ReadLink(ctx context.Context, c tool.Caller, link string) (tool.
 	if card.Description != "" {
 		text.WriteString(" — " + card.Description)
 	}
-	text.WriteString("\n" + tr(c, "Колонка: ", "Column: ") + card.Column)
+	text.WriteString("\n" + reply.Tr(c, "Колонка: ", "Column: ") + card.Column)
 	if card.Status == CardDone {
-		text.WriteString(tr(c, " (выполнена)", " (done)"))
+		text.WriteString(reply.Tr(c, " (выполнена)", " (done)"))
 	}
 	if card.AssigneeName != "" {
-		text.WriteString("\n" + tr(c, "Исполнитель: ", "Assignee: ") + card.AssigneeName)
+		text.WriteString("\n" + reply.Tr(c, "Исполнитель: ", "Assignee: ") + card.AssigneeName)
 	}
 	if card.Due != "" {
-		text.WriteString("\n" + tr(c, "Срок: ", "Due: ") + card.Due)
+		text.WriteString("\n" + reply.Tr(c, "Срок: ", "Due: ") + card.Due)
 	}
 	text.WriteString("\n" + card.URL)
 	v := view(&card)
-	return b.ok(struct {
+	return b.reply.OK(struct {
 		Card        cardView `json:"card"`
 		Description string   `json:"description,omitempty"`
 	}{v, card.Description}, text.String()), true

@@ -5,34 +5,6 @@ import (
 	"testing"
 )
 
-func TestStemEqual(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"дмитрий", "дмитрий", true},
-		{"дмитрия", "дмитрий", true},
-		{"дмитрию", "дмитрий", true},
-		{"ольге", "ольга", true},
-		{"ольгу", "ольга", true},
-		{"смирновой", "смирнова", true},
-		{"иванова", "иванов", true},
-		{"саше", "саша", false}, // stem "саш" is shorter than minStem
-		{"ольге", "олег", false},
-		{"петр", "павел", false},
-		{"ab", "ab", true},
-		{"иванович", "иван", false}, // four letters dropped, not two
-	}
-	for _, tt := range tests {
-		if got := stemEqual(tt.a, tt.b); got != tt.want {
-			t.Errorf("stemEqual(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
-		if got := stemEqual(tt.b, tt.a); got != tt.want {
-			t.Errorf("stemEqual(%q, %q) = %v, want %v (symmetry)", tt.b, tt.a, got, tt.want)
-		}
-	}
-}
-
 var testMembers = []Member{
 	{ID: "u1", Name: "Дмитрий Иванов"},
 	{ID: "u2", Name: "Дмитрий Петров"},
@@ -82,19 +54,6 @@ func TestMatchMembers(t *testing.T) {
 		got := memberIDs(matchMembers(testMembers, tt.query))
 		if !slices.Equal(got, tt.want) && !(len(got) == 0 && len(tt.want) == 0) {
 			t.Errorf("matchMembers(%q) = %v, want %v", tt.query, got, tt.want)
-		}
-	}
-}
-
-func TestIsSelf(t *testing.T) {
-	for _, q := range []string{"me", "Me", "я", "меня", "Мне", " себе "} {
-		if !isSelf(q) {
-			t.Errorf("isSelf(%q) = false, want true", q)
-		}
-	}
-	for _, q := range []string{"", "Дмитрий", "мы", "нам"} {
-		if isSelf(q) {
-			t.Errorf("isSelf(%q) = true, want false", q)
 		}
 	}
 }

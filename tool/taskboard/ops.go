@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 )
 
 // maxCandidates bounds the candidates an ambiguous card lists.
@@ -47,17 +49,17 @@ type completeArgs struct {
 func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
 	c := call.Caller
 	var a createArgs
-	if r := b.decodeArgs(call, &a); r != nil {
+	if r := b.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
 	title := strings.Join(strings.Fields(a.Title), " ")
-	due, desc := opt(a.DueISO), opt(a.Description)
+	due, desc := reply.Opt(a.DueISO), reply.Opt(a.Description)
 	if title == "" {
-		return b.failure("title", "title is empty", tr(c, "У задачи нет названия.", "The task has no title."))
+		return b.reply.Failure("title", "title is empty", reply.Tr(c, "У задачи нет названия.", "The task has no title."))
 	}
-	if r := b.checkFields(c, field{"title", title, maxTitle}, field{"description", desc, maxDescription},
-		field{"assignee", opt(a.Assignee), maxName}, field{"column", opt(a.Column), maxName},
-		field{"dueIso", due, maxDue}); r != nil {
+	if r := b.reply.CheckFields(c, reply.MaxLen("title", title, maxTitle), reply.MaxLen("description", desc, maxDescription),
+		reply.MaxLen("assignee", reply.Opt(a.Assignee), maxName), reply.MaxLen("column", reply.Opt(a.Column), maxName),
+		reply.MaxLen("dueIso", due, maxDue)); r != nil {
 		return *r
 	}
 	if r := b.checkDue(c, due); r != nil {
@@ -75,7 +77,7 @@ func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
 			return err
 		}
 		var assignee Member
-		if q := opt(a.Assignee); q != "" {
+		if q := reply.Opt(a.Assignee); q != "" {
 			m, r := b.resolveAssignee(c, members, q)
 			if r != nil {
 				res = *r
@@ -84,7 +86,7 @@ func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
 			assignee = m
 		}
 		column := cols[0]
-		if q := opt(a.Column); q != "" {
+		if q := reply.Opt(a.Column); q != "" {
 			col, r := b.resolveColumn(c, cols, q)
 			if r != nil {
 				res = *r
@@ -96,7 +98,7 @@ func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
 		if err != nil {
 			return err
 		}
-		now := stamp(b.now())
+		now := sqlitex.Stamp(b.now())
 		status, doneAt := CardOpen, ""
 		if column == doneColumn(cols) {
 			status, doneAt = CardDone, now
@@ -122,25 +124,25 @@ func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
 }
 
 func (b *Board) createdResult(c tool.Caller, card *Card, cols []string) tool.Result {
-	who := tr(c, "без исполнителя", "unassigned")
+	who := reply.Tr(c, "без исполнителя", "unassigned")
 	if card.AssigneeName != "" {
 		who = card.AssigneeName
 	}
-	when := tr(c, "без срока", "no due date")
+	when := reply.Tr(c, "без срока", "no due date")
 	if card.Due != "" {
-		when = tr(c, "до ", "due ") + card.Due
+		when = reply.Tr(c, "до ", "due ") + card.Due
 	}
 	where := ""
 	if len(cols) > 0 && card.Column != cols[0] {
-		where = tr(c, ", колонка «"+card.Column+"»", ", column \""+card.Column+"\"")
+		where = reply.Tr(c, ", колонка «"+card.Column+"»", ", column \""+card.Column+"\"")
 	}
 	if card.Attachment != nil {
-		where += tr(c, ", вложение «"+card.Attachment.Name+"»", ", attachment \""+card.Attachment.Name+"\"")
+		where += reply.Tr(c, ", вложение «"+card.Attachment.Name+"»", ", attachment \""+card.Attachment.Name+"\"")
 	}
-	text := tr(c,
+	text := reply.Tr(c,
 		fmt.Sprintf("Создана задача «%s» (%s, %s%s) — %s", card.Title, who, when, where, card.URL),
 		fmt.Sprintf("Created task %q (%s, %s%s) — %s", card.Title, who, when, where, card.URL))
-	return b.ok(struct {
+	return b.reply.OK(struct {
 		Card cardView `json:"card"`
 	}{view(card)}, text)
 }
@@ -154,8 +156,8 @@ func (b *Board) attachmentOf(c tool.Caller, raw json.RawMessage) (string, *tool.
 	}
 	var a tool.Attachment
 	if err := json.Unmarshal(raw, &a); err != nil || (a.File == "" && a.URL == "") {
-		r := b.failure("attachment", "attachment must be a stored file of the conversation",
-			tr(c, "Прикрепить можно только присланный в разговоре файл.", "Only a file sent in the conversation can be attached."))
+		r := b.reply.Failure("attachment", "attachment must be a stored file of the conversation",
+			reply.Tr(c, "Прикрепить можно только присланный в разговоре файл.", "Only a file sent in the conversation can be attached."))
 		return "", &r
 	}
 	enc, _ := json.Marshal(a)
@@ -168,19 +170,19 @@ func (b *Board) attachmentOf(c tool.Caller, raw json.RawMessage) (string, *tool.
 func (b *Board) updateTask(ctx context.Context, call tool.Call) tool.Result {
 	c := call.Caller
 	var a updateArgs
-	if r := b.decodeArgs(call, &a); r != nil {
+	if r := b.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
-	title := strings.Join(strings.Fields(opt(a.Title)), " ")
-	due, desc := opt(a.DueISO), opt(a.Description)
-	if r := b.checkFields(c, field{"card", a.Card, maxCardRef}, field{"title", title, maxTitle},
-		field{"description", desc, maxDescription}, field{"assignee", opt(a.Assignee), maxName},
-		field{"column", opt(a.Column), maxName}, field{"dueIso", due, maxDue}); r != nil {
+	title := strings.Join(strings.Fields(reply.Opt(a.Title)), " ")
+	due, desc := reply.Opt(a.DueISO), reply.Opt(a.Description)
+	if r := b.reply.CheckFields(c, reply.MaxLen("card", a.Card, maxCardRef), reply.MaxLen("title", title, maxTitle),
+		reply.MaxLen("description", desc, maxDescription), reply.MaxLen("assignee", reply.Opt(a.Assignee), maxName),
+		reply.MaxLen("column", reply.Opt(a.Column), maxName), reply.MaxLen("dueIso", due, maxDue)); r != nil {
 		return *r
 	}
-	if title == "" && due == "" && desc == "" && opt(a.Assignee) == "" && opt(a.Column) == "" {
-		return b.failure("", "update_task names no field to change (title, assignee, dueIso, column or description)",
-			tr(c, "Не указано, что изменить в задаче.", "Nothing to change was given."))
+	if title == "" && due == "" && desc == "" && reply.Opt(a.Assignee) == "" && reply.Opt(a.Column) == "" {
+		return b.reply.Failure("", "update_task names no field to change (title, assignee, dueIso, column or description)",
+			reply.Tr(c, "Не указано, что изменить в задаче.", "Nothing to change was given."))
 	}
 	if r := b.checkDue(c, due); r != nil {
 		return *r
@@ -201,7 +203,7 @@ func (b *Board) updateTask(ctx context.Context, call tool.Call) tool.Result {
 			next.Due = due
 			changed = append(changed, "due")
 		}
-		if q := opt(a.Assignee); q != "" {
+		if q := reply.Opt(a.Assignee); q != "" {
 			m, r := b.resolveAssignee(c, members, q)
 			if r != nil {
 				return *r, nil
@@ -211,7 +213,7 @@ func (b *Board) updateTask(ctx context.Context, call tool.Call) tool.Result {
 				changed = append(changed, "assignee")
 			}
 		}
-		if q := opt(a.Column); q != "" {
+		if q := reply.Opt(a.Column); q != "" {
 			col, r := b.resolveColumn(c, cols, q)
 			if r != nil {
 				return *r, nil
@@ -232,17 +234,17 @@ func (b *Board) updateTask(ctx context.Context, call tool.Call) tool.Result {
 		if len(changed) > 0 {
 			doneAt := ""
 			if next.Status == CardDone {
-				doneAt = stamp(next.DoneAt)
+				doneAt = sqlitex.Stamp(next.DoneAt)
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE taskboard_cards SET title = ?, description = ?, assignee_id = ?,
 				assignee_name = ?, due = ?, column_name = ?, status = ?, done_at = ?, updated_at = ?
 				WHERE tenant = ? AND id = ?`,
 				next.Title, next.Description, next.AssigneeID, next.AssigneeName, next.Due, next.Column,
-				string(next.Status), doneAt, stamp(b.now()), c.TenantID, card.ID); err != nil {
+				string(next.Status), doneAt, sqlitex.Stamp(b.now()), c.TenantID, card.ID); err != nil {
 				return tool.Result{}, fmt.Errorf("update card %s: %w", card.ID, err)
 			}
 		}
-		return b.ok(struct {
+		return b.reply.OK(struct {
 			Card    cardView `json:"card"`
 			Changed []string `json:"changed"`
 		}{view(&next), append([]string{}, changed...)}, updatedText(c, &next, changed)), nil
@@ -251,35 +253,35 @@ func (b *Board) updateTask(ctx context.Context, call tool.Call) tool.Result {
 
 func updatedText(c tool.Caller, card *Card, changed []string) string {
 	if len(changed) == 0 {
-		return tr(c, fmt.Sprintf("Задача «%s» не изменилась — %s", card.Title, card.URL),
+		return reply.Tr(c, fmt.Sprintf("Задача «%s» не изменилась — %s", card.Title, card.URL),
 			fmt.Sprintf("Task %q is unchanged — %s", card.Title, card.URL))
 	}
 	var parts []string
 	for _, f := range changed {
 		switch f {
 		case "title":
-			parts = append(parts, tr(c, "название", "title"))
+			parts = append(parts, reply.Tr(c, "название", "title"))
 		case "description":
-			parts = append(parts, tr(c, "описание", "description"))
+			parts = append(parts, reply.Tr(c, "описание", "description"))
 		case "due":
-			parts = append(parts, tr(c, "срок до ", "due ")+card.Due)
+			parts = append(parts, reply.Tr(c, "срок до ", "due ")+card.Due)
 		case "assignee":
-			who := tr(c, "никто", "nobody")
+			who := reply.Tr(c, "никто", "nobody")
 			if card.AssigneeName != "" {
 				who = card.AssigneeName
 			}
-			parts = append(parts, tr(c, "исполнитель ", "assignee ")+who)
+			parts = append(parts, reply.Tr(c, "исполнитель ", "assignee ")+who)
 		case "column":
-			parts = append(parts, tr(c, "колонка «"+card.Column+"»", "column \""+card.Column+"\""))
+			parts = append(parts, reply.Tr(c, "колонка «"+card.Column+"»", "column \""+card.Column+"\""))
 		case "status":
 			if card.Status == CardDone {
-				parts = append(parts, tr(c, "выполнена", "done"))
+				parts = append(parts, reply.Tr(c, "выполнена", "done"))
 			} else {
-				parts = append(parts, tr(c, "снова открыта", "reopened"))
+				parts = append(parts, reply.Tr(c, "снова открыта", "reopened"))
 			}
 		}
 	}
-	return tr(c, fmt.Sprintf("Задача «%s» обновлена: %s — %s", card.Title, strings.Join(parts, ", "), card.URL),
+	return reply.Tr(c, fmt.Sprintf("Задача «%s» обновлена: %s — %s", card.Title, strings.Join(parts, ", "), card.URL),
 		fmt.Sprintf("Updated task %q: %s — %s", card.Title, strings.Join(parts, ", "), card.URL))
 }
 
@@ -287,14 +289,14 @@ func updatedText(c tool.Caller, card *Card, changed []string) string {
 func (b *Board) commentTask(ctx context.Context, call tool.Call) tool.Result {
 	c := call.Caller
 	var a commentArgs
-	if r := b.decodeArgs(call, &a); r != nil {
+	if r := b.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
 	text := strings.TrimSpace(a.Text)
 	if text == "" {
-		return b.failure("text", "text is empty", tr(c, "Пустой комментарий.", "The comment is empty."))
+		return b.reply.Failure("text", "text is empty", reply.Tr(c, "Пустой комментарий.", "The comment is empty."))
 	}
-	if r := b.checkFields(c, field{"card", a.Card, maxCardRef}, field{"text", text, maxComment}); r != nil {
+	if r := b.reply.CheckFields(c, reply.MaxLen("card", a.Card, maxCardRef), reply.MaxLen("text", text, maxComment)); r != nil {
 		return *r
 	}
 	return b.applyToCard(ctx, call, ActionComment, a.Card, func(tx *sql.Tx, cols []string, card *Card) (tool.Result, error) {
@@ -304,11 +306,11 @@ func (b *Board) commentTask(ctx context.Context, call tool.Call) tool.Result {
 		}
 		now := b.now()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO taskboard_comments (tenant, card_id, author_id, author_name, text, at)
-			VALUES (?, ?, ?, ?, ?, ?)`, c.TenantID, card.ID, c.UserID, author, text, stamp(now)); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?)`, c.TenantID, card.ID, c.UserID, author, text, sqlitex.Stamp(now)); err != nil {
 			return tool.Result{}, fmt.Errorf("insert comment on %s: %w", card.ID, err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE taskboard_cards SET updated_at = ? WHERE tenant = ? AND id = ?`,
-			stamp(now), c.TenantID, card.ID); err != nil {
+			sqlitex.Stamp(now), c.TenantID, card.ID); err != nil {
 			return tool.Result{}, fmt.Errorf("touch card %s: %w", card.ID, err)
 		}
 		type commentView struct {
@@ -316,11 +318,11 @@ func (b *Board) commentTask(ctx context.Context, call tool.Call) tool.Result {
 			Text   string `json:"text"`
 			At     string `json:"at"`
 		}
-		return b.ok(struct {
+		return b.reply.OK(struct {
 			Card    cardView    `json:"card"`
 			Comment commentView `json:"comment"`
 		}{view(card), commentView{author, text, now.UTC().Format("2006-01-02T15:04:05Z07:00")}},
-			tr(c, fmt.Sprintf("Комментарий к задаче «%s» добавлен — %s", card.Title, card.URL),
+			reply.Tr(c, fmt.Sprintf("Комментарий к задаче «%s» добавлен — %s", card.Title, card.URL),
 				fmt.Sprintf("Comment added to task %q — %s", card.Title, card.URL))), nil
 	})
 }
@@ -330,10 +332,10 @@ func (b *Board) commentTask(ctx context.Context, call tool.Call) tool.Result {
 func (b *Board) completeTask(ctx context.Context, call tool.Call) tool.Result {
 	c := call.Caller
 	var a completeArgs
-	if r := b.decodeArgs(call, &a); r != nil {
+	if r := b.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
-	if r := b.checkFields(c, field{"card", a.Card, maxCardRef}); r != nil {
+	if r := b.reply.CheckFields(c, reply.MaxLen("card", a.Card, maxCardRef)); r != nil {
 		return *r
 	}
 	return b.applyToCard(ctx, call, ActionComplete, a.Card, func(tx *sql.Tx, cols []string, card *Card) (tool.Result, error) {
@@ -344,17 +346,17 @@ func (b *Board) completeTask(ctx context.Context, call tool.Call) tool.Result {
 			now := b.now()
 			next.Status, next.Column, next.DoneAt = CardDone, last, now
 			if _, err := tx.ExecContext(ctx, `UPDATE taskboard_cards SET status = ?, column_name = ?, done_at = ?, updated_at = ?
-				WHERE tenant = ? AND id = ?`, string(CardDone), last, stamp(now), stamp(now), c.TenantID, card.ID); err != nil {
+				WHERE tenant = ? AND id = ?`, string(CardDone), last, sqlitex.Stamp(now), sqlitex.Stamp(now), c.TenantID, card.ID); err != nil {
 				return tool.Result{}, fmt.Errorf("complete card %s: %w", card.ID, err)
 			}
 		}
-		text := tr(c, fmt.Sprintf("Задача «%s» выполнена и перенесена в «%s» — %s", next.Title, last, next.URL),
+		text := reply.Tr(c, fmt.Sprintf("Задача «%s» выполнена и перенесена в «%s» — %s", next.Title, last, next.URL),
 			fmt.Sprintf("Task %q is done and moved to %q — %s", next.Title, last, next.URL))
 		if already {
-			text = tr(c, fmt.Sprintf("Задача «%s» уже выполнена — %s", next.Title, next.URL),
+			text = reply.Tr(c, fmt.Sprintf("Задача «%s» уже выполнена — %s", next.Title, next.URL),
 				fmt.Sprintf("Task %q was already done — %s", next.Title, next.URL))
 		}
-		return b.ok(struct {
+		return b.reply.OK(struct {
 			Card        cardView `json:"card"`
 			AlreadyDone bool     `json:"already_done,omitempty"`
 		}{view(&next), already}, text), nil
@@ -365,7 +367,7 @@ func (b *Board) completeTask(ctx context.Context, call tool.Call) tool.Result {
 func (b *Board) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 	c := call.Caller
 	var a struct{}
-	if r := b.decodeArgs(call, &a); r != nil {
+	if r := b.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
 	state, err := b.openState(ctx, c.TenantID)
@@ -398,22 +400,22 @@ func (b *Board) renderList(state *openState, c tool.Caller) tool.Result {
 	views := make([]cardView, len(cards))
 	var text strings.Builder
 	if total == 0 {
-		text.WriteString(tr(c, "У вас нет открытых задач.", "You have no open tasks."))
+		text.WriteString(reply.Tr(c, "У вас нет открытых задач.", "You have no open tasks."))
 	} else {
-		text.WriteString(tr(c, fmt.Sprintf("Ваши открытые задачи (%d):", total), fmt.Sprintf("Your open tasks (%d):", total)))
+		text.WriteString(reply.Tr(c, fmt.Sprintf("Ваши открытые задачи (%d):", total), fmt.Sprintf("Your open tasks (%d):", total)))
 	}
 	for i := range cards {
 		views[i] = view(&cards[i])
 		fmt.Fprintf(&text, "\n%d. «%s» — %s", i+1, cards[i].Title, cards[i].Column)
 		if cards[i].Due != "" {
-			text.WriteString(tr(c, ", до ", ", due ") + cards[i].Due)
+			text.WriteString(reply.Tr(c, ", до ", ", due ") + cards[i].Due)
 		}
 		text.WriteString(" — " + cards[i].URL)
 	}
 	if total > len(cards) {
-		fmt.Fprintf(&text, "\n%s", tr(c, fmt.Sprintf("…и ещё %d", total-len(cards)), fmt.Sprintf("…and %d more", total-len(cards))))
+		fmt.Fprintf(&text, "\n%s", reply.Tr(c, fmt.Sprintf("…и ещё %d", total-len(cards)), fmt.Sprintf("…and %d more", total-len(cards))))
 	}
-	return b.ok(struct {
+	return b.reply.OK(struct {
 		Cards     []cardView `json:"cards"`
 		Total     int        `json:"total"`
 		Truncated bool       `json:"truncated,omitempty"`
@@ -460,21 +462,13 @@ func (b *Board) applyToCard(ctx context.Context, call tool.Call, actionName, ref
 	return res
 }
 
+// applied holds the results of applied idempotency keys.
+var applied = sqlitex.Applied{Table: "taskboard_applied", IDColumn: "card_id"}
+
 // recordApplied stores a successful result under call.IdempotencyKey in the
 // same transaction as the write it describes; an empty key is not stored.
 func (b *Board) recordApplied(ctx context.Context, tx *sql.Tx, call tool.Call, actionName, cardID string, res tool.Result) error {
-	if call.IdempotencyKey == "" {
-		return nil
-	}
-	raw, err := json.Marshal(res)
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO taskboard_applied (tenant, idem_key, action, card_id, result, at)
-		VALUES (?, ?, ?, ?, ?, ?)`, call.Caller.TenantID, call.IdempotencyKey, actionName, cardID, string(raw), stamp(b.now())); err != nil {
-		return fmt.Errorf("record idempotency key: %w", err)
-	}
-	return nil
+	return applied.Record(ctx, tx, call, actionName, cardID, res, b.now())
 }
 
 // replay looks up call.IdempotencyKey among the tenant's applied keys, then
@@ -482,29 +476,11 @@ func (b *Board) recordApplied(ctx context.Context, tx *sql.Tx, call tool.Call, a
 // the answer: the stored first result for the same action, an error for
 // another action. An empty key is never seen.
 func (b *Board) replay(ctx context.Context, tx *sql.Tx, call tool.Call, actionName string) (r tool.Result, done bool, err error) {
+	r, done, err = applied.Replay(ctx, tx, b.reply, call, actionName)
+	if err != nil || done || call.IdempotencyKey == "" {
+		return r, done, err
+	}
 	key, c := call.IdempotencyKey, call.Caller
-	if key == "" {
-		return tool.Result{}, false, nil
-	}
-	reused := func(other string) tool.Result {
-		return b.failure("", fmt.Sprintf("idempotency key %q was already used for %s, not %s", key, other, actionName),
-			tr(c, "Это действие уже выполнялось как другое; повтор отклонён.", "This action key was already used for another action; refused."))
-	}
-	var other, raw string
-	err = tx.QueryRowContext(ctx, `SELECT action, result FROM taskboard_applied WHERE tenant = ? AND idem_key = ?`,
-		c.TenantID, key).Scan(&other, &raw)
-	switch {
-	case err == nil:
-		if other != actionName {
-			return reused(other), true, nil
-		}
-		if err := json.Unmarshal([]byte(raw), &r); err != nil {
-			return tool.Result{}, false, fmt.Errorf("decode stored result of key %q: %w", key, err)
-		}
-		return r, true, nil
-	case !errors.Is(err, sql.ErrNoRows):
-		return tool.Result{}, false, fmt.Errorf("look up idempotency key: %w", err)
-	}
 	// A card holding the key without a stored result: answer from the card.
 	var cardID string
 	err = tx.QueryRowContext(ctx, `SELECT id FROM taskboard_cards WHERE tenant = ? AND idem_key = ?`, c.TenantID, key).Scan(&cardID)
@@ -515,7 +491,7 @@ func (b *Board) replay(ctx context.Context, tx *sql.Tx, call tool.Call, actionNa
 		return tool.Result{}, false, fmt.Errorf("look up idempotency key: %w", err)
 	}
 	if actionName != ActionCreate {
-		return reused(ActionCreate), true, nil
+		return b.reply.KeyReused(c, key, ActionCreate, actionName), true, nil
 	}
 	card, err := b.cardByID(ctx, tx, c.TenantID, cardID)
 	if err == nil && card == nil {
@@ -543,7 +519,7 @@ func (b *Board) resolveCard(ctx context.Context, tx *sql.Tx, c tool.Caller, ref 
 			return card, nil, err
 		}
 		if p.fromURL {
-			r := b.notFound("card", tr(c, fmt.Sprintf("На доске нет карточки по ссылке %s.", shown),
+			r := b.reply.NotFound("card", reply.Tr(c, fmt.Sprintf("На доске нет карточки по ссылке %s.", shown),
 				fmt.Sprintf("No card on this board has the link %s.", shown)))
 			return nil, &r, nil
 		}
@@ -573,7 +549,7 @@ func (b *Board) resolveCard(ctx context.Context, tx *sql.Tx, c tool.Caller, ref 
 	}
 	switch len(found) {
 	case 0:
-		r := b.notFound("card", tr(c, fmt.Sprintf("Не нашёл задачу «%s» на доске.", shown),
+		r := b.reply.NotFound("card", reply.Tr(c, fmt.Sprintf("Не нашёл задачу «%s» на доске.", shown),
 			fmt.Sprintf("No card matches %q on the board.", shown)))
 		return nil, &r, nil
 	case 1:
@@ -589,15 +565,15 @@ func (b *Board) resolveCard(ctx context.Context, tx *sql.Tx, c tool.Caller, ref 
 		cands = append(cands, fmt.Sprintf("%s (%s)", k.Title, k.ID))
 		q := fmt.Sprintf("«%s» (%s", k.Title, k.ID)
 		if k.Status == CardDone {
-			q += tr(c, ", выполнена", ", done")
+			q += reply.Tr(c, ", выполнена", ", done")
 		}
 		quoted = append(quoted, q+")")
 	}
 	more := ""
 	if len(found) > maxCandidates {
-		more = tr(c, fmt.Sprintf(" и ещё %d", len(found)-maxCandidates), fmt.Sprintf(" and %d more", len(found)-maxCandidates))
+		more = reply.Tr(c, fmt.Sprintf(" и ещё %d", len(found)-maxCandidates), fmt.Sprintf(" and %d more", len(found)-maxCandidates))
 	}
-	r := b.ambiguous("card", tr(c,
+	r := b.reply.Ambiguous("card", reply.Tr(c,
 		fmt.Sprintf("По запросу «%s» нашлось несколько задач: %s%s. Какую вы имеете в виду?", shown, strings.Join(quoted, ", "), more),
 		fmt.Sprintf("Several cards match %q: %s%s. Which one do you mean?", shown, strings.Join(quoted, ", "), more)), cands)
 	return nil, &r, nil

@@ -7,10 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/arbiterhq/arbiter/tool"
 	"sort"
 	"strings"
-	"time"
+
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 )
 
 // querier is what reads need from *sql.DB and *sql.Tx.
@@ -18,22 +19,6 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-// stampLayout is fixed-width UTC so stored stamps sort as strings.
-const stampLayout = "2006-01-02T15:04:05.000000000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
-
-func parseStamp(s string) time.Time {
-	if s == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(stampLayout, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }
 
 const cardColumns = `id, tenant, title, description, assignee_id, assignee_name, due,
@@ -62,7 +47,7 @@ func (b *Board) queryCards(ctx context.Context, q querier, where string, args ..
 			}
 		}
 		c.Status = CardStatus(status)
-		c.CreatedAt, c.UpdatedAt, c.DoneAt = parseStamp(created), parseStamp(updated), parseStamp(done)
+		c.CreatedAt, c.UpdatedAt, c.DoneAt = sqlitex.ParseStamp(created), sqlitex.ParseStamp(updated), sqlitex.ParseStamp(done)
 		c.URL = b.CardURL(c.ID)
 		out = append(out, c)
 	}
@@ -108,72 +93,21 @@ type writeFunc func(tx *sql.Tx, cols []string) error
 // needed. That first statement is a write, so the transaction holds the
 // database write lock before fn reads anything, and what fn reads cannot
 // change before it commits. A busy database is retried until ctx ends.
+// The tenant's cached state is dropped once the transaction is over.
 func (b *Board) write(ctx context.Context, tenant string, fn writeFunc) error {
-	select {
-	case b.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-b.sem }()
-	wait := 5 * time.Millisecond
-	for {
-		err := b.writeOnce(ctx, tenant, fn)
-		if err == nil || !isBusy(err) {
+	defer b.invalidate(tenant)
+	return b.writer.Do(ctx, func(tx *sql.Tx) error {
+		initial, _ := json.Marshal(b.columns)
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO taskboard_boards (tenant, columns, created_at) VALUES (?, ?, ?)`,
+			tenant, string(initial), sqlitex.Stamp(b.now())); err != nil {
+			return fmt.Errorf("create board of tenant %s: %w", tenant, err)
+		}
+		cols, err := b.boardColumns(ctx, tx, tenant)
+		if err != nil {
 			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (database busy: %v)", ctx.Err(), err)
-		}
-		wait = min(2*wait, 200*time.Millisecond)
-	}
-}
-
-func (b *Board) writeOnce(ctx context.Context, tenant string, fn writeFunc) (err error) {
-	tx, err := b.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	initial, _ := json.Marshal(b.columns)
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO taskboard_boards (tenant, columns, created_at) VALUES (?, ?, ?)`,
-		tenant, string(initial), stamp(b.now())); err != nil {
-		return fmt.Errorf("create board of tenant %s: %w", tenant, err)
-	}
-	cols, err := b.boardColumns(ctx, tx, tenant)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx, cols); err != nil {
-		return err
-	}
-	err = tx.Commit()
-	b.invalidate(tenant)
-	if err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
-}
-
-// isBusy reports whether err is SQLite's "database is busy/locked", read
-// from the driver's numeric result code.
-func isBusy(err error) bool {
-	var coded interface{ Code() int }
-	if !errors.As(err, &coded) {
-		return false
-	}
-	switch coded.Code() & 0xff {
-	case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
-		return true
-	}
-	return false
+		return fn(tx, cols)
+	})
 }
 
 const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"

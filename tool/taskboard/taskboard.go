@@ -21,10 +21,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/names"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 )
 
 // Action names.
@@ -137,10 +140,9 @@ type Board struct {
 	baseURL string
 	newID   func() string
 	now     func() time.Time
-	// sem serializes this Board's write transactions so they queue here
-	// instead of contending for the SQLite write lock.
-	sem   chan struct{}
-	cache stateCache
+	writer  *sqlitex.Writer
+	reply   reply.Builder
+	cache   stateCache
 }
 
 var _ tool.ContextSource = (*Board)(nil)
@@ -208,27 +210,21 @@ func New(cfg Config) (*Board, error) {
 		if c == "" {
 			return nil, errors.New("taskboard: empty column name")
 		}
-		if seen[norm(c)] {
+		if seen[names.Fold(c)] {
 			return nil, fmt.Errorf("taskboard: column %q listed twice", c)
 		}
-		seen[norm(c)] = true
+		seen[names.Fold(c)] = true
 		clean = append(clean, c)
 	}
-	confirm := map[string]tool.Confirm{
+	confirm, err := action.Policies("taskboard", map[string]tool.Confirm{
 		ActionCreate:   tool.ConfirmAlways,
 		ActionUpdate:   tool.ConfirmNever,
 		ActionComment:  tool.ConfirmNever,
 		ActionComplete: tool.ConfirmAlways,
 		ActionListMine: tool.ConfirmNever,
-	}
-	for name, c := range cfg.Confirm {
-		if _, ok := confirm[name]; !ok {
-			return nil, fmt.Errorf("taskboard: confirm override for unknown action %q", name)
-		}
-		if c != tool.ConfirmAlways && c != tool.ConfirmNever {
-			return nil, fmt.Errorf("taskboard: confirm override for %s: unknown policy %q (want never or always)", name, c)
-		}
-		confirm[name] = c
+	}, cfg.Confirm)
+	if err != nil {
+		return nil, err
 	}
 	b := &Board{
 		db:      cfg.DB,
@@ -239,7 +235,7 @@ func New(cfg Config) (*Board, error) {
 		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
 		now:     cfg.Now,
 		newID:   cfg.NewID,
-		sem:     make(chan struct{}, 1),
+		writer:  sqlitex.NewWriter(cfg.DB),
 	}
 	if b.baseURL == "" {
 		b.baseURL = DefaultBaseURL
@@ -247,6 +243,7 @@ func New(cfg Config) (*Board, error) {
 	if b.now == nil {
 		b.now = time.Now
 	}
+	b.reply = reply.Builder{Source: SourceName, Now: b.now, EncodeFailure: "не удалось сформировать ответ доски"}
 	for _, stmt := range schemaDDL {
 		if _, err := b.db.Exec(stmt); err != nil {
 			return nil, fmt.Errorf("taskboard: create tables: %w", err)
@@ -363,7 +360,7 @@ func (b *Board) Comments(ctx context.Context, tenant, cardID string) ([]Comment,
 		if err := rows.Scan(&c.ID, &c.CardID, &c.AuthorID, &c.AuthorName, &c.Text, &at); err != nil {
 			return nil, fmt.Errorf("comments of card %s: %w", cardID, err)
 		}
-		c.At = parseStamp(at)
+		c.At = sqlitex.ParseStamp(at)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
@@ -408,7 +405,7 @@ func (b *Board) renderContext(state *openState, caller tool.Caller, now time.Tim
 	if len(memberLines) == 0 {
 		memberLines = append(memberLines, "(no members)")
 	}
-	loc := callerLocation(caller)
+	loc := reply.Location(caller)
 	var mine []Card
 	for _, c := range open {
 		if c.AssigneeID == caller.UserID {
@@ -445,25 +442,6 @@ func (b *Board) renderContext(state *openState, caller tool.Caller, now time.Tim
 		{Title: "Caller's open cards on the task board", Lines: cardLines},
 	}
 }
-
-// callerLocation is the caller's time zone, UTC when unknown.
-func callerLocation(c tool.Caller) *time.Location {
-	if c.Timezone == "" {
-		return time.UTC
-	}
-	if loc, ok := zones.Load(c.Timezone); ok {
-		return loc.(*time.Location)
-	}
-	loc, err := time.LoadLocation(c.Timezone)
-	if err != nil {
-		loc = time.UTC
-	}
-	zones.Store(c.Timezone, loc)
-	return loc
-}
-
-// zones caches loaded time zones: loading one reads the zone database.
-var zones sync.Map
 
 // overdue reports whether due (a date or an RFC 3339 time) is past: a date
 // once its day is over in loc.

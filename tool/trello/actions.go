@@ -1,18 +1,16 @@
 package trello
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/names"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 // Argument limits, in characters; the schemas state the same. They are the
@@ -36,23 +34,15 @@ const maxListCards = 30
 // out a rate limit.
 const writeTimeout = 30 * time.Second
 
-type actionDef struct {
-	title       string
-	description string
-	risk        tool.Risk
-	schema      string
-	maxResult   int
-}
-
-var actionDefs = map[string]actionDef{
+var actionDefs = map[string]action.Def{
 	ActionCreate: {
-		title: "Создать задачу",
-		description: "Create a card on the team's Trello board. assignee is a board member " +
+		Title: "Создать задачу",
+		Description: "Create a card on the team's Trello board. assignee is a board member " +
 			"(full name, first name, @username or id; \"me\" for the caller); leave it null for an unassigned card, never guess one. " +
 			"dueIso is a date YYYY-MM-DD or an RFC 3339 time, null for no due date. column is a list of the board and defaults to the first list. " +
 			"attachment is only ever a file or link the user attached; never fill it from text.",
-		risk: tool.RiskWriteSafe,
-		schema: `{
+		Risk: tool.RiskWriteSafe,
+		Schema: `{
   "type": "object",
   "properties": {
     "title": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Card title"},
@@ -67,11 +57,11 @@ var actionDefs = map[string]actionDef{
 }`,
 	},
 	ActionUpdate: {
-		title: "Изменить задачу",
-		description: "Change a card's title, assignee, due date, list (column) or description. card is a card short link, a card URL or the card's title. " +
+		Title: "Изменить задачу",
+		Description: "Change a card's title, assignee, due date, list (column) or description. card is a card short link, a card URL or the card's title. " +
 			"Null, empty or absent fields stay unchanged. Moving a card to the done list marks it done; moving it out reopens it.",
-		risk: tool.RiskWriteSafe,
-		schema: `{
+		Risk: tool.RiskWriteSafe,
+		Schema: `{
   "type": "object",
   "properties": {
     "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card short link, card URL or title"},
@@ -86,10 +76,10 @@ var actionDefs = map[string]actionDef{
 }`,
 	},
 	ActionComment: {
-		title:       "Прокомментировать задачу",
-		description: "Add a comment to a card. card is a card short link, a card URL or the card's title.",
-		risk:        tool.RiskWriteSafe,
-		schema: `{
+		Title:       "Прокомментировать задачу",
+		Description: "Add a comment to a card. card is a card short link, a card URL or the card's title.",
+		Risk:        tool.RiskWriteSafe,
+		Schema: `{
   "type": "object",
   "properties": {
     "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card short link, card URL or title"},
@@ -100,10 +90,10 @@ var actionDefs = map[string]actionDef{
 }`,
 	},
 	ActionComplete: {
-		title:       "Завершить задачу",
-		description: "Mark a card done: move it to the board's done list and mark its due date complete. card is a card short link, a card URL or the card's title.",
-		risk:        tool.RiskWriteSafe,
-		schema: `{
+		Title:       "Завершить задачу",
+		Description: "Mark a card done: move it to the board's done list and mark its due date complete. card is a card short link, a card URL or the card's title.",
+		Risk:        tool.RiskWriteSafe,
+		Schema: `{
   "type": "object",
   "properties": {
     "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card short link, card URL or title"}
@@ -113,95 +103,30 @@ var actionDefs = map[string]actionDef{
 }`,
 	},
 	ActionListMine: {
-		title:       "Мои задачи",
-		description: "List the caller's open Trello cards with short link, title, list, due date and URL.",
-		risk:        tool.RiskRead,
-		schema:      `{"type": "object", "properties": {}, "additionalProperties": false}`,
-		maxResult:   32 << 10,
+		Title:       "Мои задачи",
+		Description: "List the caller's open Trello cards with short link, title, list, due date and URL.",
+		Risk:        tool.RiskRead,
+		Schema:      `{"type": "object", "properties": {}, "additionalProperties": false}`,
+		MaxResult:   32 << 10,
 	},
 }
 
-// action is one board operation as a tool.Tool. It is safe for concurrent
-// use.
-type action struct {
-	spec tool.Spec
-	run  func(ctx context.Context, call tool.Call) tool.Result
-}
-
-var _ tool.Tool = (*action)(nil)
-
-func (c *Client) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action {
-	d := actionDefs[name]
-	spec := tool.Spec{
-		Name:           name,
-		Title:          d.title,
-		Description:    d.description,
-		InputSchema:    json.RawMessage(d.schema),
-		Risk:           d.risk,
-		Confirm:        c.confirm[name],
-		MaxResultBytes: d.maxResult,
-		Idempotent:     d.risk.Writes(),
-		AttachmentArg:  attachmentArgOf(name),
-	}
-	if d.risk.Writes() {
+// newAction is the board operation name as a tool.Tool. Every outcome of
+// a call that ran, including bad arguments and Trello failures, is a
+// Result: 404 is StatusNotFound, a refused credential, a rate limit, a 5xx
+// or a timeout is StatusError.
+func (c *Client) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action.Tool {
+	spec := actionDefs[name].Spec(name, c.confirm[name])
+	spec.AttachmentArg = attachmentArgOf(name)
+	if spec.Risk.Writes() {
 		spec.Timeout = writeTimeout
 	}
-	return &action{spec: spec, run: run}
-}
-
-// Spec describes the action.
-func (a *action) Spec() tool.Spec { return a.spec }
-
-// Call runs the action for call.Caller. Every outcome of a call that ran,
-// including bad arguments and Trello failures, is a Result: 404 is
-// StatusNotFound, a refused credential, a rate limit, a 5xx or a timeout
-// is StatusError. The error is non-nil only when the call carries no
-// tenant or user.
-func (a *action) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
-	if call.Caller.TenantID == "" || call.Caller.UserID == "" {
-		return tool.Result{}, fmt.Errorf("trello %s: caller has no tenant or user id", a.spec.Name)
-	}
-	return a.run(ctx, call), nil
-}
-
-// english reports whether replies to c are in English; Russian otherwise.
-func english(c tool.Caller) bool {
-	return strings.HasPrefix(strings.ToLower(c.Language), "en")
-}
-
-func tr(c tool.Caller, ru, en string) string {
-	if english(c) {
-		return en
-	}
-	return ru
-}
-
-// ok builds a successful Result with data encoded compactly.
-func (c *Client) ok(data any, text string) tool.Result {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return c.fail("", "encode result: "+err.Error(), "не удалось сформировать ответ")
-	}
-	return tool.Result{Status: tool.StatusOK, Data: raw, Text: text, Source: SourceName, ObservedAt: c.now()}
-}
-
-// fail is a Result with StatusError: errText for the model and the
-// journal, human (in the caller's language) for the reply.
-func (c *Client) fail(field, errText, human string) tool.Result {
-	return tool.Result{Status: tool.StatusError, Error: errText, Text: human, Field: field, Source: SourceName, ObservedAt: c.now()}
-}
-
-func (c *Client) notFound(field, text string) tool.Result {
-	return tool.Result{Status: tool.StatusNotFound, Text: text, Field: field, Source: SourceName, ObservedAt: c.now()}
-}
-
-func (c *Client) ambiguous(field, text string, candidates []string) tool.Result {
-	return tool.Result{Status: tool.StatusAmbiguous, Text: text, Field: field, Candidates: candidates, Source: SourceName, ObservedAt: c.now()}
+	return action.New("trello", spec, run)
 }
 
 func (c *Client) notConnected(caller tool.Caller) tool.Result {
-	return c.fail("", "no Trello connection for this user and no default token",
-		tr(caller, "Trello не подключён для вас — действие не выполнено.", "Trello is not connected for you; nothing was done."))
+	return c.reply.Failure("", "no Trello connection for this user and no default token",
+		reply.Tr(caller, "Trello не подключён для вас — действие не выполнено.", "Trello is not connected for you; nothing was done."))
 }
 
 // failure turns a failed request into an error Result. Its texts hold the
@@ -211,89 +136,36 @@ func (s *session) failure(err error) tool.Result {
 	msg := s.scrub(err.Error())
 	switch {
 	case isAuth(err):
-		return c.fail("", fmt.Sprintf("Trello refused the credentials (status %d)", statusOf(err)),
-			tr(caller, "Trello отклонил учётные данные — подключение нужно проверить. Ничего не изменено.",
+		return c.reply.Failure("", fmt.Sprintf("Trello refused the credentials (status %d)", statusOf(err)),
+			reply.Tr(caller, "Trello отклонил учётные данные — подключение нужно проверить. Ничего не изменено.",
 				"Trello refused the credentials; the connection needs checking. Nothing was changed."))
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
-		return c.fail("", "Trello did not answer in time: "+msg,
-			tr(caller, "Trello не ответил вовремя.", "Trello did not answer in time."))
+		return c.reply.Failure("", "Trello did not answer in time: "+msg,
+			reply.Tr(caller, "Trello не ответил вовремя.", "Trello did not answer in time."))
 	case statusOf(err) == 429:
-		return c.fail("", "Trello rate limit: "+msg,
-			tr(caller, "Trello ограничил частоту запросов — попробуйте чуть позже.", "Trello is rate limiting requests; try again shortly."))
+		return c.reply.Failure("", "Trello rate limit: "+msg,
+			reply.Tr(caller, "Trello ограничил частоту запросов — попробуйте чуть позже.", "Trello is rate limiting requests; try again shortly."))
 	case outcomeUnknown(err):
-		return c.fail("", "Trello did not confirm the write, which may have been applied: "+msg,
-			tr(caller, "Trello не подтвердил запись — возможно, она всё же выполнена. Повтор того же действия не создаст дубль.",
+		return c.reply.Failure("", "Trello did not confirm the write, which may have been applied: "+msg,
+			reply.Tr(caller, "Trello не подтвердил запись — возможно, она всё же выполнена. Повтор того же действия не создаст дубль.",
 				"Trello did not confirm the write; it may have been applied. Repeating the same action will not duplicate it."))
 	}
-	return c.fail("", "Trello request failed: "+msg,
-		tr(caller, "Запрос к Trello не удался.", "The Trello request failed."))
-}
-
-// decodeArgs decodes call arguments strictly (unknown fields rejected);
-// empty or null arguments decode as {}. A failure is returned as a Result.
-func (c *Client) decodeArgs(call tool.Call, v any) *tool.Result {
-	raw := bytes.TrimSpace(call.Args)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = errors.New("trailing data after the arguments object")
-		}
-	}
-	if err != nil {
-		r := c.fail("", "invalid arguments: "+err.Error(),
-			tr(call.Caller, "Некорректные аргументы действия.", "Invalid action arguments."))
-		return &r
-	}
-	return nil
-}
-
-// field is an argument value with its name and limit.
-type field struct {
-	name  string
-	value string
-	max   int
-}
-
-// checkFields returns an error Result for the first value longer than its
-// limit.
-func (c *Client) checkFields(caller tool.Caller, fields ...field) *tool.Result {
-	for _, f := range fields {
-		if n := utf8.RuneCountInString(f.value); n > f.max {
-			r := c.fail(f.name, fmt.Sprintf("%s is %d characters, more than the limit of %d", f.name, n, f.max),
-				tr(caller, fmt.Sprintf("Поле %s слишком длинное (%d символов, максимум %d).", f.name, n, f.max),
-					fmt.Sprintf("The %s is too long (%d characters, at most %d).", f.name, n, f.max)))
-			return &r
-		}
-	}
-	return nil
-}
-
-// opt reads an optional string argument: null, absent and blank all mean
-// "not given".
-func opt(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return strings.TrimSpace(*p)
+	return c.reply.Failure("", "Trello request failed: "+msg,
+		reply.Tr(caller, "Запрос к Trello не удался.", "The Trello request failed."))
 }
 
 // parseDue reads a due value: a date "2006-01-02" (noon of that day in the
 // caller's time zone, Trello's due being a moment) or an RFC 3339 time.
 func (c *Client) parseDue(caller tool.Caller, due string) (time.Time, *tool.Result) {
-	if d, err := time.ParseInLocation(time.DateOnly, due, callerLocation(caller)); err == nil {
+	if d, err := time.ParseInLocation(time.DateOnly, due, reply.Location(caller)); err == nil {
 		return d.Add(12 * time.Hour), nil
 	}
 	if t, err := time.Parse(time.RFC3339, due); err == nil {
 		return t, nil
 	}
-	r := c.fail("dueIso",
+	r := c.reply.Failure("dueIso",
 		fmt.Sprintf("dueIso %q is neither a date YYYY-MM-DD nor an RFC 3339 time such as 2026-12-01T15:00:00+03:00", due),
-		tr(caller, fmt.Sprintf("Срок «%s» не распознан: нужна дата ГГГГ-ММ-ДД или время RFC 3339 (например, 2026-12-01T15:00:00+03:00).", due),
+		reply.Tr(caller, fmt.Sprintf("Срок «%s» не распознан: нужна дата ГГГГ-ММ-ДД или время RFC 3339 (например, 2026-12-01T15:00:00+03:00).", due),
 			fmt.Sprintf("The due date %q is not a YYYY-MM-DD date or an RFC 3339 time (such as 2026-12-01T15:00:00+03:00).", due)))
 	return time.Time{}, &r
 }
@@ -355,13 +227,13 @@ func (s *session) selfMember(field string, members []apiMember) (apiMember, *too
 			}
 		}
 	}
-	text := tr(caller, "Ваш аккаунт Trello не привязан — назовите участника доски по имени.",
+	text := reply.Tr(caller, "Ваш аккаунт Trello не привязан — назовите участника доски по имени.",
 		"Your Trello account is not linked; name the board member instead.")
 	if ok {
-		text = tr(caller, "Вашего аккаунта Trello нет среди участников доски.",
+		text = reply.Tr(caller, "Вашего аккаунта Trello нет среди участников доски.",
 			"Your Trello account is not a member of the board.")
 	}
-	r := s.c.notFound(field, text)
+	r := s.c.reply.NotFound(field, text)
 	return apiMember{}, &r
 }
 
@@ -369,7 +241,7 @@ func (s *session) selfMember(field string, members []apiMember) (apiMember, *too
 // forms mean the caller. A failure is returned as a Result.
 func (s *session) resolveAssignee(members []apiMember, q string) (apiMember, *tool.Result) {
 	c, caller := s.c, s.caller
-	if isSelf(q) {
+	if names.IsSelf(q) {
 		return s.selfMember("assignee", members)
 	}
 	found := matchMembers(c.people(caller.TenantID, members), q)
@@ -383,9 +255,9 @@ func (s *session) resolveAssignee(members []apiMember, q string) (apiMember, *to
 		}
 		list := strings.Join(labels, ", ")
 		if list == "" {
-			list = tr(caller, "нет участников", "none")
+			list = reply.Tr(caller, "нет участников", "none")
 		}
-		r := c.notFound("assignee", tr(caller,
+		r := c.reply.NotFound("assignee", reply.Tr(caller,
 			fmt.Sprintf("Не нашёл участника «%s» на доске. Участники: %s.", q, list),
 			fmt.Sprintf("No board member matches %q. Members: %s.", q, list)))
 		return apiMember{}, &r
@@ -394,7 +266,7 @@ func (s *session) resolveAssignee(members []apiMember, q string) (apiMember, *to
 	for i, p := range found {
 		labels[i] = memberLabel(p.member)
 	}
-	r := c.ambiguous("assignee", tr(caller,
+	r := c.reply.Ambiguous("assignee", reply.Tr(caller,
 		fmt.Sprintf("Под «%s» подходят несколько участников: %s. Кого вы имеете в виду?", q, strings.Join(labels, ", ")),
 		fmt.Sprintf("Several members match %q: %s. Which one do you mean?", q, strings.Join(labels, ", "))), labels)
 	return apiMember{}, &r
@@ -404,19 +276,19 @@ func (s *session) resolveAssignee(members []apiMember, q string) (apiMember, *to
 // Result.
 func (s *session) resolveList(lists []apiList, q string) (apiList, *tool.Result) {
 	c, caller := s.c, s.caller
-	names := listNames(lists)
+	all := listNames(lists)
 	found := matchLists(lists, q)
 	switch len(found) {
 	case 1:
 		return found[0], nil
 	case 0:
-		r := c.notFound("column", tr(caller,
-			fmt.Sprintf("Нет списка «%s». Списки доски: %s.", q, strings.Join(names, ", ")),
-			fmt.Sprintf("No list matches %q. Lists: %s.", q, strings.Join(names, ", "))))
+		r := c.reply.NotFound("column", reply.Tr(caller,
+			fmt.Sprintf("Нет списка «%s». Списки доски: %s.", q, strings.Join(all, ", ")),
+			fmt.Sprintf("No list matches %q. Lists: %s.", q, strings.Join(all, ", "))))
 		return apiList{}, &r
 	}
 	cands := listNames(found)
-	r := c.ambiguous("column", tr(caller,
+	r := c.reply.Ambiguous("column", reply.Tr(caller,
 		fmt.Sprintf("Под «%s» подходят несколько списков: %s. Какой вы имеете в виду?", q, strings.Join(cands, ", ")),
 		fmt.Sprintf("Several lists match %q: %s. Which one do you mean?", q, strings.Join(cands, ", "))), cands)
 	return apiList{}, &r
@@ -445,7 +317,7 @@ func listName(lists []apiList, id string) string {
 func (c *Client) doneListOf(lists []apiList) (apiList, bool) {
 	if c.doneList != "" {
 		for _, l := range lists {
-			if norm(l.Name) == norm(c.doneList) {
+			if names.Fold(l.Name) == names.Fold(c.doneList) {
 				return l, true
 			}
 		}
@@ -499,7 +371,7 @@ func (c *Client) view(card *apiCard, column, assignee string, done bool, loc *ti
 
 // assigneeNames renders a card's members by their live labels.
 func assigneeNames(card *apiCard, members []apiMember) string {
-	var names []string
+	var labels []string
 	for _, id := range card.IDMembers {
 		label := id
 		for _, m := range members {
@@ -508,29 +380,10 @@ func assigneeNames(card *apiCard, members []apiMember) string {
 				break
 			}
 		}
-		names = append(names, label)
+		labels = append(labels, label)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(labels, ", ")
 }
-
-// callerLocation is the caller's time zone, UTC when unknown.
-func callerLocation(c tool.Caller) *time.Location {
-	if c.Timezone == "" {
-		return time.UTC
-	}
-	if loc, ok := zones.Load(c.Timezone); ok {
-		return loc.(*time.Location)
-	}
-	loc, err := time.LoadLocation(c.Timezone)
-	if err != nil {
-		loc = time.UTC
-	}
-	zones.Store(c.Timezone, loc)
-	return loc
-}
-
-// zones caches loaded time zones: loading one reads the zone database.
-var zones sync.Map
 
 // attachmentArgOf names create_task's attachment argument, which the
 // server fills with the user's stored file in place of the model's "last".

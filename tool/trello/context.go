@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/names"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 // Context limits: the prompt gets at most this many of the caller's cards.
@@ -49,7 +51,7 @@ func (c *Client) renderContext(s *session, st *boardState, now time.Time) []tool
 	for _, m := range st.members {
 		line := memberLabel(m)
 		for _, t := range mapped {
-			if t.Name != "" && linked(t, m) && norm(t.Name) != norm(m.FullName) {
+			if t.Name != "" && linked(t, m) && names.Fold(t.Name) != names.Fold(m.FullName) {
 				line += " a.k.a. " + t.Name
 				break
 			}
@@ -69,7 +71,7 @@ func (c *Client) renderContext(s *session, st *boardState, now time.Time) []tool
 			listLine += " (complete_task moves a card to «" + dl.Name + "»)"
 		}
 	}
-	loc := callerLocation(caller)
+	loc := reply.Location(caller)
 	var cardLines []string
 	mineCount := 0
 	if meErr != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 // createTask creates a card in the named list (the first by default), with
@@ -21,17 +22,17 @@ import (
 func (c *Client) createTask(ctx context.Context, call tool.Call) tool.Result {
 	caller := call.Caller
 	var a createArgs
-	if r := c.decodeArgs(call, &a); r != nil {
+	if r := c.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
 	title := strings.Join(strings.Fields(a.Title), " ")
-	dueArg, desc := opt(a.DueISO), opt(a.Description)
+	dueArg, desc := reply.Opt(a.DueISO), reply.Opt(a.Description)
 	if title == "" {
-		return c.fail("title", "title is empty", tr(caller, "У задачи нет названия.", "The task has no title."))
+		return c.reply.Failure("title", "title is empty", reply.Tr(caller, "У задачи нет названия.", "The task has no title."))
 	}
-	if r := c.checkFields(caller, field{"title", title, maxTitle}, field{"description", desc, maxDescription},
-		field{"assignee", opt(a.Assignee), maxName}, field{"column", opt(a.Column), maxName},
-		field{"dueIso", dueArg, maxDue}); r != nil {
+	if r := c.reply.CheckFields(caller, reply.MaxLen("title", title, maxTitle), reply.MaxLen("description", desc, maxDescription),
+		reply.MaxLen("assignee", reply.Opt(a.Assignee), maxName), reply.MaxLen("column", reply.Opt(a.Column), maxName),
+		reply.MaxLen("dueIso", dueArg, maxDue)); r != nil {
 		return *r
 	}
 	var due time.Time
@@ -56,8 +57,8 @@ func (c *Client) createTask(ctx context.Context, call tool.Call) tool.Result {
 			err = checkAttachURL(u)
 		}
 		if err != nil {
-			return c.fail("attachment", "attachment file could not be resolved: "+s.scrub(err.Error()),
-				tr(caller, "Не удалось получить вложение — задача не создана.", "The attachment could not be read; no task was created."))
+			return c.reply.Failure("attachment", "attachment file could not be resolved: "+s.scrub(err.Error()),
+				reply.Tr(caller, "Не удалось получить вложение — задача не создана.", "The attachment could not be read; no task was created."))
 		}
 		att.url = u
 	}
@@ -77,7 +78,7 @@ func (c *Client) createTask(ctx context.Context, call tool.Call) tool.Result {
 		return s.finishCreate(ctx, prev, st, att, true)
 	}
 	var assignee apiMember
-	if q := opt(a.Assignee); q != "" {
+	if q := reply.Opt(a.Assignee); q != "" {
 		m, r := s.resolveAssignee(st.members, q)
 		if r != nil {
 			return *r
@@ -85,11 +86,11 @@ func (c *Client) createTask(ctx context.Context, call tool.Call) tool.Result {
 		assignee = m
 	}
 	if len(st.lists) == 0 {
-		return c.fail("column", "the board has no open list",
-			tr(caller, "На доске Trello нет ни одного списка.", "The Trello board has no list."))
+		return c.reply.Failure("column", "the board has no open list",
+			reply.Tr(caller, "На доске Trello нет ни одного списка.", "The Trello board has no list."))
 	}
 	list := st.lists[0]
-	if q := opt(a.Column); q != "" {
+	if q := reply.Opt(a.Column); q != "" {
 		l, r := s.resolveList(st.lists, q)
 		if r != nil {
 			return *r
@@ -137,16 +138,16 @@ func (c *Client) checkAttachment(caller tool.Caller, a *attachmentArg) (*attachm
 	if a == nil {
 		return nil, nil
 	}
-	att := &attachment{name: opt(a.Name), url: opt(a.URL), file: opt(a.File)}
+	att := &attachment{name: reply.Opt(a.Name), url: reply.Opt(a.URL), file: reply.Opt(a.File)}
 	if att.name == "" && att.url == "" && att.file == "" {
 		return nil, nil
 	}
-	if r := c.checkFields(caller, field{"attachment.name", att.name, maxAttachName},
-		field{"attachment.url", att.url, maxAttachURL}, field{"attachment.file", att.file, maxAttachFile}); r != nil {
+	if r := c.reply.CheckFields(caller, reply.MaxLen("attachment.name", att.name, maxAttachName),
+		reply.MaxLen("attachment.url", att.url, maxAttachURL), reply.MaxLen("attachment.file", att.file, maxAttachFile)); r != nil {
 		return nil, r
 	}
 	bad := func(e, ru, en string) (*attachment, *tool.Result) {
-		r := c.fail("attachment", e, tr(caller, ru, en))
+		r := c.reply.Failure("attachment", e, reply.Tr(caller, ru, en))
 		return nil, &r
 	}
 	switch {
@@ -200,7 +201,7 @@ func (s *session) finishCreate(ctx context.Context, card *apiCard, st *boardStat
 		err := s.ensureAttachment(ctx, card.ID, att, replayed)
 		if err != nil {
 			attachErr = s.scrub(err.Error())
-			attachNote = tr(caller, " Вложение добавить не удалось; повтор действия добавит его без второй карточки.",
+			attachNote = reply.Tr(caller, " Вложение добавить не удалось; повтор действия добавит его без второй карточки.",
 				" The attachment could not be added; repeating the action adds it without a second card.")
 		}
 		if replayed {
@@ -211,29 +212,29 @@ func (s *session) finishCreate(ctx context.Context, card *apiCard, st *boardStat
 	if dl, ok := c.doneListOf(st.lists); ok {
 		done = card.IDList == dl.ID
 	}
-	loc := callerLocation(caller)
+	loc := reply.Location(caller)
 	v := c.view(card, listName(st.lists, card.IDList), assigneeNames(card, st.members), done || card.DueComplete, loc)
-	who := tr(caller, "без исполнителя", "unassigned")
+	who := reply.Tr(caller, "без исполнителя", "unassigned")
 	if v.Assignee != "" {
 		who = v.Assignee
 	}
-	when := tr(caller, "без срока", "no due date")
+	when := reply.Tr(caller, "без срока", "no due date")
 	if card.Due != "" {
-		when = tr(caller, "до ", "due ") + dueText(card.Due, loc)
+		when = reply.Tr(caller, "до ", "due ") + dueText(card.Due, loc)
 	}
 	where := ""
 	if len(st.lists) > 0 && card.IDList != st.lists[0].ID && v.Column != "" {
-		where = tr(caller, ", список «"+v.Column+"»", ", list \""+v.Column+"\"")
+		where = reply.Tr(caller, ", список «"+v.Column+"»", ", list \""+v.Column+"\"")
 	}
-	text := tr(caller,
+	text := reply.Tr(caller,
 		fmt.Sprintf("Создана задача «%s» (%s, %s%s) — %s", v.Title, who, when, where, v.URL),
 		fmt.Sprintf("Created task %q (%s, %s%s) — %s", v.Title, who, when, where, v.URL))
 	if replayed {
-		text = tr(caller,
+		text = reply.Tr(caller,
 			fmt.Sprintf("Задача «%s» уже была создана этим действием — %s", v.Title, v.URL),
 			fmt.Sprintf("Task %q was already created by this action — %s", v.Title, v.URL))
 	}
-	return c.ok(struct {
+	return c.reply.OK(struct {
 		Card            cardView `json:"card"`
 		AlreadyCreated  bool     `json:"already_created,omitempty"`
 		AttachmentError string   `json:"attachment_error,omitempty"`

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/names"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 // shortLinkPattern is a Trello short link as it appears in card and board
@@ -111,10 +113,10 @@ func parseCardRef(s string) cardRef {
 	if _, ok := boardShortLink(s); ok {
 		return cardRef{boardURL: true}
 	}
-	ref := cardRef{title: norm(s)}
+	ref := cardRef{title: names.Fold(s)}
 	if m := trailingIDMatch.FindStringSubmatchIndex(s); m != nil {
 		ref.id = s[m[2]:m[3]]
-		ref.bareTitle = norm(s[:m[0]])
+		ref.bareTitle = names.Fold(s[:m[0]])
 	} else if id := strings.TrimPrefix(s, "#"); cardIDPattern.MatchString(id) {
 		ref.id = id
 	}
@@ -147,7 +149,7 @@ func (c *Client) ReadLink(ctx context.Context, caller tool.Caller, link string) 
 	})
 	if err != nil {
 		if isNotFound(err) {
-			return c.notFound("card", tr(caller,
+			return c.reply.NotFound("card", reply.Tr(caller,
 				fmt.Sprintf("Карточка %s не найдена в Trello (или к ней нет доступа).", sl),
 				fmt.Sprintf("Trello has no card %s (or it is not accessible).", sl))), true
 		}
@@ -158,7 +160,7 @@ func (c *Client) ReadLink(ctx context.Context, caller tool.Caller, link string) 
 		return s.failure(err), true
 	}
 	if !strings.EqualFold(card.IDBoard, boardID) {
-		return c.notFound("card", tr(caller,
+		return c.reply.NotFound("card", reply.Tr(caller,
 			fmt.Sprintf("Карточка %s находится не на подключённой доске Trello.", sl),
 			fmt.Sprintf("Card %s is not on the connected Trello board.", sl))), true
 	}
@@ -185,7 +187,7 @@ func (c *Client) readResult(caller tool.Caller, card *apiCard) tool.Result {
 	if card.List != nil {
 		listName = card.List.Name
 	}
-	loc := callerLocation(caller)
+	loc := reply.Location(caller)
 	v := readView{cardView: c.view(card, listName, "", card.DueComplete, loc), Description: stripMarker(card.Desc)}
 	if card.Closed {
 		v.Status = statusArchived
@@ -207,19 +209,19 @@ func (c *Client) readResult(caller tool.Caller, card *apiCard) tool.Result {
 	fmt.Fprintf(&b, "«%s»", v.Title)
 	var facts []string
 	if listName != "" {
-		facts = append(facts, tr(caller, "список «"+listName+"»", "list \""+listName+"\""))
+		facts = append(facts, reply.Tr(caller, "список «"+listName+"»", "list \""+listName+"\""))
 	}
 	facts = append(facts, statusText(caller, v.Status))
 	if card.Due != "" {
-		facts = append(facts, tr(caller, "срок ", "due ")+dueText(card.Due, loc))
+		facts = append(facts, reply.Tr(caller, "срок ", "due ")+dueText(card.Due, loc))
 		if card.DueComplete {
-			facts = append(facts, tr(caller, "срок отмечен выполненным", "due date marked complete"))
+			facts = append(facts, reply.Tr(caller, "срок отмечен выполненным", "due date marked complete"))
 		} else if v.Status == statusOpen && overdue(card.Due, c.now()) {
-			facts = append(facts, tr(caller, "просрочена", "overdue"))
+			facts = append(facts, reply.Tr(caller, "просрочена", "overdue"))
 		}
 	}
 	if len(v.Members) > 0 {
-		facts = append(facts, tr(caller, "участники: ", "members: ")+strings.Join(v.Members, ", "))
+		facts = append(facts, reply.Tr(caller, "участники: ", "members: ")+strings.Join(v.Members, ", "))
 	}
 	for _, cl := range v.Checklists {
 		facts = append(facts, fmt.Sprintf("%s %d/%d", cl.Name, cl.Done, cl.Total))
@@ -230,12 +232,12 @@ func (c *Client) readResult(caller tool.Caller, card *apiCard) tool.Result {
 		if utf8.RuneCountInString(desc) > maxReadDescription {
 			desc = string([]rune(desc)[:maxReadDescription]) + "…"
 		}
-		b.WriteString("\n" + tr(caller, "Описание: ", "Description: ") + desc)
+		b.WriteString("\n" + reply.Tr(caller, "Описание: ", "Description: ") + desc)
 	} else {
-		b.WriteString("\n" + tr(caller, "Описания нет.", "No description."))
+		b.WriteString("\n" + reply.Tr(caller, "Описания нет.", "No description."))
 	}
 	b.WriteString("\n" + v.URL)
-	return c.ok(struct {
+	return c.reply.OK(struct {
 		Card readView `json:"card"`
 	}{v}, b.String())
 }
@@ -244,11 +246,11 @@ func (c *Client) readResult(caller tool.Caller, card *apiCard) tool.Result {
 func statusText(caller tool.Caller, status string) string {
 	switch status {
 	case statusDone:
-		return tr(caller, "выполнена", "done")
+		return reply.Tr(caller, "выполнена", "done")
 	case statusArchived:
-		return tr(caller, "в архиве", "archived")
+		return reply.Tr(caller, "в архиве", "archived")
 	}
-	return tr(caller, "открыта", "open")
+	return reply.Tr(caller, "открыта", "open")
 }
 
 // dueText renders a Trello due time in loc: "2006-01-02 15:04".

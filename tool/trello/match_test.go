@@ -6,25 +6,6 @@ import (
 	"testing"
 )
 
-func TestStemEqual(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"дмитрия", "дмитрий", true},
-		{"ольге", "ольга", true},
-		{"смирновой", "смирнова", true},
-		{"саше", "саша", false},
-		{"ольге", "олег", false},
-		{"иванович", "иван", false},
-	}
-	for _, tt := range tests {
-		if got := stemEqual(tt.a, tt.b); got != tt.want {
-			t.Errorf("stemEqual(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 func TestMatchMembers(t *testing.T) {
 	people := []boardPerson{
 		{member: apiMember{ID: "m1", FullName: "Дмитрий Иванов", Username: "dima"}, names: []string{"Дмитрий Иванов"}},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 // maxCandidates bounds the candidates an ambiguous card lists.
@@ -66,7 +67,7 @@ func (s *session) resolveCard(ctx context.Context, ref string) (*apiCard, *tool.
 	p := parseCardRef(ref)
 	shown := strings.TrimSpace(ref)
 	if p.boardURL {
-		r := c.notFound("card", tr(caller, fmt.Sprintf("%s — ссылка на доску, а не на карточку.", shown),
+		r := c.reply.NotFound("card", reply.Tr(caller, fmt.Sprintf("%s — ссылка на доску, а не на карточку.", shown),
 			fmt.Sprintf("%s is a board link, not a card link.", shown)))
 		return nil, &r
 	}
@@ -80,7 +81,7 @@ func (s *session) resolveCard(ctx context.Context, ref string) (*apiCard, *tool.
 			return nil, &r
 		}
 		if p.fromURL {
-			r := c.notFound("card", tr(caller, fmt.Sprintf("В Trello нет карточки по ссылке %s.", shown),
+			r := c.reply.NotFound("card", reply.Tr(caller, fmt.Sprintf("В Trello нет карточки по ссылке %s.", shown),
 				fmt.Sprintf("Trello has no card at %s.", shown)))
 			return nil, &r
 		}
@@ -96,14 +97,14 @@ func (s *session) resolveCard(ctx context.Context, ref string) (*apiCard, *tool.
 	}
 	switch len(found) {
 	case 0:
-		r := c.notFound("card", tr(caller, fmt.Sprintf("Не нашёл открытую карточку «%s» на доске.", shown),
+		r := c.reply.NotFound("card", reply.Tr(caller, fmt.Sprintf("Не нашёл открытую карточку «%s» на доске.", shown),
 			fmt.Sprintf("No open card matches %q on the board.", shown)))
 		return nil, &r
 	case 1:
 		card, err := s.card(ctx, found[0].ID, cardListQuery)
 		if err != nil {
 			if isNotFound(err) {
-				r := c.notFound("card", tr(caller, fmt.Sprintf("Карточка «%s» только что исчезла с доски.", found[0].Name),
+				r := c.reply.NotFound("card", reply.Tr(caller, fmt.Sprintf("Карточка «%s» только что исчезла с доски.", found[0].Name),
 					fmt.Sprintf("Card %q has just disappeared from the board.", found[0].Name)))
 				return nil, &r
 			}
@@ -120,9 +121,9 @@ func (s *session) resolveCard(ctx context.Context, ref string) (*apiCard, *tool.
 	}
 	more := ""
 	if len(found) > maxCandidates {
-		more = tr(caller, fmt.Sprintf(" и ещё %d", len(found)-maxCandidates), fmt.Sprintf(" and %d more", len(found)-maxCandidates))
+		more = reply.Tr(caller, fmt.Sprintf(" и ещё %d", len(found)-maxCandidates), fmt.Sprintf(" and %d more", len(found)-maxCandidates))
 	}
-	r := c.ambiguous("card", tr(caller,
+	r := c.reply.Ambiguous("card", reply.Tr(caller,
 		fmt.Sprintf("По запросу «%s» нашлось несколько карточек: %s%s. Какую вы имеете в виду?", shown, strings.Join(quoted, ", "), more),
 		fmt.Sprintf("Several cards match %q: %s%s. Which one do you mean?", shown, strings.Join(quoted, ", "), more)), cands)
 	return nil, &r
@@ -137,12 +138,12 @@ func (s *session) checkCard(ctx context.Context, card *apiCard, shown string) (*
 		return nil, &r
 	}
 	if !strings.EqualFold(card.IDBoard, boardID) {
-		r := c.notFound("card", tr(caller, fmt.Sprintf("Карточка %s находится не на подключённой доске.", shown),
+		r := c.reply.NotFound("card", reply.Tr(caller, fmt.Sprintf("Карточка %s находится не на подключённой доске.", shown),
 			fmt.Sprintf("Card %s is not on the connected board.", shown)))
 		return nil, &r
 	}
 	if card.Closed {
-		r := c.notFound("card", tr(caller, fmt.Sprintf("Карточка «%s» в архиве — изменять её не буду.", card.Name),
+		r := c.reply.NotFound("card", reply.Tr(caller, fmt.Sprintf("Карточка «%s» в архиве — изменять её не буду.", card.Name),
 			fmt.Sprintf("Card %q is archived; it is left alone.", card.Name)))
 		return nil, &r
 	}
@@ -168,19 +169,19 @@ func nestedList(card *apiCard, lists []apiList) string {
 func (c *Client) updateTask(ctx context.Context, call tool.Call) tool.Result {
 	caller := call.Caller
 	var a updateArgs
-	if r := c.decodeArgs(call, &a); r != nil {
+	if r := c.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
-	title := strings.Join(strings.Fields(opt(a.Title)), " ")
-	dueArg, desc := opt(a.DueISO), opt(a.Description)
-	if r := c.checkFields(caller, field{"card", a.Card, maxCardRef}, field{"title", title, maxTitle},
-		field{"description", desc, maxDescription}, field{"assignee", opt(a.Assignee), maxName},
-		field{"column", opt(a.Column), maxName}, field{"dueIso", dueArg, maxDue}); r != nil {
+	title := strings.Join(strings.Fields(reply.Opt(a.Title)), " ")
+	dueArg, desc := reply.Opt(a.DueISO), reply.Opt(a.Description)
+	if r := c.reply.CheckFields(caller, reply.MaxLen("card", a.Card, maxCardRef), reply.MaxLen("title", title, maxTitle),
+		reply.MaxLen("description", desc, maxDescription), reply.MaxLen("assignee", reply.Opt(a.Assignee), maxName),
+		reply.MaxLen("column", reply.Opt(a.Column), maxName), reply.MaxLen("dueIso", dueArg, maxDue)); r != nil {
 		return *r
 	}
-	if title == "" && dueArg == "" && desc == "" && opt(a.Assignee) == "" && opt(a.Column) == "" {
-		return c.fail("", "update_task names no field to change (title, assignee, dueIso, column or description)",
-			tr(caller, "Не указано, что изменить в задаче.", "Nothing to change was given."))
+	if title == "" && dueArg == "" && desc == "" && reply.Opt(a.Assignee) == "" && reply.Opt(a.Column) == "" {
+		return c.reply.Failure("", "update_task names no field to change (title, assignee, dueIso, column or description)",
+			reply.Tr(caller, "Не указано, что изменить в задаче.", "Nothing to change was given."))
 	}
 	var due time.Time
 	if dueArg != "" {
@@ -219,7 +220,7 @@ func (c *Client) updateTask(ctx context.Context, call tool.Call) tool.Result {
 		body["due"] = trelloTime(due)
 		changed = append(changed, "due")
 	}
-	if q := opt(a.Assignee); q != "" {
+	if q := reply.Opt(a.Assignee); q != "" {
 		m, r := s.resolveAssignee(st.members, q)
 		if r != nil {
 			return *r
@@ -229,7 +230,7 @@ func (c *Client) updateTask(ctx context.Context, call tool.Call) tool.Result {
 			changed = append(changed, "assignee")
 		}
 	}
-	if q := opt(a.Column); q != "" {
+	if q := reply.Opt(a.Column); q != "" {
 		l, r := s.resolveList(st.lists, q)
 		if r != nil {
 			return *r
@@ -254,10 +255,10 @@ func (c *Client) updateTask(ctx context.Context, call tool.Call) tool.Result {
 		}
 		c.cache.invalidate(caller.TenantID)
 	}
-	loc := callerLocation(caller)
+	loc := reply.Location(caller)
 	v := c.view(&next, nestedList(&next, st.lists), assigneeNames(&next, st.members),
 		hasDone && next.IDList == doneList.ID, loc)
-	return c.ok(struct {
+	return c.reply.OK(struct {
 		Card       cardView `json:"card"`
 		Changed    []string `json:"changed"`
 		FromColumn string   `json:"from_column,omitempty"`
@@ -266,31 +267,31 @@ func (c *Client) updateTask(ctx context.Context, call tool.Call) tool.Result {
 
 func updatedText(caller tool.Caller, v cardView, changed []string, loc *time.Location) string {
 	if len(changed) == 0 {
-		return tr(caller, fmt.Sprintf("Задача «%s» не изменилась — %s", v.Title, v.URL),
+		return reply.Tr(caller, fmt.Sprintf("Задача «%s» не изменилась — %s", v.Title, v.URL),
 			fmt.Sprintf("Task %q is unchanged — %s", v.Title, v.URL))
 	}
 	var parts []string
 	for _, f := range changed {
 		switch f {
 		case "title":
-			parts = append(parts, tr(caller, "название", "title"))
+			parts = append(parts, reply.Tr(caller, "название", "title"))
 		case "description":
-			parts = append(parts, tr(caller, "описание", "description"))
+			parts = append(parts, reply.Tr(caller, "описание", "description"))
 		case "due":
-			parts = append(parts, tr(caller, "срок до ", "due ")+dueText(v.Due, loc))
+			parts = append(parts, reply.Tr(caller, "срок до ", "due ")+dueText(v.Due, loc))
 		case "assignee":
-			parts = append(parts, tr(caller, "исполнитель ", "assignee ")+v.Assignee)
+			parts = append(parts, reply.Tr(caller, "исполнитель ", "assignee ")+v.Assignee)
 		case "column":
-			parts = append(parts, tr(caller, "список «"+v.Column+"»", "list \""+v.Column+"\""))
+			parts = append(parts, reply.Tr(caller, "список «"+v.Column+"»", "list \""+v.Column+"\""))
 		case "status":
 			if v.Status == statusDone {
-				parts = append(parts, tr(caller, "выполнена", "done"))
+				parts = append(parts, reply.Tr(caller, "выполнена", "done"))
 			} else {
-				parts = append(parts, tr(caller, "снова открыта", "reopened"))
+				parts = append(parts, reply.Tr(caller, "снова открыта", "reopened"))
 			}
 		}
 	}
-	return tr(caller, fmt.Sprintf("Задача «%s» обновлена: %s — %s", v.Title, strings.Join(parts, ", "), v.URL),
+	return reply.Tr(caller, fmt.Sprintf("Задача «%s» обновлена: %s — %s", v.Title, strings.Join(parts, ", "), v.URL),
 		fmt.Sprintf("Updated task %q: %s — %s", v.Title, strings.Join(parts, ", "), v.URL))
 }
 
@@ -299,14 +300,14 @@ func updatedText(caller tool.Caller, v cardView, changed []string, loc *time.Loc
 func (c *Client) commentTask(ctx context.Context, call tool.Call) tool.Result {
 	caller := call.Caller
 	var a commentArgs
-	if r := c.decodeArgs(call, &a); r != nil {
+	if r := c.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
 	text := strings.TrimSpace(a.Text)
 	if text == "" {
-		return c.fail("text", "text is empty", tr(caller, "Пустой комментарий.", "The comment is empty."))
+		return c.reply.Failure("text", "text is empty", reply.Tr(caller, "Пустой комментарий.", "The comment is empty."))
 	}
-	if r := c.checkFields(caller, field{"card", a.Card, maxCardRef}, field{"text", text, maxComment}); r != nil {
+	if r := c.reply.CheckFields(caller, reply.MaxLen("card", a.Card, maxCardRef), reply.MaxLen("text", text, maxComment)); r != nil {
 		return *r
 	}
 	s, ok := c.session(caller)
@@ -400,14 +401,14 @@ func (s *session) commentResult(card *apiCard, act *apiAction, replayed bool) to
 	if card.List != nil {
 		column = card.List.Name
 	}
-	v := c.view(card, column, "", false, callerLocation(caller))
-	text := tr(caller, fmt.Sprintf("Комментарий к задаче «%s» добавлен — %s", v.Title, v.URL),
+	v := c.view(card, column, "", false, reply.Location(caller))
+	text := reply.Tr(caller, fmt.Sprintf("Комментарий к задаче «%s» добавлен — %s", v.Title, v.URL),
 		fmt.Sprintf("Comment added to task %q — %s", v.Title, v.URL))
 	if replayed {
-		text = tr(caller, fmt.Sprintf("Комментарий к задаче «%s» уже был добавлен этим действием — %s", v.Title, v.URL),
+		text = reply.Tr(caller, fmt.Sprintf("Комментарий к задаче «%s» уже был добавлен этим действием — %s", v.Title, v.URL),
 			fmt.Sprintf("The comment on task %q was already added by this action — %s", v.Title, v.URL))
 	}
-	return c.ok(struct {
+	return c.reply.OK(struct {
 		Card         cardView    `json:"card"`
 		Comment      commentView `json:"comment"`
 		AlreadyAdded bool        `json:"already_added,omitempty"`
@@ -421,10 +422,10 @@ func (s *session) commentResult(card *apiCard, act *apiAction, replayed bool) to
 func (c *Client) completeTask(ctx context.Context, call tool.Call) tool.Result {
 	caller := call.Caller
 	var a completeArgs
-	if r := c.decodeArgs(call, &a); r != nil {
+	if r := c.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
-	if r := c.checkFields(caller, field{"card", a.Card, maxCardRef}); r != nil {
+	if r := c.reply.CheckFields(caller, reply.MaxLen("card", a.Card, maxCardRef)); r != nil {
 		return *r
 	}
 	s, ok := c.session(caller)
@@ -444,10 +445,10 @@ func (c *Client) completeTask(ctx context.Context, call tool.Call) tool.Result {
 	if !ok {
 		want := c.doneList
 		if want == "" {
-			want = tr(caller, "последний список (на доске меньше двух)", "the last list (the board has fewer than two)")
+			want = reply.Tr(caller, "последний список (на доске меньше двух)", "the last list (the board has fewer than two)")
 		}
-		return c.fail("", "the board has no done list: "+want,
-			tr(caller, "На доске нет списка для выполненных задач: "+want+".", "The board has no done list: "+want+"."))
+		return c.reply.Failure("", "the board has no done list: "+want,
+			reply.Tr(caller, "На доске нет списка для выполненных задач: "+want+".", "The board has no done list: "+want+"."))
 	}
 	from := nestedList(card, lists)
 	already := card.IDList == done.ID
@@ -459,14 +460,14 @@ func (c *Client) completeTask(ctx context.Context, call tool.Call) tool.Result {
 		}
 		c.cache.invalidate(caller.TenantID)
 	}
-	v := c.view(&next, done.Name, "", true, callerLocation(caller))
-	text := tr(caller, fmt.Sprintf("Задача «%s» выполнена и перенесена в «%s» — %s", v.Title, done.Name, v.URL),
+	v := c.view(&next, done.Name, "", true, reply.Location(caller))
+	text := reply.Tr(caller, fmt.Sprintf("Задача «%s» выполнена и перенесена в «%s» — %s", v.Title, done.Name, v.URL),
 		fmt.Sprintf("Task %q is done and moved to %q — %s", v.Title, done.Name, v.URL))
 	if already {
-		text = tr(caller, fmt.Sprintf("Задача «%s» уже в «%s» — ничего не менял. %s", v.Title, done.Name, v.URL),
+		text = reply.Tr(caller, fmt.Sprintf("Задача «%s» уже в «%s» — ничего не менял. %s", v.Title, done.Name, v.URL),
 			fmt.Sprintf("Task %q is already in %q; nothing was changed. %s", v.Title, done.Name, v.URL))
 	}
-	return c.ok(struct {
+	return c.reply.OK(struct {
 		Card        cardView `json:"card"`
 		AlreadyDone bool     `json:"already_done,omitempty"`
 		FromColumn  string   `json:"from_column,omitempty"`
@@ -478,7 +479,7 @@ func (c *Client) completeTask(ctx context.Context, call tool.Call) tool.Result {
 func (c *Client) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 	caller := call.Caller
 	var a struct{}
-	if r := c.decodeArgs(call, &a); r != nil {
+	if r := c.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
 	s, ok := c.session(caller)
@@ -498,27 +499,27 @@ func (c *Client) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 	mine := c.openCardsOf(st, me.ID)
 	total := len(mine)
 	mine = mine[:min(total, maxListCards)]
-	loc := callerLocation(caller)
+	loc := reply.Location(caller)
 	views := make([]cardView, len(mine))
 	var text strings.Builder
 	if total == 0 {
-		text.WriteString(tr(caller, "У вас нет открытых задач.", "You have no open tasks."))
+		text.WriteString(reply.Tr(caller, "У вас нет открытых задач.", "You have no open tasks."))
 	} else {
-		text.WriteString(tr(caller, fmt.Sprintf("Ваши открытые задачи (%d):", total), fmt.Sprintf("Your open tasks (%d):", total)))
+		text.WriteString(reply.Tr(caller, fmt.Sprintf("Ваши открытые задачи (%d):", total), fmt.Sprintf("Your open tasks (%d):", total)))
 	}
 	for i := range mine {
 		card := &mine[i]
 		views[i] = c.view(card, listName(st.lists, card.IDList), assigneeNames(card, st.members), false, loc)
 		fmt.Fprintf(&text, "\n%d. «%s» — %s", i+1, card.Name, views[i].Column)
 		if card.Due != "" {
-			text.WriteString(tr(caller, ", до ", ", due ") + dueText(card.Due, loc))
+			text.WriteString(reply.Tr(caller, ", до ", ", due ") + dueText(card.Due, loc))
 		}
 		text.WriteString(" — " + card.URL)
 	}
 	if total > len(mine) {
-		fmt.Fprintf(&text, "\n%s", tr(caller, fmt.Sprintf("…и ещё %d", total-len(mine)), fmt.Sprintf("…and %d more", total-len(mine))))
+		fmt.Fprintf(&text, "\n%s", reply.Tr(caller, fmt.Sprintf("…и ещё %d", total-len(mine)), fmt.Sprintf("…and %d more", total-len(mine))))
 	}
-	return c.ok(struct {
+	return c.reply.OK(struct {
 		Cards     []cardView `json:"cards"`
 		Total     int        `json:"total"`
 		Truncated bool       `json:"truncated,omitempty"`

@@ -14,7 +14,7 @@
 // by code against the live board, read right before the write: several
 // matches come back as an ambiguous result and none as not found, never as
 // a guess. The matching rules are the embedded board's (tool/taskboard),
-// declension tolerance included.
+// shared through tool/internal/names, declension tolerance included.
 //
 // Trello has no idempotency keys, so writes are made idempotent here:
 // create_task and comment_task append a marker line carrying the call's
@@ -40,6 +40,8 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
 // Action names; they are the embedded board's.
@@ -137,6 +139,7 @@ type Client struct {
 	now        func() time.Time
 	maxRetries int
 	ttl        time.Duration
+	reply      reply.Builder
 
 	// sleep waits between retries; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -184,21 +187,15 @@ func New(cfg Config) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.User != nil {
 		return nil, fmt.Errorf("trello: Config.APIBaseURL %q is not an http(s) URL without query or credentials", cfg.APIBaseURL)
 	}
-	confirm := map[string]tool.Confirm{
+	confirm, err := action.Policies("trello", map[string]tool.Confirm{
 		ActionCreate:   tool.ConfirmAlways,
 		ActionUpdate:   tool.ConfirmNever,
 		ActionComment:  tool.ConfirmNever,
 		ActionComplete: tool.ConfirmAlways,
 		ActionListMine: tool.ConfirmNever,
-	}
-	for name, p := range cfg.Confirm {
-		if _, ok := confirm[name]; !ok {
-			return nil, fmt.Errorf("trello: confirm override for unknown action %q", name)
-		}
-		if p != tool.ConfirmAlways && p != tool.ConfirmNever {
-			return nil, fmt.Errorf("trello: confirm override for %s: unknown policy %q (want never or always)", name, p)
-		}
-		confirm[name] = p
+	}, cfg.Confirm)
+	if err != nil {
+		return nil, err
 	}
 	hc := &http.Client{Timeout: 30 * time.Second}
 	if cfg.HTTPClient != nil {
@@ -227,6 +224,7 @@ func New(cfg Config) (*Client, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
+	c.reply = reply.Builder{Source: SourceName, Now: c.now, EncodeFailure: "не удалось сформировать ответ"}
 	if cfg.MaxRetries == 0 {
 		c.maxRetries = DefaultMaxRetries
 	}
