@@ -269,6 +269,23 @@ type TurnFilter struct {
 	Limit    int // default 50, at most 500
 }
 
+// Page sizes of TurnLister.ListTurns.
+const (
+	DefaultTurnPage = 50
+	MaxTurnPage     = 500
+)
+
+// PageSize is f.Limit with ListTurns' default and cap applied.
+func (f TurnFilter) PageSize() int {
+	switch {
+	case f.Limit <= 0:
+		return DefaultTurnPage
+	case f.Limit > MaxTurnPage:
+		return MaxTurnPage
+	}
+	return f.Limit
+}
+
 // TurnLister is an optional capability of a Journal: listing a tenant's
 // turns, newest first, for trace views. The records carry their model and
 // tool calls but not their Trace. Safe for concurrent use.

@@ -89,23 +89,6 @@ func (j *Journal) TurnsOfConversation(ctx context.Context, tenant, chat, user st
 	return turns, nil
 }
 
-// Limits of ListTurns.
-const (
-	defaultListLimit = 50
-	maxListLimit     = 500
-)
-
-// listLimit applies ListTurns' default and cap to a requested limit.
-func listLimit(n int) int {
-	switch {
-	case n <= 0:
-		return defaultListLimit
-	case n > maxListLimit:
-		return maxListLimit
-	}
-	return n
-}
-
 // ListTurns returns tenant's turns that match f, newest first (turns that
 // started in the same microsecond in no particular order), at most f.Limit
 // of them (default 50, at most 500), with their model and tool calls in
@@ -170,7 +153,7 @@ func (j *Journal) listQuery(tenant string, f store.TurnFilter) (string, []any) {
 	if f.Provider != "" {
 		b.WriteString(j.q.listProvider + param(clean(f.Provider)) + `)`)
 	}
-	b.WriteString(` ORDER BY t.started_at DESC LIMIT ` + param(listLimit(f.Limit)))
+	b.WriteString(` ORDER BY t.started_at DESC LIMIT ` + param(f.PageSize()))
 	return b.String(), args
 }
 

@@ -135,23 +135,6 @@ func (s *Store) toolCalls(turnID string) ([]store.ToolCall, error) {
 	return calls, rows.Err()
 }
 
-// Limits of ListTurns.
-const (
-	defaultListLimit = 50
-	maxListLimit     = 500
-)
-
-// listLimit applies ListTurns' default and cap to a requested limit.
-func listLimit(n int) int {
-	switch {
-	case n <= 0:
-		return defaultListLimit
-	case n > maxListLimit:
-		return maxListLimit
-	}
-	return n
-}
-
 // ListTurns returns tenant's turns that match f, newest first (turns that
 // started at the same time in the order they were appended, newest first),
 // at most f.Limit of them (default 50,
@@ -213,7 +196,7 @@ func listQuery(tenant string, f store.TurnFilter) (string, []any) {
 	if f.Provider != "" {
 		where(` AND EXISTS (SELECT 1 FROM llm_calls c WHERE c.turn_id = turns.turn_id AND c.provider = ?)`, f.Provider)
 	}
-	where(` ORDER BY started_at DESC LIMIT ?`, listLimit(f.Limit))
+	where(` ORDER BY started_at DESC LIMIT ?`, f.PageSize())
 	return b.String(), args
 }
 
