@@ -99,6 +99,17 @@ type Inbound struct {
 	Button   string
 	Evidence []Evidence
 	Channel  string // "http", "cli", "telegram", ...
+	// Call, when set, is a tool call the caller's own program made (an MCP
+	// client through `arbiter mcp`): it takes the place of the model's
+	// decision and passes the same guards — catalog, schema, rights,
+	// confirmation — with no model involved. Text and Button are ignored.
+	Call *Call
+}
+
+// Call names a tool of the catalog and its arguments.
+type Call struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
 }
 
 // Key returns the conversation key of the message.

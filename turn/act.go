@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -82,29 +83,65 @@ func (e *Engine) runCommand(ctx context.Context, s *state) bool {
 	}
 	e.recordUserInput(s)
 	cmd := e.cfg.Commands[s.route.command]
-	entry, ok := s.cat.lookup(cmd.Tool)
+	e.runFixedCall(ctx, s, "command", cmd.Tool, json.RawMessage(cmd.Args))
+	return true
+}
+
+// runDirectCall handles a tool call made by the caller's own program
+// (chat.Inbound.Call): the model's decision is replaced, the guards are not.
+func (e *Engine) runDirectCall(ctx context.Context, s *state) bool {
+	if s.route.kind != routeCall {
+		return false
+	}
+	e.recordUserInput(s)
+	e.runFixedCall(ctx, s, "call", s.in.Call.Tool, s.in.Call.Args)
+	return true
+}
+
+// runFixedCall runs a call that no model proposed (a slash command's
+// configured call, a client's direct call) through the catalog, schema,
+// rights and confirmation guards.
+func (e *Engine) runFixedCall(ctx context.Context, s *state, guard, name string, rawArgs json.RawMessage) {
+	entry, ok := s.cat.lookup(name)
 	if !ok {
-		e.veto(s, Veto{Guard: "catalog", Tool: cmd.Tool, Reason: reasonNotGranted}, txtNotAvailable)
-		return true
+		reason := reasonNotGranted
+		if _, exists := e.cfg.Tools.Lookup(name); !exists {
+			reason = reasonUnknownTool
+		}
+		e.veto(s, Veto{Guard: guard, Tool: name, Reason: reason}, txtNotAvailable)
+		return
 	}
-	rawArgs := cmd.Args
-	if rawArgs == "" {
-		rawArgs = "{}"
+	if len(bytes.TrimSpace(rawArgs)) == 0 {
+		rawArgs = json.RawMessage("{}")
 	}
-	args, problems := validateArgs(entry, s.cat.required[cmd.Tool], json.RawMessage(rawArgs))
+	args, problems := validateArgs(entry, s.cat.required[name], rawArgs)
 	if problems != nil {
-		e.veto(s, Veto{Guard: "command", Tool: cmd.Tool, Reason: reasonInvalidArgs}, txtNotAvailable)
-		return true
+		v := Veto{Guard: guard, Tool: name, Reason: reasonInvalidArgs, Problems: problems}
+		if s.route.kind != routeCall {
+			e.veto(s, v, txtNotAvailable)
+			return
+		}
+		// A program made the call: it is told what to fix, as the
+		// model would be in a repair.
+		s.trace.Vetoes = append(s.trace.Vetoes, v)
+		parts := make([]string, len(problems))
+		for i, p := range problems {
+			parts[i] = p.Location + ": " + p.Message
+		}
+		e.replyText(s, say(s.lang, txtCallArgs, strings.Join(parts, "; ")), nil)
+		return
 	}
 	tg, err := e.resolve(ctx, s, entry, args)
 	if err != nil || !e.allowed(s, tg) {
-		e.veto(s, Veto{Guard: "command", Tool: cmd.Tool, Reason: reasonNotGranted}, txtNotAvailable)
-		return true
+		if err != nil {
+			s.trace.Notes = append(s.trace.Notes, "resolve "+name+": "+err.Error())
+		}
+		e.veto(s, Veto{Guard: guard, Tool: name, Reason: reasonNotGranted}, txtNotAvailable)
+		return
 	}
 	if need, why := needsConfirmation(s, tg.spec); need {
 		e.propose(s, tg, args, why)
-		return true
+		return
 	}
 	e.runTool(ctx, s, tg, args, e.directKey(s, tg.spec, args))
-	return true
 }

@@ -167,3 +167,23 @@ func compactJSON(raw json.RawMessage) []byte {
 	}
 	return []byte(strings.TrimSpace(buf.String()))
 }
+
+// Catalog returns the specs of the tools id may run — the catalog its
+// role and scopes give it — in registry order. A client that calls tools
+// itself (chat.Inbound.Call) lists them from here.
+func (e *Engine) Catalog(id chat.Identity) []tool.Spec {
+	lang := id.Language
+	tenant := e.cfg.Tenants[id.TenantID]
+	if lang == "" {
+		lang = tenant.Language
+	}
+	if lang == "" {
+		lang = DefaultLanguage
+	}
+	c := e.catalogFor(id, tenant, lang)
+	specs := make([]tool.Spec, len(c.entries))
+	for i, entry := range c.entries {
+		specs[i] = entry.Spec
+	}
+	return specs
+}

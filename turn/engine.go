@@ -348,6 +348,9 @@ func (e *Engine) run(ctx context.Context, s *state) {
 	if e.runCommand(ctx, s) {
 		return
 	}
+	if e.runDirectCall(ctx, s) {
+		return
+	}
 	if e.runCardRoute(ctx, s) {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/tool"
 )
 
@@ -15,6 +16,8 @@ type Veto struct {
 	Guard  string `json:"guard"`
 	Tool   string `json:"tool,omitempty"`
 	Reason string `json:"reason"`
+	// Problems say why arguments were refused.
+	Problems []decision.Problem `json:"problems,omitempty"`
 }
 
 // Veto reasons.
@@ -109,7 +112,7 @@ func (e *Engine) guard(ctx context.Context, s *state, p proposal) (target, bool)
 
 // hasOwnWords reports whether the user wrote or pressed something this turn.
 func hasOwnWords(s *state) bool {
-	return strings.TrimSpace(s.in.Text) != "" || s.in.Button != ""
+	return strings.TrimSpace(s.in.Text) != "" || s.in.Button != "" || s.in.Call != nil
 }
 
 // needsConfirmation: the tool's policy says so, or the turn carries

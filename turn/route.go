@@ -17,6 +17,7 @@ const (
 	routeDeny                     // "нет", "no", or a cancel button
 	routeCommand                  // a slash command
 	routeEmpty                    // no words, no button, no evidence
+	routeCall                     // a tool call made by the caller's program (chat.Inbound.Call)
 )
 
 // Button values the server puts on its own confirmation keyboards; the id
@@ -46,6 +47,8 @@ func (r route) name() string {
 		return "command:" + r.command
 	case routeEmpty:
 		return "empty"
+	case routeCall:
+		return "call"
 	}
 	return "text"
 }
@@ -64,6 +67,9 @@ var negatives = map[string]bool{
 // never counts as the user's words, so a forwarded "да" is not an
 // affirmative.
 func classify(in chat.Inbound, commands map[string]Command) route {
+	if in.Call != nil {
+		return route{kind: routeCall, input: "/call " + in.Call.Tool + " " + string(in.Call.Args)}
+	}
 	if in.Button != "" {
 		switch {
 		case strings.HasPrefix(in.Button, confirmPrefix):

@@ -30,6 +30,7 @@ const (
 	txtDone
 	txtClarify
 	txtNoAttachment
+	txtCallArgs
 )
 
 var texts = map[string]map[textKey]string{
@@ -43,6 +44,7 @@ var texts = map[string]map[textKey]string{
 		txtStaleButton:       "Эта кнопка относится к действию, которое уже не ждёт подтверждения. Ничего не выполнено.",
 		txtNothingPending:    "Нет действия, ожидающего подтверждения. Ничего не выполнено.",
 		txtNotAvailable:      "Это действие мне недоступно, поэтому я его не выполнил.",
+		txtCallArgs:          "Аргументы не подходят к схеме инструмента, ничего не выполнено: %s",
 		txtRephrase:          "Не получилось разобрать запрос. Сформулируйте, пожалуйста, ещё раз.",
 		txtNoModel:           "Модель не настроена: задайте OPENAI_API_KEY (и при необходимости OPENAI_BASE_URL, ARBITER_MODEL) или FIREWORKS_API_KEY, или раздел models в конфигурации (см. README). Команды вроде /tasks работают и без модели.",
 		txtModelDown:         "Извините, модели сейчас недоступны, поэтому я ничего не выполнил. Попробуйте, пожалуйста, чуть позже.",
@@ -67,6 +69,7 @@ var texts = map[string]map[textKey]string{
 		txtStaleButton:       "This button belongs to an action that is no longer waiting for confirmation. Nothing was done.",
 		txtNothingPending:    "Nothing is waiting for confirmation. Nothing was done.",
 		txtNotAvailable:      "That action is not available to me, so I did not do it.",
+		txtCallArgs:          "The arguments do not fit the tool's schema; nothing was done: %s",
 		txtRephrase:          "I could not make sense of that. Please rephrase your request.",
 		txtNoModel:           "No model provider is configured; set OPENAI_API_KEY (optionally OPENAI_BASE_URL and ARBITER_MODEL) or FIREWORKS_API_KEY, or the models section of the config (see README). Commands such as /tasks work without a model.",
 		txtModelDown:         "Sorry, the models are unavailable right now, so I did nothing. Please try again shortly.",
