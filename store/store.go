@@ -190,10 +190,25 @@ type LLMCall struct {
 	At time.Time `json:"at"`
 }
 
-// ToolCall is one journaled tool execution.
+// ToolCall is one journaled tool execution, with what an audit asks of
+// it: which tool on which server, the arguments' hash, the risk and the
+// caller's scope that allowed it, and the confirmation it ran under.
 type ToolCall struct {
-	Tool           string    `json:"tool"`
-	IdempotencyKey string    `json:"idempotency_key,omitempty"`
+	Tool string `json:"tool"`
+	// Server and RemoteTool name a tool of another process (an MCP
+	// server's name and its own name for the tool); empty otherwise.
+	Server         string `json:"server,omitempty"`
+	RemoteTool     string `json:"remote_tool,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// ArgsHash is the SHA-256 (hex) of the arguments as run (canonical:
+	// sorted keys), so equal calls hash equally.
+	ArgsHash string `json:"args_hash,omitempty"`
+	Risk     string `json:"risk,omitempty"`
+	// Scope is the caller's scope the call ran under.
+	Scope string `json:"scope,omitempty"`
+	// ConfirmationID is the pending action the user confirmed; empty for
+	// a call that needed no confirmation.
+	ConfirmationID string    `json:"confirmation_id,omitempty"`
 	Status         string    `json:"status"`
 	Error          string    `json:"error,omitempty"`
 	DurationMS     int64     `json:"duration_ms"`

@@ -73,6 +73,12 @@ type Spec struct {
 	// Attachment object), so a file reference never comes from model text.
 	// The input schema must accept both forms.
 	AttachmentArg string `json:"attachment_arg,omitempty"`
+	// Server and RemoteName say where a tool of another process runs —
+	// an MCP server's name and its own name for the tool — so the journal
+	// can record every remote call by server and tool. Empty for tools of
+	// this process.
+	Server     string `json:"server,omitempty"`
+	RemoteName string `json:"remote_name,omitempty"`
 }
 
 // Attachment is a file the user sent, as the server stored it: how it was

@@ -129,6 +129,7 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 			return true
 		}
 		ct.Outcome = "confirmed"
+		tg.confirmation = p.ID
 		e.runTool(ctx, s, tg, p.Args, p.IdempotencyKey)
 		return true
 	case r.kind == routeDeny:

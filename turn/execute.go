@@ -2,6 +2,8 @@ package turn
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,8 +80,11 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 			e.cfg.Logger.Error("finish execution record", "turn", s.id, "tool", spec.Name, "err", err)
 		}
 	}
+	digest := sha256.Sum256(args)
 	s.trace.ToolCalls = append(s.trace.ToolCalls, store.ToolCall{
-		Tool: spec.Name, IdempotencyKey: idemKey, Status: tr.Status, Error: res.Error, At: start,
+		Tool: spec.Name, Server: spec.Server, RemoteTool: spec.RemoteName, IdempotencyKey: idemKey,
+		ArgsHash: hex.EncodeToString(digest[:]), Risk: string(spec.Risk), Scope: string(spec.Risk),
+		ConfirmationID: tg.confirmation, Status: tr.Status, Error: res.Error, At: start,
 		DurationMS: e.cfg.Now().Sub(start).Milliseconds(),
 	})
 	return res, tr

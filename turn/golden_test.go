@@ -258,6 +258,9 @@ func (h *harness) send(where, rest string) {
 	}
 	button := strings.ReplaceAll(kv["button"], "$pending", h.pendingID())
 	in := chat.Inbound{Identity: id, Chat: conv, MessageID: kv["msg"], Text: kv["text"], Button: button, Channel: "test"}
+	if name, ok := kv["call"]; ok {
+		in.Call = &chat.Call{Tool: name, Args: json.RawMessage(kv["args"])}
+	}
 	for _, kind := range []string{"forward", "attachment", "quote"} {
 		if v, ok := kv[kind]; ok {
 			in.Evidence = append(in.Evidence, chat.Evidence{Kind: kind, Text: v, Source: kv["source"]})
@@ -272,6 +275,9 @@ func (h *harness) send(where, rest string) {
 	}
 	for _, ev := range in.Evidence {
 		fmt.Fprintf(&h.out, " %s=%q", ev.Kind, ev.Text)
+	}
+	if in.Call != nil {
+		fmt.Fprintf(&h.out, " call=%s %s", in.Call.Tool, in.Call.Args)
 	}
 	fmt.Fprintf(&h.out, ": %s\n", in.Text)
 	before := h.model.Calls()

@@ -34,6 +34,9 @@ const (
 type target struct {
 	entry *tool.Entry
 	spec  tool.Spec
+	// confirmation is the id of the pending action the user confirmed,
+	// for the journal; empty when the call needed no confirmation.
+	confirmation string
 }
 
 // resolve finds the governing spec of a call of entry with args.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -79,6 +80,12 @@ tools:
 		t.Fatalf("echo: %d %v", status, body)
 	}
 
+	echoTurn, _ := a.Journal.GetTurn(t.Context(), "acme", body["turn_id"].(string))
+	if c := echoTurn.ToolCalls; len(c) != 1 || c[0].Server != "everything" || c[0].RemoteTool != "echo" || c[0].Risk != "read" ||
+		c[0].Scope != "read" || c[0].ConfirmationID != "" || len(c[0].ArgsHash) != 64 || c[0].Status != "ok" {
+		t.Errorf("journaled echo call = %+v", c)
+	}
+
 	// A public action: held, described by the server, run once on "да".
 	decide("mcp", `{"server":"everything","tool":"get-sum","args":{"a":2,"b":3}}`)
 	status, body = e.post("k-owner-0001", `{"conversation_id":"c1","text":"сложи 2 и 3"}`)
@@ -89,6 +96,22 @@ tools:
 	ex, _ = body["executed"].([]any)
 	if status != 200 || len(ex) != 1 || !strings.Contains(fmt.Sprint(ex[0].(map[string]any)["result"]), "5") {
 		t.Fatalf("confirmed sum: %d %v", status, body)
+	}
+	// The audit row: server, tool, argument hash, risk, scope, the
+	// confirmation it ran under, duration and status.
+	sumTurn, err := a.Journal.GetTurn(t.Context(), "acme", body["turn_id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace struct {
+		Confirmation struct{ ID string } `json:"confirmation"`
+	}
+	_ = json.Unmarshal(sumTurn.Trace, &trace)
+	if c := sumTurn.ToolCalls; len(c) != 1 || c[0].Tool != "mcp:everything/get-sum" || c[0].Server != "everything" ||
+		c[0].RemoteTool != "get-sum" || c[0].Risk != "write:full" || c[0].Scope != "write:full" ||
+		c[0].ConfirmationID == "" || c[0].ConfirmationID != trace.Confirmation.ID || c[0].ArgsHash == echoTurn.ToolCalls[0].ArgsHash ||
+		c[0].Status != "ok" || c[0].IdempotencyKey != "pending:"+c[0].ConfirmationID {
+		t.Errorf("journaled confirmed call = %+v (confirmation %q)", c, trace.Confirmation.ID)
 	}
 	calls := model.Count()
 	e.model.Enqueue(llmtest.HTTPReply{Content: `{"say":"Уже сделано.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`})

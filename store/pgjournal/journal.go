@@ -37,14 +37,15 @@ func newQueries(quoted string) queries {
 			 output_tokens, cost_usd, duration_ms, status, error, note, at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		insertTool: `INSERT INTO {schema}.tool_calls
-			(turn_id, seq, tenant, tool, idempotency_key, status, error, duration_ms, at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			(turn_id, seq, tenant, tool, idempotency_key, status, error, duration_ms, at,
+			 server, remote_tool, args_hash, risk, scope, confirmation_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		getTurn: `SELECT chat, user_id, route, status, started_at, duration_ms, trace
 			FROM {schema}.turns WHERE turn_id = $1 AND tenant = $2`,
 		getLLM: `SELECT provider, model, operation, strategy, attempt, input_tokens, cached_tokens, output_tokens,
 			cost_usd, duration_ms, status, error, note, at
 			FROM {schema}.llm_calls WHERE turn_id = $1 AND tenant = $2 ORDER BY seq`,
-		getTool: `SELECT tool, idempotency_key, status, error, duration_ms, at
+		getTool: `SELECT ` + toolCallColumns + `
 			FROM {schema}.tool_calls WHERE turn_id = $1 AND tenant = $2 ORDER BY seq`,
 		costPerDay: `SELECT date_trunc('day', at, 'UTC') AS day, sum(cost_usd), count(*)
 			FROM {schema}.llm_calls WHERE tenant = $1 AND at >= $2 AND at < $3
@@ -59,7 +60,7 @@ func newQueries(quoted string) queries {
 		listLLM: `SELECT turn_id, provider, model, operation, strategy, attempt, input_tokens, cached_tokens,
 			output_tokens, cost_usd, duration_ms, status, error, note, at
 			FROM {schema}.llm_calls WHERE turn_id = ANY($1) AND tenant = $2 ORDER BY turn_id, seq`,
-		listTool: `SELECT turn_id, tool, idempotency_key, status, error, duration_ms, at
+		listTool: `SELECT turn_id, ` + toolCallColumns + `
 			FROM {schema}.tool_calls WHERE turn_id = ANY($1) AND tenant = $2 ORDER BY turn_id, seq`,
 	}
 	for _, p := range []*string{&q.insertTurn, &q.insertLLM, &q.insertTool, &q.getTurn, &q.getLLM,
@@ -98,7 +99,8 @@ func (j *Journal) AppendTurn(ctx context.Context, rec store.TurnRecord) error {
 	for i := range rec.ToolCalls {
 		c := &rec.ToolCalls[i]
 		b.Queue(j.q.insertTool, id, i, tenant, clean(c.Tool), clean(c.IdempotencyKey), clean(c.Status),
-			clean(c.Error), c.DurationMS, c.At)
+			clean(c.Error), c.DurationMS, c.At, clean(c.Server), clean(c.RemoteTool), clean(c.ArgsHash),
+			clean(c.Risk), clean(c.Scope), clean(c.ConfirmationID))
 	}
 
 	br := j.pool.SendBatch(ctx, &b)
@@ -200,12 +202,11 @@ func readTurn(br pgx.BatchResults) (store.TurnRecord, error) {
 		return rec, fmt.Errorf("tool calls: %w", err)
 	}
 	for rows.Next() {
-		var c store.ToolCall
-		if err := rows.Scan(&c.Tool, &c.IdempotencyKey, &c.Status, &c.Error, &c.DurationMS, &c.At); err != nil {
+		c, err := scanToolCall(rows)
+		if err != nil {
 			rows.Close()
 			return rec, fmt.Errorf("tool calls: %w", err)
 		}
-		c.At = c.At.UTC()
 		rec.ToolCalls = append(rec.ToolCalls, c)
 	}
 	if err := rows.Err(); err != nil {
@@ -256,4 +257,21 @@ func cleanJSON(raw []byte) []byte {
 		i += 2
 	}
 	return out
+}
+
+// toolCallColumns are the columns scanToolCall reads, in its order.
+const toolCallColumns = `tool, idempotency_key, status, error, duration_ms, at, server, remote_tool,
+			args_hash, risk, scope, confirmation_id`
+
+// scanToolCall reads one row of toolCallColumns, after the columns of
+// lead.
+func scanToolCall(rows pgx.Rows, lead ...any) (store.ToolCall, error) {
+	var c store.ToolCall
+	dest := append(lead, &c.Tool, &c.IdempotencyKey, &c.Status, &c.Error, &c.DurationMS, &c.At, &c.Server,
+		&c.RemoteTool, &c.ArgsHash, &c.Risk, &c.Scope, &c.ConfirmationID)
+	if err := rows.Scan(dest...); err != nil {
+		return c, err
+	}
+	c.At = c.At.UTC()
+	return c, nil
 }

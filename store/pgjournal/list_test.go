@@ -42,9 +42,10 @@ func TestListTurnsCleansFilters(t *testing.T) {
 	}
 }
 
-// TestMigrateAddsListIndex opens a schema as the first release left it:
-// the second migration adds turns_by_tenant and keeps the turns.
-func TestMigrateAddsListIndex(t *testing.T) {
+// TestMigrateFromFirstRelease opens a schema as the first release left
+// it: the later migrations add turns_by_tenant and the tool call audit
+// columns, and keep the turns.
+func TestMigrateFromFirstRelease(t *testing.T) {
 	schema := freshSchema(t)
 	j := openSchema(t, schema)
 	ctx := t.Context()
@@ -52,7 +53,10 @@ func TestMigrateAddsListIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	quoted := pgx.Identifier{schema}.Sanitize()
-	for _, stmt := range []string{`DROP INDEX {schema}.turns_by_tenant`, `DELETE FROM {schema}.schema_versions WHERE version > 1`} {
+	for _, stmt := range []string{`DROP INDEX {schema}.turns_by_tenant`, `DROP INDEX {schema}.tool_calls_by_server`,
+		`ALTER TABLE {schema}.tool_calls DROP COLUMN server, DROP COLUMN remote_tool, DROP COLUMN args_hash,
+			DROP COLUMN risk, DROP COLUMN scope, DROP COLUMN confirmation_id`,
+		`DELETE FROM {schema}.schema_versions WHERE version > 1`} {
 		if _, err := j.pool.Exec(ctx, withSchema(stmt, quoted)); err != nil {
 			t.Fatal(err)
 		}
@@ -69,5 +73,15 @@ func TestMigrateAddsListIndex(t *testing.T) {
 	}
 	if got, err := j.ListTurns(ctx, "t1", store.TurnFilter{}); err != nil || len(got) != 1 {
 		t.Errorf("ListTurns after the upgrade = %d turns, %v; want 1", len(got), err)
+	}
+	audited := sampleTurn("t1", "turn-2", testNow)
+	audited.ToolCalls = []store.ToolCall{{Tool: "mcp:everything/echo", Server: "everything", RemoteTool: "echo",
+		ArgsHash: "abc", Risk: "read", Scope: "read", ConfirmationID: "p-1", Status: "ok", At: testNow}}
+	if err := j.AppendTurn(ctx, audited); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := j.GetTurn(ctx, "t1", "turn-2"); err != nil || len(got.ToolCalls) != 1 || got.ToolCalls[0].ConfirmationID != "p-1" ||
+		got.ToolCalls[0].Server != "everything" {
+		t.Errorf("audited tool call after the upgrade = %+v, %v", got.ToolCalls, err)
 	}
 }

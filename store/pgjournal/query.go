@@ -224,12 +224,11 @@ func readCalls(br pgx.BatchResults, byID map[string]*store.TurnRecord) error {
 	}
 	for rows.Next() {
 		var id string
-		var c store.ToolCall
-		if err := rows.Scan(&id, &c.Tool, &c.IdempotencyKey, &c.Status, &c.Error, &c.DurationMS, &c.At); err != nil {
+		c, err := scanToolCall(rows, &id)
+		if err != nil {
 			rows.Close()
 			return fmt.Errorf("tool calls: %w", err)
 		}
-		c.At = c.At.UTC()
 		if rec := byID[id]; rec != nil {
 			rec.ToolCalls = append(rec.ToolCalls, c)
 		}

@@ -90,6 +90,20 @@ var migrations = []migration{{
 		// transaction, so appends wait while it is built on a large table.
 		`CREATE INDEX turns_by_tenant ON {schema}.turns (tenant, started_at)`,
 	},
+}, {
+	name: "tool call audit columns",
+	stmts: []string{
+		// See store.ToolCall; rows journaled before them read as empty.
+		`ALTER TABLE {schema}.tool_calls
+			ADD COLUMN server text NOT NULL DEFAULT '',
+			ADD COLUMN remote_tool text NOT NULL DEFAULT '',
+			ADD COLUMN args_hash text NOT NULL DEFAULT '',
+			ADD COLUMN risk text NOT NULL DEFAULT '',
+			ADD COLUMN scope text NOT NULL DEFAULT '',
+			ADD COLUMN confirmation_id text NOT NULL DEFAULT ''`,
+		// Every call to one remote server over time (an MCP server's audit).
+		`CREATE INDEX tool_calls_by_server ON {schema}.tool_calls (server, at) WHERE server <> ''`,
+	},
 }}
 
 // withSchema puts the quoted schema name into sql.

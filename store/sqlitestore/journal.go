@@ -60,7 +60,8 @@ func (s *Store) insertTurn(rec *store.TurnRecord) error {
 	for i := range rec.ToolCalls {
 		c := &rec.ToolCalls[i]
 		if _, err := q.toolInsert.ExecContext(noCancel, rec.TurnID, i, rec.Tenant, c.Tool, c.IdempotencyKey,
-			c.Status, c.Error, c.DurationMS, unixNano(c.At)); err != nil {
+			c.Status, c.Error, c.DurationMS, unixNano(c.At), c.Server, c.RemoteTool, c.ArgsHash, c.Risk,
+			c.Scope, c.ConfirmationID); err != nil {
 			return fmt.Errorf("tool call %d: %w", i, err)
 		}
 	}
@@ -124,12 +125,10 @@ func (s *Store) toolCalls(turnID string) ([]store.ToolCall, error) {
 	defer rows.Close()
 	var calls []store.ToolCall
 	for rows.Next() {
-		var c store.ToolCall
-		var at int64
-		if err := rows.Scan(&c.Tool, &c.IdempotencyKey, &c.Status, &c.Error, &c.DurationMS, &at); err != nil {
+		c, err := scanToolCall(rows)
+		if err != nil {
 			return nil, err
 		}
-		c.At = fromUnixNano(at)
 		calls = append(calls, c)
 	}
 	return calls, rows.Err()
@@ -257,7 +256,7 @@ func (s *Store) listCalls(ctx context.Context, recs []store.TurnRecord) error {
 	}
 	rows.Close()
 
-	rows, err = s.db.QueryContext(ctx, `SELECT turn_id, tool, idempotency_key, status, error, duration_ms, at
+	rows, err = s.db.QueryContext(ctx, `SELECT turn_id, `+toolCallColumns+`
 		FROM tool_calls WHERE turn_id IN `+in+` ORDER BY turn_id, seq`, args...)
 	if err != nil {
 		return fmt.Errorf("tool calls: %w", err)
@@ -265,12 +264,10 @@ func (s *Store) listCalls(ctx context.Context, recs []store.TurnRecord) error {
 	defer rows.Close()
 	for rows.Next() {
 		var id string
-		var c store.ToolCall
-		var at int64
-		if err := rows.Scan(&id, &c.Tool, &c.IdempotencyKey, &c.Status, &c.Error, &c.DurationMS, &at); err != nil {
+		c, err := scanToolCall(rows, &id)
+		if err != nil {
 			return fmt.Errorf("tool calls: %w", err)
 		}
-		c.At = fromUnixNano(at)
 		if rec := byID[id]; rec != nil {
 			rec.ToolCalls = append(rec.ToolCalls, c)
 		}
@@ -279,4 +276,22 @@ func (s *Store) listCalls(ctx context.Context, recs []store.TurnRecord) error {
 		return fmt.Errorf("tool calls: %w", err)
 	}
 	return nil
+}
+
+// toolCallColumns are the columns scanToolCall reads, in its order.
+const toolCallColumns = `tool, idempotency_key, status, error, duration_ms, at, server, remote_tool,
+	args_hash, risk, scope, confirmation_id`
+
+// scanToolCall reads one row of toolCallColumns, after the columns of
+// lead.
+func scanToolCall(rows *sql.Rows, lead ...any) (store.ToolCall, error) {
+	var c store.ToolCall
+	var at int64
+	dest := append(lead, &c.Tool, &c.IdempotencyKey, &c.Status, &c.Error, &c.DurationMS, &at, &c.Server,
+		&c.RemoteTool, &c.ArgsHash, &c.Risk, &c.Scope, &c.ConfirmationID)
+	if err := rows.Scan(dest...); err != nil {
+		return c, err
+	}
+	c.At = fromUnixNano(at)
+	return c, nil
 }

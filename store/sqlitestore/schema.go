@@ -171,6 +171,17 @@ var migrations = [][]string{{
 	// LIMIT stops the read early. turns_by_conversation does the same for
 	// the lists of one conversation.
 	`CREATE INDEX turns_by_tenant ON turns (tenant, started_at)`,
+}, {
+	// Audit columns of tool calls (see store.ToolCall); rows journaled
+	// before them read as empty.
+	`ALTER TABLE tool_calls ADD COLUMN server TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE tool_calls ADD COLUMN remote_tool TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE tool_calls ADD COLUMN args_hash TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE tool_calls ADD COLUMN risk TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE tool_calls ADD COLUMN scope TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE tool_calls ADD COLUMN confirmation_id TEXT NOT NULL DEFAULT ''`,
+	// Every call to one remote server over time (an MCP server's audit).
+	`CREATE INDEX tool_calls_by_server ON tool_calls (server, at) WHERE server != ''`,
 }}
 
 // migrate brings the schema up to date in one transaction. It is a no-op on

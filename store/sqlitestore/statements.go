@@ -129,8 +129,8 @@ func (q *connStmts) defs() []stmtDef {
 				attempt, input_tokens, cached_tokens, output_tokens, cost_usd, duration_ms, status, error, note, at)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)`},
 		{&q.toolInsert, `INSERT INTO tool_calls (turn_id, seq, tenant, tool, idempotency_key, status, error,
-				duration_ms, at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`},
+				duration_ms, at, server, remote_tool, args_hash, risk, scope, confirmation_id)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)`},
 
 		// A row of the id, done or not, makes the item a duplicate.
 		{&q.channelAccept, `INSERT INTO channel_inbox (channel, id, order_key, accepted_at, done, expires_at, payload)
@@ -171,7 +171,7 @@ func (p *poolStmts) defs() []stmtDef {
 		{&p.getLLMCalls, `SELECT provider, model, operation, strategy, attempt, input_tokens, cached_tokens,
 				output_tokens, cost_usd, duration_ms, status, error, note, at
 			FROM llm_calls WHERE turn_id = ?1 ORDER BY seq`},
-		{&p.getToolCalls, `SELECT tool, idempotency_key, status, error, duration_ms, at
+		{&p.getToolCalls, `SELECT ` + toolCallColumns + `
 			FROM tool_calls WHERE turn_id = ?1 ORDER BY seq`},
 
 		{&p.channelPending, `SELECT id, order_key, accepted_at, payload FROM channel_inbox

@@ -91,6 +91,9 @@ func turnRecord(tenant, id string, now time.Time) store.TurnRecord {
 		},
 		ToolCalls: []store.ToolCall{
 			{Tool: "create_card", IdempotencyKey: "idem-1", Status: "ok", DurationMS: 120, At: now.Add(1700 * time.Millisecond)},
+			{Tool: "mcp:everything/echo", Server: "everything", RemoteTool: "echo", IdempotencyKey: "pending:p-7",
+				ArgsHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Risk: "write:full",
+				Scope: "write:full", ConfirmationID: "p-7", Status: "ok", DurationMS: 42, At: now.Add(1750 * time.Millisecond)},
 			{Tool: "search", Status: "error", Error: "timeout", DurationMS: 15000, At: now.Add(1800 * time.Millisecond)},
 		},
 		Trace: json.RawMessage(`{"steps":[{"step":"route","route":"model"},{"step":"decide","attempts":2}],"veto":null,"text":"Привет"}`),

@@ -72,8 +72,8 @@ func listTurn(tenant, id, chat, user, status string, at time.Time, providers ...
 			DurationMS: 80, Status: "ok", At: at.Add(time.Duration(i+1) * time.Millisecond)})
 	}
 	if len(providers) > 0 {
-		rec.ToolCalls = []store.ToolCall{{Tool: "search", IdempotencyKey: "idem-" + id, Status: "ok",
-			DurationMS: 30, At: at.Add(100 * time.Millisecond)}}
+		rec.ToolCalls = []store.ToolCall{{Tool: "search", Server: "kb", RemoteTool: "search", IdempotencyKey: "idem-" + id,
+			ArgsHash: "h-" + id, Risk: "read", Scope: "read", Status: "ok", DurationMS: 30, At: at.Add(100 * time.Millisecond)}}
 	}
 	return rec
 }

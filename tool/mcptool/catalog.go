@@ -202,6 +202,8 @@ func buildTarget(cfg ServerConfig, t *mcp.Tool) (*target, string) {
 			Confirm:        d.confirm,
 			Timeout:        timeout,
 			MaxResultBytes: cfg.MaxResultBytes,
+			Server:         cfg.Name,
+			RemoteName:     t.Name,
 		},
 		input:    input,
 		output:   output,
