@@ -93,7 +93,7 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 // call invokes the tool under its timeout and caps the result size. A
 // timeout is an error, never "not found".
 func (e *Engine) call(ctx context.Context, s *state, entry *tool.Entry, spec tool.Spec, args []byte, idemKey string) tool.Result {
-	cctx, cancel := context.WithTimeout(ctx, spec.Timeout)
+	cctx, cancel := context.WithTimeout(e.liveFor(ctx, s, spec.Title), spec.Timeout)
 	defer cancel()
 	res, err := entry.Tool.Call(cctx, tool.Call{Caller: callerOf(s), Args: args, IdempotencyKey: idemKey, Now: s.now})
 	switch {

@@ -51,11 +51,15 @@ type Trace struct {
 	Vetoes       []Veto             `json:"vetoes"`
 	Confirmation *ConfirmationTrace `json:"confirmation,omitempty"`
 	Executed     []ExecutionTrace   `json:"executed"`
-	ToolCalls    []store.ToolCall   `json:"-"`
-	Say          string             `json:"say"`
-	Steps        []StepTrace        `json:"steps"`
-	Notes        []string           `json:"notes,omitempty"`
-	Error        string             `json:"error,omitempty"`
+	// Progress holds the latest status updates tools reported while they
+	// ran; Questions what they asked the user.
+	Progress  []chat.Progress  `json:"progress,omitempty"`
+	Questions []QuestionTrace  `json:"questions,omitempty"`
+	ToolCalls []store.ToolCall `json:"-"`
+	Say       string           `json:"say"`
+	Steps     []StepTrace      `json:"steps"`
+	Notes     []string         `json:"notes,omitempty"`
+	Error     string           `json:"error,omitempty"`
 
 	mu sync.Mutex
 }

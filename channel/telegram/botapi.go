@@ -231,6 +231,13 @@ func (b *botAPI) answerCallback(ctx context.Context, id, text string) error {
 	return b.call(ctx, "answerCallbackQuery", p, nil)
 }
 
+// editMessageText replaces the text of a message the bot sent (plain
+// text, no keyboard).
+func (b *botAPI) editMessageText(ctx context.Context, chatID, messageID int64, text string) error {
+	p := map[string]any{"chat_id": chatID, "message_id": messageID, "text": text}
+	return b.call(ctx, "editMessageText", p, nil)
+}
+
 // removeKeyboard takes the inline keyboard off a message.
 func (b *botAPI) removeKeyboard(ctx context.Context, chatID, messageID int64) error {
 	p := map[string]any{"chat_id": chatID, "message_id": messageID}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
 )
 
 // typingEvery repeats "typing": Telegram shows it for about 5 s.
@@ -88,7 +90,9 @@ func (c *Channel) run(ctx context.Context, e *entry) (*outbox, error) {
 		return ob, nil
 	}
 	stop := c.typing(ctx, p.chatID, p.threadID)
-	out, err := c.cfg.Handler.HandleTurn(ctx, *p.in)
+	live := c.newLive(p)
+	out, err := c.cfg.Handler.HandleTurn(chat.WithLive(ctx, live), *p.in)
+	live.close()
 	stop()
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/arbiterhq/arbiter/channel/internal/questions"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -150,6 +151,10 @@ type Channel struct {
 	pressed  map[msgRef]pressRecord // keyboards already used
 	owners   map[msgRef]ownerRecord // group replies with keyboards -> user
 	refused  map[int64]time.Time    // unknown users -> last refusal
+
+	// questions are the open questions of running turns; answers are
+	// taken from the accept path, not queued behind the turn that waits.
+	questions *questions.Board
 }
 
 // New checks cfg, fills its defaults and builds the channel. It does not
@@ -232,6 +237,7 @@ func New(cfg Config) (*Channel, error) {
 		pressed:   map[msgRef]pressRecord{},
 		owners:    map[msgRef]ownerRecord{},
 		refused:   map[int64]time.Time{},
+		questions: questions.New(cfg.Now),
 	}
 	return c, nil
 }
@@ -402,6 +408,9 @@ func (c *Channel) secretOK(r *http.Request) bool {
 
 // accept stores one decoded update in the inbox and wakes the processor.
 func (c *Channel) accept(ctx context.Context, raw []byte, u *update, rt routing) (fresh bool, err error) {
+	if c.answerQuestion(u, rt) {
+		return false, nil
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return false, fmt.Errorf("compact update %d: %w", u.UpdateID, err)

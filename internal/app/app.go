@@ -231,8 +231,9 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		tools = append(tools, c.Tools()...)
 		sources = append(sources, c)
 	}
+	var sampleModel llm.Provider // set below, once the model is built
 	if m := cfg.Tools.MCP; m != nil && len(m.Servers) > 0 {
-		mcpTools, mcpSources, closers, err := connectMCP(m, getenv, logger)
+		mcpTools, mcpSources, closers, err := connectMCP(m, getenv, logger, sampleWith(&sampleModel))
 		if err != nil {
 			return fail(err)
 		}
@@ -299,6 +300,7 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		model, strategies = opts.Model, nil
 	}
 	a.HasModel = model != nil
+	sampleModel = model
 	commands := map[string]turn.Command{"/tasks": {Tool: "list_my_tasks"}}
 	for name, c := range cfg.Commands {
 		commands[name] = turn.Command{Tool: c.Tool, Args: c.Args}

@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/config"
+	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/mcptool"
 )
@@ -15,7 +17,7 @@ import (
 // (each exposed tool and the universal "mcp" action), the action as a
 // live-context source, and what closes the sessions. A server that cannot
 // be reached at start is logged and left out rather than stopping arbiter.
-func connectMCP(m *config.MCP, getenv func(string) string, logger *slog.Logger) ([]tool.Tool, []tool.ContextSource, []func() error, error) {
+func connectMCP(m *config.MCP, getenv func(string) string, logger *slog.Logger, sample func(context.Context, mcptool.SampleRequest) (mcptool.SampleResult, error)) ([]tool.Tool, []tool.ContextSource, []func() error, error) {
 	var servers []*mcptool.Server
 	var closers []func() error
 	var tools []tool.Tool
@@ -26,7 +28,8 @@ func connectMCP(m *config.MCP, getenv func(string) string, logger *slog.Logger) 
 				Roles: tp.Roles, Title: tp.Title, Timeout: time.Duration(tp.Timeout)}
 		}
 		cfg := mcptool.ServerConfig{Name: sc.Name, Dir: sc.Dir, Env: sc.Env, InheritEnv: sc.InheritEnv, URL: sc.URL,
-			Headers: sc.Headers, Policy: policy, Timeout: time.Duration(sc.Timeout), Logger: logger}
+			Headers: sc.Headers, Policy: policy, Timeout: time.Duration(sc.Timeout), Logger: logger,
+			Sampling: sc.Sampling, Elicitation: sc.Elicitation, AskTimeout: time.Duration(sc.AskTimeout), Sample: sample}
 		if len(sc.Command) > 0 {
 			cfg.Command, cfg.Args = sc.Command[0], sc.Command[1:]
 		}
@@ -55,4 +58,43 @@ func connectMCP(m *config.MCP, getenv func(string) string, logger *slog.Logger) 
 		return nil, nil, nil, fmt.Errorf("mcp action: %w", err)
 	}
 	return append(tools, action), []tool.ContextSource{action}, closers, nil
+}
+
+// maxSampleTokens caps what a server's sampling request may spend of our
+// model, whatever it asks for.
+const maxSampleTokens = 1000
+
+// sampleWith answers approved sampling requests with the model *model
+// holds once the app is built (the servers connect before the model
+// exists, and call only after).
+func sampleWith(model *llm.Provider) func(context.Context, mcptool.SampleRequest) (mcptool.SampleResult, error) {
+	return func(ctx context.Context, req mcptool.SampleRequest) (mcptool.SampleResult, error) {
+		p := *model
+		if p == nil {
+			return mcptool.SampleResult{}, errors.New("no model is configured")
+		}
+		if ts, ok := p.(llm.TurnScoped); ok {
+			p = ts.ForTurn()
+		}
+		var msgs []llm.Message
+		if req.SystemPrompt != "" {
+			msgs = append(msgs, llm.Message{Role: "system", Content: req.SystemPrompt})
+		}
+		for _, m := range req.Messages {
+			role := "user"
+			if m.Role == "assistant" {
+				role = "assistant"
+			}
+			msgs = append(msgs, llm.Message{Role: role, Content: m.Text})
+		}
+		limit := req.MaxTokens
+		if limit <= 0 || limit > maxSampleTokens {
+			limit = maxSampleTokens
+		}
+		resp, err := p.Complete(ctx, llm.Request{Messages: msgs, MaxTokens: limit, Temperature: req.Temperature, Operation: "mcp_sampling"})
+		if err != nil {
+			return mcptool.SampleResult{}, err
+		}
+		return mcptool.SampleResult{Text: resp.Text, Model: resp.Model}, nil
+	}
 }

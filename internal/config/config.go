@@ -235,6 +235,13 @@ type MCPServer struct {
 	DefaultConfirm string                   `yaml:"default_confirm"`
 	Timeout        Duration                 `yaml:"timeout"`
 	Tools          map[string]MCPToolPolicy `yaml:"tools"`
+	// Sampling and Elicitation let the server ask, during a call, for a
+	// completion of our model or for the user's input; each request is
+	// shown to the user for approval. Off by default. AskTimeout bounds
+	// the wait for the answer (default 60s).
+	Sampling    bool     `yaml:"sampling"`
+	Elicitation bool     `yaml:"elicitation"`
+	AskTimeout  Duration `yaml:"ask_timeout"`
 }
 
 // MCPToolPolicy is the policy of the tools a name or glob matches.

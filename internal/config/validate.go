@@ -248,6 +248,17 @@ func (v *validator) validate(c *Config) {
 					v.errorf(p+".tools."+pattern+".confirm", "unknown confirm policy %q", tp.Confirm)
 				}
 			}
+			if srv.AskTimeout < 0 {
+				v.errorf(p+".ask_timeout", "must not be negative")
+			}
+			ask := srv.AskTimeout
+			if ask == 0 {
+				ask = Duration(60 * time.Second) // mcptool.DefaultAskTimeout
+			}
+			if (srv.Sampling || srv.Elicitation) && srv.Timeout != 0 && srv.Timeout <= ask {
+				v.errorf(p+".timeout", "with sampling or elicitation on, a call's timeout (%s) must be longer than the wait for the user's answer (ask_timeout %s)",
+					time.Duration(srv.Timeout), time.Duration(ask))
+			}
 			if srv.BearerEnv != "" && v.getenv(srv.BearerEnv) == "" {
 				v.errorf(p+".bearer_env", "environment variable %s is empty or unset", srv.BearerEnv)
 			}

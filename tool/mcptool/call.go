@@ -19,6 +19,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/tool"
 )
 
@@ -75,9 +76,12 @@ type progressEntry struct {
 type progressLog struct {
 	server, tool string
 	caller       tool.Caller
-	mu           sync.Mutex
-	entries      []progressEntry
-	count        int
+	// ctx is the call's context: it carries the channel's chat.Live and
+	// ends with the call.
+	ctx     context.Context
+	mu      sync.Mutex
+	entries []progressEntry
+	count   int
 }
 
 func (p *progressLog) snapshot() ([]progressEntry, int) {
@@ -107,6 +111,9 @@ func (s *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationClie
 		pl.entries = pl.entries[len(pl.entries)-maxProgress:]
 	}
 	pl.mu.Unlock()
+	if live := chat.LiveFrom(pl.ctx); live != nil {
+		live.Progress(chat.Progress{Done: e.Progress, Total: e.Total, Message: e.Message})
+	}
 	if s.cfg.OnProgress != nil {
 		s.cfg.OnProgress(Progress{Server: pl.server, Tool: pl.tool, Caller: pl.caller,
 			Progress: e.Progress, Total: e.Total, Message: e.Message, At: s.cfg.Now()})
@@ -194,12 +201,11 @@ func (s *Server) invoke(ctx context.Context, tg *target, call tool.Call) tool.Re
 	}
 
 	token := s.cfg.Name + "-" + strconv.FormatUint(s.nextToken.Add(1), 10)
-	pl := &progressLog{server: s.cfg.Name, tool: tg.info.Name, caller: call.Caller}
-	s.progress.Store(token, pl)
-	defer s.progress.Delete(token)
-
 	cctx, cancel := context.WithTimeout(ctx, tg.spec.Timeout)
 	defer cancel()
+	pl := &progressLog{server: s.cfg.Name, tool: tg.info.Name, caller: call.Caller, ctx: cctx}
+	s.progress.Store(token, pl)
+	defer s.progress.Delete(token)
 	params := &mcp.CallToolParams{Name: tg.info.Name, Arguments: json.RawMessage(args)}
 	params.SetProgressToken(token)
 	res, err := sess.CallTool(cctx, params)

@@ -15,17 +15,17 @@
 // ServerConfig.Env plus those named in ServerConfig.InheritEnv (typically
 // PATH and HOME), never the engine's own environment with its keys.
 //
-// The client declares no capabilities: no roots, no sampling, no
-// elicitation, so a server can neither ask our model for completions nor
-// ask our users for input. Enabling either would mean setting the SDK's
-// CreateMessageHandler or ElicitationHandler to a handler that turns the
-// server's request into a pending action of the conversation that caused
-// the call (the tool call's context would carry the conversation key),
-// shows it to that user with the server's name, waits for the user's
-// explicit answer through the engine's confirmation flow, and answers
-// "decline" on timeout; sampling would in addition run under the caller's
-// model budget and be journaled like any model call. None of that exists
-// yet, so the capabilities stay off.
+// The client declares no roots. Sampling and elicitation are declared
+// only when ServerConfig enables them per server; then every request is
+// tied to the call in flight that caused it (by its progress token, or as
+// the only call in flight — otherwise it is refused) and shown to that
+// call's user through the channel's chat.Live, which the engine puts in
+// the call's context. Sampling runs only after the user allows it, through
+// ServerConfig.Sample (the engine's model). Elicitation shows a URL as
+// text and never opens it, and fills a form one field at a time, each
+// answer checked against the field's schema. No channel to ask, no answer
+// within ServerConfig.AskTimeout, or the call ending first: sampling is
+// rejected and elicitation cancelled; nothing is made up for the user.
 //
 // # Policy
 //
@@ -74,7 +74,9 @@
 // A call is bounded by the tool's timeout; when it expires the SDK sends
 // notifications/cancelled to the server and the result is an error that
 // says the server may still have acted. Progress notifications are kept in
-// the result (Data.progress) and passed to ServerConfig.OnProgress. A
+// the result (Data.progress), shown through the call's chat.Live (a status
+// message edited in place on Telegram) and passed to
+// ServerConfig.OnProgress. A
 // declared outputSchema is checked against structuredContent; a mismatch or
 // a missing structured result is an error. isError results are errors. The
 // result's data is the server's content as evidence — text, structured
@@ -180,6 +182,23 @@ type ServerConfig struct {
 	// means DefaultProtocolVersion.
 	ProtocolVersion string
 
+	// Sampling declares the sampling capability: a server may then ask
+	// for a completion during a call. Each request is shown to the user of
+	// that call, who allows or declines it; allowed ones are completed by
+	// Sample. Elicitation declares the elicitation capability (form and
+	// URL): each request is shown to the user, a URL is never opened for
+	// them, a form is filled one field at a time, and decline and cancel
+	// reach the server as such. Both are off by default. A request that
+	// cannot be tied to exactly one call in flight is refused.
+	Sampling    bool
+	Elicitation bool
+	Sample      func(ctx context.Context, req SampleRequest) (SampleResult, error)
+	// AskTimeout bounds the wait for the user's answer; zero means
+	// DefaultAskTimeout. With Sampling or Elicitation on, a zero Timeout
+	// means AskTimeout plus tool.DefaultTimeout, so the user has time to
+	// answer within the call.
+	AskTimeout time.Duration
+
 	// Logger receives connection events and hidden-tool reasons; nil
 	// means slog.Default().
 	Logger *slog.Logger
@@ -244,13 +263,21 @@ func Connect(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if keepAlive < 0 {
 		keepAlive = 0
 	}
-	s.client = mcp.NewClient(&mcp.Implementation{Name: "arbiter", Version: "1"}, &mcp.ClientOptions{
-		// No roots, sampling or elicitation: see the package comment.
+	opts := &mcp.ClientOptions{
+		// No roots; sampling and elicitation only when enabled.
 		Capabilities:                &mcp.ClientCapabilities{},
 		ToolListChangedHandler:      s.onListChanged,
 		ProgressNotificationHandler: s.onProgress,
 		KeepAlive:                   keepAlive,
-	})
+	}
+	if cfg.Sampling {
+		opts.CreateMessageHandler = s.onSample
+	}
+	if cfg.Elicitation {
+		opts.ElicitationHandler = s.onElicit
+		opts.Capabilities.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
+	}
+	s.client = mcp.NewClient(&mcp.Implementation{Name: "arbiter", Version: "1"}, opts)
 	sess, err := s.dial(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: %w", cfg.Name, err)
@@ -297,8 +324,20 @@ func validateConfig(cfg *ServerConfig) error {
 	if cfg.Timeout < 0 || cfg.MaxResultBytes < 0 || cfg.ConnectTimeout < 0 || cfg.MinBackoff < 0 || cfg.MaxBackoff < 0 {
 		return fmt.Errorf("negative timeout, size or back-off")
 	}
+	if cfg.Sampling && cfg.Sample == nil {
+		return fmt.Errorf("sampling is enabled but nothing answers it (no Sample function)")
+	}
+	if cfg.AskTimeout < 0 {
+		return fmt.Errorf("negative ask timeout")
+	}
+	if cfg.AskTimeout == 0 {
+		cfg.AskTimeout = DefaultAskTimeout
+	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = tool.DefaultTimeout
+		if cfg.Sampling || cfg.Elicitation {
+			cfg.Timeout += cfg.AskTimeout
+		}
 	}
 	if cfg.MaxResultBytes == 0 {
 		cfg.MaxResultBytes = tool.DefaultMaxResultBytes

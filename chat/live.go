@@ -1,0 +1,62 @@
+package chat
+
+import (
+	"context"
+	"errors"
+)
+
+// Progress is a status update of a long step of a running turn, such as a
+// tool reporting how far it got.
+type Progress struct {
+	Step    string  `json:"step"` // what runs, e.g. the tool's title
+	Done    float64 `json:"done"`
+	Total   float64 `json:"total,omitempty"` // zero when unknown
+	Message string  `json:"message,omitempty"`
+}
+
+// Question is something a running turn must ask its user before it can go
+// on — an MCP server asking to use the model, or asking for input. Its
+// text is rendered by the server, never taken from model output.
+type Question struct {
+	Text string `json:"text"`
+	// Choices are the answers offered as buttons; an Answer names one by
+	// its Value.
+	Choices []Button `json:"choices"`
+	// FreeText means a typed reply answers too.
+	FreeText bool `json:"free_text,omitempty"`
+}
+
+// Answer is the user's answer to a Question: the Value of the pressed
+// choice, or the typed text.
+type Answer struct {
+	Choice string `json:"choice,omitempty"`
+	Text   string `json:"text,omitempty"`
+}
+
+// ErrNoLive: the channel cannot reach the user while a turn runs (a
+// terminal, a plain API client), so a question cannot be asked.
+var ErrNoLive = errors.New("the channel cannot ask the user during a turn")
+
+// Live is what a channel offers a turn while it runs: status updates and
+// questions before the reply. Implementations are safe for concurrent use.
+type Live interface {
+	// Progress shows an update; it never blocks for long and may drop or
+	// merge updates.
+	Progress(p Progress)
+	// Ask shows q to the user of the turn and waits for the answer, until
+	// ctx ends.
+	Ask(ctx context.Context, q Question) (Answer, error)
+}
+
+type liveKey struct{}
+
+// WithLive returns ctx carrying l for the turn it starts.
+func WithLive(ctx context.Context, l Live) context.Context {
+	return context.WithValue(ctx, liveKey{}, l)
+}
+
+// LiveFrom returns the Live ctx carries, or nil.
+func LiveFrom(ctx context.Context) Live {
+	l, _ := ctx.Value(liveKey{}).(Live)
+	return l
+}
