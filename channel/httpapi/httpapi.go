@@ -1,6 +1,9 @@
 // Package httpapi is the HTTP channel: POST /v1/messages runs a turn for the
 // caller identified by its bearer key, GET /v1/turns/{id} shows a turn's
-// record within the caller's tenant, GET /healthz answers liveness.
+// record within the caller's tenant, GET /v1/questions and POST
+// /v1/questions/{id} show and answer what a running turn asks the caller
+// (an MCP server's sampling or elicitation request), GET /healthz answers
+// liveness.
 //
 // It turns requests into chat.Inbound and replies into JSON; it knows
 // nothing of models, tools or stores beyond the small functions it is given.
@@ -16,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arbiterhq/arbiter/channel/internal/questions"
 	"github.com/arbiterhq/arbiter/chat"
 )
 
@@ -47,9 +51,10 @@ type Config struct {
 
 // Server is the HTTP channel. It is an http.Handler, safe for concurrent use.
 type Server struct {
-	cfg  Config
-	keys map[[32]byte]chat.Identity
-	mux  *http.ServeMux
+	cfg       Config
+	keys      map[[32]byte]chat.Identity
+	mux       *http.ServeMux
+	questions *questions.Board
 }
 
 // New builds the channel.
@@ -63,7 +68,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, keys: make(map[[32]byte]chat.Identity, len(cfg.Keys)), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, keys: make(map[[32]byte]chat.Identity, len(cfg.Keys)), mux: http.NewServeMux(), questions: questions.New(nil)}
 	for _, k := range cfg.Keys {
 		if k.Token == "" {
 			return nil, errors.New("httpapi: empty API token")
@@ -75,6 +80,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/messages", s.postMessage)
 	s.mux.HandleFunc("GET /v1/turns/{id}", s.getTurn)
 	s.mux.HandleFunc("GET /v1/turns", s.listTurns)
+	s.mux.HandleFunc("GET /v1/questions", s.listQuestions)
+	s.mux.HandleFunc("POST /v1/questions/{id}", s.answerQuestion)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -125,7 +132,8 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		Evidence:  req.Evidence,
 		Channel:   "http",
 	}
-	out, err := s.cfg.Handler.HandleTurn(r.Context(), in)
+	live := httpLive{board: s.questions, owner: questionOwner(id)}
+	out, err := s.cfg.Handler.HandleTurn(chat.WithLive(r.Context(), live), in)
 	if err != nil {
 		// No reply was possible (lock wait, store down); nothing was
 		// committed for this message, so a retry is safe.

@@ -1,0 +1,92 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+)
+
+// askingHandler is a turn that asks its user one question and replies
+// with the answer.
+type askingHandler struct{ recorder }
+
+func (h *askingHandler) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound, error) {
+	live := chat.LiveFrom(ctx)
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	a, err := live.Ask(actx, chat.Question{Text: "Разрешить?", FreeText: true,
+		Choices: []chat.Button{{Label: "Да", Value: "accept"}, {Label: "Нет", Value: "decline"}}})
+	if err != nil {
+		return chat.Outbound{Say: "no answer: " + err.Error()}, nil
+	}
+	return chat.Outbound{Say: "answer: " + a.Choice + a.Text}, nil
+}
+
+// TestQuestionsWhileATurnWaits: the client sees the open question of its
+// running turn, answers it, and the turn's reply carries the answer;
+// other users and malformed answers are refused.
+func TestQuestionsWhileATurnWaits(t *testing.T) {
+	srv := newTestServer(t, nil)
+	s := srv.Config.Handler.(*Server)
+	s.cfg.Handler = &askingHandler{}
+	replies := make(chan map[string]any, 1)
+	go func() {
+		_, body := do(t, http.MethodPost, srv.URL+"/v1/messages", "k-alice-123", `{"conversation_id":"c1","text":"run"}`)
+		replies <- body
+	}()
+	var qid string
+	deadline := time.Now().Add(5 * time.Second)
+	for qid == "" {
+		status, body := do(t, http.MethodGet, srv.URL+"/v1/questions", "k-alice-123", "")
+		qs, _ := body["questions"].([]any)
+		if status != http.StatusOK {
+			t.Fatalf("GET /v1/questions = %d %v", status, body)
+		}
+		if len(qs) == 1 {
+			q := qs[0].(map[string]any)
+			qid = q["id"].(string)
+			if q["question"].(map[string]any)["text"] != "Разрешить?" {
+				t.Fatalf("question = %v", q)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the question never showed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, body := do(t, http.MethodGet, srv.URL+"/v1/questions", "k-bob-12345", ""); len(body["questions"].([]any)) != 0 {
+		t.Errorf("another user sees the question: %v", body)
+	}
+	for _, tc := range []struct {
+		token, body string
+		status      int
+	}{
+		{"", `{"choice":"accept"}`, http.StatusUnauthorized},
+		{"k-bob-12345", `{"choice":"accept"}`, http.StatusNotFound},
+		{"k-alice-123", `{"choice":"maybe"}`, http.StatusBadRequest},
+		{"k-alice-123", `{"choice":"accept","text":"x"}`, http.StatusBadRequest},
+		{"k-alice-123", `{"choice":"accept","extra":1}`, http.StatusBadRequest},
+		{"k-alice-123", `not json`, http.StatusBadRequest},
+	} {
+		if status, body := do(t, http.MethodPost, srv.URL+"/v1/questions/"+qid, tc.token, tc.body); status != tc.status {
+			t.Errorf("answer %s as %q = %d %v, want %d", tc.body, tc.token, status, body, tc.status)
+		}
+	}
+	if status, body := do(t, http.MethodPost, srv.URL+"/v1/questions/"+qid, "k-alice-123", `{"choice":"accept"}`); status != http.StatusOK {
+		t.Fatalf("answer = %d %v", status, body)
+	}
+	select {
+	case body := <-replies:
+		if body["say"] != "answer: accept" {
+			t.Errorf("reply = %v", body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the turn never replied")
+	}
+	if status, _ := do(t, http.MethodPost, srv.URL+"/v1/questions/"+qid, "k-alice-123", `{"choice":"decline"}`); status != http.StatusNotFound {
+		t.Errorf("a second answer = %d, want 404", status)
+	}
+}
