@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arbiterhq/arbiter/internal/config"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
@@ -141,5 +142,124 @@ tools:
 	decide("everything.get-sum", `{"a":4,"b":4}`)
 	if _, body = e.post("k-owner-read", `{"conversation_id":"r1","text":"сложи"}`); body["pending"] != nil || len(body["executed"].([]any)) != 0 {
 		t.Errorf("a read-only key got a write: %v", body)
+	}
+}
+
+// TestMCPQuestionsThroughTheEngine enables sampling and elicitation on the
+// reference server and answers through the HTTP API while the turn waits:
+// the sampling request reaches our model only after the user allowed it,
+// a declined form reaches the server as declined, and the turn record
+// keeps the questions and the progress of a long call.
+func TestMCPQuestionsThroughTheEngine(t *testing.T) {
+	entry := everythingServer(t)
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	defer model.Close()
+	yaml := fmt.Sprintf(`models:
+  - {name: fake, kind: openai, base_url: %q, model: m, api_key: sk-x}
+tenants:
+  - id: acme
+    language: ru
+    roles: {owner: {tools: ["*"]}}
+    users:
+      - {id: dmitry, name: Дмитрий, role: owner, keys: [{token: "k-owner-0001", scopes: [read, "write:safe", "write:full"]}]}
+tools:
+  mcp:
+    servers:
+      - name: everything
+        command: [node, %q, stdio]
+        inherit_env: [PATH, HOME]
+        sampling: true
+        elicitation: true
+        ask_timeout: 5s
+        tools:
+          trigger-*: {risk: read}
+`, model.URL, entry)
+	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
+	a, err := Build(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	e := &e2e{t: t, app: a, api: newAPI(t, a), model: model}
+	decide := func(tool, args string) {
+		e.model.Enqueue(llmtest.HTTPReply{Content: `{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`})
+	}
+	// answer waits for the open question and answers it with choice.
+	answer := func(choice string) map[string]any {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			_, body := e.do("GET", "/v1/questions", "k-owner-0001", "")
+			if qs, _ := body["questions"].([]any); len(qs) == 1 {
+				q := qs[0].(map[string]any)
+				if status, body := e.do("POST", "/v1/questions/"+q["id"].(string), "k-owner-0001", `{"choice":"`+choice+`"}`); status != 200 {
+					t.Fatalf("answer: %d %v", status, body)
+				}
+				return q
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatal("no question showed")
+		return nil
+	}
+	postAsync := func(body string) <-chan map[string]any {
+		out := make(chan map[string]any, 1)
+		go func() {
+			_, reply := e.post("k-owner-0001", body)
+			out <- reply
+		}()
+		return out
+	}
+
+	// Sampling: shown, allowed, answered by our model.
+	decide("everything.trigger-sampling-request", `{"prompt":"назови цвет неба","maxTokens":20}`)
+	e.model.Enqueue(llmtest.HTTPReply{Content: "Небо голубое."})
+	reply := postAsync(`{"conversation_id":"s1","text":"спроси модель через сервер"}`)
+	q := answer("accept")
+	if text := q["question"].(map[string]any)["text"].(string); !strings.Contains(text, "«everything»") || !strings.Contains(text, "назови цвет неба") {
+		t.Errorf("sampling question = %q", text)
+	}
+	body := <-reply
+	ex, _ := body["executed"].([]any)
+	if len(ex) != 1 || !strings.Contains(fmt.Sprint(ex[0].(map[string]any)["result"]), "Небо голубое.") {
+		t.Fatalf("sampling turn = %v", body)
+	}
+	reqs := model.Requests()
+	if last := reqs[len(reqs)-1]; !strings.Contains(last.Messages[len(last.Messages)-1].Content, "назови цвет неба") {
+		t.Errorf("the sampling request did not reach the model: %+v", last.Messages)
+	}
+	rec, err := a.Journal.GetTurn(t.Context(), "acme", body["turn_id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace struct {
+		Questions []struct{ Choice, Text string } `json:"questions"`
+		Progress  []struct{ Done, Total float64 } `json:"progress"`
+	}
+	if err := json.Unmarshal(rec.Trace, &trace); err != nil || len(trace.Questions) != 1 || trace.Questions[0].Choice != "accept" {
+		t.Errorf("journaled questions = %+v (%v)", trace.Questions, err)
+	}
+
+	// A form, declined: the server hears "decline"; nothing reaches the model.
+	calls := model.Count()
+	decide("everything.trigger-elicitation-request", `{}`)
+	reply = postAsync(`{"conversation_id":"s2","text":"заполни форму"}`)
+	answer("decline")
+	body = <-reply
+	if ex, _ := body["executed"].([]any); len(ex) != 1 || !strings.Contains(fmt.Sprint(ex[0].(map[string]any)["result"]), "decline") || model.Count() != calls+1 {
+		t.Errorf("declined form = %v", body)
+	}
+
+	// A long call's progress lands in the turn record.
+	decide("everything.trigger-long-running-operation", `{"duration":0.4,"steps":2}`)
+	_, body = e.post("k-owner-0001", `{"conversation_id":"s3","text":"долгая операция"}`)
+	rec, _ = a.Journal.GetTurn(t.Context(), "acme", body["turn_id"].(string))
+	trace.Progress = nil
+	if err := json.Unmarshal(rec.Trace, &trace); err != nil || len(trace.Progress) != 2 || trace.Progress[1].Done != 2 {
+		t.Errorf("journaled progress = %+v (%v)", trace.Progress, err)
 	}
 }
