@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/turn"
 )
@@ -23,6 +24,12 @@ const (
 // confirmationOutcomes are the outcomes a turn's pending confirmation can
 // have; arbiter_confirmations_total has a series for each from the start.
 var confirmationOutcomes = []string{"proposed", "confirmed", "cancelled", "expired", "dropped", "stale_button", "refused"}
+
+// questionOutcomes are the answers of arbiter_questions_total: a choice
+// the user pressed (accept, decline, cancel, skip), "answered" for a value
+// or typed text, "unanswered" when the wait ended first, and "no_channel"
+// when the channel could not ask.
+var questionOutcomes = []string{"accept", "decline", "cancel", "skip", "answered", "unanswered", "no_channel"}
 
 // routeDuplicate is the route of a redelivered message answered from the
 // inbox.
@@ -72,6 +79,9 @@ var (
 //	arbiter_confirmations_total{outcome}                 counter: pending confirmations by outcome: proposed, confirmed,
 //	                                                     cancelled, expired, dropped, stale_button, refused
 //	arbiter_inbox_duplicates_total{channel}              counter: redelivered messages answered from the inbox
+//	arbiter_questions_total{answer}                      counter: questions tools asked users during turns (MCP
+//	                                                     sampling and elicitation) by answer: accept, decline,
+//	                                                     cancel, skip, answered, unanswered, no_channel
 type Metrics struct {
 	gatherer prometheus.Gatherer
 
@@ -90,6 +100,7 @@ type Metrics struct {
 	vetoes        *prometheus.CounterVec
 	confirmations *prometheus.CounterVec
 	duplicates    *prometheus.CounterVec
+	questions     *prometheus.CounterVec
 
 	tenant, route, status, provider, model, llmStatus, tool, toolStatus, guard, reason, channel *limiter
 }
@@ -190,8 +201,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help: "Redelivered messages answered from the inbox without running again, by channel.",
 	}, []string{"channel"}))
 
+	m.questions = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arbiter_questions_total",
+		Help: "Questions tools asked users during turns (MCP sampling and elicitation), by answer.",
+	}, []string{"answer"}))
+
 	for _, o := range confirmationOutcomes {
 		m.confirmations.WithLabelValues(o)
+	}
+	for _, o := range questionOutcomes {
+		m.questions.WithLabelValues(o)
 	}
 	return m
 }
@@ -254,6 +273,23 @@ func (m *Metrics) Observe(t *turn.Trace) {
 	if c := t.Confirmation; c != nil {
 		m.confirmations.WithLabelValues(oneOf(c.Outcome, confirmationOutcomes...)).Inc()
 	}
+	for _, q := range t.Questions {
+		m.questions.WithLabelValues(questionOutcome(q)).Inc()
+	}
+}
+
+func questionOutcome(q turn.QuestionTrace) string {
+	switch {
+	case q.Error == chat.ErrNoLive.Error():
+		return "no_channel"
+	case q.Error != "":
+		return "unanswered"
+	}
+	switch q.Choice {
+	case "accept", "decline", "cancel", "skip":
+		return q.Choice
+	}
+	return "answered" // typed text or a pressed value
 }
 
 func (m *Metrics) observeCall(tenant string, c *store.LLMCall) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/turn"
 )
@@ -100,6 +101,9 @@ func scriptedTurns() []*turn.Trace {
 		TurnID: "turn-f", Tenant: "acme", Route: "confirm", Status: "ok", StartedAt: t0, DurationMS: 60,
 		Confirmation: &turn.ConfirmationTrace{ID: "p0", Tool: "create_task", Outcome: "confirmed"},
 		Executed:     []turn.ExecutionTrace{{Tool: "create_task", Status: "ok", DurationMS: 50}},
+		Questions: []turn.QuestionTrace{{Step: "Sampling", Choice: "accept"}, {Step: "Form", Choice: "=true"},
+			{Step: "Form", Typed: true}, {Step: "Form", Choice: "decline"}, {Step: "Form", Error: "context deadline exceeded"},
+			{Step: "Form", Error: chat.ErrNoLive.Error()}},
 	}
 	return []*turn.Trace{modelTurn(), retried, blocked, duplicate, failed, confirmed}
 }
@@ -155,6 +159,11 @@ func TestMetricsCountScriptedTurns(t *testing.T) {
 		series("arbiter_confirmations_total", "outcome", "proposed"):                                        1,
 		series("arbiter_confirmations_total", "outcome", "confirmed"):                                       1,
 		series("arbiter_confirmations_total", "outcome", "other"):                                           1,
+		series("arbiter_questions_total", "answer", "accept"):                                               1,
+		series("arbiter_questions_total", "answer", "answered"):                                             2,
+		series("arbiter_questions_total", "answer", "decline"):                                              1,
+		series("arbiter_questions_total", "answer", "unanswered"):                                           1,
+		series("arbiter_questions_total", "answer", "no_channel"):                                           1,
 	}
 	moved := map[string]float64{}
 	for k, v := range after {
@@ -212,7 +221,7 @@ func tokens(tenant, model, typ string) string {
 // allowedLabels are the only label names the metrics use.
 var allowedLabels = map[string]bool{
 	"tenant": true, "route": true, "status": true, "provider": true, "model": true, "attempt": true, "type": true,
-	"tool": true, "guard": true, "reason": true, "outcome": true, "channel": true, "le": true,
+	"tool": true, "guard": true, "reason": true, "outcome": true, "answer": true, "channel": true, "le": true,
 }
 
 func TestMetricsCardinalityBounded(t *testing.T) {
@@ -241,7 +250,7 @@ func TestMetricsCardinalityBounded(t *testing.T) {
 	limits := map[string]int{
 		"tenant": maxTenants, "route": maxRoutes, "status": maxStatuses, "provider": maxProviders, "model": maxModels,
 		"attempt": 4, "tool": maxTools, "guard": maxGuards, "reason": maxReasons, "outcome": len(confirmationOutcomes),
-		"channel": maxChannels, "type": 3,
+		"channel": maxChannels, "type": 3, "answer": len(questionOutcomes),
 	}
 	values := map[string]map[string]bool{}
 	for k := range got {
@@ -277,7 +286,7 @@ func TestMetricsCardinalityBounded(t *testing.T) {
 		if got := len(values[name]); got > limit+2 { // + "other", "unknown"
 			t.Errorf("label %s has %d values, limit %d", name, got, limit)
 		}
-		if name != "type" && !values[name][`"other"`] {
+		if name != "type" && name != "answer" && !values[name][`"other"`] {
 			t.Errorf("label %s never fell back to other", name)
 		}
 	}
@@ -335,8 +344,8 @@ func TestMetricsDocumented(t *testing.T) {
 	if i := strings.Index(doc, "type Metrics struct"); i > 0 {
 		doc = doc[:i]
 	}
-	if len(families) != 15 {
-		t.Errorf("%d metric families, want 15", len(families))
+	if len(families) != 16 {
+		t.Errorf("%d metric families, want 16", len(families))
 	}
 	for _, f := range families {
 		if f.GetHelp() == "" {
