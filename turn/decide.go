@@ -107,13 +107,24 @@ func toolCalls(resp llm.Response) []decision.ToolCall {
 	return calls
 }
 
-// complete makes one model call (which a provider chain may turn into
-// several attempts) and journals every attempt.
+// complete makes one model call of the decision (which a provider chain
+// may turn into several attempts) and journals every attempt.
 func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.Response, error) {
+	resp, err := e.callModel(ctx, s, s.model, req)
+	if err == nil {
+		s.trace.DecidedBy = &DecidedBy{Provider: resp.Provider, Model: resp.Model}
+	}
+	return resp, err
+}
+
+// callModel makes one call of model for turn s under the model timeout
+// and journals every attempt in the turn's record. Safe to call from a
+// tool's goroutine while the turn waits for the tool.
+func (e *Engine) callModel(ctx context.Context, s *state, model llm.Provider, req llm.Request) (llm.Response, error) {
 	cctx, cancel := context.WithTimeout(ctx, e.cfg.ModelTimeout)
 	defer cancel()
 	start := e.cfg.Now()
-	resp, err := s.model.Complete(cctx, req)
+	resp, err := model.Complete(cctx, req)
 	took := e.cfg.Now().Sub(start)
 	s.trace.step("decide:"+req.Operation, start, start.Add(took), "")
 
@@ -123,12 +134,13 @@ func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.R
 		attempts = lerr.Attempts
 	}
 	if len(attempts) == 0 {
-		a := llm.Attempt{Provider: s.model.Name(), Model: s.model.Model(), Duration: took, Err: err, Started: start}
+		a := llm.Attempt{Provider: model.Name(), Model: model.Model(), Duration: took, Err: err, Started: start}
 		if err == nil {
 			a.Provider, a.Model, a.Usage = resp.Provider, resp.Model, resp.Usage
 		}
 		attempts = []llm.Attempt{a}
 	}
+	s.trace.mu.Lock()
 	for _, a := range attempts {
 		kind := a.Kind
 		if kind == "" {
@@ -147,10 +159,9 @@ func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.R
 		s.trace.LLMCalls = append(s.trace.LLMCalls, call)
 		s.trace.CostUSD += call.CostUSD
 	}
+	s.trace.mu.Unlock()
 	if err != nil {
 		e.cfg.Logger.Warn("model call failed", "turn", s.id, "op", req.Operation, "err", err)
-	} else {
-		s.trace.DecidedBy = &DecidedBy{Provider: resp.Provider, Model: resp.Model}
 	}
 	return resp, err
 }

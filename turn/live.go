@@ -2,8 +2,10 @@ package turn
 
 import (
 	"context"
+	"errors"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
 )
 
 // maxProgressTrace bounds the progress updates a trace keeps (the latest).
@@ -28,8 +30,49 @@ type toolLive struct {
 	step  string
 }
 
+// liveFor is the context of a tool call: the channel's Live as the tool
+// sees it, and the turn's model for tools that need one.
 func (e *Engine) liveFor(ctx context.Context, s *state, step string) context.Context {
+	ctx = context.WithValue(ctx, toolModelKey{}, &toolModel{e: e, s: s})
 	return chat.WithLive(ctx, &toolLive{inner: chat.LiveFrom(ctx), trace: &s.trace, step: step})
+}
+
+type toolModelKey struct{}
+
+// toolModel is the turn's model as a tool uses it (an MCP server's
+// approved sampling request): the tenant's strategy, with every attempt
+// journaled in the turn's record and counted in its cost.
+type toolModel struct {
+	e *Engine
+	s *state
+}
+
+// ModelFrom returns the model of the turn a tool call runs in, or nil
+// outside a turn or when no model is configured. Its calls are journaled
+// in that turn's record.
+func ModelFrom(ctx context.Context) llm.Provider {
+	m, _ := ctx.Value(toolModelKey{}).(*toolModel)
+	if m == nil {
+		return nil
+	}
+	if p, _ := m.e.providerFor(m.s.tenant); p == nil {
+		return nil
+	}
+	return m
+}
+
+func (m *toolModel) Name() string  { return "turn" }
+func (m *toolModel) Model() string { return "" }
+
+func (m *toolModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	p, strategy := m.e.providerFor(m.s.tenant)
+	if p == nil {
+		return llm.Response{}, errors.New("no model is configured")
+	}
+	if req.Strategy == "" {
+		req.Strategy = strategy
+	}
+	return m.e.callModel(ctx, m.s, p, req)
 }
 
 func (l *toolLive) Progress(p chat.Progress) {

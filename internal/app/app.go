@@ -231,9 +231,8 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		tools = append(tools, c.Tools()...)
 		sources = append(sources, c)
 	}
-	var sampleModel llm.Provider // set below, once the model is built
 	if m := cfg.Tools.MCP; m != nil && len(m.Servers) > 0 {
-		mcpTools, mcpSources, closers, err := connectMCP(m, getenv, logger, sampleWith(&sampleModel))
+		mcpTools, mcpSources, closers, err := connectMCP(m, getenv, logger)
 		if err != nil {
 			return fail(err)
 		}
@@ -300,7 +299,6 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		model, strategies = opts.Model, nil
 	}
 	a.HasModel = model != nil
-	sampleModel = model
 	commands := map[string]turn.Command{"/tasks": {Tool: "list_my_tasks"}}
 	for name, c := range cfg.Commands {
 		commands[name] = turn.Command{Tool: c.Tool, Args: c.Args}

@@ -11,13 +11,14 @@ import (
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/mcptool"
+	"github.com/arbiterhq/arbiter/turn"
 )
 
 // connectMCP connects the configured MCP servers and returns their tools
 // (each exposed tool and the universal "mcp" action), the action as a
 // live-context source, and what closes the sessions. A server that cannot
 // be reached at start is logged and left out rather than stopping arbiter.
-func connectMCP(m *config.MCP, getenv func(string) string, logger *slog.Logger, sample func(context.Context, mcptool.SampleRequest) (mcptool.SampleResult, error)) ([]tool.Tool, []tool.ContextSource, []func() error, error) {
+func connectMCP(m *config.MCP, getenv func(string) string, logger *slog.Logger) ([]tool.Tool, []tool.ContextSource, []func() error, error) {
 	var servers []*mcptool.Server
 	var closers []func() error
 	var tools []tool.Tool
@@ -64,37 +65,31 @@ func connectMCP(m *config.MCP, getenv func(string) string, logger *slog.Logger, 
 // model, whatever it asks for.
 const maxSampleTokens = 1000
 
-// sampleWith answers approved sampling requests with the model *model
-// holds once the app is built (the servers connect before the model
-// exists, and call only after).
-func sampleWith(model *llm.Provider) func(context.Context, mcptool.SampleRequest) (mcptool.SampleResult, error) {
-	return func(ctx context.Context, req mcptool.SampleRequest) (mcptool.SampleResult, error) {
-		p := *model
-		if p == nil {
-			return mcptool.SampleResult{}, errors.New("no model is configured")
-		}
-		if ts, ok := p.(llm.TurnScoped); ok {
-			p = ts.ForTurn()
-		}
-		var msgs []llm.Message
-		if req.SystemPrompt != "" {
-			msgs = append(msgs, llm.Message{Role: "system", Content: req.SystemPrompt})
-		}
-		for _, m := range req.Messages {
-			role := "user"
-			if m.Role == "assistant" {
-				role = "assistant"
-			}
-			msgs = append(msgs, llm.Message{Role: role, Content: m.Text})
-		}
-		limit := req.MaxTokens
-		if limit <= 0 || limit > maxSampleTokens {
-			limit = maxSampleTokens
-		}
-		resp, err := p.Complete(ctx, llm.Request{Messages: msgs, MaxTokens: limit, Temperature: req.Temperature, Operation: "mcp_sampling"})
-		if err != nil {
-			return mcptool.SampleResult{}, err
-		}
-		return mcptool.SampleResult{Text: resp.Text, Model: resp.Model}, nil
+// sample answers an approved sampling request with the model of the turn
+// whose tool call caused it, so the call is journaled and costed there.
+func sample(ctx context.Context, req mcptool.SampleRequest) (mcptool.SampleResult, error) {
+	p := turn.ModelFrom(ctx)
+	if p == nil {
+		return mcptool.SampleResult{}, errors.New("no model is configured")
 	}
+	var msgs []llm.Message
+	if req.SystemPrompt != "" {
+		msgs = append(msgs, llm.Message{Role: "system", Content: req.SystemPrompt})
+	}
+	for _, m := range req.Messages {
+		role := "user"
+		if m.Role == "assistant" {
+			role = "assistant"
+		}
+		msgs = append(msgs, llm.Message{Role: role, Content: m.Text})
+	}
+	limit := req.MaxTokens
+	if limit <= 0 || limit > maxSampleTokens {
+		limit = maxSampleTokens
+	}
+	resp, err := p.Complete(ctx, llm.Request{Messages: msgs, MaxTokens: limit, Temperature: req.Temperature, Operation: "mcp_sampling"})
+	if err != nil {
+		return mcptool.SampleResult{}, err
+	}
+	return mcptool.SampleResult{Text: resp.Text, Model: resp.Model}, nil
 }

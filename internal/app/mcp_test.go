@@ -243,6 +243,10 @@ tools:
 	if err := json.Unmarshal(rec.Trace, &trace); err != nil || len(trace.Questions) != 1 || trace.Questions[0].Choice != "accept" {
 		t.Errorf("journaled questions = %+v (%v)", trace.Questions, err)
 	}
+	// The sampling call is journaled with the turn, after its decision.
+	if c := rec.LLMCalls; len(c) != 2 || c[0].Operation != "turn" || c[1].Operation != "mcp_sampling" || c[1].Status != "ok" {
+		t.Errorf("journaled model calls = %+v", c)
+	}
 
 	// A form, declined: the server hears "decline"; nothing reaches the model.
 	calls := model.Count()
