@@ -36,27 +36,36 @@ var evidenceKinds = map[string]bool{chat.EvidenceForward: true, chat.EvidenceAtt
 // DecodeMessage reads and validates one request body: exactly one JSON
 // object with known fields only. Errors are written for the client.
 func DecodeMessage(r io.Reader) (MessageRequest, error) {
+	var req MessageRequest
+	if err := decodeStrict(r, &req); err != nil {
+		return req, err
+	}
+	return req, req.validate()
+}
+
+// decodeStrict reads exactly one JSON object with known fields only into
+// v. A body over its limit comes back as the *http.MaxBytesError.
+func decodeStrict(r io.Reader, v any) error {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
-	var req MessageRequest
-	if err := dec.Decode(&req); err != nil {
+	if err := dec.Decode(v); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return req, err
+			return err
 		}
 		if errors.Is(err, io.EOF) {
-			return req, errors.New("empty body: expected a JSON object")
+			return errors.New("empty body: expected a JSON object")
 		}
-		return req, fmt.Errorf("malformed JSON body: %w", err)
+		return fmt.Errorf("malformed JSON body: %w", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return req, err
+			return err
 		}
-		return req, errors.New("malformed JSON body: data after the object")
+		return errors.New("malformed JSON body: data after the object")
 	}
-	return req, req.validate()
+	return nil
 }
 
 func (m *MessageRequest) validate() error {

@@ -112,15 +112,9 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	req, err := DecodeMessage(body)
+	req, err := DecodeMessage(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "too_large", "request body is larger than "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes")
-			return
-		}
-		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		s.writeBodyError(w, err)
 		return
 	}
 	in := chat.Inbound{
@@ -171,6 +165,17 @@ func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(rec)
 	}
+}
+
+// writeBodyError answers a body that could not be read: 413 over the
+// size limit, else 400 with the reason.
+func (s *Server) writeBodyError(w http.ResponseWriter, err error) {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", "request body is larger than "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes")
+		return
+	}
+	writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 }
 
 type errorBody struct {

@@ -2,12 +2,10 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -62,12 +60,7 @@ func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := decodeAnswer(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "too_large", "request body is larger than "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes")
-			return
-		}
-		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		s.writeBodyError(w, err)
 		return
 	}
 	qid := r.PathValue("id")
@@ -86,18 +79,9 @@ func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
 
 // decodeAnswer reads {"choice": "..."} or {"text": "..."}, strictly.
 func decodeAnswer(body io.Reader) (chat.Answer, error) {
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
 	var a chat.Answer
-	if err := dec.Decode(&a); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return a, err
-		}
-		return a, fmt.Errorf("body must be a JSON object {\"choice\": ...} or {\"text\": ...}: %v", err)
-	}
-	if dec.More() {
-		return a, errors.New("body must hold one JSON object")
+	if err := decodeStrict(body, &a); err != nil {
+		return a, err
 	}
 	a.Text = strings.TrimSpace(a.Text)
 	switch {

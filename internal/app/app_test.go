@@ -60,9 +60,14 @@ func newE2E(t *testing.T) *e2e {
 	t.Helper()
 	model := llmtest.NewServer(llmtest.ServerConfig{APIKey: "sk-test"})
 	t.Cleanup(model.Close)
-	yaml := strings.Replace(e2eConfig, "MODEL_URL", model.URL, 1)
 	env := map[string]string{"PRIMARY_KEY": "sk-test"}
-	getenv := func(k string) string { return env[k] }
+	return newE2EWith(t, strings.Replace(e2eConfig, "MODEL_URL", model.URL, 1), model, func(k string) string { return env[k] })
+}
+
+// newE2EWith builds the app of the configuration yaml on a fresh store,
+// with model as its fake provider, and serves its HTTP API.
+func newE2EWith(t *testing.T, yaml string, model *llmtest.Server, getenv func(string) string) *e2e {
+	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(yaml), getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -73,9 +78,12 @@ func newE2E(t *testing.T) *e2e {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	api := httptest.NewServer(a.HTTP)
-	t.Cleanup(api.Close)
-	return &e2e{t: t, app: a, api: api, model: model}
+	return &e2e{t: t, app: a, api: newAPI(t, a), model: model}
+}
+
+// decide scripts the model's next decision: run tool with args.
+func (e *e2e) decide(tool, args string) {
+	e.model.Enqueue(llmtest.HTTPReply{Content: `{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`})
 }
 
 func (e *e2e) post(token, body string) (int, map[string]any) {

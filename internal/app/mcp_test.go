@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiterhq/arbiter/internal/config"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 )
 
@@ -58,20 +57,8 @@ tools:
           echo: {risk: read}
           get-sum: {risk: "write:full", confirm: always, title: "Публичная операция: сложить числа"}
 `, model.URL, entry)
-	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
-	a, err := Build(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	e := &e2e{t: t, app: a, api: newAPI(t, a), model: model}
-	decide := func(tool, args string) {
-		e.model.Enqueue(llmtest.HTTPReply{Content: `{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`})
-	}
+	e := newE2EWith(t, yaml, model, func(string) string { return "" })
+	a, decide := e.app, e.decide
 
 	// The universal action runs echo and returns its result.
 	decide("mcp", `{"server":"everything","tool":"echo","args":{"message":"hi"}}`)
@@ -174,20 +161,8 @@ tools:
         tools:
           trigger-*: {risk: read}
 `, model.URL, entry)
-	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
-	a, err := Build(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	e := &e2e{t: t, app: a, api: newAPI(t, a), model: model}
-	decide := func(tool, args string) {
-		e.model.Enqueue(llmtest.HTTPReply{Content: `{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`})
-	}
+	e := newE2EWith(t, yaml, model, func(string) string { return "" })
+	a, decide := e.app, e.decide
 	// answer waits for the open question and answers it with choice.
 	answer := func(choice string) map[string]any {
 		t.Helper()
