@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -92,13 +91,16 @@ func chatLoop(ctx context.Context, configPath string, opts app.Options, stdin io
 		fmt.Fprintln(stdout, "(no model provider is configured; /tasks and other commands still work)")
 	}
 	var buttons []chat.Button
-	scanner := bufio.NewScanner(stdin)
+	term := newTerminal(stdin, stdout)
+	defer term.close()
+	ctx = chat.WithLive(ctx, term)
 	for {
 		fmt.Fprint(stdout, "> ")
-		if !scanner.Scan() {
-			return scanner.Err()
+		line, ok := term.readLine()
+		if !ok {
+			return nil
 		}
-		line := strings.TrimSpace(scanner.Text())
+		line = strings.TrimSpace(line)
 		if line == "" {
 			return nil
 		}
