@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -73,12 +74,11 @@ func jsString(s string) string {
 	return string(raw)
 }
 
-// TestBrowser drives the app in headless Chromium, on a phone-sized
-// window, against a fake of the API: sign-in, a reply with chips, a chip,
-// a confirmation with Да, the typing indicator, a retry after 503, the
-// trace viewer, the list of turns with filters, server text with markup,
-// and a refused key.
-func TestBrowser(t *testing.T) {
+// startBrowser serves the app and a fake of the API with token as its one
+// key, and opens a headless Chromium tab on a phone-sized screen. All of
+// it is shut down when the test ends.
+func startBrowser(t *testing.T, token string) (*browser, *fakeAPI, *httptest.Server) {
+	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skip("browser test skipped: " + chromiumPath + " is not installed")
 	}
@@ -86,18 +86,17 @@ func TestBrowser(t *testing.T) {
 		t.Skip("browser test skipped in -short mode")
 	}
 
-	const token = "k-browser-test-0123456789"
 	api := newFakeAPI(token)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", api)
 	mux.Handle("/", Handler())
 	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	defer api.close() // runs first: nothing held keeps the server open
+	t.Cleanup(srv.Close)
+	t.Cleanup(api.close) // runs first: nothing held keeps the server open
 
 	// One bound for the whole run: when it passes, the browser is killed.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Flag("headless", true),
@@ -111,9 +110,9 @@ func TestBrowser(t *testing.T) {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(390, 844),
 	)
-	defer cancelAlloc() // waits for the browser to exit
+	t.Cleanup(cancelAlloc) // waits for the browser to exit
 	tabCtx, cancelTab := chromedp.NewContext(allocCtx)
-	defer cancelTab()
+	t.Cleanup(cancelTab)
 
 	b := &browser{t: t, ctx: tabCtx}
 	b.do("start the browser on a phone-sized screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
@@ -128,6 +127,42 @@ func TestBrowser(t *testing.T) {
 			b.mu.Unlock()
 		}
 	}()
+	return b, api, srv
+}
+
+// signIn opens the app and signs in with token.
+func (b *browser) signIn(url, token string) {
+	b.t.Helper()
+	b.do("open the app", chromedp.Navigate(url+"/"))
+	b.wait("the sign-in form, focused", `!document.getElementById('view-login').hidden && document.activeElement.id === 'login-key'`)
+	b.do("sign in with Enter", chromedp.SendKeys(chromedp.ID("login-key"), token+kb.Enter))
+	b.wait("the chat, with focus in the message box", `!document.getElementById('view-chat').hidden && document.activeElement.id === 'message-input'`)
+}
+
+// consoleClean fails the test for errors, exceptions and policy
+// violations the page logged, but for failed requests the test asked for.
+func (b *browser) consoleClean() {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range b.console {
+		if m.Source == "network" {
+			continue // the 401, 404 and 503 answers the test asked for
+		}
+		if m.IsException() || m.Type == chromedp.ConsoleError || strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "Trusted Type") {
+			b.t.Errorf("browser console: %s", m)
+		}
+	}
+}
+
+// TestBrowser drives the app in headless Chromium, on a phone-sized
+// window, against a fake of the API: sign-in, a reply with chips, a chip,
+// a confirmation with Да, the typing indicator, a retry after 503, the
+// trace viewer, the list of turns with filters, server text with markup,
+// and a refused key.
+func TestBrowser(t *testing.T) {
+	const token = "k-browser-test-0123456789"
+	b, api, srv := startBrowser(t, token)
 
 	// Sign in: a refused key stays on the form, the right one opens the chat.
 	b.do("open the app", chromedp.Navigate(srv.URL+"/"))
@@ -280,16 +315,7 @@ func TestBrowser(t *testing.T) {
 	b.wait("the sign-in form again", `!document.getElementById('view-login').hidden && document.getElementById('login-error').textContent.includes('did not accept') && document.activeElement.id === 'login-key'`)
 	b.check("the key is dropped", `sessionStorage.getItem('arbiter.webchat.key') === null`)
 
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, m := range b.console {
-		if m.Source == "network" {
-			continue // the 401, 404 and 503 answers the test asked for
-		}
-		if m.IsException() || m.Type == chromedp.ConsoleError || strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "Trusted Type") {
-			t.Errorf("browser console: %s", m)
-		}
-	}
+	b.consoleClean()
 
 	// Last, as the refusal is logged to the console.
 	var sink string
@@ -297,4 +323,159 @@ func TestBrowser(t *testing.T) {
 	if sink != "TypeError" {
 		t.Errorf("assigning a string to innerHTML: %s, want TypeError (Trusted Types)", sink)
 	}
+}
+
+// TestBrowserQuestions: while a message is in flight, what its turn asks
+// shows as a card in the conversation: a choice pressed, a form answered
+// field by field (a refused answer first, then one typed), a question that
+// times out, one that had closed before its answer came (404), and no
+// polling once the reply is in or after signing out.
+func TestBrowserQuestions(t *testing.T) {
+	const token = "k-browser-questions-0123"
+	b, api, srv := startBrowser(t, token)
+	b.signIn(srv.URL, token)
+	const cards = `Array.from(document.querySelectorAll('#messages .message.question'))`
+	const replies = `Array.from(document.querySelectorAll('#messages .message.assistant .text'), (e) => e.textContent)`
+
+	// A choice: the card, the button, the answer, the reply.
+	b.do("send ask", chromedp.SendKeys(chromedp.ID("message-input"), "ask"+kb.Enter))
+	b.wait("the question's card", cards+`.length === 1`)
+	b.wait("the card takes the focus", `document.activeElement === `+cards+`[0]`)
+	card := cardSelector(b, 0)
+	if got := b.texts("question text", card+" .text"); len(got) != 1 || got[0] != "The server «notes» asks to use the model: <b>summarize notes.txt</b> <script>window.__pwned=6</script>. Allow it?" {
+		t.Errorf("question text = %q", got)
+	}
+	if got := b.texts("question label", card+" .question-label"); len(got) != 1 || got[0] != "The assistant asks" {
+		t.Errorf("question label = %q", got)
+	}
+	if got := b.texts("choices", card+" button.choice"); strings.Join(got, "|") != "✅ Разрешить|✖️ Отклонить" {
+		t.Errorf("choices = %q", got)
+	}
+	b.check("the card is a group named by its label and text", `(() => {
+		const c = document.querySelector(`+jsString(card)+`);
+		const names = c.getAttribute('aria-labelledby').split(' ').map((id) => document.getElementById(id).textContent);
+		return c.getAttribute('role') === 'group' && names.join(' ') === 'The assistant asks ' + c.querySelector('.text').textContent;
+	})()`)
+	b.check("no answer box where text is not taken", `document.querySelector(`+jsString(card)+`).querySelector('input') === null`)
+	b.wait("the live status says the assistant waits", `document.getElementById('typing').textContent.includes('waiting for your answer')`)
+	b.do("allow", chromedp.Click(chromedp.CSS(card+` button.choice[data-value="accept"]`)))
+	b.wait("the reply", replies+`.includes("The server's request was answered: accept.")`)
+	b.check("the card shows the answer and is inert", `(() => {
+		const c = document.querySelector(`+jsString(card)+`);
+		return c.querySelector('.question-outcome').textContent === 'You answered: ✅ Разрешить' && c.querySelector('button, input') === null;
+	})()`)
+	b.check("the typing line is cleared", `document.getElementById('typing').textContent === ''`)
+	if got := api.answered(); len(got) != 1 || got[0].Answer.Choice != "accept" || got[0].Status != http.StatusOK {
+		t.Errorf("answers = %+v", got)
+	}
+	// Polls come about once a second, one at a time, and stop with the reply.
+	polls, most := api.pollStats()
+	if polls == 0 || most != 1 {
+		t.Errorf("%d polls, at most %d at once; want some, one at a time", polls, most)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if again, _ := api.pollStats(); again != polls {
+		t.Errorf("%d polls after the reply", again-polls)
+	}
+
+	// A form, field by field: a typed title the server refuses, the title
+	// typed again, then a priority chosen with the keyboard.
+	b.do("send form", chromedp.SendKeys(chromedp.ID("message-input"), "form"+kb.Enter))
+	b.wait("the title question", cards+`.length === 2`)
+	card = cardSelector(b, 1)
+	b.wait("the card takes the focus", `document.activeElement === document.querySelector(`+jsString(card)+`)`)
+	b.check("the answer box is labelled and has its own button", `(() => {
+		const c = document.querySelector(`+jsString(card)+`);
+		const input = c.querySelector('input');
+		return c.querySelector('label').htmlFor === input.id && c.querySelector('label').textContent === 'Or type your answer' &&
+			c.querySelector('button[type="submit"]').textContent === 'Send answer' && c.querySelectorAll('button.choice').length === 1;
+	})()`)
+	b.do("a title too long for the server (5000 bytes)",
+		chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector(`+jsString(card+" input")+`); i.value = 'я'.repeat(2500); i.dispatchEvent(new Event('input')); })()`),
+		chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	b.wait("the refusal", `document.querySelector(`+jsString(card+" .error")+`)?.textContent.includes('at most 4000 bytes')`)
+	b.check("the box is invalid, described by the error, focused and kept", `(() => {
+		const input = document.querySelector(`+jsString(card+" input")+`);
+		return input.getAttribute('aria-invalid') === 'true' && input.getAttribute('aria-describedby') === document.querySelector(`+jsString(card+" .error")+`).id &&
+			document.activeElement === input && input.value.length === 2500 && !input.disabled;
+	})()`)
+	b.do("type the title and press Enter",
+		chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector(`+jsString(card+" input")+`); i.value = ''; i.dispatchEvent(new Event('input')); })()`),
+		chromedp.SendKeys(chromedp.CSS(card+" input"), "Check the <i>signup</i> form"+kb.Enter))
+	b.wait("the title is answered", `document.querySelector(`+jsString(card+" .question-outcome")+`)?.textContent === 'You answered: Check the <i>signup</i> form'`)
+	b.wait("the priority question, with the focus", cards+`.length === 3 && document.activeElement === `+cards+`[2]`)
+	card = cardSelector(b, 2)
+	b.do("Tab to the first choice and press Enter", chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter))
+	b.wait("the form's reply", replies+`.includes('Task «Check the <i>signup</i> form», priority high.')`)
+	if got := b.texts("the priority card", card+" .question-outcome"); len(got) != 1 || got[0] != "You answered: High" {
+		t.Errorf("the priority card says %q", got)
+	}
+	got := api.answered()
+	if len(got) != 4 || got[1].Status != http.StatusBadRequest || got[2].Answer.Text != "Check the <i>signup</i> form" || got[2].Status != http.StatusOK || got[3].Answer.Choice != "high" {
+		t.Errorf("answers = %+v", got)
+	}
+
+	// A question whose wait runs out: the card says it has closed, and the
+	// turn goes on.
+	b.do("send expire", chromedp.SendKeys(chromedp.ID("message-input"), "expire"+kb.Enter))
+	b.wait("the question's card", cards+`.length === 4`)
+	card = cardSelector(b, 3)
+	api.expire()
+	b.wait("the card says it has closed", `document.querySelector(`+jsString(card+" .question-outcome.closed")+`)?.textContent.includes('has closed')`)
+	b.check("the closed card takes no answer", `document.querySelector(`+jsString(card)+`).querySelector('button, input') === null`)
+	if !api.proceed() {
+		t.Fatal("the expire turn was not waiting")
+	}
+	b.wait("the turn's reply", replies+`.filter((s) => s.startsWith('No answer came')).length === 1`)
+
+	// A question that closed before the page heard of it: the answer gets
+	// 404 and the card says the answer was not used.
+	b.do("send expire again", chromedp.SendKeys(chromedp.ID("message-input"), "expire"+kb.Enter))
+	b.wait("the question's card", cards+`.length === 5`)
+	card = cardSelector(b, 4)
+	api.holdPolls()
+	api.expire()
+	b.do("decline a closed question", chromedp.Click(chromedp.CSS(card+` button.choice[data-value="decline"]`)))
+	b.wait("the card says it had closed", `document.querySelector(`+jsString(card+" .question-outcome.closed")+`)?.textContent.includes('had already closed')`)
+	if got := api.answered(); got[len(got)-1].Status != http.StatusNotFound {
+		t.Errorf("the late answer got %d, want 404", got[len(got)-1].Status)
+	}
+	api.releasePolls()
+	if !api.proceed() {
+		t.Fatal("the expire turn was not waiting")
+	}
+	b.wait("the turn's reply", replies+`.filter((s) => s.startsWith('No answer came')).length === 2`)
+	b.check("no horizontal scrolling on a phone", `window.innerWidth === 390 && document.documentElement.scrollWidth <= 390`)
+
+	// A failed poll makes the next one wait longer; the question still
+	// comes. Then signing out stops the polling of a message in flight.
+	polls, _ = api.pollStats()
+	api.failPolls(1)
+	b.do("send ask", chromedp.SendKeys(chromedp.ID("message-input"), "ask"+kb.Enter))
+	b.wait("the question's card, after a failed poll", cards+`.length === 6`)
+	if at := api.pollTimesSince(polls); len(at) < 2 || at[1].Sub(at[0]) < 1800*time.Millisecond {
+		t.Errorf("polls after a failure came at %v, want the second at least 2 s after the first", at)
+	}
+	b.do("sign out", chromedp.Click(chromedp.ID("logout")))
+	b.wait("the sign-in form", `!document.getElementById('view-login').hidden`)
+	polls, most = api.pollStats()
+	time.Sleep(1500 * time.Millisecond)
+	if again, _ := api.pollStats(); again != polls {
+		t.Errorf("%d polls after signing out", again-polls)
+	}
+	if most != 1 {
+		t.Errorf("at most %d polls at once, want 1", most)
+	}
+
+	b.check("no injected elements", `document.querySelectorAll('main script, main b, main i, main img').length === 0`)
+	b.check("no injected script ran", `window.__pwned === undefined`)
+	b.consoleClean()
+}
+
+// cardSelector is a CSS selector for the i-th question card of the log.
+func cardSelector(b *browser, i int) string {
+	b.t.Helper()
+	var id string
+	b.eval("the id of question card "+strconv.Itoa(i), `document.querySelectorAll('#messages .message.question')[`+strconv.Itoa(i)+`].dataset.question`, &id)
+	return `#messages [data-question="` + id + `"]`
 }

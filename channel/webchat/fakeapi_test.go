@@ -1,8 +1,11 @@
 package webchat
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -10,8 +13,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/channel/httpapi"
+	"github.com/arbiterhq/arbiter/channel/internal/questions"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/store"
@@ -42,7 +47,14 @@ type turnListItem struct {
 //	button confirm:  the stored action executed
 //	"wait"           held until release is called
 //	"busy"           503 with Retry-After the first time a message_id comes
+//	"ask"            asks whether to allow a sampling request, replies with the choice
+//	"form"           asks for a title (typed) and then a priority (choices)
+//	"expire"         asks a question left to expire; replies after proceed
 //	anything else    an echo
+//
+// The questions are kept on the same board as the real API's, listed by
+// GET /v1/questions and answered by POST /v1/questions/{id} with its
+// status codes and JSON.
 type fakeAPI struct {
 	mu       sync.Mutex
 	token    string
@@ -58,7 +70,28 @@ type fakeAPI struct {
 	stop chan struct{} // closed by close: nothing waits any longer
 	once sync.Once
 	mux  *http.ServeMux
+
+	board     *questions.Board
+	expireAsk context.CancelFunc // ends the wait of the question being asked
+	next      chan struct{}      // proceed: an "expire" turn may reply
+	pollHold  chan struct{}      // while set, GET /v1/questions waits for it to close
+	polls     int                // GET /v1/questions answered
+	pollTimes []time.Time        // when each poll came
+	pollFails int                // so many polls to come fail with 503
+	pollsNow  int                // in flight
+	pollsMax  int                // the most ever in flight at once
+	answers   []fakeAnswer       // every POST /v1/questions/{id}
 }
+
+// fakeAnswer is one POST /v1/questions/{id} and the status it got.
+type fakeAnswer struct {
+	ID     string
+	Answer chat.Answer
+	Status int
+}
+
+// fakeOwner owns every question: the fake has one user.
+const fakeOwner = "acme\x00alice"
 
 func newFakeAPI(token string) *fakeAPI {
 	f := &fakeAPI{
@@ -68,11 +101,15 @@ func newFakeAPI(token string) *fakeAPI {
 		clock:    time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC),
 		gate:     make(chan struct{}),
 		stop:     make(chan struct{}),
+		next:     make(chan struct{}),
+		board:    questions.New(nil),
 	}
 	f.mux = http.NewServeMux()
 	f.mux.HandleFunc("POST /v1/messages", f.postMessage)
 	f.mux.HandleFunc("GET /v1/turns", f.listTurns)
 	f.mux.HandleFunc("GET /v1/turns/{id}", f.getTurn)
+	f.mux.HandleFunc("GET /v1/questions", f.listQuestions)
+	f.mux.HandleFunc("POST /v1/questions/{id}", f.answerQuestion)
 	f.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
@@ -179,11 +216,240 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	case req.Text == "busy":
 		out.Say = fmt.Sprintf("Processed once, on attempt %d.", attempt)
+	case req.Text == "ask":
+		a, ok := f.ask(r.Context(), chat.Question{
+			Text:    "The server «notes» asks to use the model: <b>summarize notes.txt</b> <script>window.__pwned=6</script>. Allow it?",
+			Choices: []chat.Button{{Label: "✅ Разрешить", Value: "accept"}, {Label: "✖️ Отклонить", Value: "decline"}},
+		})
+		if !ok {
+			return
+		}
+		out.Say = "The server's request was answered: " + a.Choice + "."
+	case req.Text == "form":
+		title, ok := f.ask(r.Context(), chat.Question{
+			Text:     "The server «tasks» asks for the task's title.",
+			Choices:  []chat.Button{{Label: "✖️ Отмена", Value: "cancel"}},
+			FreeText: true,
+		})
+		if !ok {
+			return
+		}
+		prio, ok := f.ask(r.Context(), chat.Question{
+			Text:    "The server «tasks» asks for the task's priority.",
+			Choices: []chat.Button{{Label: "High", Value: "high"}, {Label: "Low", Value: "low"}},
+		})
+		if !ok {
+			return
+		}
+		out.Say = fmt.Sprintf("Task «%s», priority %s.", title.Text, prio.Choice)
+	case req.Text == "expire":
+		a, ok := f.ask(r.Context(), chat.Question{
+			Text:    "The server «mail» asks to read your inbox. Allow it?",
+			Choices: []chat.Button{{Label: "✅ Разрешить", Value: "accept"}, {Label: "✖️ Отклонить", Value: "decline"}},
+		})
+		if ok {
+			out.Say = "Answered: " + a.Choice + "."
+			break
+		}
+		select {
+		case <-f.next:
+		case <-f.stop:
+			return
+		case <-r.Context().Done():
+			return
+		}
+		out.Say = "No answer came; the server's request was declined."
 	default:
 		out.Say = "You said: " + req.Text
 	}
 	out.TurnID = f.record(req, out.Say, executed, pending)
 	writeJSON(w, http.StatusOK, out)
+}
+
+// ask puts q on the board and waits for its answer, as a turn does. It
+// reports false when the question closed unanswered: expire was called,
+// the client went away or the fake is closing.
+func (f *fakeAPI) ask(ctx context.Context, q chat.Question) (chat.Answer, bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f.mu.Lock()
+	f.expireAsk = cancel
+	f.mu.Unlock()
+	go func() {
+		select {
+		case <-f.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	a, err := f.board.Ask(ctx, fakeOwner, q, func(string) error { return nil })
+	return a, err == nil
+}
+
+// expire closes the question being asked unanswered, as its timeout does.
+func (f *fakeAPI) expire() {
+	f.mu.Lock()
+	cancel := f.expireAsk
+	f.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// proceed lets an "expire" turn reply; false if none was waiting.
+func (f *fakeAPI) proceed() bool {
+	select {
+	case f.next <- struct{}{}:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}
+
+// holdPolls makes GET /v1/questions wait until releasePolls, so the page
+// cannot learn that a question has closed.
+func (f *fakeAPI) holdPolls() {
+	f.mu.Lock()
+	if f.pollHold == nil {
+		f.pollHold = make(chan struct{})
+	}
+	f.mu.Unlock()
+}
+
+func (f *fakeAPI) releasePolls() {
+	f.mu.Lock()
+	if f.pollHold != nil {
+		close(f.pollHold)
+		f.pollHold = nil
+	}
+	f.mu.Unlock()
+}
+
+// pollStats returns how many polls were answered and the most that were
+// ever in flight at once.
+func (f *fakeAPI) pollStats() (n, most int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.polls, f.pollsMax
+}
+
+// failPolls makes the next n polls fail with 503.
+func (f *fakeAPI) failPolls(n int) {
+	f.mu.Lock()
+	f.pollFails = n
+	f.mu.Unlock()
+}
+
+// pollTimesSince returns when the polls after the first n came.
+func (f *fakeAPI) pollTimesSince(n int) []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.pollTimes[n:])
+}
+
+func (f *fakeAPI) answered() []fakeAnswer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.answers)
+}
+
+func (f *fakeAPI) listQuestions(w http.ResponseWriter, r *http.Request) {
+	if !f.authorized(w, r) {
+		return
+	}
+	// The hold is looked at and the list taken under one lock, so once
+	// holdPolls returns no poll can see what happens next.
+	f.mu.Lock()
+	f.pollTimes = append(f.pollTimes, time.Now())
+	if f.pollFails > 0 {
+		f.pollFails--
+		f.polls++
+		f.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "try again later")
+		return
+	}
+	f.pollsNow++
+	f.pollsMax = max(f.pollsMax, f.pollsNow)
+	hold := f.pollHold
+	var open []questions.Open
+	if hold == nil {
+		open = f.board.List(fakeOwner)
+	}
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.pollsNow--
+		f.polls++
+		f.mu.Unlock()
+	}()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-f.stop:
+			return
+		case <-r.Context().Done():
+			return
+		}
+		open = f.board.List(fakeOwner)
+	}
+	if open == nil {
+		open = []questions.Open{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"questions": open})
+}
+
+func (f *fakeAPI) answerQuestion(w http.ResponseWriter, r *http.Request) {
+	if !f.authorized(w, r) {
+		return
+	}
+	id := r.PathValue("id")
+	a, err := decodeAnswer(http.MaxBytesReader(w, r.Body, httpapi.DefaultMaxBodyBytes))
+	status := http.StatusOK
+	switch {
+	case err != nil:
+		status = http.StatusBadRequest
+		writeError(w, status, "bad_request", err.Error())
+	default:
+		switch err := f.board.Answer(id, fakeOwner, a); {
+		case errors.Is(err, questions.ErrUnknown), errors.Is(err, questions.ErrNotYours):
+			status = http.StatusNotFound
+			writeError(w, status, "not_found", "no open question "+id)
+		case errors.Is(err, questions.ErrInvalid):
+			status = http.StatusBadRequest
+			writeError(w, status, "bad_request", "not an answer this question accepts: name one of its choices, or send text where it takes text")
+		case err != nil:
+			status = http.StatusInternalServerError
+			writeError(w, status, "internal", err.Error())
+		default:
+			writeJSON(w, status, map[string]bool{"answered": true})
+		}
+	}
+	f.mu.Lock()
+	f.answers = append(f.answers, fakeAnswer{ID: id, Answer: a, Status: status})
+	f.mu.Unlock()
+}
+
+// decodeAnswer reads {"choice": "..."} or {"text": "..."} as strictly as
+// the real API does.
+func decodeAnswer(body io.Reader) (chat.Answer, error) {
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	var a chat.Answer
+	if err := dec.Decode(&a); err != nil {
+		return a, fmt.Errorf("body must be a JSON object {\"choice\": ...} or {\"text\": ...}: %v", err)
+	}
+	if dec.More() {
+		return a, errors.New("body must hold one JSON object")
+	}
+	a.Text = strings.TrimSpace(a.Text)
+	switch {
+	case (a.Choice == "") == (a.Text == ""):
+		return a, errors.New("give exactly one of choice and text")
+	case !utf8.ValidString(a.Text) || len(a.Text) > 4000:
+		return a, fmt.Errorf("text must be valid UTF-8 of at most %d bytes", 4000)
+	}
+	return a, nil
 }
 
 // record journals a turn: a trace with every part the viewer shows, and

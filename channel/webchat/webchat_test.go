@@ -185,7 +185,7 @@ func TestAssets(t *testing.T) {
 	// Modules load each other by relative path, under the same version.
 	js := paths["app.js"]
 	dir := js[:strings.LastIndex(js, "/")+1]
-	for _, mod := range []string{"api.js", "chat.js", "dom.js", "session.js", "trace.js", "turns.js"} {
+	for _, mod := range []string{"api.js", "chat.js", "dom.js", "questions.js", "session.js", "trace.js", "turns.js"} {
 		resp := get(t, h, http.MethodGet, dir+mod, nil)
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/javascript; charset=utf-8" {
 			t.Errorf("GET %s: status %d, Content-Type %q", dir+mod, resp.StatusCode, resp.Header.Get("Content-Type"))

@@ -1,10 +1,13 @@
 // The chat view: the conversations of this tab, the message log and the
 // composer. A message goes to POST /v1/messages with an id made here, so a
 // retry after a 503 is the same message to the server and runs at most once.
+// While it is in flight, the questions its turn asks are polled and shown
+// as cards in its conversation (questions.js).
 
 import {call, ApiError} from './api.js';
 import {$, h, vh, pretty, setText, fmtClock, fmtTime, randomID, sleep} from './dom.js';
 import {loadConversations, saveConversations} from './session.js';
+import {watchQuestions, questionMessage, renderQuestion, isWaiting} from './questions.js';
 
 const maxRetryWait = 10; // seconds the one automatic retry may wait
 
@@ -12,6 +15,8 @@ let ctx; // {key(), unauthorized(message), route()}
 let data = {current: '', list: []};
 let loadedFor = '';
 let busy = false;
+let asking = null; // while a message is in flight: {conv, ids, stop}
+let typingShows = ''; // what the typing line says now
 let els;
 
 export function initChat(context) {
@@ -69,6 +74,10 @@ export function showChat() {
 
 // forget drops what was loaded, on sign-out.
 export function forgetChat() {
+  if (asking) {
+    asking.stop();
+    asking = null;
+  }
   data = {current: '', list: []};
   loadedFor = '';
   replaceLog([]);
@@ -85,6 +94,16 @@ function ensureLoaded() {
   if (loadedFor !== key) {
     data = loadConversations(key);
     loadedFor = key;
+    // No turn of this page waits on a question kept from before: the
+    // request that ran it is gone.
+    for (const c of data.list) {
+      for (const m of c.messages) {
+        if (m.role === 'question' && isWaiting(m)) {
+          m.state = 'closed';
+          m.closed = 'gone';
+        }
+      }
+    }
   }
 }
 
@@ -177,15 +196,20 @@ function append(conv, msg) {
   renderList();
 }
 
-// update re-renders one message in place (delivery state, used buttons).
+// update re-renders one message in place (delivery state, used buttons)
+// and returns the new element, if it is on screen.
 function update(conv, msg) {
   save();
-  if (conv.id !== data.current) return;
+  if (conv.id !== data.current) return null;
   const old = els.log.querySelector('[data-message="' + CSS.escape(msg.id) + '"]');
-  if (old) old.replaceWith(renderMessage(msg));
+  if (!old) return null;
+  const el = renderMessage(msg);
+  old.replaceWith(el);
+  return el;
 }
 
 function renderMessage(m) {
+  if (m.role === 'question') return renderQuestion(m, questionHandlers);
   if (m.role === 'user') {
     return h('div', {class: 'message user' + (m.failed ? ' failed' : ''), dataset: {message: m.id}},
       h('p', {class: 'meta'}, h('span', {class: 'who'}, 'You'), ' ', h('time', {datetime: new Date(m.at).toISOString()}, fmtClock(m.at))),
@@ -286,6 +310,7 @@ async function deliver(conv, msg, body) {
   busy = true;
   clearNotices();
   setBusy(true);
+  startAsking(conv);
   try {
     let reply;
     try {
@@ -332,6 +357,7 @@ async function deliver(conv, msg, body) {
     }
     return false;
   } finally {
+    stopAsking();
     busy = false;
     setBusy(false);
   }
@@ -340,15 +366,178 @@ async function deliver(conv, msg, body) {
 function setBusy(on) {
   els.send.disabled = on;
   els.form.setAttribute('aria-busy', on ? 'true' : 'false');
-  if (on) {
+  showTyping();
+}
+
+// showTyping says what the assistant is doing while a message is in
+// flight: typing, or waiting for the answer to a question. The line is a
+// live region, so it is rewritten only when its text changes.
+function showTyping() {
+  let says = '';
+  if (busy) {
+    const waiting = asking && asking.conv.messages.find((m) => m.role === 'question' && asking.ids.has(m.qid) && isWaiting(m));
+    if (!waiting) {
+      says = 'typing';
+    } else if (asking.conv.id === data.current) {
+      says = 'The assistant is waiting for your answer to its question.';
+    } else {
+      says = 'The assistant is waiting for your answer to its question in “' + conversationTitle(asking.conv) + '”.';
+    }
+  }
+  if (says === typingShows) return;
+  typingShows = says;
+  if (says === 'typing') {
     els.typing.replaceChildren(
       h('span', {class: 'dots', 'aria-hidden': 'true'}, h('span'), h('span'), h('span')),
       ' Assistant is typing…');
-    els.typing.classList.add('active');
   } else {
-    els.typing.replaceChildren();
-    els.typing.classList.remove('active');
+    setText(els.typing, says);
   }
+  els.typing.classList.toggle('active', says !== '');
+}
+
+// startAsking polls the questions of the turn that conv's message runs.
+function startAsking(conv) {
+  stopAsking();
+  const ids = new Set();
+  const stop = watchQuestions(ctx.key,
+    (list) => showQuestions(conv, ids, list),
+    () => ctx.unauthorized('The server did not accept the API key. Sign in again.'));
+  asking = {conv, ids, stop};
+}
+
+// stopAsking ends the polling when the reply has come: the turn is over,
+// so what it asked and was not answered has closed.
+function stopAsking() {
+  if (!asking) return;
+  const {conv, ids, stop} = asking;
+  asking = null;
+  stop();
+  for (const id of ids) {
+    const m = findQuestion(conv, id);
+    if (m && m.state === 'open') closeQuestion(conv, m, 'gone');
+  }
+}
+
+function findQuestion(conv, qid) {
+  return conv.messages.find((m) => m.role === 'question' && m.qid === qid);
+}
+
+function conversationOf(m) {
+  return data.list.find((c) => c.messages.includes(m));
+}
+
+// showQuestions takes one poll's list: a new question gets a card, and a
+// card whose question left the list unanswered (its wait ran out, or it
+// was answered elsewhere) shows it has closed.
+function showQuestions(conv, ids, list) {
+  if (!asking || asking.ids !== ids) return;
+  const listed = new Set();
+  let first = null;
+  for (const q of list) {
+    listed.add(q.id);
+    if (ids.has(q.id)) continue;
+    ids.add(q.id);
+    if (findQuestion(conv, q.id)) continue;
+    const m = questionMessage(q);
+    append(conv, m);
+    first = first || m;
+  }
+  for (const id of ids) {
+    const m = findQuestion(conv, id);
+    if (m && m.state === 'open' && !listed.has(id)) closeQuestion(conv, m, 'gone');
+  }
+  showTyping();
+  if (first && conv.id === data.current && focusIsFree()) {
+    const card = els.log.querySelector('[data-message="' + CSS.escape(first.id) + '"]');
+    // The card, not its first button: a key pressed for something else
+    // must not answer the question.
+    if (card) card.focus();
+  }
+}
+
+// focusIsFree tells whether a new question may take the focus: nobody is
+// typing a message, and focus is not in a question still open.
+function focusIsFree() {
+  const a = document.activeElement;
+  if (!a || a === document.body || a === els.send || a === els.log) return true;
+  if (a === els.input) return els.input.value.trim() === '';
+  const card = a.closest && a.closest('.message.question');
+  return Boolean(card && !card.querySelector('button:not(:disabled), input:not(:disabled)'));
+}
+
+function closeQuestion(conv, m, how) {
+  m.state = 'closed';
+  m.closed = how;
+  m.error = '';
+  redrawQuestion(conv, m);
+}
+
+// redrawQuestion re-renders a card; focus that was in it stays in it: on
+// the answer box when the typed answer needs fixing, else on the card.
+function redrawQuestion(conv, m) {
+  const old = els.log.querySelector('[data-message="' + CSS.escape(m.id) + '"]');
+  const hadFocus = Boolean(old && old.contains(document.activeElement));
+  const el = update(conv, m);
+  if (!el || !hadFocus) return;
+  const input = m.state === 'open' && m.errorOn === 'text' ? el.querySelector('input') : null;
+  el.scrollIntoView({block: 'nearest'}); // the whole card, with its error or outcome
+  (input || el).focus({preventScroll: true});
+}
+
+const questionHandlers = {
+  choose: (m, choice) => answerQuestion(m, {choice: choice.value}, choice.label),
+  type: (m, text) => {
+    m.draft = text;
+    answerQuestion(m, {text}, text.trim());
+  },
+  draft: (m, text) => {
+    m.draft = text;
+  },
+};
+
+// answerQuestion posts an answer: 200 shows it, 404 says the question had
+// closed, 400 and failures to reach the server leave it answerable.
+async function answerQuestion(m, payload, shown) {
+  const conv = conversationOf(m);
+  if (!conv || m.state !== 'open') return;
+  if (payload.text !== undefined && payload.text.trim() === '') {
+    m.error = 'Type an answer first.';
+    m.errorOn = 'text';
+    redrawQuestion(conv, m);
+    return;
+  }
+  m.state = 'sending';
+  m.error = '';
+  m.errorOn = '';
+  redrawQuestion(conv, m);
+  showTyping();
+  try {
+    await call(ctx.key(), 'POST', '/v1/questions/' + encodeURIComponent(m.qid), payload);
+    m.state = 'answered';
+    m.answer = shown;
+    m.draft = '';
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) {
+      ctx.unauthorized('The server did not accept the API key. Sign in again.');
+      return;
+    }
+    if (e instanceof ApiError && e.status === 404) {
+      m.state = 'closed';
+      m.closed = 'late';
+    } else if (!asking || !asking.ids.has(m.qid)) {
+      m.state = 'closed'; // the turn is over while the answer failed
+      m.closed = 'gone';
+    } else {
+      m.state = 'open';
+      m.errorOn = payload.text !== undefined ? 'text' : 'choice';
+      m.error = e instanceof ApiError && e.status === 400
+        ? 'The answer was refused: ' + e.message
+        : 'The answer could not be sent: ' + e.message + (e.status ? ' (HTTP ' + e.status + ')' : '');
+    }
+  }
+  redrawQuestion(conv, m);
+  showTyping();
 }
 
 // showError states what went wrong; with a message to resend it offers to
