@@ -1,8 +1,10 @@
 // Package webchat is the browser channel: a small single-page app, plain
 // HTML, CSS and JavaScript embedded in the binary, that talks to the HTTP
 // API of package httpapi from the browser. It has a chat (log in with an API
-// key, conversations, reply buttons as chips, confirmations with Да/Нет, a
-// link from every reply to its trace) and a trace viewer (/turns, a list of
+// key, conversations, reply buttons as chips, confirmations with Да/Нет,
+// cards for what a running turn asks — polled from GET /v1/questions while
+// a message waits for its reply —, a link from every reply to its trace)
+// and a trace viewer (/turns, a list of
 // turns; /turns/{id}, one turn's pipeline, model calls and decision).
 //
 // The handler serves only the app's pages and assets; every other path gets
