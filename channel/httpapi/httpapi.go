@@ -126,7 +126,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		Evidence:  req.Evidence,
 		Channel:   "http",
 	}
-	live := httpLive{board: s.questions, owner: questionOwner(id)}
+	live := httpLive{board: s.questions, owner: questionOwner(id), conversation: req.ConversationID}
 	out, err := s.cfg.Handler.HandleTurn(chat.WithLive(r.Context(), live), in)
 	if err != nil {
 		// No reply was possible (lock wait, store down); nothing was

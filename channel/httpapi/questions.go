@@ -21,14 +21,15 @@ const maxAnswerText = 4000
 // listed by GET /v1/questions and answered by POST /v1/questions/{id},
 // which the client calls while its message request is still open.
 type httpLive struct {
-	board *questions.Board
-	owner string
+	board        *questions.Board
+	owner        string
+	conversation string
 }
 
 func (l httpLive) Progress(chat.Progress) {}
 
 func (l httpLive) Ask(ctx context.Context, q chat.Question) (chat.Answer, error) {
-	return l.board.Ask(ctx, l.owner, q, func(string) error { return nil })
+	return l.board.Ask(ctx, l.owner, l.conversation, q, func(string) error { return nil })
 }
 
 // questionOwner: a question belongs to the user, across the user's keys
@@ -45,9 +46,12 @@ func (s *Server) listQuestions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
 		return
 	}
-	open := s.questions.List(questionOwner(id))
-	if open == nil {
-		open = []questions.Open{}
+	conv := r.URL.Query().Get("conversation_id")
+	open := []questions.Open{}
+	for _, o := range s.questions.List(questionOwner(id)) {
+		if conv == "" || o.Conversation == conv {
+			open = append(open, o)
+		}
 	}
 	writeJSON(w, http.StatusOK, questionList{Questions: open})
 }

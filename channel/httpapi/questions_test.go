@@ -60,6 +60,13 @@ func TestQuestionsWhileATurnWaits(t *testing.T) {
 	if _, body := do(t, http.MethodGet, srv.URL+"/v1/questions", "k-bob-12345", ""); len(body["questions"].([]any)) != 0 {
 		t.Errorf("another user sees the question: %v", body)
 	}
+	if _, body := do(t, http.MethodGet, srv.URL+"/v1/questions?conversation_id=c2", "k-alice-123", ""); len(body["questions"].([]any)) != 0 {
+		t.Errorf("another conversation's list shows the question: %v", body)
+	}
+	if _, body := do(t, http.MethodGet, srv.URL+"/v1/questions?conversation_id=c1", "k-alice-123", ""); len(body["questions"].([]any)) != 1 ||
+		body["questions"].([]any)[0].(map[string]any)["conversation_id"] != "c1" {
+		t.Errorf("the conversation's list = %v", body)
+	}
 	for _, tc := range []struct {
 		token, body string
 		status      int

@@ -140,7 +140,7 @@ func (l *liveChat) close() {
 // press (or, where the question takes text, the user's next message).
 func (l *liveChat) Ask(ctx context.Context, q chat.Question) (chat.Answer, error) {
 	var msgID int64
-	a, err := l.c.questions.Ask(ctx, questionOwner(l.chatID, l.userID), q, func(id string) error {
+	a, err := l.c.questions.Ask(ctx, questionOwner(l.chatID, l.userID), "", q, func(id string) error {
 		buttons := make([]chat.Button, 0, len(q.Choices))
 		for i, ch := range q.Choices {
 			buttons = append(buttons, chat.Button{Label: ch.Label, Value: questionPrefix + id + ":" + strconv.Itoa(i)})

@@ -217,7 +217,7 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 	case req.Text == "busy":
 		out.Say = fmt.Sprintf("Processed once, on attempt %d.", attempt)
 	case req.Text == "ask":
-		a, ok := f.ask(r.Context(), chat.Question{
+		a, ok := f.ask(r.Context(), req.ConversationID, chat.Question{
 			Text:    "The server «notes» asks to use the model: <b>summarize notes.txt</b> <script>window.__pwned=6</script>. Allow it?",
 			Choices: []chat.Button{{Label: "✅ Разрешить", Value: "accept"}, {Label: "✖️ Отклонить", Value: "decline"}},
 		})
@@ -226,7 +226,7 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Say = "The server's request was answered: " + a.Choice + "."
 	case req.Text == "form":
-		title, ok := f.ask(r.Context(), chat.Question{
+		title, ok := f.ask(r.Context(), req.ConversationID, chat.Question{
 			Text:     "The server «tasks» asks for the task's title.",
 			Choices:  []chat.Button{{Label: "✖️ Отмена", Value: "cancel"}},
 			FreeText: true,
@@ -234,7 +234,7 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		prio, ok := f.ask(r.Context(), chat.Question{
+		prio, ok := f.ask(r.Context(), req.ConversationID, chat.Question{
 			Text:    "The server «tasks» asks for the task's priority.",
 			Choices: []chat.Button{{Label: "High", Value: "high"}, {Label: "Low", Value: "low"}},
 		})
@@ -243,7 +243,7 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Say = fmt.Sprintf("Task «%s», priority %s.", title.Text, prio.Choice)
 	case req.Text == "expire":
-		a, ok := f.ask(r.Context(), chat.Question{
+		a, ok := f.ask(r.Context(), req.ConversationID, chat.Question{
 			Text:    "The server «mail» asks to read your inbox. Allow it?",
 			Choices: []chat.Button{{Label: "✅ Разрешить", Value: "accept"}, {Label: "✖️ Отклонить", Value: "decline"}},
 		})
@@ -269,7 +269,7 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 // ask puts q on the board and waits for its answer, as a turn does. It
 // reports false when the question closed unanswered: expire was called,
 // the client went away or the fake is closing.
-func (f *fakeAPI) ask(ctx context.Context, q chat.Question) (chat.Answer, bool) {
+func (f *fakeAPI) ask(ctx context.Context, conversation string, q chat.Question) (chat.Answer, bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f.mu.Lock()
@@ -282,7 +282,7 @@ func (f *fakeAPI) ask(ctx context.Context, q chat.Question) (chat.Answer, bool) 
 		case <-ctx.Done():
 		}
 	}()
-	a, err := f.board.Ask(ctx, fakeOwner, q, func(string) error { return nil })
+	a, err := f.board.Ask(ctx, fakeOwner, conversation, q, func(string) error { return nil })
 	return a, err == nil
 }
 
@@ -393,10 +393,21 @@ func (f *fakeAPI) listQuestions(w http.ResponseWriter, r *http.Request) {
 		}
 		open = f.board.List(fakeOwner)
 	}
-	if open == nil {
-		open = []questions.Open{}
+	// As the real API: a conversation_id lists that conversation's only.
+	// The page always names its conversation, so a poll without one is
+	// refused here to catch a page that forgot.
+	conv := r.URL.Query().Get("conversation_id")
+	if conv == "" {
+		writeError(w, http.StatusBadRequest, "bad_request", "the page must name its conversation")
+		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"questions": open})
+	shown := []questions.Open{}
+	for _, o := range open {
+		if o.Conversation == conv {
+			shown = append(shown, o)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"questions": shown})
 }
 
 func (f *fakeAPI) answerQuestion(w http.ResponseWriter, r *http.Request) {

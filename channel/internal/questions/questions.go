@@ -41,9 +41,12 @@ var ErrTooMany = errors.New("too many open questions")
 
 // Open is an open question as a channel shows it.
 type Open struct {
-	ID       string        `json:"id"`
-	Question chat.Question `json:"question"`
-	AskedAt  time.Time     `json:"asked_at"`
+	ID string `json:"id"`
+	// Conversation is the channel's conversation the asking turn runs in,
+	// when the channel tells.
+	Conversation string        `json:"conversation_id,omitempty"`
+	Question     chat.Question `json:"question"`
+	AskedAt      time.Time     `json:"asked_at"`
 }
 
 type entry struct {
@@ -68,11 +71,11 @@ func New(now func() time.Time) *Board {
 	return &Board{open: map[string]*entry{}, now: now}
 }
 
-// Ask opens q for owner, calls show with its id to present it, and waits
-// for the answer until ctx ends. The question is closed when Ask returns,
-// however it ends.
-func (b *Board) Ask(ctx context.Context, owner string, q chat.Question, show func(id string) error) (chat.Answer, error) {
-	e := &entry{Open: Open{ID: newID(), Question: q, AskedAt: b.now()}, owner: owner, answer: make(chan chat.Answer, 1)}
+// Ask opens q for owner in conversation (may be empty), calls show with
+// its id to present it, and waits for the answer until ctx ends. The
+// question is closed when Ask returns, however it ends.
+func (b *Board) Ask(ctx context.Context, owner, conversation string, q chat.Question, show func(id string) error) (chat.Answer, error) {
+	e := &entry{Open: Open{ID: newID(), Conversation: conversation, Question: q, AskedAt: b.now()}, owner: owner, answer: make(chan chat.Answer, 1)}
 	b.mu.Lock()
 	n := 0
 	for _, o := range b.open {

@@ -19,7 +19,7 @@ func ask(t *testing.T, b *Board, ctx context.Context, owner string, q chat.Quest
 	done := make(chan error, 1)
 	var got chat.Answer
 	go func() {
-		a, err := b.Ask(ctx, owner, q, func(id string) error { shown <- id; return nil })
+		a, err := b.Ask(ctx, owner, "", q, func(id string) error { shown <- id; return nil })
 		got = a
 		done <- err
 	}()
@@ -101,7 +101,7 @@ func TestOpenQuestionsAreBounded(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); <-done }()
 	}
-	if _, err := b.Ask(ctx, "c:1", yesNo, func(string) error { t.Error("shown past the bound"); return nil }); !errors.Is(err, ErrTooMany) {
+	if _, err := b.Ask(ctx, "c:1", "", yesNo, func(string) error { t.Error("shown past the bound"); return nil }); !errors.Is(err, ErrTooMany) {
 		t.Errorf("Ask past the bound = %v", err)
 	}
 	cancel()

@@ -400,7 +400,7 @@ function showTyping() {
 function startAsking(conv) {
   stopAsking();
   const ids = new Set();
-  const stop = watchQuestions(ctx.key,
+  const stop = watchQuestions(ctx.key, conv.id,
     (list) => showQuestions(conv, ids, list),
     () => ctx.unauthorized('The server did not accept the API key. Sign in again.'));
   asking = {conv, ids, stop};

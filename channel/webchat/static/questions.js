@@ -32,13 +32,14 @@ export function parseQuestions(res) {
   return out;
 }
 
-// watchQuestions polls the open questions until the returned function is
-// called. There is never more than one poll in flight, even when a new
-// message starts while the last one's poll is still out: the next poll is
-// timed from the end of the last. onList gets each list. A 401 ends the
-// polling and calls unauthorized; a server without the endpoint ends it
-// quietly; any other failure makes the polls back off, up to maxBackoff.
-export function watchQuestions(key, onList, unauthorized) {
+// watchQuestions polls the open questions of conversationID until the
+// returned function is called. There is never more than one poll in
+// flight, even when a new message starts while the last one's poll is
+// still out: the next poll is timed from the end of the last. onList
+// gets each list. A 401 ends the polling and calls unauthorized; a server
+// without the endpoint ends it quietly; any other failure makes the polls
+// back off, up to maxBackoff.
+export function watchQuestions(key, conversationID, onList, unauthorized) {
   let stopped = false;
   let timer = 0;
   let wait = pollEvery;
@@ -50,7 +51,7 @@ export function watchQuestions(key, onList, unauthorized) {
     while (inFlight) await inFlight;
     const k = key();
     if (stopped || !k) return;
-    const req = call(k, 'GET', '/v1/questions');
+    const req = call(k, 'GET', '/v1/questions?conversation_id=' + encodeURIComponent(conversationID));
     const done = req.then(() => {}, () => {}).then(() => {
       if (inFlight === done) inFlight = null;
     });
