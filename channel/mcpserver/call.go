@@ -69,6 +69,7 @@ type parked struct {
 // call runs one tools/call as a turn of its own conversation, so parallel
 // calls of one client never drop each other's pending confirmation.
 func (s *Server) call(ctx context.Context, name string, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	ctx = s.withLive(ctx, req)
 	if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
 		return s.resume(ctx, name, req.Params)
 	}

@@ -7,7 +7,8 @@
 // schema, rights, confirmation — and is journaled like any turn. When the
 // engine asks for confirmation, the human is asked through the client's
 // elicitation with the text the server rendered from the stored action; a
-// client that cannot ask gets a refusal and nothing runs. Annotations are
+// client that cannot ask gets a refusal and nothing runs. A running tool's
+// progress and questions reach the client as chat.Live. Annotations are
 // advisory for clients; the guards stay in the engine.
 package mcpserver
 
@@ -136,13 +137,23 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // Run serves one session on t until the client leaves or ctx ends, then
 // cancels the actions still waiting for an answer.
+// The end of ctx is a normal stop, not an error.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	defer s.Close()
-	err := s.mcp.Run(ctx, t)
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		ss.Close()
+		<-done
 		return nil
 	}
-	return err
 }
 
 // Close cancels every action still waiting for the human's answer, so none

@@ -44,10 +44,11 @@ func (f *fake) Catalog(id chat.Identity) []tool.Spec {
 		{Name: "fail", Risk: tool.RiskRead, InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "boom", Risk: tool.RiskRead, InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "odd", Risk: tool.RiskRead, InputSchema: json.RawMessage(`{"type":"string"}`)},
+		{Name: "ask", Risk: tool.RiskRead, InputSchema: json.RawMessage(`{"type":"object"}`)},
 	}
 }
 
-func (f *fake) HandleTurn(_ context.Context, in chat.Inbound) (chat.Outbound, error) {
+func (f *fake) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ins = append(f.ins, in)
@@ -71,6 +72,18 @@ func (f *fake) HandleTurn(_ context.Context, in chat.Inbound) (chat.Outbound, er
 			Buttons: []chat.Button{{Label: "Yes", Value: "confirm:" + id}, {Label: "No", Value: "cancel:" + id}}}, nil
 	case "boom":
 		return chat.Outbound{}, errors.New("store unavailable")
+	case "ask":
+		// A tool that reports progress and asks the user mid-call.
+		l := chat.LiveFrom(ctx)
+		if l == nil {
+			return chat.Outbound{Say: "no live"}, nil
+		}
+		l.Progress(chat.Progress{Step: "Ask", Done: 1, Total: 2, Message: "half way"})
+		a, err := l.Ask(ctx, chat.Question{Text: "Which colour?", Choices: []chat.Button{{Label: "Red", Value: "r"}, {Label: "Blue", Value: "b"}}})
+		if err != nil {
+			return chat.Outbound{Say: "No answer.", Executed: []chat.Execution{{Tool: "ask", Status: "error", Error: err.Error()}}}, nil
+		}
+		return chat.Outbound{Say: "Got it.", Executed: []chat.Execution{{Tool: "ask", Status: "ok", Result: json.RawMessage(`{"choice":"` + a.Choice + `"}`)}}}, nil
 	}
 	return chat.Outbound{Say: "This action is not available."}, nil
 }
@@ -167,8 +180,8 @@ func TestToolsListed(t *testing.T) {
 	for _, tl := range res.Tools {
 		tools[tl.Name] = tl
 	}
-	if len(tools) != 5 || tools["odd"] != nil {
-		t.Fatalf("tools %v; want the five with object schemas", keys(tools))
+	if len(tools) != 6 || tools["odd"] != nil {
+		t.Fatalf("tools %v; want the six with object schemas", keys(tools))
 	}
 	list, note, pay := tools["list"], tools["note"], tools["pay"]
 	if list.Title != "List" || list.Description != "List things." {
@@ -484,5 +497,53 @@ func TestNewChecksConfig(t *testing.T) {
 	}
 	if _, err := New(Config{Handler: &fake{}}); err == nil {
 		t.Error("empty identity accepted")
+	}
+}
+
+// TestLive: a running tool's progress reaches the client, and its question
+// reaches the user when the client can be asked during a call.
+func TestLive(t *testing.T) {
+	answer := func(choice string) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Message != "Which colour?" {
+				return nil, fmt.Errorf("asked %q", req.Params.Message)
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"choice": choice}}, nil
+		}
+	}
+	progress := make(chan *mcp.ProgressNotificationParams, 4)
+	onProgress := func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress <- req.Params }
+	call := func(s *setup) *mcp.CallToolResult {
+		t.Helper()
+		p := &mcp.CallToolParams{Name: "ask"}
+		p.SetProgressToken("tok-1")
+		res, err := s.client.CallTool(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	s := connect(t, &mcp.ClientOptions{ElicitationHandler: answer("b"), ProgressNotificationHandler: onProgress}, "2025-11-25", 0)
+	res := call(s)
+	if res.IsError || !reflect.DeepEqual(status(t, res)["result"], map[string]any{"choice": "b"}) {
+		t.Errorf("answered: %q %v", text(res), res.StructuredContent)
+	}
+	select {
+	case p := <-progress:
+		if p.ProgressToken != "tok-1" || p.Progress != 1 || p.Total != 2 || p.Message != "Ask: half way" {
+			t.Errorf("progress %+v", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no progress notification")
+	}
+
+	s = connect(t, &mcp.ClientOptions{ElicitationHandler: answer("green")}, "2025-11-25", 0)
+	if res := call(s); !res.IsError {
+		t.Errorf("a choice not offered: %v", res.StructuredContent)
+	}
+	s = connect(t, &mcp.ClientOptions{ElicitationHandler: answer("b")}, "", 0)
+	if res := call(s); !res.IsError || status(t, res)["error"] != chat.ErrNoLive.Error() {
+		t.Errorf("latest protocol: %v", res.StructuredContent)
 	}
 }

@@ -1,0 +1,94 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/arbiterhq/arbiter/chat"
+)
+
+// progressTimeout bounds one progress notification: updates must never
+// hold up the tool that reports them.
+const progressTimeout = time.Second
+
+var errNoAnswer = errors.New("the user gave no answer")
+
+// live is the chat.Live of one tools/call: a running tool's progress goes to
+// the client when the call carries a progress token, and its questions go
+// to the user through elicitation when the client can be asked during a
+// call. From protocol 2026-07-28 on it cannot: input is requested only by
+// a call's result, and a turn in progress has none to give.
+type live struct {
+	session *mcp.ServerSession
+	token   any
+	canAsk  bool
+	timeout time.Duration
+}
+
+func (s *Server) withLive(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	return chat.WithLive(ctx, &live{
+		session: req.Session,
+		token:   req.Params.GetProgressToken(),
+		canAsk:  req.ProtocolVersion() < mrtrVersion && canElicit(req.ClientCapabilities()),
+		timeout: s.cfg.ConfirmTimeout,
+	})
+}
+
+func (l *live) Progress(p chat.Progress) {
+	if l.token == nil || l.session == nil {
+		return
+	}
+	msg := p.Message
+	if p.Step != "" && msg != "" {
+		msg = p.Step + ": " + msg
+	} else if msg == "" {
+		msg = p.Step
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), progressTimeout)
+	defer cancel()
+	_ = l.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: l.token, Progress: p.Done, Total: p.Total, Message: msg})
+}
+
+// Ask shows the question as a form: its choices as a titled enum, a text
+// field when typed answers count. Only an offered choice is an answer.
+func (l *live) Ask(ctx context.Context, q chat.Question) (chat.Answer, error) {
+	if !l.canAsk || l.session == nil {
+		return chat.Answer{}, chat.ErrNoLive
+	}
+	props := map[string]any{}
+	if len(q.Choices) > 0 {
+		options := make([]map[string]any, len(q.Choices))
+		for i, c := range q.Choices {
+			options[i] = map[string]any{"const": c.Value, "title": c.Label}
+		}
+		props["choice"] = map[string]any{"type": "string", "title": "Answer", "oneOf": options}
+	}
+	if q.FreeText || len(q.Choices) == 0 {
+		props["text"] = map[string]any{"type": "string", "title": "Your answer"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	res, err := l.session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: q.Text,
+		RequestedSchema: map[string]any{"type": "object", "properties": props}})
+	if err != nil {
+		return chat.Answer{}, err
+	}
+	if res.Action != "accept" {
+		return chat.Answer{}, errNoAnswer
+	}
+	if choice, _ := res.Content["choice"].(string); choice != "" {
+		for _, c := range q.Choices {
+			if c.Value == choice {
+				return chat.Answer{Choice: choice}, nil
+			}
+		}
+		return chat.Answer{}, errNoAnswer
+	}
+	if text, _ := res.Content["text"].(string); text != "" && (q.FreeText || len(q.Choices) == 0) {
+		return chat.Answer{Text: text}, nil
+	}
+	return chat.Answer{}, errNoAnswer
+}
