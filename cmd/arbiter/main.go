@@ -2,11 +2,16 @@
 //
 //	arbiter serve [-config FILE]         HTTP API on the configured address
 //	arbiter chat [-config FILE]          a terminal chat against the same engine
+//	arbiter mcp [-config FILE]           the tools as an MCP server on stdio
 //	arbiter check-config -config FILE    validate a configuration and exit
 //
 // With no -config, serve and chat start a local setup: 127.0.0.1:8080, the
 // store in ./data, the embedded task board, one tenant and user, and a local
 // API key printed at start. The model comes from the environment.
+//
+// mcp acts as the user of the API key in ARBITER_KEY (the local key in the
+// local setup); with -listen it serves streamable HTTP instead, each request
+// authenticated by its bearer key.
 package main
 
 import (
@@ -19,6 +24,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/arbiterhq/arbiter/channel/mcpserver"
 	"github.com/arbiterhq/arbiter/internal/app"
 	"github.com/arbiterhq/arbiter/internal/config"
 )
@@ -26,6 +32,9 @@ import (
 const usage = `usage:
   arbiter serve [-config FILE] [-record DIR | -replay DIR]   run the HTTP API
   arbiter chat [-config FILE] [-record DIR | -replay DIR]    chat in the terminal
+  arbiter mcp [-config FILE] [-listen ADDR] [-confirm-timeout D]
+                                       the tools as an MCP server (stdio; ARBITER_KEY
+                                       names the user), or streamable HTTP on ADDR/mcp
   arbiter check-config -config FILE    validate a configuration
 
 Without -config, a local setup is used (see README).`
@@ -50,6 +59,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fs.StringVar(&opts.Record, "record", "", "write every provider exchange as cassettes into this directory")
 		fs.StringVar(&opts.Replay, "replay", "", "answer provider calls from the cassettes in this directory, with no network")
 	}
+	var mcpOpts mcpOptions
+	if cmd == "mcp" {
+		fs.StringVar(&mcpOpts.listen, "listen", "", "serve streamable HTTP on this address (at /mcp) instead of stdio")
+		fs.DurationVar(&mcpOpts.confirmTimeout, "confirm-timeout", mcpserver.DefaultConfirmTimeout, "how long to wait for the user's confirmation before cancelling")
+	}
 	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
@@ -63,6 +77,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = serve(ctx, *configPath, opts, stdout, stderr)
 	case "chat":
 		err = chatLoop(ctx, *configPath, opts, stdin, stdout, stderr)
+	case "mcp":
+		err = mcpCommand(ctx, *configPath, mcpOpts, os.Getenv, stdin, stdout, stderr)
 	case "check-config":
 		if *configPath == "" {
 			fmt.Fprintln(stderr, "check-config needs -config FILE")
