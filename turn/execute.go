@@ -93,9 +93,11 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 // call invokes the tool under its timeout and caps the result size. A
 // timeout is an error, never "not found".
 func (e *Engine) call(ctx context.Context, s *state, entry *tool.Entry, spec tool.Spec, args []byte, idemKey string) tool.Result {
-	cctx, cancel := context.WithTimeout(e.liveFor(ctx, s, spec.Title), spec.Timeout)
+	lctx, endLive := e.liveFor(ctx, s, spec.Title)
+	cctx, cancel := context.WithTimeout(lctx, spec.Timeout)
 	defer cancel()
 	res, err := entry.Tool.Call(cctx, tool.Call{Caller: callerOf(s), Args: args, IdempotencyKey: idemKey, Now: s.now})
+	endLive()
 	switch {
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
 		res = tool.Result{Status: tool.StatusError, Error: fmt.Sprintf("timed out after %s", spec.Timeout)}

@@ -28,13 +28,21 @@ type toolLive struct {
 	inner chat.Live // nil when the channel offers none
 	trace *Trace
 	step  string
+	ended bool // under trace.mu: the call returned; nothing more is passed on
 }
 
 // liveFor is the context of a tool call: the channel's Live as the tool
-// sees it, and the turn's model for tools that need one.
-func (e *Engine) liveFor(ctx context.Context, s *state, step string) context.Context {
+// sees it, and the turn's model for tools that need one. end, called once
+// the call returned, cuts the Live off, so a late update or question of
+// the tool's goroutines neither reaches the user nor the sealed trace.
+func (e *Engine) liveFor(ctx context.Context, s *state, step string) (_ context.Context, end func()) {
 	ctx = context.WithValue(ctx, toolModelKey{}, &toolModel{e: e, s: s})
-	return chat.WithLive(ctx, &toolLive{inner: chat.LiveFrom(ctx), trace: &s.trace, step: step})
+	l := &toolLive{inner: chat.LiveFrom(ctx), trace: &s.trace, step: step}
+	return chat.WithLive(ctx, l), func() {
+		l.trace.mu.Lock()
+		l.ended = true
+		l.trace.mu.Unlock()
+	}
 }
 
 type toolModelKey struct{}
@@ -80,17 +88,29 @@ func (l *toolLive) Progress(p chat.Progress) {
 		p.Step = l.step
 	}
 	l.trace.mu.Lock()
+	defer l.trace.mu.Unlock()
+	if l.ended {
+		return
+	}
 	l.trace.Progress = append(l.trace.Progress, p)
 	if n := len(l.trace.Progress); n > maxProgressTrace {
 		l.trace.Progress = l.trace.Progress[n-maxProgressTrace:]
 	}
-	l.trace.mu.Unlock()
 	if l.inner != nil {
-		l.inner.Progress(p)
+		l.inner.Progress(p) // must not block: see chat.Live
 	}
 }
 
+// errCallEnded: a question came after its tool call returned.
+var errCallEnded = errors.New("the tool call has ended")
+
 func (l *toolLive) Ask(ctx context.Context, q chat.Question) (chat.Answer, error) {
+	l.trace.mu.Lock()
+	ended := l.ended
+	l.trace.mu.Unlock()
+	if ended {
+		return chat.Answer{}, errCallEnded
+	}
 	var a chat.Answer
 	err := chat.ErrNoLive
 	if l.inner != nil {
@@ -101,7 +121,9 @@ func (l *toolLive) Ask(ctx context.Context, q chat.Question) (chat.Answer, error
 		qt.Error = err.Error()
 	}
 	l.trace.mu.Lock()
-	l.trace.Questions = append(l.trace.Questions, qt)
-	l.trace.mu.Unlock()
+	defer l.trace.mu.Unlock()
+	if !l.ended {
+		l.trace.Questions = append(l.trace.Questions, qt)
+	}
 	return a, err
 }

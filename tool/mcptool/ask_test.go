@@ -44,6 +44,18 @@ func (l *scriptedLive) Ask(ctx context.Context, q chat.Question) (chat.Answer, e
 	return *a, nil
 }
 
+func (l *scriptedLive) asked() []chat.Question {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]chat.Question(nil), l.questions...)
+}
+
+func (l *scriptedLive) shownProgress() []chat.Progress {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]chat.Progress(nil), l.progress...)
+}
+
 func choose(v string) *chat.Answer { return &chat.Answer{Choice: v} }
 func typed(s string) *chat.Answer  { return &chat.Answer{Text: s} }
 
@@ -77,6 +89,11 @@ func TestEverythingSamplingAndElicitation(t *testing.T) {
 		sampleMu.Unlock()
 		return mcptool.SampleResult{Text: "completed by the engine's model", Model: "test-model"}, nil
 	}
+	samples := func() []mcptool.SampleRequest {
+		sampleMu.Lock()
+		defer sampleMu.Unlock()
+		return append([]mcptool.SampleRequest(nil), sampled...)
+	}
 	s := connectReal(t, cfg)
 	var listed []string
 	for _, ti := range s.Catalog() {
@@ -95,31 +112,31 @@ func TestEverythingSamplingAndElicitation(t *testing.T) {
 		if res.Status != tool.StatusOK || !strings.Contains(res.Text, "completed by the engine's model") {
 			t.Fatalf("sampling = %+v", res)
 		}
-		if len(live.questions) != 1 || !strings.Contains(live.questions[0].Text, "«everything»") || !strings.Contains(live.questions[0].Text, "say hi") {
-			t.Errorf("question = %+v", live.questions)
+		if len(live.asked()) != 1 || !strings.Contains(live.asked()[0].Text, "«everything»") || !strings.Contains(live.asked()[0].Text, "say hi") {
+			t.Errorf("question = %+v", live.asked())
 		}
-		if len(sampled) != 1 || sampled[0].MaxTokens != 20 || sampled[0].Caller.UserID != "u" || !strings.Contains(sampled[0].Messages[0].Text, "say hi") {
-			t.Errorf("sample request = %+v", sampled)
+		if len(samples()) != 1 || samples()[0].MaxTokens != 20 || samples()[0].Caller.UserID != "u" || !strings.Contains(samples()[0].Messages[0].Text, "say hi") {
+			t.Errorf("sample request = %+v", samples())
 		}
 	})
 	t.Run("sampling declined", func(t *testing.T) {
 		live := &scriptedLive{answers: []*chat.Answer{choose("decline")}}
 		res := callLive(t, tools["everything.trigger-sampling-request"], live, `{"prompt":"x"}`)
-		if res.Status != tool.StatusError || len(sampled) != 1 {
-			t.Errorf("declined sampling = %+v; model asked %d times", res, len(sampled))
+		if res.Status != tool.StatusError || len(samples()) != 1 {
+			t.Errorf("declined sampling = %+v; model asked %d times", res, len(samples()))
 		}
 	})
 	t.Run("sampling without a channel", func(t *testing.T) {
 		res := callLive(t, tools["everything.trigger-sampling-request"], nil, `{"prompt":"x"}`)
-		if res.Status != tool.StatusError || len(sampled) != 1 {
-			t.Errorf("sampling with nobody to ask = %+v; model asked %d times", res, len(sampled))
+		if res.Status != tool.StatusError || len(samples()) != 1 {
+			t.Errorf("sampling with nobody to ask = %+v; model asked %d times", res, len(samples()))
 		}
 	})
 	t.Run("sampling unanswered", func(t *testing.T) {
 		live := &scriptedLive{answers: []*chat.Answer{nil}}
 		start := time.Now()
 		res := callLive(t, tools["everything.trigger-sampling-request"], live, `{"prompt":"x"}`)
-		if res.Status != tool.StatusError || len(sampled) != 1 || time.Since(start) > 5*time.Second {
+		if res.Status != tool.StatusError || len(samples()) != 1 || time.Since(start) > 5*time.Second {
 			t.Errorf("unanswered sampling = %+v after %s", res, time.Since(start))
 		}
 	})
@@ -127,16 +144,24 @@ func TestEverythingSamplingAndElicitation(t *testing.T) {
 	t.Run("progress reaches the channel", func(t *testing.T) {
 		live := &scriptedLive{}
 		res := callLive(t, tools["everything.trigger-long-running-operation"], live, `{"duration":0.4,"steps":2}`)
-		if res.Status != tool.StatusOK || len(live.progress) != 2 || live.progress[1].Done != 2 || live.progress[1].Total != 2 {
-			t.Errorf("progress shown = %+v (%+v)", live.progress, res)
+		// The SDK hands notifications over asynchronously, so the last one
+		// may come after the result, when it is dropped: nothing reaches
+		// the channel once the call returned.
+		p := live.shownProgress()
+		if res.Status != tool.StatusOK || len(p) == 0 || len(p) > 2 || p[0].Done != 1 || p[0].Total != 2 {
+			t.Errorf("progress shown = %+v (%+v)", p, res)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if later := live.shownProgress(); len(later) != len(p) {
+			t.Errorf("progress reached the channel after the call returned: %+v", later)
 		}
 	})
 
 	t.Run("url elicitation is shown, not opened", func(t *testing.T) {
 		live := &scriptedLive{answers: []*chat.Answer{choose("accept")}}
 		res := callLive(t, tools["everything.trigger-url-elicitation"], live, `{"url":"https://example.com/consent","message":"Grant access"}`)
-		if len(live.questions) != 1 || !strings.Contains(live.questions[0].Text, "https://example.com/consent") {
-			t.Fatalf("question = %+v", live.questions)
+		if len(live.asked()) != 1 || !strings.Contains(live.asked()[0].Text, "https://example.com/consent") {
+			t.Fatalf("question = %+v", live.asked())
 		}
 		if res.Status != tool.StatusOK || !strings.Contains(res.Text, "accept") {
 			t.Errorf("url elicitation = %+v", res)
@@ -151,8 +176,8 @@ func TestEverythingSamplingAndElicitation(t *testing.T) {
 		for _, c := range []string{"decline", "cancel"} {
 			live := &scriptedLive{answers: []*chat.Answer{choose(c)}}
 			res := callLive(t, tools["everything.trigger-elicitation-request"], live, `{}`)
-			if !strings.Contains(res.Text, c) || len(live.questions) != 1 {
-				t.Errorf("%s: %+v after %d questions", c, res, len(live.questions))
+			if !strings.Contains(res.Text, c) || len(live.asked()) != 1 {
+				t.Errorf("%s: %+v after %d questions", c, res, len(live.asked()))
 			}
 		}
 	})
@@ -184,11 +209,11 @@ func TestEverythingSamplingAndElicitation(t *testing.T) {
 			t.Fatalf("filled form = %+v", res)
 		}
 		retried := false
-		for _, q := range live.questions {
+		for _, q := range live.asked() {
 			retried = retried || strings.Contains(q.Text, "Не подходит")
 		}
 		if !retried {
-			t.Errorf("an out-of-range integer was not asked again: %+v", live.questions)
+			t.Errorf("an out-of-range integer was not asked again: %+v", live.asked())
 		}
 	})
 }
@@ -200,13 +225,13 @@ func askedFields(t *testing.T, s *mcptool.Server, tl tool.Tool) []string {
 	t.Helper()
 	live := &scriptedLive{answers: []*chat.Answer{choose("accept"), choose("cancel")}}
 	res := callLive(t, tl, live, `{}`)
-	if !strings.Contains(res.Text, "cancel") || len(live.questions) != 2 {
-		t.Fatalf("probe: %+v, %d questions", res, len(live.questions))
+	if !strings.Contains(res.Text, "cancel") || len(live.asked()) != 2 {
+		t.Fatalf("probe: %+v, %d questions", res, len(live.asked()))
 	}
 	names := []string{"birthdate", "check", "email", "firstLine", "homepage", "integer", "legacyTitledEnum", "name",
 		"number", "titledMultipleSelectEnum", "titledSingleSelectEnum", "untitledMultipleSelectEnum", "untitledSingleSelectEnum"}
-	if !strings.Contains(live.questions[1].Text, "date") {
-		t.Fatalf("first field asked = %q", live.questions[1].Text)
+	if !strings.Contains(live.asked()[1].Text, "date") {
+		t.Fatalf("first field asked = %q", live.asked()[1].Text)
 	}
 	return names
 }

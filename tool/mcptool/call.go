@@ -82,11 +82,15 @@ type progressLog struct {
 	mu      sync.Mutex
 	entries []progressEntry
 	count   int
+	done    bool // the call returned: later notifications are dropped
 }
 
-func (p *progressLog) snapshot() ([]progressEntry, int) {
+// finish ends the log: it returns what was received, and no update
+// reaches the channel after it returns.
+func (p *progressLog) finish() ([]progressEntry, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.done = true
 	return append([]progressEntry(nil), p.entries...), p.count
 }
 
@@ -104,13 +108,18 @@ func (s *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationClie
 	}
 	pl := v.(*progressLog)
 	e := progressEntry{Progress: req.Params.Progress, Total: req.Params.Total, Message: cleanText(req.Params.Message, 200)}
+	// Held while the update is passed on (both receivers must not block),
+	// so none arrives after the call returned and its trace was sealed.
 	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.done {
+		return
+	}
 	pl.count++
 	pl.entries = append(pl.entries, e)
 	if len(pl.entries) > maxProgress {
 		pl.entries = pl.entries[len(pl.entries)-maxProgress:]
 	}
-	pl.mu.Unlock()
 	if live := chat.LiveFrom(pl.ctx); live != nil {
 		live.Progress(chat.Progress{Done: e.Progress, Total: e.Total, Message: e.Message})
 	}
@@ -209,7 +218,7 @@ func (s *Server) invoke(ctx context.Context, tg *target, call tool.Call) tool.Re
 	params := &mcp.CallToolParams{Name: tg.info.Name, Arguments: json.RawMessage(args)}
 	params.SetProgressToken(token)
 	res, err := sess.CallTool(cctx, params)
-	inv.data.Progress, inv.data.ProgressDropped = pl.snapshot()
+	inv.data.Progress, inv.data.ProgressDropped = pl.finish()
 	inv.data.ProgressDropped -= len(inv.data.Progress)
 
 	if err != nil {
