@@ -1,36 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
 )
 
-// syncBuffer is a bytes.Buffer safe for the reader goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestTerminalAsks(t *testing.T) {
-	out := &syncBuffer{}
+	out := &lockedBuffer{}
 	term := newTerminal(strings.NewReader("maybe\n2\nОтчёт\nnext message\n"), out)
 	defer term.close()
 	q := chat.Question{Text: "Разрешить?", Choices: []chat.Button{{Label: "Да", Value: "accept"}, {Label: "Нет", Value: "decline"}}}
