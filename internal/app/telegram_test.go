@@ -7,14 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/arbiterhq/arbiter/internal/config"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store"
 )
 
 // botAPI is a loopback fake of the Telegram Bot API: it records the calls
@@ -81,16 +80,21 @@ func (b *botAPI) lastKeyboard() []string {
 	return nil
 }
 
-// TestTelegramEndToEnd: a real update payload through the webhook, the
-// model's proposal as an inline keyboard, the confirmation as a callback
-// query, and the forwarded-link incident answered from the card with no
-// model call.
-func TestTelegramEndToEnd(t *testing.T) {
+// telegramE2E is the app with the Telegram channel in webhook mode against
+// a fake Bot API, one user (Иван, Telegram id 1001) and a fake model.
+type telegramE2E struct {
+	*e2e
+	bot *botAPI
+}
+
+// newTelegramE2E builds and runs it with tools, a YAML "tools:" section.
+func newTelegramE2E(t *testing.T, tools string) *telegramE2E {
+	t.Helper()
 	bot := &botAPI{}
 	botSrv := httptest.NewServer(bot)
-	defer botSrv.Close()
+	t.Cleanup(botSrv.Close)
 	model := llmtest.NewServer(llmtest.ServerConfig{})
-	defer model.Close()
+	t.Cleanup(model.Close)
 	yaml := fmt.Sprintf(`models:
   - {name: fake, kind: openai, base_url: %q, model: m, api_key: sk-x}
 tenants:
@@ -101,53 +105,56 @@ tenants:
       - {id: ivan, name: Иван Петров, role: owner, telegram_ids: [1001]}
 channels:
   telegram: {token_env: TG_TOKEN, mode: webhook, secret_token_env: TG_SECRET, api_base_url: %q, public_url: "https://bot.example", tenant: acme}
+`, model.URL, botSrv.URL) + tools
+	env := map[string]string{"TG_TOKEN": "123456:TEST-token", "TG_SECRET": "s3cret-value"}
+	e := newE2EWith(t, yaml, model, func(k string) string { return env[k] })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.app.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return &telegramE2E{e2e: e, bot: bot}
+}
+
+// update posts one update to the webhook with the right secret.
+func (tg *telegramE2E) update(id int, msg string) {
+	tg.t.Helper()
+	body := fmt.Sprintf(`{"update_id":%d,%s}`, id, msg)
+	req, _ := http.NewRequest("POST", tg.api.URL+"/telegram/webhook", strings.NewReader(body))
+	req.Header.Set("X-Telegram-Bot-Api-Secret-Token", "s3cret-value")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tg.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		tg.t.Fatalf("webhook answered %d", resp.StatusCode)
+	}
+}
+
+// waitSent waits until the bot sent at least n messages and returns them.
+func (tg *telegramE2E) waitSent(n int) []string {
+	tg.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if s := tg.bot.sent(); len(s) >= n {
+			return s
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tg.t.Fatalf("the bot sent %v, want %d messages", tg.bot.sent(), n)
+	return nil
+}
+
+// TestTelegramEndToEnd: a real update payload through the webhook, the
+// model's proposal as an inline keyboard, the confirmation as a callback
+// query, and the forwarded-link incident answered from the card with no
+// model call.
+func TestTelegramEndToEnd(t *testing.T) {
+	tg := newTelegramE2E(t, `
 tools:
   taskboard: {confirm: {create_task: always}}
-`, model.URL, botSrv.URL)
-	env := map[string]string{"TG_TOKEN": "123456:TEST-token", "TG_SECRET": "s3cret-value"}
-	getenv := func(k string) string { return env[k] }
-	cfg, err := config.Parse(strings.NewReader(yaml), getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
-	a, err := Build(cfg, Options{Getenv: getenv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	api := httptest.NewServer(a.HTTP)
-	defer api.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go a.Run(ctx)
-
-	update := func(id int, msg string) {
-		t.Helper()
-		body := fmt.Sprintf(`{"update_id":%d,%s}`, id, msg)
-		req, _ := http.NewRequest("POST", api.URL+"/telegram/webhook", strings.NewReader(body))
-		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", "s3cret-value")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("webhook answered %d", resp.StatusCode)
-		}
-	}
-	waitSent := func(n int) []string {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if s := bot.sent(); len(s) >= n {
-				return s
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("the bot sent %v, want %d messages", bot.sent(), n)
-		return nil
-	}
+`)
+	a, api, bot, model, update, waitSent := tg.app, tg.api, tg.bot, tg.model, tg.update, tg.waitSent
 	const from = `"from":{"id":1001,"is_bot":false,"first_name":"Иван","last_name":"Петров","language_code":"ru"},"chat":{"id":1001,"first_name":"Иван","type":"private"},"date":1764400000`
 
 	// A wrong secret is refused and nothing is processed.
@@ -188,5 +195,66 @@ tools:
 	sent = waitSent(4)
 	if !strings.Contains(sent[3], "Счёт на 1200 ₽") || model.Count() != calls {
 		t.Errorf("forwarded link: %q, model calls %d -> %d", sent[3], calls, model.Count())
+	}
+}
+
+// TestTelegramMCPProgressAndQuestions runs the reference MCP server behind
+// the Telegram channel: a long call's progress is one status message
+// edited in place, and a server's elicitation is a message with buttons
+// whose press reaches the waiting call — not a turn of its own.
+func TestTelegramMCPProgressAndQuestions(t *testing.T) {
+	entry := everythingServer(t)
+	tg := newTelegramE2E(t, fmt.Sprintf(`
+tools:
+  mcp:
+    servers:
+      - name: everything
+        command: [node, %q, stdio]
+        inherit_env: [PATH, HOME]
+        elicitation: true
+        ask_timeout: 10s
+        tools:
+          trigger-*: {risk: read}
+`, entry))
+	const from = `"from":{"id":1001,"is_bot":false,"first_name":"Иван","language_code":"ru"},"chat":{"id":1001,"first_name":"Иван","type":"private"},"date":1764400000`
+	decide := tg.decide
+
+	decide("everything.trigger-long-running-operation", `{"duration":2.5,"steps":5}`)
+	tg.update(300, `"message":{"message_id":20,`+from+`,"text":"запусти долгую операцию"}`)
+	sent := tg.waitSent(2)
+	if !strings.HasPrefix(sent[0], "⏳ ") || !strings.Contains(sent[1], "Long running operation completed") {
+		t.Fatalf("sent %q", sent)
+	}
+	tg.bot.mu.Lock()
+	var statusID float64
+	var edits []string
+	for i, c := range tg.bot.calls {
+		switch {
+		case c.Method == "sendMessage" && statusID == 0:
+			statusID = float64(5000 + i + 1) // the fake numbers messages by call
+		case c.Method == "editMessageText" && c.Body["message_id"] == statusID:
+			edits = append(edits, fmt.Sprint(c.Body["text"]))
+		}
+	}
+	tg.bot.mu.Unlock()
+	if len(edits) == 0 || !strings.HasPrefix(edits[len(edits)-1], "⏳ ") {
+		t.Errorf("status edits = %q", edits)
+	}
+
+	decide("everything.trigger-elicitation-request", `{}`)
+	tg.update(301, `"message":{"message_id":21,`+from+`,"text":"заполни форму"}`)
+	sent = tg.waitSent(3)
+	if !strings.Contains(sent[2], "«everything»") || len(tg.bot.lastKeyboard()) != 3 {
+		t.Fatalf("question %q with keyboard %v", sent[2], tg.bot.lastKeyboard())
+	}
+	decline := tg.bot.lastKeyboard()[1]
+	tg.update(302, fmt.Sprintf(`"callback_query":{"id":"cb-q","from":{"id":1001,"is_bot":false,"first_name":"Иван"},"message":{"message_id":5003,"date":1764400001,"chat":{"id":1001,"type":"private"},"text":"..."},"chat_instance":"42","data":%q}`, decline))
+	sent = tg.waitSent(4)
+	if !strings.Contains(sent[3], "decline") {
+		t.Errorf("after declining: %q", sent[3])
+	}
+	turns, err := tg.app.Journal.(store.TurnLister).ListTurns(context.Background(), "acme", store.TurnFilter{})
+	if err != nil || len(turns) != 2 {
+		t.Errorf("%d turns journaled (%v), want 2: the press answered the waiting call", len(turns), err)
 	}
 }
