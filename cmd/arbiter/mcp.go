@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/arbiterhq/arbiter/channel/httpapi"
 	"github.com/arbiterhq/arbiter/channel/mcpserver"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/internal/app"
@@ -29,7 +26,7 @@ type mcpOptions struct {
 }
 
 // mcpPath is where -listen serves MCP.
-const mcpPath = "/mcp"
+const mcpPath = app.DefaultMCPPath
 
 // mcpCommand offers the configured tools to MCP clients: over stdio as the
 // user of the key in ARBITER_KEY (the local key without -config), or over
@@ -70,17 +67,19 @@ func mcpIdentity(a *app.App, key string) (chat.Identity, error) {
 		}
 		key = a.LocalKey
 	}
-	if i := keyIndex(a.Keys, key); i >= 0 {
+	if i := mcpserver.KeyIndex(app.MCPKeys(a.Keys), key); i >= 0 {
 		return a.Keys[i].Identity, nil
 	}
 	return chat.Identity{}, errors.New("ARBITER_KEY is not an API key of this configuration")
 }
 
 func newMCPServer(a *app.App, id chat.Identity, o mcpOptions) (*mcpserver.Server, error) {
-	return mcpserver.New(mcpserver.Config{
-		Handler: a.Engine, Identity: id, Name: "arbiter", Version: buildVersion(),
-		Logger: a.Logger, ConfirmTimeout: o.confirmTimeout,
-	})
+	return mcpserver.New(mcpConfig(a, id, o))
+}
+
+func mcpConfig(a *app.App, id chat.Identity, o mcpOptions) mcpserver.Config {
+	return mcpserver.Config{Handler: a.Engine, Identity: id, Name: "arbiter", Version: buildVersion(),
+		Logger: a.Logger, ConfirmTimeout: o.confirmTimeout}
 }
 
 // serveMCPHTTP serves streamable HTTP at /mcp until ctx ends.
@@ -111,57 +110,16 @@ func serveMCPHTTP(ctx context.Context, a *app.App, o mcpOptions, stdout io.Write
 	return nil
 }
 
-// mcpHTTPHandler serves each key's tools to requests bearing that key. Each
-// key has its own MCP server and session table, so a session opened with
-// one key is unknown under another.
+// mcpHTTPHandler serves each key's tools at /mcp to requests bearing that
+// key.
 func mcpHTTPHandler(a *app.App, o mcpOptions) (http.Handler, func(), error) {
-	var servers []*mcpserver.Server
-	closeAll := func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	}
-	handlers := make([]http.Handler, len(a.Keys))
-	for i, k := range a.Keys {
-		srv, err := newMCPServer(a, k.Identity, o)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		servers = append(servers, srv)
-		handlers[i] = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP() },
-			&mcp.StreamableHTTPOptions{Logger: a.Logger})
+	h, closeAll, err := mcpserver.HTTPHandler(mcpConfig(a, chat.Identity{}, o), app.MCPKeys(a.Keys))
+	if err != nil {
+		return nil, nil, err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc(mcpPath, func(w http.ResponseWriter, r *http.Request) {
-		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		i := keyIndex(a.Keys, strings.TrimSpace(token))
-		if i < 0 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="arbiter"`)
-			http.Error(w, "missing or unknown bearer token", http.StatusUnauthorized)
-			return
-		}
-		handlers[i].ServeHTTP(w, r)
-	})
+	mux.Handle(mcpPath, h)
 	return mux, closeAll, nil
-}
-
-// keyIndex returns the position of the token's key, -1 for none. It
-// compares with every key in constant time, so timing tells nothing about
-// how much of a key was right.
-func keyIndex(keys []httpapi.Key, token string) int {
-	got := sha256.Sum256([]byte(token))
-	found := -1
-	for i, k := range keys {
-		want := sha256.Sum256([]byte(k.Token))
-		if subtle.ConstantTimeCompare(got[:], want[:]) == 1 && found < 0 {
-			found = i
-		}
-	}
-	if token == "" {
-		return -1
-	}
-	return found
 }
 
 func buildVersion() string {

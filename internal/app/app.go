@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/arbiterhq/arbiter/channel/httpapi"
+	"github.com/arbiterhq/arbiter/channel/mcpserver"
 	"github.com/arbiterhq/arbiter/channel/telegram"
 	"github.com/arbiterhq/arbiter/channel/webchat"
 	"github.com/arbiterhq/arbiter/chat"
@@ -350,6 +351,19 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 		}
 		mux.Handle("POST "+path, ch)
 	}
+	if m := cfg.Channels.MCP; m != nil {
+		h, closeAll, err := mcpserver.HTTPHandler(mcpserver.Config{Handler: a.Engine, Name: "arbiter",
+			Logger: logger, ConfirmTimeout: time.Duration(m.ConfirmTimeout)}, MCPKeys(a.Keys))
+		if err != nil {
+			return fail(err)
+		}
+		b.closers = append(b.closers, func() error { closeAll(); return nil })
+		path := m.Path
+		if path == "" {
+			path = DefaultMCPPath
+		}
+		mux.Handle(path, h)
+	}
 	mux.Handle("/v1/", api)
 	mux.Handle("/healthz", api)
 	mux.Handle("/", webchat.Handler())
@@ -358,6 +372,18 @@ func Build(cfg *config.Config, opts Options) (*App, error) {
 	}
 	a.HTTP = mux
 	return a, nil
+}
+
+// DefaultMCPPath is where channels.mcp serves MCP unless its path says.
+const DefaultMCPPath = "/mcp"
+
+// MCPKeys are the API keys as the MCP server takes them.
+func MCPKeys(keys []httpapi.Key) []mcpserver.Key {
+	out := make([]mcpserver.Key, len(keys))
+	for i, k := range keys {
+		out[i] = mcpserver.Key{Token: k.Token, Identity: k.Identity}
+	}
+	return out
 }
 
 // observability sets up metrics and traces and returns the engine's

@@ -288,6 +288,19 @@ type ContentIdeas struct {
 // Channels configures the channels besides the HTTP API.
 type Channels struct {
 	Telegram *Telegram `yaml:"telegram"`
+	// MCP serves the configured tools to MCP clients on the HTTP listener
+	// (streamable HTTP, each request with an API key), as `arbiter mcp
+	// -listen` does on its own.
+	MCP *MCPChannel `yaml:"mcp"`
+}
+
+// MCPChannel configures arbiter as an MCP server inside `arbiter serve`.
+type MCPChannel struct {
+	// Path is where it is served; default /mcp.
+	Path string `yaml:"path"`
+	// ConfirmTimeout bounds the wait for the human's answer to a
+	// confirmation; default 5m.
+	ConfirmTimeout Duration `yaml:"confirm_timeout"`
 }
 
 // Telegram configures the Telegram bot.

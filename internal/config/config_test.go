@@ -84,6 +84,7 @@ func TestParseErrorsCarryLines(t *testing.T) {
 		{"telegram unknown tenant", "channels:\n  telegram: {token_env: NOPE, tenant: zz}\n", `channels.telegram.tenant: no tenant "zz" is defined`},
 		{"mcp with both transports", "tools:\n  mcp:\n    servers:\n      - {name: x, command: [a], url: \"http://h\"}\n", `line 4: tools.mcp.servers[0]: set exactly one of command (stdio) or url`},
 		{"mcp elicitation with a short timeout", "tools:\n  mcp:\n    servers:\n      - {name: x, command: [a], elicitation: true, timeout: 30s}\n", `line 4: tools.mcp.servers[0].timeout: with sampling or elicitation on, a call's timeout (30s) must be longer than the wait for the user's answer (ask_timeout 1m0s)`},
+		{"mcp channel on the API's path", "channels:\n  mcp: {path: /v1/mcp}\n", `line 2: channels.mcp.path: must be a path of its own such as /mcp, not "/v1/mcp"`},
 		{"trello and taskboard", "tools:\n  taskboard: {}\n  trello: {key_env: K, board: B}\n", `line 3: tools.trello: choose one task board`},
 		{"http tool bad risk", "tools:\n  http:\n    - {name: pay, url: \"http://x\", risk: admin, input_schema: {type: object}}\n", `tools.http[0].risk: unknown risk "admin"`},
 		{"bad calendar backend", "tools:\n  calendar: {backend: outlook}\n", `line 2: tools.calendar.backend: unknown calendar backend "outlook"`},

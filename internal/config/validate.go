@@ -203,6 +203,17 @@ func (v *validator) validate(c *Config) {
 			}
 		}
 	}
+	if m := c.Channels.MCP; m != nil {
+		switch p := m.Path; {
+		case p == "":
+		case !strings.HasPrefix(p, "/") || p == "/" || strings.HasPrefix(p, "/v1/") || p == "/healthz" || p == "/metrics" ||
+			strings.ContainsAny(p, " {}"):
+			v.errorf("channels.mcp.path", "must be a path of its own such as /mcp, not %q", p)
+		}
+		if m.ConfirmTimeout < 0 {
+			v.errorf("channels.mcp.confirm_timeout", "must not be negative")
+		}
+	}
 	if tg := c.Channels.Telegram; tg != nil {
 		if tg.TokenEnv == "" || v.getenv(tg.TokenEnv) == "" {
 			v.errorf("channels.telegram.token_env", "the bot token must come from a set environment variable")
