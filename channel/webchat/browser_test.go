@@ -275,6 +275,7 @@ func TestBrowser(t *testing.T) {
 		"pending:p-1", "created <i>T-1</i>", // the execution and its result
 		`<evidence kind="forward" source="Ivan ‹b›">`, "<script>window.__pwned=2</script>", // evidence as the model saw it
 		"openai / gpt-4.1-mini", "80%", // decided by, prompt cache
+		"Allow <b>sampling</b>?", "accept", "context deadline exceeded", "2 / 4", "half <i>way</i>", // questions and progress
 	} {
 		if !strings.Contains(body, s) {
 			t.Errorf("the trace lacks %q", s)

@@ -497,7 +497,10 @@ func (f *fakeAPI) record(req httpapi.MessageRequest, say string, executed []turn
 		Vetoes:       []turn.Veto{{Guard: "catalog", Tool: "delete_task", Reason: "not_granted"}},
 		Confirmation: confirmation,
 		Executed:     executed,
-		Say:          say,
+		Questions: []turn.QuestionTrace{{Step: "Report", Text: "Allow <b>sampling</b>?", Choice: "accept"},
+			{Step: "Report", Text: "Name?", Error: "context deadline exceeded"}},
+		Progress: []chat.Progress{{Step: "Report", Done: 2, Total: 4, Message: "half <i>way</i>"}},
+		Say:      say,
 		Steps: []turn.StepTrace{
 			{Name: "lock", At: ms(0), DurationMS: 12},
 			{Name: "dedupe", At: ms(12), DurationMS: 1},

@@ -111,6 +111,9 @@ function render(t) {
     ['Reason', String(t.confirmation.reason || '')],
   ]) : empty('No confirmation in this turn.')));
   out.push(section('trace-executed', 'Executions', executions(t)));
+  if (list(t.questions).length || list(t.progress).length) {
+    out.push(section('trace-questions', 'Questions and progress', questions(t), progress(t)));
+  }
   out.push(section('trace-evidence', 'Evidence', evidence(t)));
   const notes = Array.isArray(t.notes) ? t.notes.filter((n) => typeof n === 'string') : [];
   if (notes.length) out.push(section('trace-notes', 'Notes', h('ul', null, notes.map((n) => h('li', null, String(n))))));
@@ -209,6 +212,30 @@ function vetoes(t) {
   if (vs.length === 0) return empty('Nothing was vetoed.');
   return h('ul', {class: 'vetoes'}, vs.map((v) => h('li', null,
     h('strong', null, String(v.guard || '?')), v.tool ? ' on ' + v.tool : '', ': ', String(v.reason || ''))));
+}
+
+// questions lists what tools asked the user during the turn (an MCP
+// server's sampling or elicitation) and what came of it.
+function questions(t) {
+  const qs = list(t.questions);
+  if (qs.length === 0) return empty('Nothing was asked.');
+  return table('Questions', ['Tool', 'Question', 'Answer'],
+    qs.map((q) => [
+      String(q.step || ''),
+      String(q.text || ''),
+      q.error ? h('span', {class: 'error'}, String(q.error)) : (q.typed ? 'typed an answer' : String(q.choice || '—')),
+    ]), 'questions');
+}
+
+function progress(t) {
+  const ps = list(t.progress);
+  if (ps.length === 0) return null;
+  return table('Progress', ['Tool', 'Done', 'Message'],
+    ps.map((p) => [
+      String(p.step || ''),
+      Number(p.total) > 0 ? fmtInt(p.done) + ' / ' + fmtInt(p.total) : fmtInt(p.done),
+      p.message ? String(p.message) : '—',
+    ]), 'progress');
 }
 
 function executions(t) {
