@@ -75,6 +75,9 @@ func New(now func() time.Time) *Board {
 // its id to present it, and waits for the answer until ctx ends. The
 // question is closed when Ask returns, however it ends.
 func (b *Board) Ask(ctx context.Context, owner, conversation string, q chat.Question, show func(id string) error) (chat.Answer, error) {
+	if err := ctx.Err(); err != nil {
+		return chat.Answer{}, err // nobody waits for the answer: do not show it
+	}
 	e := &entry{Open: Open{ID: newID(), Conversation: conversation, Question: q, AskedAt: b.now()}, owner: owner, answer: make(chan chat.Answer, 1)}
 	b.mu.Lock()
 	n := 0

@@ -83,6 +83,9 @@ func TestTypedAnswersAndTimeouts(t *testing.T) {
 
 	_, done, _ = ask(t, b, ctx, "c:1", yesNo)
 	cancel()
+	if _, err := b.Ask(ctx, "c:1", "", yesNo, func(string) error { t.Error("shown after its wait ended"); return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("Ask with an ended ctx = %v", err)
+	}
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Ask after ctx ended = %v", err)
 	}
