@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arbiterhq/arbiter/channel/internal/questions"
 	"github.com/arbiterhq/arbiter/chat"
 )
 
@@ -178,16 +180,16 @@ func (c *Channel) answerQuestion(u *update, rt routing) bool {
 		if m == nil {
 			return false
 		}
-		text := ""
 		idx, _ := strconv.Atoi(m[2])
-		choice := ""
-		for _, o := range c.questions.List(owner) {
-			if o.ID == m[1] && idx < len(o.Question.Choices) {
-				choice = o.Question.Choices[idx].Value
+		lang := pickLang(q.From.LanguageCode, c.cfg.Language)
+		text := say(lang, txtQuestionClosed)
+		if choice, ok := c.questions.ChoiceAt(m[1], idx); ok {
+			switch err := c.questions.Answer(m[1], owner, chat.Answer{Choice: choice}); {
+			case err == nil:
+				text = ""
+			case errors.Is(err, questions.ErrNotYours):
+				text = say(lang, txtForeignButton)
 			}
-		}
-		if choice == "" || c.questions.Answer(m[1], owner, chat.Answer{Choice: choice}) != nil {
-			text = say(pickLang(q.From.LanguageCode, c.cfg.Language), txtQuestionClosed)
 		}
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

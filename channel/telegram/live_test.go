@@ -102,12 +102,13 @@ func TestLiveProgressAndQuestions(t *testing.T) {
 	if len(status) != 1 || len(edits) == 0 || edits[len(edits)-1].params["text"] != "⏳ Отчёт: 100% — done" {
 		t.Errorf("status sent %v, edits %v", status, edits)
 	}
-	// The presses were answered: Olga's as closed-for-her, Ivan's silently;
+	// The presses were answered: Olga's as another user's button, Ivan's
+	// silently;
 	// the question keyboards were removed.
 	for _, c := range h.api.callsOf("answerCallbackQuery") {
 		switch c.params["callback_query_id"] {
 		case "olga-press":
-			if c.params["text"] != say("ru", txtQuestionClosed) {
+			if c.params["text"] != say("ru", txtForeignButton) {
 				t.Errorf("Olga's press answered %v", c.params)
 			}
 		case "ivan-press":

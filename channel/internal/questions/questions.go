@@ -141,6 +141,19 @@ func accepts(q chat.Question, a chat.Answer) bool {
 	return q.FreeText && a.Text != ""
 }
 
+// ChoiceAt returns the value of choice i of open question id, whoever it
+// was asked of, so a channel whose buttons carry indexes can answer by
+// value (and Answer can tell a stranger's press apart).
+func (b *Board) ChoiceAt(id string, i int) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.open[id]
+	if !ok || i < 0 || i >= len(e.Question.Choices) {
+		return "", false
+	}
+	return e.Question.Choices[i].Value, true
+}
+
 // List returns the open questions of owner, oldest first.
 func (b *Board) List(owner string) []Open {
 	b.mu.Lock()

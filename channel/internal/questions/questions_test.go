@@ -38,6 +38,12 @@ func TestAnswerReachesTheAsker(t *testing.T) {
 	if l := b.List("c:1"); len(l) != 1 || l[0].ID != id || len(b.List("c:2")) != 0 {
 		t.Fatalf("List = %+v", l)
 	}
+	if v, ok := b.ChoiceAt(id, 1); !ok || v != "decline" {
+		t.Errorf("ChoiceAt(1) = %q, %v", v, ok)
+	}
+	if _, ok := b.ChoiceAt(id, 2); ok {
+		t.Error("ChoiceAt past the choices")
+	}
 	for _, tc := range []struct {
 		owner string
 		a     chat.Answer
