@@ -11,14 +11,14 @@ package httpapi
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 
+	"github.com/arbiterhq/arbiter/channel/internal/keyring"
 	"github.com/arbiterhq/arbiter/channel/internal/questions"
 	"github.com/arbiterhq/arbiter/chat"
 )
@@ -52,7 +52,7 @@ type Config struct {
 // Server is the HTTP channel. It is an http.Handler, safe for concurrent use.
 type Server struct {
 	cfg       Config
-	keys      map[[32]byte]chat.Identity
+	keys      *keyring.Ring
 	mux       *http.ServeMux
 	questions *questions.Board
 }
@@ -68,15 +68,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, keys: make(map[[32]byte]chat.Identity, len(cfg.Keys)), mux: http.NewServeMux(), questions: questions.New(nil)}
-	for _, k := range cfg.Keys {
-		if k.Token == "" {
-			return nil, errors.New("httpapi: empty API token")
-		}
-		// Keys are looked up by hash, so the comparison time does not
-		// depend on how much of a guessed token matches a real one.
-		s.keys[sha256.Sum256([]byte(k.Token))] = k.Identity
+	tokens := make([]string, len(cfg.Keys))
+	for i, k := range cfg.Keys {
+		tokens[i] = k.Token
 	}
+	ring, err := keyring.New(tokens)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: %w", err)
+	}
+	s := &Server{cfg: cfg, keys: ring, mux: http.NewServeMux(), questions: questions.New(nil)}
 	s.mux.HandleFunc("POST /v1/messages", s.postMessage)
 	s.mux.HandleFunc("GET /v1/turns/{id}", s.getTurn)
 	s.mux.HandleFunc("GET /v1/turns", s.listTurns)
@@ -97,13 +97,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) authenticate(r *http.Request) (chat.Identity, bool) {
-	h := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || token == "" {
+	i, ok := s.keys.Find(keyring.Bearer(r))
+	if !ok {
 		return chat.Identity{}, false
 	}
-	id, ok := s.keys[sha256.Sum256([]byte(strings.TrimSpace(token)))]
-	return id, ok
+	return s.cfg.Keys[i].Identity, true
 }
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {

@@ -1,13 +1,12 @@
 package mcpserver
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
+	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/arbiterhq/arbiter/channel/internal/keyring"
 	"github.com/arbiterhq/arbiter/chat"
 )
 
@@ -29,8 +28,11 @@ func HTTPHandler(cfg Config, keys []Key) (http.Handler, func(), error) {
 			s.Close()
 		}
 	}
+	ring, err := keyring.New(tokens(keys))
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcpserver: %w", err)
+	}
 	handlers := make([]http.Handler, len(keys))
-	sums := make([][32]byte, len(keys))
 	for i, k := range keys {
 		c := cfg
 		c.Identity = k.Identity
@@ -42,12 +44,10 @@ func HTTPHandler(cfg Config, keys []Key) (http.Handler, func(), error) {
 		servers = append(servers, srv)
 		handlers[i] = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP() },
 			&mcp.StreamableHTTPOptions{Logger: srv.logger})
-		sums[i] = sha256.Sum256([]byte(k.Token))
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		i := keyIndex(sums, strings.TrimSpace(token))
-		if i < 0 {
+		i, ok := ring.Find(keyring.Bearer(r))
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="arbiter"`)
 			http.Error(w, "missing or unknown bearer token", http.StatusUnauthorized)
 			return
@@ -57,27 +57,22 @@ func HTTPHandler(cfg Config, keys []Key) (http.Handler, func(), error) {
 	return h, closeAll, nil
 }
 
-// KeyIndex returns the position of token among keys, -1 for none, in time
-// that does not depend on how much of a key was right.
+// KeyIndex returns the position of token among keys, -1 for none.
 func KeyIndex(keys []Key, token string) int {
-	sums := make([][32]byte, len(keys))
-	for i, k := range keys {
-		sums[i] = sha256.Sum256([]byte(k.Token))
-	}
-	return keyIndex(sums, token)
-}
-
-// keyIndex compares the token's hash with every key's.
-func keyIndex(sums [][32]byte, token string) int {
-	if token == "" {
+	ring, err := keyring.New(tokens(keys))
+	if err != nil {
 		return -1
 	}
-	got := sha256.Sum256([]byte(token))
-	found := -1
-	for i := range sums {
-		if subtle.ConstantTimeCompare(got[:], sums[i][:]) == 1 && found < 0 {
-			found = i
-		}
+	if i, ok := ring.Find(token); ok {
+		return i
 	}
-	return found
+	return -1
+}
+
+func tokens(keys []Key) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.Token
+	}
+	return out
 }
