@@ -91,15 +91,26 @@ const (
 // ExecutionRecord is the at-most-once ledger entry of one stored action,
 // keyed by (tenant, idempotency key).
 type ExecutionRecord struct {
-	Tenant         string          `json:"tenant"`
-	IdempotencyKey string          `json:"idempotency_key"`
-	Tool           string          `json:"tool"`
-	ArgsHash       string          `json:"args_hash"`
-	TurnID         string          `json:"turn_id"`
-	State          string          `json:"state"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	StartedAt      time.Time       `json:"started_at"`
-	FinishedAt     time.Time       `json:"finished_at"`
+	Tenant         string `json:"tenant"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Tool           string `json:"tool"`
+	ArgsHash       string `json:"args_hash"`
+	// Args are the arguments as run, so a turn that finds the record of an
+	// interrupted attempt can finish exactly that call, whatever a model
+	// would propose now.
+	Args   json.RawMessage `json:"args,omitempty"`
+	TurnID string          `json:"turn_id"`
+	// Key and MessageID name the conversation and the accepted message the
+	// call serves, when it serves one. BeginExecution then also makes that
+	// message's claim durable (if it is not already): after a crash, a
+	// redelivery of the message finds it accepted and not done, and so
+	// looks for this record instead of deciding afresh.
+	Key        chat.ConversationKey `json:"key"`
+	MessageID  string               `json:"message_id,omitempty"`
+	State      string               `json:"state"`
+	Result     json.RawMessage      `json:"result,omitempty"`
+	StartedAt  time.Time            `json:"started_at"`
+	FinishedAt time.Time            `json:"finished_at"`
 }
 
 // Commit is every state change of one turn, applied atomically: either all
@@ -140,8 +151,14 @@ type State interface {
 	ClaimMessage(ctx context.Context, key chat.ConversationKey, messageID, turnID string, now time.Time) (rec InboxRecord, claimed bool, err error)
 	// BeginExecution records rec (State ExecStarted) unless a record with the
 	// same tenant and idempotency key exists, in which case it returns that
-	// record and fresh=false.
+	// record and fresh=false. When rec.MessageID is set, the claim of that
+	// message (rec.Key) is durable once BeginExecution returns: a
+	// ClaimMessage of it, even after a restart, returns it not done unless
+	// a Commit completed it.
 	BeginExecution(ctx context.Context, rec ExecutionRecord) (existing ExecutionRecord, fresh bool, err error)
+	// GetExecution returns the record of tenant's idempotency key, or
+	// ErrNotFound.
+	GetExecution(ctx context.Context, tenant, idempotencyKey string) (ExecutionRecord, error)
 	// FinishExecution marks the record done with its result.
 	FinishExecution(ctx context.Context, tenant, idempotencyKey string, result json.RawMessage, at time.Time) error
 	// Commit applies a turn's changes atomically.

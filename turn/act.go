@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
@@ -43,21 +44,29 @@ func (e *Engine) act(ctx context.Context, s *state, p proposal) {
 		e.propose(s, tg, p.args, why)
 		return
 	}
-	e.runTool(ctx, s, tg, p.args, e.directKey(s, tg.spec, p.args))
+	e.runTool(ctx, s, tg, p.args, e.directKey(s, tg.spec))
 }
 
 // directKey is the idempotency key of a write that runs without
-// confirmation. With a message id it is stable across redeliveries of that
-// message, so a crash between the call and the commit cannot double it.
-func (e *Engine) directKey(s *state, spec tool.Spec, args []byte) string {
+// confirmation: the turn's n-th such write. With a message id it names the
+// message alone — never what a model proposed for it — so a redelivery
+// after a crash finds the write its first attempt began, whatever a model
+// would answer when asked again (see recoverInterrupted).
+func (e *Engine) directKey(s *state, spec tool.Spec) string {
 	if !spec.Risk.Writes() {
 		return ""
 	}
+	s.directWrites++
+	return writeKey(s, s.directWrites)
+}
+
+// writeKey is the key of the n-th direct write of s's message (or turn).
+func writeKey(s *state, n int) string {
 	origin := "turn:" + s.id
 	if s.in.MessageID != "" {
-		origin = "msg:" + s.key.String() + ":" + s.in.MessageID
+		origin = "msg:" + s.key.String() + "\x00" + s.in.MessageID
 	}
-	return argsHash(origin, append([]byte(spec.Name+"\x00"), args...))[:32]
+	return "w:" + argsHash(origin, nil)[:32] + ":" + strconv.Itoa(n)
 }
 
 // runCommand handles slash commands without a model.
@@ -143,5 +152,5 @@ func (e *Engine) runFixedCall(ctx context.Context, s *state, guard, name string,
 		e.propose(s, tg, args, why)
 		return
 	}
-	e.runTool(ctx, s, tg, args, e.directKey(s, tg.spec, args))
+	e.runTool(ctx, s, tg, args, e.directKey(s, tg.spec))
 }

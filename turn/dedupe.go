@@ -10,8 +10,8 @@ import (
 
 // dedupe makes a redelivered message a no-op: a message id seen before
 // returns the first turn's reply, marked duplicate. A message id whose
-// first turn never completed (the process died) is processed again; the
-// execution records keep any side effect it started from happening twice.
+// first turn never completed (the process died) is processed again, from
+// the writes that turn began if it began any (see recoverInterrupted).
 func (e *Engine) dedupe(ctx context.Context, s *state) (duplicate bool, err error) {
 	if s.in.MessageID == "" {
 		return false, nil
@@ -25,6 +25,7 @@ func (e *Engine) dedupe(ctx context.Context, s *state) (duplicate bool, err erro
 	if claimed || !rec.Done {
 		s.claimed = true
 		if !claimed {
+			s.interrupted, s.interruptedAt = rec.TurnID, rec.At
 			s.trace.Notes = append(s.trace.Notes, "message "+s.in.MessageID+" was accepted by turn "+rec.TurnID+" which did not complete; processing it again")
 		}
 		return false, nil

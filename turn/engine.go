@@ -233,6 +233,13 @@ type state struct {
 	conv    store.Conversation
 	pending *store.PendingAction
 	claimed bool // the inbox record of in.MessageID is ours to complete
+	// interrupted is the earlier turn that accepted in.MessageID and never
+	// completed (its process died), and when it accepted it.
+	interrupted   string
+	interruptedAt time.Time
+	// unfinished are the writes the interrupted turn began, in order.
+	unfinished   []store.ExecutionRecord
+	directWrites int // writes run without confirmation so far (see directKey)
 
 	// outputs of the steps
 	out         chat.Outbound
@@ -275,6 +282,10 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 	}
 	if err := e.loadMemory(ctx, s); err != nil {
 		e.journalFailure(s, "load_memory", err)
+		return chat.Outbound{}, err
+	}
+	if err := e.loadInterrupted(ctx, s); err != nil {
+		e.journalFailure(s, "load_interrupted", err)
 		return chat.Outbound{}, err
 	}
 	e.run(ctx, s)
@@ -342,6 +353,9 @@ func (e *Engine) location(name string) *time.Location {
 // routes first, the model only for what they leave.
 func (e *Engine) run(ctx context.Context, s *state) {
 	s.cat = e.catalogFor(s.in.Identity, s.tenant, s.lang)
+	if e.finishInterrupted(ctx, s) {
+		return
+	}
 	if e.resolvePending(ctx, s) {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
@@ -46,8 +47,13 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 	writes := spec.Risk.Writes() && idemKey != ""
 	if writes {
 		rec := store.ExecutionRecord{
-			Tenant: s.key.Tenant, IdempotencyKey: idemKey, Tool: spec.Name,
-			ArgsHash: argsHash(spec.Name, args), TurnID: s.id, State: store.ExecStarted, StartedAt: s.now,
+			Tenant: s.key.Tenant, IdempotencyKey: idemKey, Tool: spec.Name, ArgsHash: argsHash(spec.Name, args),
+			Args: args, TurnID: s.id, State: store.ExecStarted, StartedAt: s.now,
+		}
+		if s.in.MessageID != "" {
+			// The message's claim becomes durable with the record: a
+			// redelivery after a crash looks for this write.
+			rec.Key, rec.MessageID = s.key, s.in.MessageID
 		}
 		existing, fresh, err := e.cfg.State.BeginExecution(ctx, rec)
 		if err != nil {
@@ -64,8 +70,19 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 				}
 			}
 			if !spec.Idempotent {
-				tr.Status = statusOutcomeUnknown
-				return tool.Result{Status: tool.StatusError, Error: statusOutcomeUnknown, ObservedAt: s.now}, tr
+				// Nothing can tell whether the earlier attempt happened:
+				// the record is closed as unknown, so it is never repeated
+				// nor left open.
+				res := tool.Result{Status: tool.StatusError, Error: statusOutcomeUnknown, ObservedAt: s.now}
+				tr.Status, tr.Result = statusOutcomeUnknown, &res
+				if existing.State != store.ExecDone {
+					encoded, _ := json.Marshal(res)
+					if err := e.cfg.State.FinishExecution(ctx, s.key.Tenant, idemKey, encoded, e.cfg.Now()); err != nil {
+						e.cfg.Logger.Error("close execution record as unknown", "turn", s.id, "tool", spec.Name, "err", err)
+					}
+				}
+				e.auditCall(s, tg, idemKey, args, tr, res, start)
+				return res, tr
 			}
 			// The tool dedupes by key itself: asking again tells us the
 			// outcome of the earlier attempt without a second effect.
@@ -80,14 +97,25 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 			e.cfg.Logger.Error("finish execution record", "turn", s.id, "tool", spec.Name, "err", err)
 		}
 	}
-	digest := sha256.Sum256(args)
+	e.auditCall(s, tg, idemKey, args, tr, res, start)
+	return res, tr
+}
+
+// auditCall adds the journal's row for a tool call that started at start.
+func (e *Engine) auditCall(s *state, tg target, idemKey string, args []byte, tr ExecutionTrace, res tool.Result, start time.Time) {
+	spec := tg.spec
 	s.trace.ToolCalls = append(s.trace.ToolCalls, store.ToolCall{
 		Tool: spec.Name, Server: spec.Server, RemoteTool: spec.RemoteName, IdempotencyKey: idemKey,
-		ArgsHash: hex.EncodeToString(digest[:]), Risk: string(spec.Risk), Scope: string(spec.Risk),
+		ArgsHash: auditHash(args), Risk: string(spec.Risk), Scope: string(spec.Risk),
 		ConfirmationID: tg.confirmation, Status: tr.Status, Error: res.Error, At: start,
 		DurationMS: e.cfg.Now().Sub(start).Milliseconds(),
 	})
-	return res, tr
+}
+
+// auditHash is the SHA-256 (hex) of arguments as run.
+func auditHash(args []byte) string {
+	digest := sha256.Sum256(args)
+	return hex.EncodeToString(digest[:])
 }
 
 // call invokes the tool under its timeout and caps the result size. A

@@ -139,7 +139,8 @@ func (s *Store) ClaimMessage(ctx context.Context, key chat.ConversationKey, mess
 // BeginExecution records rec as started with SET NX (kept ExecutionTTL)
 // unless (tenant, idempotency key) exists, in which case it returns the
 // stored record and fresh=false. StartedAt defaults to Options.Now. One
-// round trip. Safe for concurrent use.
+// round trip: a message claim is durable from ClaimMessage on, so
+// rec.MessageID needs nothing more. Safe for concurrent use.
 func (s *Store) BeginExecution(ctx context.Context, rec store.ExecutionRecord) (store.ExecutionRecord, bool, error) {
 	name := rec.Tenant + "/" + rec.IdempotencyKey
 	if err := s.checkOpen(ctx); err != nil {
@@ -167,6 +168,27 @@ func (s *Store) BeginExecution(ctx context.Context, rec store.ExecutionRecord) (
 		return store.ExecutionRecord{}, false, fmt.Errorf("begin execution %s: %w", name, err)
 	}
 	return existing, false, nil
+}
+
+// GetExecution returns the record of tenant's idempotency key, or
+// ErrNotFound. One round trip. Safe for concurrent use.
+func (s *Store) GetExecution(ctx context.Context, tenant, idempotencyKey string) (store.ExecutionRecord, error) {
+	name := tenant + "/" + idempotencyKey
+	if err := s.checkOpen(ctx); err != nil {
+		return store.ExecutionRecord{}, s.fail(ctx, "get execution", name, err)
+	}
+	v, err := s.rdb.Get(ctx, s.execKey(tenant, idempotencyKey)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return store.ExecutionRecord{}, fmt.Errorf("get execution %s: %w", name, store.ErrNotFound)
+	case err != nil:
+		return store.ExecutionRecord{}, s.fail(ctx, "get execution", name, err)
+	}
+	rec, err := decodeExecution(v)
+	if err != nil {
+		return store.ExecutionRecord{}, fmt.Errorf("get execution %s: %w", name, err)
+	}
+	return rec, nil
 }
 
 // decodeExecution parses an execution record: the record as begun, then,

@@ -16,14 +16,16 @@ import (
 // the store's connection semaphore, which also serializes claims, so one id
 // is claimed once.
 //
-// A claim reaches the database only with its completion, inside the
-// turn's Commit: that saves a write transaction per turn. Within the
+// A claim reaches the database with its completion, inside the turn's
+// Commit, or earlier with the first side effect its turn begins
+// (BeginExecution of a record naming the message): that saves a write
+// transaction on every turn that changes nothing outside. Within the
 // process a pending claim is visible to every later ClaimMessage exactly as
-// a stored one would be. After a crash a claim whose turn never committed
-// is forgotten and a redelivery of its message is claimed afresh; a stored
-// claim would have come back not done, which the engine also treats as
-// "process again" (execution records keep the side effects the first
-// attempt started from happening twice).
+// a stored one would be. After a crash a claim whose turn neither committed
+// nor began a side effect is forgotten and a redelivery of its message is
+// claimed afresh — nothing of the first attempt is left to repeat; one
+// whose turn began a side effect comes back not done, and the engine
+// finishes that execution rather than deciding the message again.
 //
 // stored indexes, by hash, the message ids the database holds, loaded at
 // Open and kept up to date by Commit; a claim of an id it does not hold

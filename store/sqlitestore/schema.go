@@ -182,6 +182,14 @@ var migrations = [][]string{{
 	`ALTER TABLE tool_calls ADD COLUMN confirmation_id TEXT NOT NULL DEFAULT ''`,
 	// Every call to one remote server over time (an MCP server's audit).
 	`CREATE INDEX tool_calls_by_server ON tool_calls (server, at) WHERE server != ''`,
+}, {
+	// What an execution ran and for which message (see
+	// store.ExecutionRecord): a turn that finds an interrupted attempt
+	// finishes exactly that call. Records begun before read as empty.
+	`ALTER TABLE executions ADD COLUMN args TEXT`,
+	`ALTER TABLE executions ADD COLUMN chat TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE executions ADD COLUMN user_id TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE executions ADD COLUMN message_id TEXT NOT NULL DEFAULT ''`,
 }}
 
 // migrate brings the schema up to date in one transaction. It is a no-op on

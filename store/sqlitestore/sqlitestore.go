@@ -18,8 +18,8 @@
 // fence against the grants of that key. Expired rows are filtered out on
 // every read and deleted by Commit at most once a minute; no goroutine
 // outlives Close. A message claim stays in memory until the Commit that
-// completes its turn writes it (see ClaimMessage), which saves a write
-// transaction per turn.
+// completes its turn, or the first execution its turn begins, writes it
+// (see inbox), which saves a write transaction per turn.
 package sqlitestore
 
 import (

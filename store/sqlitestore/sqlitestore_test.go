@@ -72,10 +72,15 @@ func TestReopen(t *testing.T) {
 	if err := s.Commit(ctx, store.Commit{Key: key, Fence: first, Conversation: &conv}); err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
-	for _, msg := range []string{"done", "open"} {
+	for _, msg := range []string{"done", "open", "paying"} {
 		if _, _, err := s.ClaimMessage(ctx, key, msg, "turn-"+msg, clock.Now()); err != nil {
 			t.Fatalf("ClaimMessage(%s): %v", msg, err)
 		}
+	}
+	// A side effect began for "paying": its claim is durable from then on.
+	if _, _, err := s.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t1", IdempotencyKey: "msg-paying-1",
+		Tool: "pay", Args: json.RawMessage(`{"amount":5}`), TurnID: "turn-paying", Key: key, MessageID: "paying"}); err != nil {
+		t.Fatalf("BeginExecution: %v", err)
 	}
 	if err := s.Commit(ctx, store.Commit{Key: key, Fence: first, MessageID: "done", Reply: json.RawMessage(`"r"`)}); err != nil {
 		t.Fatalf("Commit: %v", err)
@@ -117,8 +122,18 @@ func TestReopen(t *testing.T) {
 			!rec.Done || rec.TurnID != "turn-done" || string(rec.Reply) != `"r"` {
 			t.Errorf("round %d: completed message after reopen = %+v, claimed=%v, %v", round, rec, claimed, err)
 		}
-		// A claim whose turn never committed is not kept across reopen: the
-		// message is processed afresh (see inbox).
+		// A claim whose turn began a side effect survives, not done: the
+		// redelivery looks for the execution instead of deciding afresh.
+		if rec, claimed, err := s.ClaimMessage(ctx, key, "paying", "turn-z", clock.Now()); err != nil || claimed ||
+			rec.Done || rec.TurnID != "turn-paying" {
+			t.Errorf("round %d: claim of an interrupted write after reopen = %+v, claimed=%v, %v; want turn-paying's, not done", round, rec, claimed, err)
+		}
+		if rec, err := s.GetExecution(ctx, "t1", "msg-paying-1"); err != nil || string(rec.Args) != `{"amount":5}` ||
+			rec.MessageID != "paying" || rec.Key != key || rec.State != store.ExecStarted {
+			t.Errorf("round %d: execution after reopen = %+v, %v", round, rec, err)
+		}
+		// A claim whose turn never committed (nor began a side effect) is
+		// not kept across reopen: the message is processed afresh (see inbox).
 		if round == 0 {
 			if _, claimed, err := s.ClaimMessage(ctx, key, "open", "turn-y", clock.Now()); err != nil || !claimed {
 				t.Errorf("uncompleted claim after reopen: claimed=%v, %v; want a fresh claim", claimed, err)

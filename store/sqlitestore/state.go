@@ -123,7 +123,10 @@ func scanPending(row *sql.Row, key chat.ConversationKey) (store.PendingAction, i
 
 // BeginExecution records rec as started unless (tenant, idempotency key)
 // exists, in which case it returns the stored record and fresh=false.
-// StartedAt defaults to the store clock. Safe for concurrent use.
+// StartedAt defaults to the store clock. With rec.MessageID set, the
+// message's claim is written in the same transaction (claims otherwise
+// wait for their turn's Commit), so a redelivery after a crash finds it.
+// Safe for concurrent use.
 func (s *Store) BeginExecution(ctx context.Context, rec store.ExecutionRecord) (store.ExecutionRecord, bool, error) {
 	key := rec.Tenant + "/" + rec.IdempotencyKey
 	if err := s.acquireConn(ctx); err != nil {
@@ -134,27 +137,98 @@ func (s *Store) BeginExecution(ctx context.Context, rec store.ExecutionRecord) (
 	if rec.StartedAt.IsZero() {
 		rec.StartedAt = s.now()
 	}
-	res, err := s.q.execInsert.ExecContext(noCancel, rec.Tenant, rec.IdempotencyKey, rec.Tool, rec.ArgsHash,
-		rec.TurnID, rec.State, nil, unixNano(rec.StartedAt), int64(0))
+	fresh, err := s.beginExecutionTx(&rec)
 	if err != nil {
 		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
-	} else if n == 1 {
+	if fresh {
 		rec.StartedAt = fromUnixNano(unixNano(rec.StartedAt))
 		return rec, true, nil
 	}
-	old := store.ExecutionRecord{Tenant: rec.Tenant, IdempotencyKey: rec.IdempotencyKey}
-	var result []byte
-	var started, finished int64
-	err = s.q.execSelect.QueryRowContext(noCancel, rec.Tenant, rec.IdempotencyKey).
-		Scan(&old.Tool, &old.ArgsHash, &old.TurnID, &old.State, &result, &started, &finished)
+	old, err := s.selectExecution(rec.Tenant, rec.IdempotencyKey)
 	if err != nil {
 		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
 	}
-	old.Result, old.StartedAt, old.FinishedAt = result, fromUnixNano(started), fromUnixNano(finished)
 	return old, false, nil
+}
+
+// beginExecutionTx inserts the record, and the message claim it makes
+// durable, in one transaction. Called holding the connection.
+func (s *Store) beginExecutionTx(rec *store.ExecutionRecord) (fresh bool, err error) {
+	q := &s.q
+	if _, err := q.begin.ExecContext(noCancel); err != nil {
+		return false, err
+	}
+	defer func() {
+		if err != nil {
+			_, _ = q.rollback.ExecContext(noCancel)
+		}
+	}()
+	res, err := q.execInsert.ExecContext(noCancel, rec.Tenant, rec.IdempotencyKey, rec.Tool, rec.ArgsHash,
+		rec.TurnID, rec.State, nil, unixNano(rec.StartedAt), int64(0), nullJSON(rec.Args),
+		rec.Key.Chat, rec.Key.User, rec.MessageID)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	if rec.MessageID != "" && rec.Key.Tenant == rec.Tenant {
+		ck := claimKey{rec.Key, rec.MessageID}
+		cl, ok := s.inbox.claims[ck]
+		if !ok {
+			now := s.now()
+			cl = claim{turnID: rec.TurnID, at: now, expires: now.Add(s.opts.InboxTTL).UnixNano()}
+		}
+		if _, err := q.inboxClaim.ExecContext(noCancel, rec.Key.Tenant, rec.Key.Chat, rec.Key.User,
+			rec.MessageID, cl.turnID, unixNano(cl.at), cl.expires); err != nil {
+			return false, err
+		}
+		s.inbox.markStored(rec.Key, rec.MessageID, cl.expires)
+	}
+	if _, err := q.commit.ExecContext(noCancel); err != nil {
+		return false, err
+	}
+	return n == 1, nil
+}
+
+// selectExecution reads one record. Called holding the connection.
+func (s *Store) selectExecution(tenant, idempotencyKey string) (store.ExecutionRecord, error) {
+	rec := store.ExecutionRecord{Tenant: tenant, IdempotencyKey: idempotencyKey}
+	var result, args []byte
+	var started, finished int64
+	rec.Key.Tenant = tenant
+	err := s.q.execSelect.QueryRowContext(noCancel, tenant, idempotencyKey).
+		Scan(&rec.Tool, &rec.ArgsHash, &rec.TurnID, &rec.State, &result, &started, &finished,
+			&args, &rec.Key.Chat, &rec.Key.User, &rec.MessageID)
+	if err != nil {
+		return store.ExecutionRecord{}, err
+	}
+	if rec.Key.Chat == "" && rec.Key.User == "" {
+		rec.Key = chat.ConversationKey{}
+	}
+	rec.Result, rec.Args = result, args
+	rec.StartedAt, rec.FinishedAt = fromUnixNano(started), fromUnixNano(finished)
+	return rec, nil
+}
+
+// GetExecution returns the record of tenant's idempotency key, or
+// ErrNotFound. Safe for concurrent use.
+func (s *Store) GetExecution(ctx context.Context, tenant, idempotencyKey string) (store.ExecutionRecord, error) {
+	key := tenant + "/" + idempotencyKey
+	if err := s.acquireConn(ctx); err != nil {
+		return store.ExecutionRecord{}, s.fail("get execution", key, err)
+	}
+	defer s.releaseConn()
+	rec, err := s.selectExecution(tenant, idempotencyKey)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return rec, fmt.Errorf("get execution %s: %w", key, store.ErrNotFound)
+	case err != nil:
+		return rec, s.fail("get execution", key, err)
+	}
+	return rec, nil
 }
 
 // FinishExecution marks the record done with its result, or returns

@@ -55,6 +55,7 @@ type connStmts struct {
 	pendingDelete *sql.Stmt
 	pendingTake   *sql.Stmt
 	inboxDone     *sql.Stmt
+	inboxClaim    *sql.Stmt
 	execInsert    *sql.Stmt
 	execSelect    *sql.Stmt
 	execFinish    *sql.Stmt
@@ -114,11 +115,17 @@ func (q *connStmts) defs() []stmtDef {
 				expires_at = excluded.expires_at, reply = excluded.reply`},
 
 		{&q.execInsert, `INSERT INTO executions (tenant, idempotency_key, tool, args_hash, turn_id, state,
-				result, started_at, finished_at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS TEXT), ?8, ?9)
+				result, started_at, finished_at, args, chat, user_id, message_id)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS TEXT), ?8, ?9, CAST(?10 AS TEXT), ?11, ?12, ?13)
 			ON CONFLICT (tenant, idempotency_key) DO NOTHING`},
-		{&q.execSelect, `SELECT tool, args_hash, turn_id, state, result, started_at, finished_at
+		{&q.execSelect, `SELECT tool, args_hash, turn_id, state, result, started_at, finished_at,
+				args, chat, user_id, message_id
 			FROM executions WHERE tenant = ?1 AND idempotency_key = ?2`},
+		// A claim made durable by the execution it started; a completion
+		// (inboxDone) overwrites it, and it never overwrites one.
+		{&q.inboxClaim, `INSERT INTO inbox (tenant, chat, user_id, message_id, turn_id, done, at, expires_at, reply)
+			VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, NULL)
+			ON CONFLICT (tenant, chat, user_id, message_id) DO NOTHING`},
 		{&q.execFinish, `UPDATE executions SET state = ?1, result = CAST(?2 AS TEXT), finished_at = ?3
 			WHERE tenant = ?4 AND idempotency_key = ?5`},
 

@@ -30,6 +30,8 @@ var stateTests = []subtest{
 	{name: "Execution", run: testExecution},
 	{name: "ExecutionPerTenant", run: testExecutionPerTenant},
 	{name: "BeginExecutionRace", run: testBeginExecutionRace},
+	{name: "GetExecution", run: testGetExecution},
+	{name: "ExecutionClaimsMessage", run: testExecutionClaimsMessage},
 	{name: "TenantIsolation", run: testTenantIsolation},
 }
 
@@ -446,7 +448,61 @@ func testPendingPastExpiry(t *testing.T, e env) {
 func execution(tenant, idem string, now time.Time) store.ExecutionRecord {
 	return store.ExecutionRecord{
 		Tenant: tenant, IdempotencyKey: idem, Tool: "create_card", ArgsHash: "h-" + idem,
+		Args:   json.RawMessage(`{"title":"Buy milk","n":[1,2]}`),
 		TurnID: "turn-1", State: store.ExecStarted, StartedAt: now,
+	}
+}
+
+func testGetExecution(t *testing.T, e env) {
+	ctx, now := t.Context(), e.clock.Now()
+	_, err := e.s.GetExecution(ctx, "t1", "idem-1")
+	wantNotFound(t, "GetExecution of an unknown key", err)
+	rec := execution("t1", "idem-1", now)
+	rec.Key, rec.MessageID = testKey("t1", "c1"), "m1"
+	if _, fresh, err := e.s.BeginExecution(ctx, rec); err != nil || !fresh {
+		t.Fatalf("BeginExecution = fresh %v, err %v", fresh, err)
+	}
+	got, err := e.s.GetExecution(ctx, "t1", "idem-1")
+	if err != nil {
+		t.Fatalf("GetExecution: %v", err)
+	}
+	checkExecution(t, "started record", got, rec)
+	_, err = e.s.GetExecution(ctx, "t2", "idem-1")
+	wantNotFound(t, "GetExecution of another tenant's key", err)
+	result, at := json.RawMessage(`{"status":"ok"}`), now.Add(time.Second)
+	if err := e.s.FinishExecution(ctx, "t1", "idem-1", result, at); err != nil {
+		t.Fatalf("FinishExecution: %v", err)
+	}
+	got, err = e.s.GetExecution(ctx, "t1", "idem-1")
+	done := rec
+	done.State, done.Result, done.FinishedAt = store.ExecDone, result, at
+	if err != nil {
+		t.Fatalf("GetExecution after finish: %v", err)
+	}
+	checkExecution(t, "finished record", got, done)
+}
+
+// testExecutionClaimsMessage: an execution begun for a message leaves its
+// claim not done until the turn's Commit completes it.
+func testExecutionClaimsMessage(t *testing.T, e env) {
+	ctx, key, now := t.Context(), testKey("t1", "c1"), e.clock.Now()
+	if _, claimed := mustClaim(t, e.s, key, "m1", "turn-1", now); !claimed {
+		t.Fatal("first claim: claimed=false")
+	}
+	rec := execution("t1", "msg-m1-1", now)
+	rec.Key, rec.MessageID = key, "m1"
+	if _, fresh, err := e.s.BeginExecution(ctx, rec); err != nil || !fresh {
+		t.Fatalf("BeginExecution = fresh %v, err %v", fresh, err)
+	}
+	again, claimed := mustClaim(t, e.s, key, "m1", "turn-2", now.Add(time.Second))
+	if claimed || again.Done || again.TurnID != "turn-1" {
+		t.Errorf("claim after the execution began = %+v, claimed=%v; want turn-1's claim, not done", again, claimed)
+	}
+	reply := json.RawMessage(`{"turn_id":"turn-1"}`)
+	mustCommit(t, e.s, store.Commit{Key: key, MessageID: "m1", Reply: reply})
+	done, claimed := mustClaim(t, e.s, key, "m1", "turn-3", now.Add(2*time.Second))
+	if claimed || !done.Done || done.TurnID != "turn-1" || !jsonEqual(done.Reply, reply) {
+		t.Errorf("claim after commit = %+v, claimed=%v; want done with the reply", done, claimed)
 	}
 }
 

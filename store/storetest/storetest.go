@@ -259,7 +259,8 @@ func checkExecution(t *testing.T, what string, got, want store.ExecutionRecord) 
 	t.Helper()
 	if got.Tenant != want.Tenant || got.IdempotencyKey != want.IdempotencyKey ||
 		got.Tool != want.Tool || got.ArgsHash != want.ArgsHash || got.TurnID != want.TurnID ||
-		got.State != want.State || !jsonEqual(got.Result, want.Result) ||
+		got.State != want.State || !jsonEqual(got.Result, want.Result) || !jsonEqual(got.Args, want.Args) ||
+		got.Key != want.Key || got.MessageID != want.MessageID ||
 		!got.StartedAt.Equal(want.StartedAt) || !got.FinishedAt.Equal(want.FinishedAt) {
 		t.Errorf("%s: execution = %+v (result %s), want %+v (result %s)", what, got, got.Result, want, want.Result)
 	}
