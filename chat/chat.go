@@ -99,6 +99,10 @@ type Inbound struct {
 	Button   string
 	Evidence []Evidence
 	Channel  string // "http", "cli", "telegram", ...
+	// ReceivedAt is when the channel accepted the message (zero: when the
+	// engine got it). A typed "yes" confirms only an action that was shown
+	// before it arrived.
+	ReceivedAt time.Time
 	// Call, when set, is a tool call the caller's own program made (an MCP
 	// client through `arbiter mcp`): it takes the place of the model's
 	// decision and passes the same guards — catalog, schema, rights,

@@ -13,9 +13,13 @@ import (
 
 // ConfirmationTrace is what happened to a pending action in this turn.
 type ConfirmationTrace struct {
-	ID      string `json:"id"`
-	Tool    string `json:"tool"`
-	Outcome string `json:"outcome"` // proposed, confirmed, cancelled, expired, dropped, stale_button, refused
+	ID   string `json:"id"`
+	Tool string `json:"tool"`
+	// Outcome: proposed, confirmed, cancelled, expired, dropped,
+	// stale_button, refused, nothing_pending (a "yes" with nothing
+	// waiting), not_yet_shown (a typed "yes" that arrived before the
+	// action was shown).
+	Outcome string `json:"outcome"`
 	Reason  string `json:"reason,omitempty"`
 }
 
@@ -38,11 +42,15 @@ func (e *Engine) propose(s *state, tg target, args []byte, why string) {
 	s.putPending = &pa
 	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
 	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: "proposed", Reason: why}
-	buttons := []chat.Button{
-		{Label: say(s.lang, txtYes), Value: confirmPrefix + id},
-		{Label: say(s.lang, txtNo), Value: cancelPrefix + id},
+	e.replyText(s, renderConfirmation(s.lang, tg.spec, args), confirmButtons(s.lang, id))
+}
+
+// confirmButtons are the yes and no of pending action id.
+func confirmButtons(lang, id string) []chat.Button {
+	return []chat.Button{
+		{Label: say(lang, txtYes), Value: confirmPrefix + id},
+		{Label: say(lang, txtNo), Value: cancelPrefix + id},
 	}
-	e.replyText(s, renderConfirmation(s.lang, tg.spec, args), buttons)
 }
 
 // renderConfirmation shows the tool's title and every argument.
@@ -80,13 +88,31 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 	r := s.route
 	p := s.pending
 	if p == nil {
-		if r.pendingID != "" {
+		switch {
+		case r.pendingID != "":
 			s.trace.Route = "stale_button"
 			s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: "stale_button"}
 			e.replyText(s, say(s.lang, txtStaleButton), nil)
 			return true
+		case r.kind == routeAffirm:
+			// A "yes" is consent to what the user was shown, never to what
+			// a model would propose next (a burst of "да да да").
+			s.trace.Route = "confirm"
+			s.trace.Confirmation = &ConfirmationTrace{Outcome: "nothing_pending"}
+			e.recordUserInput(s)
+			e.replyText(s, say(s.lang, txtNothingPending), nil)
+			return true
 		}
 		return false
+	}
+	if r.kind == routeAffirm && r.pendingID == "" && s.received.Before(p.CreatedAt) {
+		// Typed before this action was shown: it answered something else
+		// (or nothing). The action keeps waiting for a "yes" of its own.
+		s.trace.Route = "confirm"
+		s.trace.Confirmation = &ConfirmationTrace{ID: p.ID, Tool: p.Tool, Outcome: "not_yet_shown"}
+		e.recordUserInput(s)
+		e.replyText(s, say(s.lang, txtYesBeforeShown), confirmButtons(s.lang, p.ID))
+		return true
 	}
 	if r.pendingID != "" && r.pendingID != p.ID {
 		// A button of another (older) action: the waiting one stays.

@@ -215,17 +215,19 @@ func newID() string {
 
 // state is everything one turn knows and decides, passed from step to step.
 type state struct {
-	in     chat.Inbound
-	key    chat.ConversationKey
-	id     string
-	start  time.Time
-	now    time.Time
-	tenant Tenant
-	loc    *time.Location
-	lang   string
-	route  route
-	lease  store.Lease
-	cat    *catalog
+	in    chat.Inbound
+	key   chat.ConversationKey
+	id    string
+	start time.Time
+	now   time.Time
+	// received is when the message arrived (chat.Inbound.ReceivedAt).
+	received time.Time
+	tenant   Tenant
+	loc      *time.Location
+	lang     string
+	route    route
+	lease    store.Lease
+	cat      *catalog
 	// model decides this turn, under the strategy's name.
 	model    llm.Provider
 	strategy string
@@ -299,7 +301,10 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 
 func (e *Engine) newState(in chat.Inbound) *state {
 	now := e.cfg.Now()
-	s := &state{in: in, key: in.Key(), id: e.cfg.NewID(), start: now, now: now}
+	s := &state{in: in, key: in.Key(), id: e.cfg.NewID(), start: now, now: now, received: in.ReceivedAt}
+	if s.received.IsZero() {
+		s.received = now // before the lock wait: when the message reached the engine
+	}
 	s.tenant = e.cfg.Tenants[in.Identity.TenantID]
 	if s.tenant.ID == "" {
 		s.tenant.ID = in.Identity.TenantID

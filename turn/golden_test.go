@@ -258,6 +258,14 @@ func (h *harness) send(where, rest string) {
 	}
 	button := strings.ReplaceAll(kv["button"], "$pending", h.pendingID())
 	in := chat.Inbound{Identity: id, Chat: conv, MessageID: kv["msg"], Text: kv["text"], Button: button, Channel: "test"}
+	if v, ok := kv["received"]; ok {
+		// When the channel accepted the message, relative to the clock.
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			h.t.Fatalf("%s: received=%s: %v", where, v, err)
+		}
+		in.ReceivedAt = h.clock.Now().Add(d)
+	}
 	if name, ok := kv["call"]; ok {
 		in.Call = &chat.Call{Tool: name, Args: json.RawMessage(kv["args"])}
 	}

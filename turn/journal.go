@@ -118,6 +118,13 @@ func (e *Engine) commit(ctx context.Context, s *state) error {
 		return fmt.Errorf("commit turn %s of %s: %w", s.id, s.key, store.ErrFenced)
 	default:
 	}
+	if p := s.putPending; p != nil {
+		// The action is shown from this moment on: a typed "yes" that
+		// arrived earlier was not an answer to it (see resolvePending).
+		p.CreatedAt = e.cfg.Now()
+		p.ExpiresAt = p.CreatedAt.Add(e.cfg.PendingTTL)
+		s.out.Pending.ExpiresAt = p.ExpiresAt
+	}
 	c := store.Commit{Key: s.key, Fence: s.lease.Fence(), Conversation: &s.conv, DropPending: s.dropPending, PutPending: s.putPending}
 	if s.claimed {
 		reply, err := json.Marshal(s.out)

@@ -138,10 +138,9 @@ func TestTau2WritesGoThroughConfirmation(t *testing.T) {
 				if got.Tool != a.Name || !sameJSON(got.Args, a.Arguments) || got.Key == "" {
 					t.Errorf("%s: backend got %s %s (key %q), want the stored %s %s", conv, got.Tool, got.Args, got.Key, a.Name, a.Arguments)
 				}
-				model.Push(llmtest.Text(`{"say":"ok","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
-				send(conv, "yes", "")
-				if len(calls) != before+1 {
-					t.Errorf("%s: a second yes reached the backend", conv)
+				again := send(conv, "yes", "")
+				if len(calls) != before+1 || len(again.Executed) != 0 || again.Pending != nil {
+					t.Errorf("%s: a second yes reached the backend or proposed something", conv)
 				}
 			}
 		}

@@ -16,6 +16,7 @@ const (
 	txtExpired
 	txtStaleButton
 	txtNothingPending
+	txtYesBeforeShown
 	txtNotAvailable
 	txtRephrase
 	txtNoModel
@@ -43,6 +44,7 @@ var texts = map[string]map[textKey]string{
 		txtExpired:           "Время на подтверждение истекло, действие не выполнено. Повторите запрос, если оно ещё нужно.",
 		txtStaleButton:       "Эта кнопка относится к действию, которое уже не ждёт подтверждения. Ничего не выполнено.",
 		txtNothingPending:    "Нет действия, ожидающего подтверждения. Ничего не выполнено.",
+		txtYesBeforeShown:    "Когда пришло ваше сообщение, подтверждать было нечего, поэтому ничего не выполнено. Действие выше ждёт ответа: нажмите кнопку или напишите «да» ещё раз.",
 		txtNotAvailable:      "Это действие мне недоступно, поэтому я его не выполнил.",
 		txtCallArgs:          "Аргументы не подходят к схеме инструмента, ничего не выполнено: %s",
 		txtRephrase:          "Не получилось разобрать запрос. Сформулируйте, пожалуйста, ещё раз.",
@@ -68,6 +70,7 @@ var texts = map[string]map[textKey]string{
 		txtExpired:           "The confirmation expired; nothing was done. Ask again if you still need it.",
 		txtStaleButton:       "This button belongs to an action that is no longer waiting for confirmation. Nothing was done.",
 		txtNothingPending:    "Nothing is waiting for confirmation. Nothing was done.",
+		txtYesBeforeShown:    "Nothing was waiting for confirmation when your message arrived, so nothing was done. The action above is waiting for an answer: press a button or say yes again.",
 		txtNotAvailable:      "That action is not available to me, so I did not do it.",
 		txtCallArgs:          "The arguments do not fit the tool's schema; nothing was done: %s",
 		txtRephrase:          "I could not make sense of that. Please rephrase your request.",

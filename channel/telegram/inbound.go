@@ -100,6 +100,13 @@ func (c *Channel) buildPlan(ctx context.Context, itemID string, members []member
 	}
 	p.lang = pickLang(id.Language, tgLang, c.cfg.Language)
 	in := &chat.Inbound{Identity: id, Chat: idString(p.chatID), MessageID: itemID, Channel: ChannelName}
+	for _, m := range members {
+		// Accepted into the inbox: a "да" that waited there (a crash, a
+		// queue) still answers only what was shown before it came.
+		if m.at.After(in.ReceivedAt) {
+			in.ReceivedAt = m.at
+		}
+	}
 	switch {
 	case p.callback != nil:
 		if p.callback.Data != "" { // a game button: answered, nothing to run
