@@ -24,6 +24,11 @@ type Question struct {
 	Choices []Button `json:"choices"`
 	// FreeText means a typed reply answers too.
 	FreeText bool `json:"free_text,omitempty"`
+	// Scope is what an answer needs besides being the asked user's: the
+	// scope the asking call ran under (its risk), so a read-only key cannot
+	// approve what a write:full call asks. Set by the engine; empty means
+	// any key of the asked user.
+	Scope Scope `json:"scope,omitempty"`
 }
 
 // Answer is the user's answer to a Question: the Value of the pressed

@@ -121,7 +121,7 @@ func auditHash(args []byte) string {
 // call invokes the tool under its timeout and caps the result size. A
 // timeout is an error, never "not found".
 func (e *Engine) call(ctx context.Context, s *state, entry *tool.Entry, spec tool.Spec, args []byte, idemKey string) tool.Result {
-	lctx, endLive := e.liveFor(ctx, s, spec.Title)
+	lctx, endLive := e.liveFor(ctx, s, spec)
 	cctx, cancel := context.WithTimeout(lctx, spec.Timeout)
 	defer cancel()
 	res, err := entry.Tool.Call(cctx, tool.Call{Caller: callerOf(s), Args: args, IdempotencyKey: idemKey, Now: s.now})

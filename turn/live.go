@@ -6,6 +6,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 // maxProgressTrace bounds the progress updates a trace keeps (the latest).
@@ -28,16 +29,17 @@ type toolLive struct {
 	inner chat.Live // nil when the channel offers none
 	trace *Trace
 	step  string
-	ended bool // under trace.mu: the call returned; nothing more is passed on
+	scope chat.Scope // what answering the call's questions takes (its risk)
+	ended bool       // under trace.mu: the call returned; nothing more is passed on
 }
 
 // liveFor is the context of a tool call: the channel's Live as the tool
 // sees it, and the turn's model for tools that need one. end, called once
 // the call returned, cuts the Live off, so a late update or question of
 // the tool's goroutines neither reaches the user nor the sealed trace.
-func (e *Engine) liveFor(ctx context.Context, s *state, step string) (_ context.Context, end func()) {
+func (e *Engine) liveFor(ctx context.Context, s *state, spec tool.Spec) (_ context.Context, end func()) {
 	ctx = context.WithValue(ctx, toolModelKey{}, &toolModel{e: e, s: s})
-	l := &toolLive{inner: chat.LiveFrom(ctx), trace: &s.trace, step: step}
+	l := &toolLive{inner: chat.LiveFrom(ctx), trace: &s.trace, step: spec.Title, scope: chat.Scope(spec.Risk)}
 	return chat.WithLive(ctx, l), func() {
 		l.trace.mu.Lock()
 		l.ended = true
@@ -113,6 +115,7 @@ func (l *toolLive) Ask(ctx context.Context, q chat.Question) (chat.Answer, error
 	}
 	var a chat.Answer
 	err := chat.ErrNoLive
+	q.Scope = l.scope // never the tool's say: the engine knows what the call may do
 	if l.inner != nil {
 		a, err = l.inner.Ask(ctx, q)
 	}

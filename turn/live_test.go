@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 // countingLive records what reaches the channel.
@@ -32,7 +33,7 @@ func TestToolLiveEndsWithTheCall(t *testing.T) {
 	e := &Engine{}
 	s := &state{}
 	channel := &countingLive{}
-	ctx, end := e.liveFor(chat.WithLive(context.Background(), channel), s, "Отчёт")
+	ctx, end := e.liveFor(chat.WithLive(context.Background(), channel), s, tool.Spec{Title: "Отчёт", Risk: tool.RiskRead})
 	live := chat.LiveFrom(ctx)
 	live.Progress(chat.Progress{Done: 1, Total: 2})
 	if a, err := live.Ask(ctx, chat.Question{Text: "?", Choices: []chat.Button{{Label: "ok", Value: "accept"}}}); err != nil || a.Choice != "accept" {
@@ -52,7 +53,7 @@ func TestToolLiveEndsWithTheCall(t *testing.T) {
 
 	// Without a channel the question is refused and traced as such.
 	s = &state{}
-	ctx, end = e.liveFor(context.Background(), s, "Форма")
+	ctx, end = e.liveFor(context.Background(), s, tool.Spec{Title: "Форма", Risk: tool.RiskRead})
 	defer end()
 	if _, err := chat.LiveFrom(ctx).Ask(ctx, chat.Question{Text: "?"}); !errors.Is(err, chat.ErrNoLive) {
 		t.Errorf("Ask without a channel = %v", err)

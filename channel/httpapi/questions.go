@@ -48,7 +48,7 @@ func (s *Server) listQuestions(w http.ResponseWriter, r *http.Request) {
 	}
 	conv := r.URL.Query().Get("conversation_id")
 	open := []questions.Open{}
-	for _, o := range s.questions.List(questionOwner(id)) {
+	for _, o := range s.questions.List(questionOwner(id), id.Scopes) {
 		if conv == "" || o.Conversation == conv {
 			open = append(open, o)
 		}
@@ -68,9 +68,10 @@ func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	qid := r.PathValue("id")
-	switch err := s.questions.Answer(qid, questionOwner(id), a); {
+	switch err := s.questions.Answer(qid, questionOwner(id), id.Scopes, a); {
 	case errors.Is(err, questions.ErrUnknown), errors.Is(err, questions.ErrNotYours):
-		// Another user's question reads as unknown: ids reveal nothing.
+		// Another user's question, or one this key may not answer, reads
+		// as unknown: ids reveal nothing.
 		writeError(w, http.StatusNotFound, "not_found", "no open question "+qid)
 	case errors.Is(err, questions.ErrInvalid):
 		writeError(w, http.StatusBadRequest, "bad_request", "not an answer this question accepts: name one of its choices, or send text where it takes text")

@@ -175,6 +175,10 @@ func (l *liveChat) Ask(ctx context.Context, q chat.Question) (chat.Answer, error
 // press on a closed question is answered as such and used up too.
 func (c *Channel) answerQuestion(u *update, rt routing) bool {
 	owner := questionOwner(rt.chatID, rt.userID)
+	var scopes []chat.Scope
+	if id, known := c.cfg.Identify(rt.userID); known {
+		scopes = id.Scopes
+	}
 	if q := u.CallbackQuery; q != nil {
 		m := questionData.FindStringSubmatch(q.Data)
 		if m == nil {
@@ -184,7 +188,7 @@ func (c *Channel) answerQuestion(u *update, rt routing) bool {
 		lang := pickLang(q.From.LanguageCode, c.cfg.Language)
 		text := say(lang, txtQuestionClosed)
 		if choice, ok := c.questions.ChoiceAt(m[1], idx); ok {
-			switch err := c.questions.Answer(m[1], owner, chat.Answer{Choice: choice}); {
+			switch err := c.questions.Answer(m[1], owner, scopes, chat.Answer{Choice: choice}); {
 			case err == nil:
 				text = ""
 			case errors.Is(err, questions.ErrNotYours):
@@ -204,8 +208,8 @@ func (c *Channel) answerQuestion(u *update, rt routing) bool {
 	if m == nil || rt.kind != kindWords || m.ForwardOrigin != nil || strings.TrimSpace(m.Text) == "" {
 		return false
 	}
-	id, ok := c.questions.Typing(owner)
-	return ok && c.questions.Answer(id, owner, chat.Answer{Text: strings.TrimSpace(m.Text)}) == nil
+	id, ok := c.questions.Typing(owner, scopes)
+	return ok && c.questions.Answer(id, owner, scopes, chat.Answer{Text: strings.TrimSpace(m.Text)}) == nil
 }
 
 var _ chat.Live = (*liveChat)(nil)

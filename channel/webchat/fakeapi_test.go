@@ -374,7 +374,7 @@ func (f *fakeAPI) listQuestions(w http.ResponseWriter, r *http.Request) {
 	hold := f.pollHold
 	var open []questions.Open
 	if hold == nil {
-		open = f.board.List(fakeOwner)
+		open = f.board.List(fakeOwner, nil)
 	}
 	f.mu.Unlock()
 	defer func() {
@@ -391,7 +391,7 @@ func (f *fakeAPI) listQuestions(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-		open = f.board.List(fakeOwner)
+		open = f.board.List(fakeOwner, nil)
 	}
 	// As the real API: a conversation_id lists that conversation's only.
 	// The page always names its conversation, so a poll without one is
@@ -422,7 +422,7 @@ func (f *fakeAPI) answerQuestion(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusBadRequest
 		writeError(w, status, "bad_request", err.Error())
 	default:
-		switch err := f.board.Answer(id, fakeOwner, a); {
+		switch err := f.board.Answer(id, fakeOwner, nil, a); {
 		case errors.Is(err, questions.ErrUnknown), errors.Is(err, questions.ErrNotYours):
 			status = http.StatusNotFound
 			writeError(w, status, "not_found", "no open question "+id)

@@ -5,7 +5,8 @@
 //
 // A question belongs to an owner, a string the channel derives from the
 // authenticated user (Telegram: chat and user id; HTTP: tenant and user),
-// and only that owner's answer counts. Questions live in this process's
+// and only that owner's answer counts — given with a key (or channel
+// identity) holding the scope the asking call ran under. Questions live in this process's
 // memory only: the turn that asked waits in this process too, and a
 // question outlives neither.
 package questions
@@ -15,6 +16,7 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -108,17 +110,19 @@ func (b *Board) Ask(ctx context.Context, owner, conversation string, q chat.Ques
 	}
 }
 
-// Answer gives the open question id the answer a of owner. A choice must
-// be one of the question's; text counts only where the question allows
-// it. The first answer wins; later ones get ErrUnknown.
-func (b *Board) Answer(id, owner string, a chat.Answer) error {
+// Answer gives the open question id the answer a of owner, answering with
+// scopes (the key's or the channel identity's). A question whose Scope
+// the answerer lacks reads as another user's. A choice must be one of the
+// question's; text counts only where the question allows it. The first
+// answer wins; later ones get ErrUnknown.
+func (b *Board) Answer(id, owner string, scopes []chat.Scope, a chat.Answer) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, ok := b.open[id]
 	if !ok {
 		return ErrUnknown
 	}
-	if e.owner != owner {
+	if e.owner != owner || !mayAnswer(e.Question, scopes) {
 		return ErrNotYours
 	}
 	if !accepts(e.Question, a) {
@@ -127,6 +131,11 @@ func (b *Board) Answer(id, owner string, a chat.Answer) error {
 	delete(b.open, id)
 	e.answer <- a
 	return nil
+}
+
+// mayAnswer: the answerer holds the scope the asking call ran under.
+func mayAnswer(q chat.Question, scopes []chat.Scope) bool {
+	return q.Scope == "" || slices.Contains(scopes, q.Scope)
 }
 
 func accepts(q chat.Question, a chat.Answer) bool {
@@ -154,12 +163,13 @@ func (b *Board) ChoiceAt(id string, i int) (string, bool) {
 	return e.Question.Choices[i].Value, true
 }
 
-// List returns the open questions of owner, oldest first.
-func (b *Board) List(owner string) []Open {
+// List returns the open questions of owner that scopes may answer,
+// oldest first.
+func (b *Board) List(owner string, scopes []chat.Scope) []Open {
 	b.mu.Lock()
 	var out []Open
 	for _, e := range b.open {
-		if e.owner == owner {
+		if e.owner == owner && mayAnswer(e.Question, scopes) {
 			out = append(out, e.Open)
 		}
 	}
@@ -174,9 +184,10 @@ func (b *Board) List(owner string) []Open {
 }
 
 // Typing returns the id of owner's oldest open question that takes typed
-// text, so a channel can take the user's next message as its answer.
-func (b *Board) Typing(owner string) (string, bool) {
-	for _, o := range b.List(owner) {
+// text and scopes may answer, so a channel can take the user's next
+// message as its answer.
+func (b *Board) Typing(owner string, scopes []chat.Scope) (string, bool) {
+	for _, o := range b.List(owner, scopes) {
 		if o.Question.FreeText {
 			return o.ID, true
 		}

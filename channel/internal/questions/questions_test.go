@@ -35,7 +35,7 @@ func ask(t *testing.T, b *Board, ctx context.Context, owner string, q chat.Quest
 func TestAnswerReachesTheAsker(t *testing.T) {
 	b := New(nil)
 	id, done, got := ask(t, b, context.Background(), "c:1", yesNo)
-	if l := b.List("c:1"); len(l) != 1 || l[0].ID != id || len(b.List("c:2")) != 0 {
+	if l := b.List("c:1", nil); len(l) != 1 || l[0].ID != id || len(b.List("c:2", nil)) != 0 {
 		t.Fatalf("List = %+v", l)
 	}
 	if v, ok := b.ChoiceAt(id, 1); !ok || v != "decline" {
@@ -54,20 +54,20 @@ func TestAnswerReachesTheAsker(t *testing.T) {
 		{"c:1", chat.Answer{Text: "free words"}, ErrInvalid},
 		{"c:1", chat.Answer{Choice: "accept", Text: "and words"}, ErrInvalid},
 	} {
-		if err := b.Answer(id, tc.owner, tc.a); !errors.Is(err, tc.want) {
+		if err := b.Answer(id, tc.owner, nil, tc.a); !errors.Is(err, tc.want) {
 			t.Errorf("Answer(%s, %+v) = %v, want %v", tc.owner, tc.a, err, tc.want)
 		}
 	}
-	if err := b.Answer(id, "c:1", chat.Answer{Choice: "decline"}); err != nil {
+	if err := b.Answer(id, "c:1", nil, chat.Answer{Choice: "decline"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil || got.Choice != "decline" {
 		t.Fatalf("Ask = %+v, %v", got, err)
 	}
-	if err := b.Answer(id, "c:1", chat.Answer{Choice: "accept"}); !errors.Is(err, ErrUnknown) {
+	if err := b.Answer(id, "c:1", nil, chat.Answer{Choice: "accept"}); !errors.Is(err, ErrUnknown) {
 		t.Errorf("a second answer = %v", err)
 	}
-	if len(b.List("c:1")) != 0 {
+	if len(b.List("c:1", nil)) != 0 {
 		t.Error("an answered question is still open")
 	}
 }
@@ -77,13 +77,13 @@ func TestTypedAnswersAndTimeouts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	free := chat.Question{Text: "Name?", FreeText: true, Choices: []chat.Button{{Label: "Cancel", Value: "cancel"}}}
 	id, done, got := ask(t, b, ctx, "c:1", free)
-	if tid, ok := b.Typing("c:1"); !ok || tid != id {
+	if tid, ok := b.Typing("c:1", nil); !ok || tid != id {
 		t.Fatalf("Typing = %q, %v", tid, ok)
 	}
-	if _, ok := b.Typing("c:2"); ok {
+	if _, ok := b.Typing("c:2", nil); ok {
 		t.Error("another user's typing goes to this question")
 	}
-	if err := b.Answer(id, "c:1", chat.Answer{Text: "Дмитрий"}); err != nil || <-done != nil || got.Text != "Дмитрий" {
+	if err := b.Answer(id, "c:1", nil, chat.Answer{Text: "Дмитрий"}); err != nil || <-done != nil || got.Text != "Дмитрий" {
 		t.Fatalf("typed answer: %v %+v", err, got)
 	}
 
@@ -95,7 +95,7 @@ func TestTypedAnswersAndTimeouts(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Ask after ctx ended = %v", err)
 	}
-	if len(b.List("c:1")) != 0 {
+	if len(b.List("c:1", nil)) != 0 {
 		t.Error("a question whose wait ended is still open")
 	}
 }
@@ -115,4 +115,27 @@ func TestOpenQuestionsAreBounded(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+}
+
+func TestAnswerNeedsTheCallsScope(t *testing.T) {
+	b := New(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := yesNo
+	q.Scope = chat.ScopeWriteFull
+	id, done, got := ask(t, b, ctx, "c:1", q)
+	readOnly := []chat.Scope{chat.ScopeRead}
+	full := []chat.Scope{chat.ScopeRead, chat.ScopeWriteFull}
+	if l := b.List("c:1", readOnly); len(l) != 0 {
+		t.Errorf("a read-only key lists %v", l)
+	}
+	if err := b.Answer(id, "c:1", readOnly, chat.Answer{Choice: "accept"}); !errors.Is(err, ErrNotYours) {
+		t.Errorf("a read-only key's answer = %v, want ErrNotYours", err)
+	}
+	if l := b.List("c:1", full); len(l) != 1 {
+		t.Errorf("the full key lists %v", l)
+	}
+	if err := b.Answer(id, "c:1", full, chat.Answer{Choice: "accept"}); err != nil || <-done != nil || got.Choice != "accept" {
+		t.Errorf("the full key's answer = %v (%+v)", err, got)
+	}
 }
