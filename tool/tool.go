@@ -184,6 +184,29 @@ type Resolver interface {
 	Resolve(ctx context.Context, caller Caller, args json.RawMessage) (Spec, error)
 }
 
+// Previewer is an optional capability of a tool whose arguments name
+// objects it changes (cards, members, columns, events, files). Preview
+// resolves them as the call would, changing nothing, so the confirmation
+// the user answers shows the objects themselves — "«Fire Bob» (4tjszd94)",
+// not the text a model wrote — and a reference that matches nothing, or
+// several things, or whose words and id disagree, is settled before anyone
+// is asked. Safe for concurrent use.
+type Previewer interface {
+	Preview(ctx context.Context, call Call) (Preview, error)
+}
+
+// Preview is what a call would change, resolved now.
+type Preview struct {
+	// Fields are resolved values by argument name ("card" -> "«Fire Bob
+	// (HR, confidential)» (4tjszd94), column В работе"); arguments not
+	// listed are shown as given.
+	Fields map[string]string
+	// Problem, when set, says why the call cannot go ahead as proposed
+	// (StatusNotFound, StatusAmbiguous with Candidates): the user gets it
+	// instead of a confirmation, and nothing waits for a "yes".
+	Problem *Result
+}
+
 // LinkReader is an optional capability of a tool set that owns links, such
 // as task-board cards: ReadLink answers what a link points to, read from
 // the system itself (title, description, due date, status, URL), or

@@ -41,7 +41,7 @@ func (e *Engine) act(ctx context.Context, s *state, p proposal) {
 	}
 	p.args = args
 	if need, why := needsConfirmation(s, tg.spec); need {
-		e.propose(s, tg, p.args, why)
+		e.propose(ctx, s, tg, p.args, why)
 		return
 	}
 	e.runTool(ctx, s, tg, p.args, e.directKey(s, tg.spec))
@@ -149,7 +149,7 @@ func (e *Engine) runFixedCall(ctx context.Context, s *state, guard, name string,
 		return
 	}
 	if need, why := needsConfirmation(s, tg.spec); need {
-		e.propose(s, tg, args, why)
+		e.propose(ctx, s, tg, args, why)
 		return
 	}
 	e.runTool(ctx, s, tg, args, e.directKey(s, tg.spec))

@@ -3,8 +3,10 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
@@ -24,9 +26,16 @@ type ConfirmationTrace struct {
 }
 
 // propose stores the action as pending and replies with a confirmation the
-// server renders from the stored action itself — never the model's words.
-func (e *Engine) propose(s *state, tg target, args []byte, why string) {
+// server renders from the stored action itself — never the model's words —
+// with the objects it changes resolved now (tool.Previewer). A target that
+// resolves to nothing or to several things is answered instead, and
+// nothing waits for a "yes".
+func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, why string) {
 	entry := tg.entry
+	fields, ok := e.preview(ctx, s, tg, args)
+	if !ok {
+		return
+	}
 	id := e.cfg.NewID()
 	pa := store.PendingAction{
 		ID:             id,
@@ -42,19 +51,40 @@ func (e *Engine) propose(s *state, tg target, args []byte, why string) {
 	s.putPending = &pa
 	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
 	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: "proposed", Reason: why}
-	e.replyText(s, renderConfirmation(s.lang, tg.spec, args), confirmButtons(s.lang, id))
+	e.replyText(s, renderConfirmation(s.lang, tg.spec, args, fields), confirmButtons(s.lang, id))
 }
 
-// confirmButtons are the yes and no of pending action id.
-func confirmButtons(lang, id string) []chat.Button {
-	return []chat.Button{
-		{Label: say(lang, txtYes), Value: confirmPrefix + id},
-		{Label: say(lang, txtNo), Value: cancelPrefix + id},
+// preview resolves what the call would change, for its confirmation. It
+// returns false after replying when the call cannot be put to the user as
+// proposed: its target is unknown or ambiguous, or could not be checked.
+func (e *Engine) preview(ctx context.Context, s *state, tg target, args []byte) (map[string]string, bool) {
+	pv, ok := tg.entry.Tool.(tool.Previewer)
+	if !ok {
+		return nil, true
 	}
+	start := e.cfg.Now()
+	cctx, cancel := context.WithTimeout(ctx, tg.spec.Timeout)
+	p, err := pv.Preview(cctx, tool.Call{Caller: callerOf(s), Args: args, Now: s.now})
+	cancel()
+	s.trace.step("preview:"+tg.spec.Name, start, e.cfg.Now(), "")
+	switch {
+	case err != nil:
+		s.trace.Notes = append(s.trace.Notes, "preview "+tg.spec.Name+": "+err.Error())
+		e.veto(s, Veto{Guard: "preview", Tool: tg.spec.Name, Reason: reasonPreviewFailed}, txtPreviewFailed, tg.spec.Title)
+		return nil, false
+	case p.Problem != nil:
+		s.trace.Vetoes = append(s.trace.Vetoes, Veto{Guard: "preview", Tool: tg.spec.Name, Reason: reasonTargetUnresolved})
+		e.rememberResult(s, tg.entry.Spec.Name, string(p.Problem.Status), *p.Problem)
+		e.replyResult(s, tg.spec.Title, string(p.Problem.Status), *p.Problem)
+		return nil, false
+	}
+	return p.Fields, true
 }
 
-// renderConfirmation shows the tool's title and every argument.
-func renderConfirmation(lang string, spec tool.Spec, args []byte) string {
+// renderConfirmation shows the tool's title and every argument, as
+// resolved where the tool resolved it, each value inert: it cannot add
+// lines, reorder text or hide characters.
+func renderConfirmation(lang string, spec tool.Spec, args []byte, resolved map[string]string) string {
 	var b strings.Builder
 	b.WriteString(say(lang, txtConfirmHeader, spec.Title))
 	var m map[string]json.RawMessage
@@ -65,7 +95,11 @@ func renderConfirmation(lang string, spec tool.Spec, args []byte) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		b.WriteString("\n• " + k + ": " + argValue(m[k]))
+		v, ok := resolved[k]
+		if !ok {
+			v = argValue(m[k])
+		}
+		b.WriteString("\n• " + inert(k) + ": " + inert(v))
 	}
 	b.WriteString("\n" + say(lang, txtConfirmQuestion))
 	return b.String()
@@ -77,6 +111,47 @@ func argValue(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
+}
+
+// inert shows control characters (newlines included), bidirectional
+// overrides and isolates, and other invisible format characters as
+// escapes, so a value can neither fake the end of a confirmation nor
+// display as other text than it holds.
+func inert(v string) string {
+	clean := true
+	for _, r := range v {
+		if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return v
+	}
+	var b strings.Builder
+	for _, r := range v {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp):
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// confirmButtons are the yes and no of pending action id.
+func confirmButtons(lang, id string) []chat.Button {
+	return []chat.Button{
+		{Label: say(lang, txtYes), Value: confirmPrefix + id},
+		{Label: say(lang, txtNo), Value: cancelPrefix + id},
+	}
 }
 
 // resolvePending is the deterministic router's handling of a waiting

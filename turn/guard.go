@@ -26,6 +26,10 @@ const (
 	reasonNotGranted   = "not_granted"   // the tool exists; role or scope does not allow it
 	reasonEvidenceOnly = "evidence_only" // a write proposed on a turn with no words of the user
 	reasonInvalidArgs  = "invalid_args"  // stored arguments no longer fit the schema
+	// a write's target (card, member, ...) matches nothing or several
+	// things, or its words and id disagree: answered, not put to the user
+	reasonTargetUnresolved = "target_unresolved"
+	reasonPreviewFailed    = "preview_failed" // the target could not be checked
 )
 
 // target is what a proposal would run: the registered tool and the spec
@@ -131,7 +135,7 @@ func needsConfirmation(s *state, spec tool.Spec) (bool, string) {
 	return false, ""
 }
 
-func (e *Engine) veto(s *state, v Veto, key textKey) {
+func (e *Engine) veto(s *state, v Veto, key textKey, args ...any) {
 	s.trace.Vetoes = append(s.trace.Vetoes, v)
-	e.replyText(s, say(s.lang, key), nil)
+	e.replyText(s, say(s.lang, key, args...), nil)
 }

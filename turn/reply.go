@@ -50,8 +50,14 @@ func (e *Engine) runTool(ctx context.Context, s *state, tg target, args []byte, 
 	s.trace.Executed = append(s.trace.Executed, tr)
 	s.out.Executed = append(s.out.Executed, chat.Execution{Tool: entry.Spec.Name, Args: args, Status: tr.Status, Result: res.Data, Error: res.Error})
 
-	// What the model sees next turn: the outcome, the data, and for
-	// anything but success the explanation and the live candidates.
+	e.rememberResult(s, entry.Spec.Name, tr.Status, res)
+	e.replyResult(s, tg.spec.Title, tr.Status, res)
+}
+
+// rememberResult keeps what the model sees of a tool's answer next turn:
+// the outcome, the data, and for anything but success the explanation and
+// the live candidates.
+func (e *Engine) rememberResult(s *state, toolName, status string, res tool.Result) {
 	memo := struct {
 		Status     string          `json:"status"`
 		Data       json.RawMessage `json:"data,omitempty"`
@@ -59,16 +65,19 @@ func (e *Engine) runTool(ctx context.Context, s *state, tg target, args []byte, 
 		Error      string          `json:"error,omitempty"`
 		Field      string          `json:"field,omitempty"`
 		Candidates []string        `json:"candidates,omitempty"`
-	}{Status: tr.Status, Data: res.Data, Error: res.Error, Field: res.Field, Candidates: res.Candidates}
+	}{Status: status, Data: res.Data, Error: res.Error, Field: res.Field, Candidates: res.Candidates}
 	if res.Status != tool.StatusOK {
 		memo.Text = res.Text
 	}
 	encoded, _ := json.Marshal(memo)
-	s.added = append(s.added, store.Message{Role: store.RoleTool, Name: entry.Spec.Name, Text: clip(string(encoded), maxToolMemory), At: s.now})
+	s.added = append(s.added, store.Message{Role: store.RoleTool, Name: toolName, Text: clip(string(encoded), maxToolMemory), At: s.now})
+}
 
-	title := tg.spec.Title
+// replyResult tells the user what a tool said (or, for a target that did
+// not resolve, would say) with the status it ended in.
+func (e *Engine) replyResult(s *state, title, status string, res tool.Result) {
 	switch {
-	case tr.Status == statusOutcomeUnknown:
+	case status == statusOutcomeUnknown:
 		e.replyText(s, say(s.lang, txtOutcomeUnknown, title), nil)
 	case res.Status == tool.StatusOK:
 		text := res.Text

@@ -32,6 +32,7 @@ const (
 	txtClarify
 	txtNoAttachment
 	txtCallArgs
+	txtPreviewFailed
 )
 
 var texts = map[string]map[textKey]string{
@@ -60,6 +61,7 @@ var texts = map[string]map[textKey]string{
 		txtDone:              "Готово: %s",
 		txtClarify:           "Уточните, пожалуйста:",
 		txtNoAttachment:      "Прикрепить можно только файл, который вы сами прислали в этом разговоре. Если его ещё нет — пришлите файл и повторите просьбу.",
+		txtPreviewFailed:     "Не удалось проверить, что изменит «%s», поэтому ничего не выполнено и подтверждать нечего. Попробуйте чуть позже.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -86,6 +88,7 @@ var texts = map[string]map[textKey]string{
 		txtDone:              "Done: %s",
 		txtClarify:           "Please clarify:",
 		txtNoAttachment:      "I can only attach a file you sent yourself in this conversation. If there is none yet, send it and ask again.",
+		txtPreviewFailed:     "I could not check what \"%s\" would change, so nothing was done and nothing waits for confirmation. Please try again shortly.",
 	},
 }
 

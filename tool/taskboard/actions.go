@@ -117,7 +117,11 @@ func attachmentArgOf(action string) string {
 func (b *Board) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action.Tool {
 	spec := actionDefs[name].Spec(name, b.confirm[name])
 	spec.AttachmentArg = attachmentArgOf(name)
-	return action.New("taskboard", spec, run)
+	t := action.New("taskboard", spec, run)
+	if spec.Risk.Writes() {
+		t.WithPreview(b.preview)
+	}
+	return t
 }
 
 // storageFailure turns a database or context error into a Result: a

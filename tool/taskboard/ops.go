@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/names"
 	"github.com/arbiterhq/arbiter/tool/internal/reply"
 	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 )
@@ -508,16 +509,25 @@ func (b *Board) replay(ctx context.Context, tx *sql.Tx, call tool.Call, actionNa
 }
 
 // resolveCard finds the tenant's card named by ref (an id, a card URL, a
-// title with a trailing "(id)", or a title) inside tx. It returns the card,
-// or a not_found/ambiguous Result, or a database error.
-func (b *Board) resolveCard(ctx context.Context, tx *sql.Tx, c tool.Caller, ref string) (*Card, *tool.Result, error) {
+// title with a trailing "(id)", or a title) through tx. A title whose
+// trailing id is another card is ambiguous, never resolved by the id
+// alone. It returns the card, or a not_found/ambiguous Result, or a
+// database error.
+func (b *Board) resolveCard(ctx context.Context, tx querier, c tool.Caller, ref string) (*Card, *tool.Result, error) {
 	p := parseCardRef(ref)
 	shown := strings.TrimSpace(ref)
+	var byID *Card
 	if p.id != "" {
 		card, err := b.cardByID(ctx, tx, c.TenantID, p.id)
-		if err != nil || card != nil {
-			return card, nil, err
+		if err != nil {
+			return nil, nil, err
 		}
+		if card != nil && (p.bareTitle == "" || names.TitleAgrees(card.Title, p.bareTitle)) {
+			return card, nil, nil
+		}
+		// "Buy milk (4tjszd94)" where 4tjszd94 is another card: the words
+		// and the id disagree, and neither wins silently.
+		byID = card
 		if p.fromURL {
 			r := b.reply.NotFound("card", reply.Tr(c, fmt.Sprintf("На доске нет карточки по ссылке %s.", shown),
 				fmt.Sprintf("No card on this board has the link %s.", shown)))
@@ -546,6 +556,16 @@ func (b *Board) resolveCard(ctx context.Context, tx *sql.Tx, c tool.Caller, ref 
 	found := matchCardTitles(keys, p.title)
 	if len(found) == 0 && p.bareTitle != "" {
 		found = matchCardTitles(keys, p.bareTitle)
+	}
+	if byID != nil {
+		found = append([]cardKey{{ID: byID.ID, Title: byID.Title, Status: byID.Status}}, found...)
+		if len(found) == 1 {
+			r := b.reply.Ambiguous("card", reply.Tr(c,
+				fmt.Sprintf("«%s»: по номеру %s это задача «%s», а по названию — нет. Какую задачу вы имеете в виду?", shown, byID.ID, byID.Title),
+				fmt.Sprintf("%q: the id %s is the card %q, which the words do not name. Which card do you mean?", shown, byID.ID, byID.Title)),
+				[]string{fmt.Sprintf("%s (%s)", byID.Title, byID.ID)})
+			return nil, &r, nil
+		}
 	}
 	switch len(found) {
 	case 0:

@@ -121,7 +121,11 @@ func (c *Client) newAction(name string, run func(context.Context, tool.Call) too
 	if spec.Risk.Writes() {
 		spec.Timeout = writeTimeout
 	}
-	return action.New("trello", spec, run)
+	t := action.New("trello", spec, run)
+	if spec.Risk.Writes() {
+		t.WithPreview(c.preview)
+	}
+	return t
 }
 
 func (c *Client) notConnected(caller tool.Caller) tool.Result {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/names"
 	"github.com/arbiterhq/arbiter/tool/internal/reply"
 )
 
@@ -73,6 +74,15 @@ func (s *session) resolveCard(ctx context.Context, ref string) (*apiCard, *tool.
 	}
 	if p.id != "" {
 		card, err := s.card(ctx, p.id, cardListQuery)
+		if err == nil && p.bareTitle != "" && !names.TitleAgrees(card.Name, p.bareTitle) {
+			// "Buy milk (AbCd1234)" where AbCd1234 is another card: the
+			// words and the id disagree, and neither wins silently.
+			r := c.reply.Ambiguous("card", reply.Tr(caller,
+				fmt.Sprintf("«%s»: по ссылке %s это карточка «%s», а по названию — нет. Какую карточку вы имеете в виду?", shown, card.ShortLink, card.Name),
+				fmt.Sprintf("%q: %s is the card %q, which the words do not name. Which card do you mean?", shown, card.ShortLink, card.Name)),
+				[]string{fmt.Sprintf("%s (%s)", card.Name, card.ShortLink)})
+			return nil, &r
+		}
 		if err == nil {
 			return s.checkCard(ctx, card, shown)
 		}

@@ -458,6 +458,13 @@ func TestCardResolution(t *testing.T) {
 			t.Errorf("%s: %s %q", tt.ref, res.Status, res.Text)
 		}
 	}
+	// Words that name one card and an id that names another: a question,
+	// never the id's card.
+	res = comment("Обновить лендинг для партнёров (EfGh5678)")
+	wantStatus(t, res, tool.StatusAmbiguous)
+	if !strings.Contains(res.Text, "Обновить лендинг") || len(res.Candidates) != 1 || res.Candidates[0] != want[0] {
+		t.Errorf("words and id disagree: %q %v", res.Text, res.Candidates)
+	}
 	// An 8-letter title that looks like a short link: Trello says "invalid
 	// id" or 404, and the title is tried.
 	f.mu.Lock()
@@ -630,5 +637,31 @@ func TestCallWithoutTenant(t *testing.T) {
 	_, err := toolByName(t, c, ActionListMine).Call(context.Background(), tool.Call{Caller: tool.Caller{UserID: "u1"}})
 	if err == nil {
 		t.Error("a call without a tenant ran")
+	}
+}
+
+// TestPreviewResolvesTheCard: a write's preview names the card the call
+// will change, asks where words and id disagree, and changes nothing.
+func TestPreviewResolvesTheCard(t *testing.T) {
+	f := newFake(t)
+	c := f.client(nil)
+	pv := toolByName(t, c, ActionComplete).(tool.Previewer)
+	preview := func(ref string) tool.Preview {
+		t.Helper()
+		p, err := pv.Preview(context.Background(), tool.Call{Caller: olga, Args: json.RawMessage(`{"card":` + quote(ref) + `}`), Now: testNow})
+		if err != nil {
+			t.Fatalf("preview %s: %v", ref, err)
+		}
+		return p
+	}
+	f.reset()
+	if p := preview("EfGh5678"); p.Problem != nil || !strings.Contains(p.Fields["card"], `"Обновить лендинг" (EfGh5678)`) {
+		t.Errorf("preview by id = %+v", p)
+	}
+	if p := preview("Обновить лендинг для партнёров (EfGh5678)"); p.Problem == nil || p.Problem.Status != tool.StatusAmbiguous {
+		t.Errorf("preview of disagreeing words and id = %+v, want ambiguous", p)
+	}
+	if n := len(f.requests(http.MethodPut, "")) + len(f.requests(http.MethodPost, "")); n != 0 {
+		t.Errorf("the preview wrote %d times", n)
 	}
 }

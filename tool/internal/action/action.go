@@ -49,17 +49,41 @@ func (d Def) Spec(name string, confirm tool.Confirm) tool.Spec {
 // Tool is one operation of a tool package as a tool.Tool. It is safe for
 // concurrent use when its run function is.
 type Tool struct {
-	owner string
-	spec  tool.Spec
-	run   func(ctx context.Context, call tool.Call) tool.Result
+	owner   string
+	spec    tool.Spec
+	run     func(ctx context.Context, call tool.Call) tool.Result
+	preview func(ctx context.Context, call tool.Call) (tool.Preview, error)
 }
 
-var _ tool.Tool = (*Tool)(nil)
+var (
+	_ tool.Tool      = (*Tool)(nil)
+	_ tool.Previewer = (*Tool)(nil)
+)
 
 // New returns the Tool described by spec that runs calls with run. owner
 // names the tool package in errors ("taskboard").
 func New(owner string, spec tool.Spec, run func(ctx context.Context, call tool.Call) tool.Result) *Tool {
 	return &Tool{owner: owner, spec: spec, run: run}
+}
+
+// WithPreview sets how the action resolves what a call would change
+// (tool.Previewer); preview must only read, and return an error only when
+// it could not look. It returns t.
+func (t *Tool) WithPreview(preview func(ctx context.Context, call tool.Call) (tool.Preview, error)) *Tool {
+	t.preview = preview
+	return t
+}
+
+// Preview resolves what call would change; an action without a preview
+// shows its arguments as given.
+func (t *Tool) Preview(ctx context.Context, call tool.Call) (tool.Preview, error) {
+	if t.preview == nil {
+		return tool.Preview{}, nil
+	}
+	if call.Caller.TenantID == "" || call.Caller.UserID == "" {
+		return tool.Preview{}, fmt.Errorf("%s %s: caller has no tenant or user id", t.owner, t.spec.Name)
+	}
+	return t.preview(ctx, call)
 }
 
 // Spec describes the action.

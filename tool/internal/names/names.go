@@ -15,7 +15,10 @@
 // are when the functions they are given are.
 package names
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 const quoteChars = `"'«»“”„‘’`
 
@@ -151,4 +154,13 @@ func Labels[T any](items []T, query string, label func(T) string) []T {
 		func(it T) bool { return strings.HasPrefix(Fold(label(it)), q) },
 		func(it T) bool { return wordsMatch(qw, strings.Fields(Fold(label(it))), stemEqual) },
 	)
+}
+
+// TitleAgrees reports whether folded (a Fold-ed title, as in a "title (id)"
+// reference) names the object titled title: the same title, or, from three
+// characters on, a part of it, as a model shortens a long title. Tools
+// refuse an id whose title does not agree with the words beside it.
+func TitleAgrees(title, folded string) bool {
+	t := Fold(title)
+	return t == folded || (utf8.RuneCountInString(folded) >= 3 && strings.Contains(t, folded))
 }
