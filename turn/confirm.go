@@ -23,6 +23,10 @@ type ConfirmationTrace struct {
 	// action was shown).
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason,omitempty"`
+	// FromUntrusted names the arguments whose values appear in content
+	// of others the model saw (evidence, what tools read) and not in the
+	// user's own words; the confirmation names them too.
+	FromUntrusted []string `json:"from_untrusted,omitempty"`
 }
 
 // propose stores the action as pending and replies with a confirmation the
@@ -50,8 +54,15 @@ func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, 
 	}
 	s.putPending = &pa
 	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
-	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: "proposed", Reason: why}
-	e.replyText(s, renderConfirmation(s.lang, tg.spec, args, fields), confirmButtons(s.lang, id))
+	tainted := fromUntrusted(s, tg.entry.Spec, args)
+	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: "proposed", Reason: why, FromUntrusted: tainted}
+	text := renderConfirmation(s.lang, tg.spec, args, fields)
+	if len(tainted) > 0 {
+		// Said before the question, so the user weighs it before "yes".
+		q := say(s.lang, txtConfirmQuestion)
+		text = strings.TrimSuffix(text, q) + "⚠ " + say(s.lang, txtFromUntrusted, strings.Join(tainted, ", ")) + "\n" + q
+	}
+	e.replyText(s, text, confirmButtons(s.lang, id))
 }
 
 // preview resolves what the call would change, for its confirmation. It

@@ -242,6 +242,10 @@ type state struct {
 	// unfinished are the writes the interrupted turn began, in order.
 	unfinished   []store.ExecutionRecord
 	directWrites int // writes run without confirmation so far (see directKey)
+	// untrusted holds the prompt's content from others than the user and
+	// the server (evidence, what tools read), lower-cased; ownWords the
+	// user's own messages in it (see noteProvenance).
+	untrusted, ownWords []string
 
 	// outputs of the steps
 	out         chat.Outbound

@@ -122,15 +122,18 @@ func hasOwnWords(s *state) bool {
 	return strings.TrimSpace(s.in.Text) != "" || s.in.Button != "" || s.in.Call != nil
 }
 
-// needsConfirmation: the tool's policy says so, or the turn carries
-// evidence, which may have steered the proposal — then even a write that is
-// normally run at once waits for the user's explicit "yes".
+// needsConfirmation: the tool's policy says so, or the model saw content
+// of others — evidence of this turn or an earlier one, what a tool read —
+// which may have steered the proposal; then even a write that is normally
+// run at once waits for the user's explicit "yes".
 func needsConfirmation(s *state, spec tool.Spec) (bool, string) {
-	if spec.Confirm == tool.ConfirmAlways {
+	switch {
+	case spec.Confirm == tool.ConfirmAlways:
 		return true, "policy"
-	}
-	if spec.Risk.Writes() && len(s.in.Evidence) > 0 {
+	case spec.Risk.Writes() && len(s.in.Evidence) > 0:
 		return true, "evidence_in_turn"
+	case spec.Risk.Writes() && len(s.untrusted) > 0:
+		return true, "untrusted_in_view"
 	}
 	return false, ""
 }

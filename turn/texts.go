@@ -33,6 +33,7 @@ const (
 	txtNoAttachment
 	txtCallArgs
 	txtPreviewFailed
+	txtFromUntrusted
 )
 
 var texts = map[string]map[textKey]string{
@@ -61,6 +62,7 @@ var texts = map[string]map[textKey]string{
 		txtDone:              "Готово: %s",
 		txtClarify:           "Уточните, пожалуйста:",
 		txtNoAttachment:      "Прикрепить можно только файл, который вы сами прислали в этом разговоре. Если его ещё нет — пришлите файл и повторите просьбу.",
+		txtFromUntrusted:     "Эти значения взяты из пересланного или найденного, а не из ваших слов: %s. Проверьте их.",
 		txtPreviewFailed:     "Не удалось проверить, что изменит «%s», поэтому ничего не выполнено и подтверждать нечего. Попробуйте чуть позже.",
 	},
 	"en": {
@@ -88,6 +90,7 @@ var texts = map[string]map[textKey]string{
 		txtDone:              "Done: %s",
 		txtClarify:           "Please clarify:",
 		txtNoAttachment:      "I can only attach a file you sent yourself in this conversation. If there is none yet, send it and ask again.",
+		txtFromUntrusted:     "These values come from forwarded or retrieved content, not from your words: %s. Check them.",
 		txtPreviewFailed:     "I could not check what \"%s\" would change, so nothing was done and nothing waits for confirmation. Please try again shortly.",
 	},
 }
