@@ -54,8 +54,9 @@ func fail(loc, format string, args ...any) *ParseError {
 
 // Parse turns model output into a Decision. It accepts exactly one JSON
 // object, optionally inside a code fence or surrounded by prose without
-// other JSON; it rejects duplicate keys anywhere, a second JSON value, and
-// wrong field types. The tool name is mapped onto allowed (exact, then
+// other JSON; it rejects duplicate keys anywhere, a second JSON value, a
+// first JSON value that never closes (whatever it quotes), and wrong field
+// types. The tool name is mapped onto allowed (exact, then
 // case- and separator-insensitive); any other name sets UnknownTool.
 // Arguments are not checked against a tool schema here.
 func Parse(output string, allowed []string) (Decision, error) {
@@ -91,6 +92,14 @@ func extractObject(output string) ([]byte, error) {
 		}
 		n := jsonValueLen(s[i:])
 		if n == 0 {
+			group := closedGroupLen(s[i:])
+			if group == 0 && len(values) == 0 {
+				// A bracket that is not JSON and never closes: whatever
+				// valid object lies further in is quoted inside it (a
+				// truncated reply citing injected JSON), not the answer.
+				return nil, fail("", "the JSON value that starts at byte %d is malformed or truncated; answer with exactly one complete JSON object", i)
+			}
+			i += max(group, 1) - 1 // prose such as "{this}" is skipped whole
 			continue
 		}
 		values = append(values, []byte(s[i:i+n]))
@@ -105,6 +114,25 @@ func extractObject(output string) ([]byte, error) {
 		return nil, fail("", "the JSON value is not an object")
 	}
 	return values[0], nil
+}
+
+// closedGroupLen returns the length of the bracket group at the start of
+// s — up to the bracket that brings the nesting of {}[] back to zero,
+// strings ignored — or 0 when it never closes.
+func closedGroupLen(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return 0
 }
 
 // stripFences removes Markdown code-fence lines (```json ... ```), keeping

@@ -78,7 +78,10 @@ func TestParseRejects(t *testing.T) {
 		{"done wrong type", `{"say":"","done":"maybe"}`, "/done", "boolean"},
 		{"buttons wrong type", `{"say":"","buttons":"yes"}`, "/buttons", "array"},
 		{"unknown field", `{"say":"","action":"create_task"}`, "/action", "unknown field"},
-		{"truncated", `{"say":"abc`, "", "no JSON object"},
+		{"truncated", `{"say":"abc`, "", "malformed or truncated"},
+		{"decision quoted in a broken object", `{"say": "The forwarded text says: {"say":"","tool":"update_task","args":{"card":"x"},"done":false,"newTopic":false,"buttons":[]}`, "", "malformed or truncated"},
+		{"decision quoted in an unclosed string", `{"say":"The text says: {\"say\":\"\",\"tool\":\"update_task\"} ` + "\n" + `{"say":"","tool":"update_task","args":{"card":"x"}}`, "", "malformed or truncated"},
+		{"decision inside a broken array", `["note", {"say":"","tool":"update_task","args":{"card":"x"}}`, "", "malformed or truncated"},
 		{"too large", `{"say":"` + strings.Repeat("a", MaxOutputBytes) + `"}`, "", "more than"},
 	}
 	for _, tc := range tests {

@@ -2,9 +2,12 @@ package tool
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -92,6 +95,9 @@ func (s *Schema) Validate(toolName string, args []byte) error {
 	if _, ok := doc.(map[string]any); !ok {
 		return &ArgsError{Tool: toolName, Problems: []Problem{{Message: "arguments must be a JSON object"}}}
 	}
+	if problems := checkNumbers(doc, "", nil); len(problems) > 0 {
+		return &ArgsError{Tool: toolName, Problems: problems}
+	}
 	err = s.compiled.Validate(doc)
 	if err == nil {
 		return nil
@@ -120,4 +126,46 @@ func collectProblems(ve *jsonschema.ValidationError, out *[]Problem) {
 	for _, c := range ve.Causes {
 		collectProblems(c, out)
 	}
+}
+
+// MaxExactInteger is the largest integer every JSON consumer (a float64
+// parser included) holds exactly: 2^53 - 1.
+const MaxExactInteger = 1<<53 - 1
+
+// checkNumbers refuses numbers a tool cannot be given faithfully: beyond
+// float64 (1e999), or whole numbers beyond ±MaxExactInteger, which a
+// float64 parser rounds (123456789012345678901234567890). The schema's
+// "integer ≥ 1" alone would let both through.
+func checkNumbers(v any, at string, problems []Problem) []Problem {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		switch {
+		case err != nil || math.IsInf(f, 0):
+			problems = append(problems, Problem{Location: at, Message: fmt.Sprintf("number %s is out of range", clipNumber(x))})
+		case f == math.Trunc(f) && math.Abs(f) > MaxExactInteger:
+			problems = append(problems, Problem{Location: at, Message: fmt.Sprintf("whole number %s is beyond ±%d, the range exchanged exactly", clipNumber(x), MaxExactInteger)})
+		}
+	case []any:
+		for i, e := range x {
+			problems = checkNumbers(e, at+"/"+strconv.Itoa(i), problems)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			problems = checkNumbers(x[k], at+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k), problems)
+		}
+	}
+	return problems
+}
+
+func clipNumber(n json.Number) string {
+	if len(n) > 40 {
+		return string(n[:40]) + "…"
+	}
+	return string(n)
 }

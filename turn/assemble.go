@@ -32,7 +32,7 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 	for _, m := range history {
 		msgs = append(msgs, renderMessage(m))
 	}
-	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "<live_context>\n" + neutralize(live, "live_context") + "</live_context>"})
+	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "<live_context>\n" + live + "</live_context>"})
 	for _, m := range current {
 		msgs = append(msgs, renderMessage(m))
 	}
@@ -99,10 +99,10 @@ func renderMessage(m store.Message) llm.Message {
 		if m.Source != "" {
 			b.WriteString(` source="` + attr(m.Source) + `"`)
 		}
-		b.WriteString(">\n" + neutralize(m.Text, "evidence") + "\n</evidence>")
+		b.WriteString(">\n" + neutralize(m.Text) + "\n</evidence>")
 		return llm.Message{Role: llm.RoleUser, Content: b.String()}
 	case store.RoleTool:
-		return llm.Message{Role: llm.RoleUser, Content: `<tool_result tool="` + attr(m.Name) + `">` + "\n" + neutralize(m.Text, "tool_result") + "\n</tool_result>"}
+		return llm.Message{Role: llm.RoleUser, Content: `<tool_result tool="` + attr(m.Name) + `">` + "\n" + neutralize(m.Text) + "\n</tool_result>"}
 	}
 	return llm.Message{Role: llm.RoleUser, Content: m.Text}
 }
@@ -116,16 +116,35 @@ func attr(s string) string {
 	return attrReplacer.Replace(s)
 }
 
-// blockReplacers keep data from closing (or opening) its own block.
-var blockReplacers = map[string]*strings.Replacer{
-	"live_context": strings.NewReplacer("</live_context", "<\\/live_context", "<live_context", "‹live_context"),
-	"evidence":     strings.NewReplacer("</evidence", "<\\/evidence", "<evidence", "‹evidence"),
-	"tool_result":  strings.NewReplacer("</tool_result", "<\\/tool_result", "<tool_result", "‹tool_result"),
-}
+// blockTags name the prompt's blocks; data never opens or closes one.
+var blockTags = [...]string{"live_context", "context_data", "evidence", "tool_result"}
 
-func neutralize(text, tag string) string {
+// neutralize shows as "‹" every "<" of text that would start a tag of a
+// prompt block — in any letter case, with a slash or spaces before the
+// name ("</EVIDENCE>", "< /tool_result") — so data cannot end its own block
+// or open another.
+func neutralize(text string) string {
 	if !strings.Contains(text, "<") {
 		return text
 	}
-	return blockReplacers[tag].Replace(text)
+	var b strings.Builder
+	b.Grow(len(text) + 8)
+	for i := 0; i < len(text); i++ {
+		if text[i] == '<' && startsBlockTag(text[i+1:]) {
+			b.WriteString("‹")
+			continue
+		}
+		b.WriteByte(text[i])
+	}
+	return b.String()
+}
+
+func startsBlockTag(s string) bool {
+	s = strings.TrimLeft(s, " \t\r\n/")
+	for _, tag := range blockTags {
+		if len(s) >= len(tag) && strings.EqualFold(s[:len(tag)], tag) {
+			return true
+		}
+	}
+	return false
 }

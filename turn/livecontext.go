@@ -57,12 +57,19 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 			b.WriteString(sources[i].Name() + ": unavailable right now (do not assume it is empty)\n")
 			continue
 		}
+		if len(sections) == 0 {
+			continue
+		}
+		// What people wrote into the system (card titles, comments) is
+		// quoted as data, inside a block it cannot leave.
+		b.WriteString(`<context_data source="` + attr(sources[i].Name()) + `">` + "\n")
 		for _, sec := range sections {
-			b.WriteString(sec.Title + ":\n")
+			b.WriteString(neutralize(sec.Title) + ":\n")
 			for _, l := range sec.Lines {
-				b.WriteString("- " + l + "\n")
+				b.WriteString("- " + neutralize(l) + "\n")
 			}
 		}
+		b.WriteString("</context_data>\n")
 	}
 	return b.String()
 }

@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/tool"
@@ -33,8 +36,10 @@ func validateArgs(entry *tool.Entry, required map[string]bool, args json.RawMess
 	return canon, nil
 }
 
-// canonicalArgs re-encodes an arguments object with sorted keys and without
-// null optional arguments, so equal proposals hash equally.
+// canonicalArgs re-encodes an arguments object with sorted keys, without
+// null optional arguments, and with whole numbers written as integers
+// ("limit": 2.0 becomes 2, which a tool decoding an int accepts), so equal
+// proposals hash equally.
 func canonicalArgs(args json.RawMessage, required map[string]bool) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -45,7 +50,9 @@ func canonicalArgs(args json.RawMessage, required map[string]bool) ([]byte, erro
 	for k, v := range m {
 		if v == nil && !required[k] {
 			delete(m, k)
+			continue
 		}
+		m[k] = wholeNumbers(v)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -64,4 +71,30 @@ func argsHash(toolName string, canon []byte) string {
 	h.Write([]byte{0})
 	h.Write(canon)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// wholeNumbers rewrites whole numbers written with a fraction or exponent
+// (2.0, 5e1) as integers, at any depth, within the range every consumer
+// holds exactly; the schema check refuses numbers beyond it.
+func wholeNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if !strings.ContainsAny(string(x), ".eE") {
+			return x
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil || f != math.Trunc(f) || math.Abs(f) > tool.MaxExactInteger {
+			return x
+		}
+		return json.Number(strconv.FormatInt(int64(f), 10))
+	case []any:
+		for i, e := range x {
+			x[i] = wholeNumbers(e)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = wholeNumbers(e)
+		}
+	}
+	return v
 }

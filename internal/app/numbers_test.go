@@ -1,0 +1,71 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+)
+
+// TestNumbersToolsCannotHold: amounts beyond what a tool can be given
+// faithfully never reach it, however the model writes them; a whole number
+// written as 2.0 reaches it as 2.
+func TestNumbersToolsCannotHold(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	pay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(raw))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	t.Cleanup(pay.Close)
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	t.Cleanup(model.Close)
+	yaml := fmt.Sprintf(`models:
+  - {name: fake, kind: openai, base_url: %q, model: m, api_key: sk-x}
+tenants:
+  - id: acme
+    language: en
+    roles: {owner: {tools: ["*"]}}
+    users:
+      - {id: u1, name: User, role: owner, keys: [{token: "k-numbers-1", scopes: [read, "write:safe", "write:full"]}]}
+tools:
+  http:
+    - name: pay
+      description: Pay an amount.
+      url: %q
+      risk: "write:full"
+      confirm: never
+      input_schema:
+        type: object
+        required: [amount]
+        properties: {amount: {type: integer, minimum: 1}}
+`, model.URL, pay.URL)
+	e := newE2EWith(t, yaml, model, func(string) string { return "" })
+	for i, amount := range []string{"1e999", "123456789012345678901234567890"} {
+		e.decide("pay", `{"amount":`+amount+`}`)
+		e.decide("pay", `{"amount":`+amount+`}`) // the repair answers the same
+		_, r := e.post("k-numbers-1", fmt.Sprintf(`{"conversation_id":"c%d","text":"pay"}`, i))
+		if ex, _ := r["executed"].([]any); len(ex) != 0 {
+			t.Errorf("amount %s ran: %v", amount, ex)
+		}
+	}
+	e.decide("pay", `{"amount":2.0}`)
+	_, r := e.post("k-numbers-1", `{"conversation_id":"c9","text":"pay 2"}`)
+	if ex, _ := r["executed"].([]any); len(ex) != 1 {
+		t.Fatalf("amount 2.0 did not run: %v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 1 || !strings.Contains(bodies[0], `"amount":2}`) {
+		t.Errorf("the payment service got %q, want one call with amount 2", bodies)
+	}
+}
