@@ -40,7 +40,7 @@ func (e *Engine) act(ctx context.Context, s *state, p proposal) {
 		return
 	}
 	p.args = args
-	if need, why := needsConfirmation(s, tg.spec); need {
+	if need, why := e.needsConfirmation(s, tg.spec); need {
 		e.propose(ctx, s, tg, p.args, why)
 		return
 	}
@@ -148,7 +148,7 @@ func (e *Engine) runFixedCall(ctx context.Context, s *state, guard, name string,
 		e.veto(s, Veto{Guard: guard, Tool: name, Reason: reasonNotGranted}, txtNotAvailable)
 		return
 	}
-	if need, why := needsConfirmation(s, tg.spec); need {
+	if need, why := e.needsConfirmation(s, tg.spec); need {
 		e.propose(ctx, s, tg, args, why)
 		return
 	}

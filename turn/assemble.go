@@ -36,8 +36,7 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 	for _, m := range current {
 		msgs = append(msgs, renderMessage(m))
 	}
-	e.noteProvenance(s, history)
-	e.noteProvenance(s, current)
+	s.viewed = [2][]store.Message{history, current}
 	s.trace.PromptMessages = len(history) + len(current)
 	e.measurePrefix(s, msgs)
 	s.trace.step("assemble", start, e.cfg.Now(), "")

@@ -54,7 +54,7 @@ func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, 
 	}
 	s.putPending = &pa
 	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
-	tainted := fromUntrusted(s, tg.entry.Spec, args)
+	tainted := e.fromUntrusted(s, tg.entry.Spec, args)
 	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: "proposed", Reason: why, FromUntrusted: tainted}
 	text := renderConfirmation(s.lang, tg.spec, args, fields)
 	if len(tainted) > 0 {

@@ -242,10 +242,9 @@ type state struct {
 	// unfinished are the writes the interrupted turn began, in order.
 	unfinished   []store.ExecutionRecord
 	directWrites int // writes run without confirmation so far (see directKey)
-	// untrusted holds the prompt's content from others than the user and
-	// the server (evidence, what tools read), lower-cased; ownWords the
-	// user's own messages in it (see noteProvenance).
-	untrusted, ownWords []string
+	// viewed are the remembered and new messages the model saw (see
+	// inView); nil when no model was asked.
+	viewed [2][]store.Message
 
 	// outputs of the steps
 	out         chat.Outbound

@@ -126,13 +126,13 @@ func hasOwnWords(s *state) bool {
 // of others — evidence of this turn or an earlier one, what a tool read —
 // which may have steered the proposal; then even a write that is normally
 // run at once waits for the user's explicit "yes".
-func needsConfirmation(s *state, spec tool.Spec) (bool, string) {
+func (e *Engine) needsConfirmation(s *state, spec tool.Spec) (bool, string) {
 	switch {
 	case spec.Confirm == tool.ConfirmAlways:
 		return true, "policy"
 	case spec.Risk.Writes() && len(s.in.Evidence) > 0:
 		return true, "evidence_in_turn"
-	case spec.Risk.Writes() && len(s.untrusted) > 0:
+	case spec.Risk.Writes() && e.inView(s):
 		return true, "untrusted_in_view"
 	}
 	return false, ""

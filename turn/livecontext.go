@@ -62,11 +62,16 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 		}
 		// What people wrote into the system (card titles, comments) is
 		// quoted as data, inside a block it cannot leave.
-		b.WriteString(`<context_data source="` + attr(sources[i].Name()) + `">` + "\n")
+		b.WriteString(`<context_data source="`)
+		b.WriteString(attr(sources[i].Name()))
+		b.WriteString("\">\n")
 		for _, sec := range sections {
-			b.WriteString(neutralize(sec.Title) + ":\n")
+			b.WriteString(neutralize(sec.Title))
+			b.WriteString(":\n")
 			for _, l := range sec.Lines {
-				b.WriteString("- " + neutralize(l) + "\n")
+				b.WriteString("- ")
+				b.WriteString(neutralize(l))
+				b.WriteByte('\n')
 			}
 		}
 		b.WriteString("</context_data>\n")

@@ -14,20 +14,22 @@ import (
 // untrusted content; shorter ones ("ok", "1") match anything.
 const minProvenanceRunes = 3
 
-// noteProvenance records, for a prompt of msgs, what in it came from
-// someone other than the user or the server — evidence, and what tools
-// read from their systems — and the user's own words beside it. A write
-// proposed from such a prompt waits for confirmation, and the values it
-// took from that content are named in the confirmation.
-func (e *Engine) noteProvenance(s *state, msgs []store.Message) {
-	for _, m := range msgs {
-		switch {
-		case m.Role == store.RoleEvidence, m.Role == store.RoleTool && e.untrustedResult(m.Name):
-			s.untrusted = append(s.untrusted, strings.ToLower(m.Text))
-		case m.Role == store.RoleUser:
-			s.ownWords = append(s.ownWords, strings.ToLower(m.Text))
+// inView reports whether the prompt the model saw holds content of
+// others than the user and the server — evidence, or what tools read from
+// their systems — which may have steered its proposal.
+func (e *Engine) inView(s *state) bool {
+	for _, part := range s.viewed {
+		for _, m := range part {
+			if e.untrusted(m) {
+				return true
+			}
 		}
 	}
+	return false
+}
+
+func (e *Engine) untrusted(m store.Message) bool {
+	return m.Role == store.RoleEvidence || m.Role == store.RoleTool && e.untrustedResult(m.Name)
 }
 
 // untrustedResult reports whether results of the tool named name carry
@@ -49,8 +51,19 @@ func (e *Engine) untrustedResult(name string) bool {
 // sorted) whose text appears in untrusted content of the prompt and not in
 // the user's own words: what an injection would have put there. The
 // attachment argument is the server's own (the user's stored file).
-func fromUntrusted(s *state, spec tool.Spec, args []byte) []string {
-	if len(s.untrusted) == 0 {
+func (e *Engine) fromUntrusted(s *state, spec tool.Spec, args []byte) []string {
+	var untrusted, own []string
+	for _, part := range s.viewed {
+		for _, m := range part {
+			switch {
+			case e.untrusted(m):
+				untrusted = append(untrusted, strings.ToLower(m.Text))
+			case m.Role == store.RoleUser:
+				own = append(own, strings.ToLower(m.Text))
+			}
+		}
+	}
+	if len(untrusted) == 0 {
 		return nil
 	}
 	var m map[string]json.RawMessage
@@ -59,7 +72,7 @@ func fromUntrusted(s *state, spec tool.Spec, args []byte) []string {
 	}
 	var out []string
 	for k, raw := range m {
-		if k != spec.AttachmentArg && valueFrom(stringsIn(raw), s.untrusted, s.ownWords) {
+		if k != spec.AttachmentArg && valueFrom(stringsIn(raw), untrusted, own) {
 			out = append(out, k)
 		}
 	}
