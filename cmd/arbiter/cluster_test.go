@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -524,4 +525,75 @@ func newRand(t *testing.T) func(n int) int {
 	t.Logf("fault timing seed %d", seed)
 	r := mrand.New(mrand.NewPCG(uint64(seed), 7))
 	return func(n int) int { return r.IntN(n) }
+}
+
+// TestClusterRedeliveryAfterKillPaysOnce: a write that runs without
+// confirmation, on a payment service that cannot deduplicate, is in flight
+// on one instance when it is killed; the client redelivers the message to
+// the other instance. The model would answer differently if asked again.
+// Each message is paid once and answered as of unknown outcome.
+func TestClusterRedeliveryAfterKillPaysOnce(t *testing.T) {
+	requireServices(t)
+	bin := arbiterBinary(t)
+	var asked atomic.Int64
+	model := llmtest.NewServer(llmtest.ServerConfig{SkipRecording: true, Respond: func(r *llmtest.ChatRequest) llmtest.HTTPReply {
+		n := asked.Add(1)
+		m := msgRE.FindStringSubmatch(r.Messages[len(r.Messages)-1].Content)
+		to := "nobody"
+		if m != nil {
+			to = m[1]
+		}
+		return llmtest.HTTPReply{Content: fmt.Sprintf(`{"say":"","tool":"transfer","args":{"amount":100,"to":%q,"memo":"rent #%d"},"done":false,"newTopic":false,"buttons":[]}`, to, n)}
+	}})
+	defer model.Close()
+	ledger := &payLedger{calls: map[string][]string{}, arrived: make(chan string, 1)}
+	paySrv := httptest.NewServer(ledger)
+	defer paySrv.Close()
+	prefix, schema := randomName("arbiter-test-")+":", randomName("cluster_")
+	cfg := clusterConfig(model.URL, prefix, schema) + fmt.Sprintf(`tools:
+  http:
+    - name: transfer
+      title: Transfer
+      description: Transfer an amount.
+      url: %q
+      risk: "write:full"
+      confirm: never
+      idempotent: false
+      timeout: 30s
+      input_schema:
+        type: object
+        required: [amount, to, memo]
+        properties: {amount: {type: integer, minimum: 1}, to: {type: string}, memo: {type: string}}
+`, paySrv.URL)
+	steady := startInstance(t, bin, cfg)
+	client := &http.Client{Timeout: 30 * time.Second}
+	const rounds = 5
+	for round := range rounds {
+		conv := fmt.Sprintf("c%d", round+1)
+		victim := startInstance(t, bin, cfg)
+		sent := make(chan error, 1)
+		text := fmt.Sprintf("conv=%s msg=0 pay", conv)
+		go func() {
+			_, err := sendOnce(context.Background(), client, func() []string { return []string{victim.addr} }, conv, conv+"-m", text)
+			sent <- err
+		}()
+		select {
+		case <-ledger.arrived:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("round %d: the transfer never reached the service", round)
+		}
+		victim.kill()
+		<-sent
+		reply, err := sendOnce(context.Background(), client, func() []string { return []string{steady.addr} }, conv, conv+"-m", text)
+		if err != nil {
+			t.Fatalf("round %d: redelivery: %v", round, err)
+		}
+		if ex, _ := reply["executed"].([]any); len(ex) != 1 || ex[0].(map[string]any)["status"] != "outcome_unknown" {
+			t.Errorf("round %d: redelivery executed %v, want the interrupted transfer as outcome_unknown", round, reply["executed"])
+		}
+		if got := ledger.payments(conv); len(got) != 1 {
+			t.Errorf("round %d: %d transfers for one message (%q), want 1", round, len(got), got)
+		}
+	}
+	t.Logf("%d kills mid-transfer across instances; model asked %d times", rounds, asked.Load())
 }
