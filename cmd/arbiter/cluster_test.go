@@ -20,7 +20,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -535,20 +534,7 @@ func newRand(t *testing.T) func(n int) int {
 func TestClusterRedeliveryAfterKillPaysOnce(t *testing.T) {
 	requireServices(t)
 	bin := arbiterBinary(t)
-	var asked atomic.Int64
-	model := llmtest.NewServer(llmtest.ServerConfig{SkipRecording: true, Respond: func(r *llmtest.ChatRequest) llmtest.HTTPReply {
-		n := asked.Add(1)
-		m := msgRE.FindStringSubmatch(r.Messages[len(r.Messages)-1].Content)
-		to := "nobody"
-		if m != nil {
-			to = m[1]
-		}
-		return llmtest.HTTPReply{Content: fmt.Sprintf(`{"say":"","tool":"transfer","args":{"amount":100,"to":%q,"memo":"rent #%d"},"done":false,"newTopic":false,"buttons":[]}`, to, n)}
-	}})
-	defer model.Close()
-	ledger := &payLedger{calls: map[string][]string{}, arrived: make(chan string, 1)}
-	paySrv := httptest.NewServer(ledger)
-	defer paySrv.Close()
+	model, ledger, paySrv, asked := unsteadyPayment(t, "transfer")
 	prefix, schema := randomName("arbiter-test-")+":", randomName("cluster_")
 	cfg := clusterConfig(model.URL, prefix, schema) + fmt.Sprintf(`tools:
   http:

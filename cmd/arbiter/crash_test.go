@@ -45,6 +45,27 @@ func (p *payLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"paid":true,"memo":%q}`, args.Memo)
 }
 
+// unsteadyPayment starts a model that always proposes tool (a payment to
+// the conversation named in the message) with another memo each time it
+// is asked — a compromised or merely unsteady model — and the payLedger
+// behind the tool. Both close with the test.
+func unsteadyPayment(t *testing.T, tool string) (*llmtest.Server, *payLedger, *httptest.Server, *atomic.Int64) {
+	asked := new(atomic.Int64)
+	model := llmtest.NewServer(llmtest.ServerConfig{SkipRecording: true, Respond: func(r *llmtest.ChatRequest) llmtest.HTTPReply {
+		n := asked.Add(1)
+		to := "nobody"
+		if m := msgRE.FindStringSubmatch(r.Messages[len(r.Messages)-1].Content); m != nil {
+			to = m[1]
+		}
+		return llmtest.HTTPReply{Content: fmt.Sprintf(`{"say":"","tool":%q,"args":{"amount":100,"to":%q,"memo":"rent for May #%d"},"done":false,"newTopic":false,"buttons":[]}`, tool, to, n)}
+	}})
+	t.Cleanup(model.Close)
+	ledger := &payLedger{calls: map[string][]string{}, arrived: make(chan string, 1)}
+	paySrv := httptest.NewServer(ledger)
+	t.Cleanup(paySrv.Close)
+	return model, ledger, paySrv, asked
+}
+
 func (p *payLedger) payments(conv string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -65,21 +86,7 @@ func TestCrashMidWriteNeverPaysTwice(t *testing.T) {
 		t.Skip("builds and kills the binary twenty times")
 	}
 	bin := arbiterBinary(t)
-	var asked atomic.Int64
-	model := llmtest.NewServer(llmtest.ServerConfig{SkipRecording: true, Respond: func(r *llmtest.ChatRequest) llmtest.HTTPReply {
-		n := asked.Add(1)
-		conv := msgRE.FindStringSubmatch(r.Messages[len(r.Messages)-1].Content)
-		to := "nobody"
-		if conv != nil {
-			to = conv[1]
-		}
-		// A compromised or merely unsteady model: another memo each time.
-		return llmtest.HTTPReply{Content: fmt.Sprintf(`{"say":"paying","tool":"pay","args":{"amount":100,"to":%q,"memo":"rent for May #%d"},"done":false,"newTopic":false,"buttons":[]}`, to, n)}
-	}})
-	defer model.Close()
-	ledger := &payLedger{calls: map[string][]string{}, arrived: make(chan string, 1)}
-	paySrv := httptest.NewServer(ledger)
-	defer paySrv.Close()
+	model, ledger, paySrv, asked := unsteadyPayment(t, "pay")
 
 	db := filepath.Join(t.TempDir(), "arbiter.db")
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:0

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -46,6 +47,20 @@ tenants:
 tools:
   taskboard: {columns: [Входящие, В работе, Готово], confirm: {create_task: always, complete_task: always}}
 `
+
+// ownerTenantYAML starts a test configuration: the fake model at
+// modelURL and tenant acme (language lang) whose owner role sees every
+// tool; the caller adds its users below the returned "users:" line.
+func ownerTenantYAML(modelURL, lang string) string {
+	return fmt.Sprintf(`models:
+  - {name: fake, kind: openai, base_url: %q, model: m, api_key: sk-x}
+tenants:
+  - id: acme
+    language: %s
+    roles: {owner: {tools: ["*"]}}
+    users:
+`, modelURL, lang)
+}
 
 // e2e is an app served over loopback HTTP with a fake OpenAI-compatible
 // model server behind it.

@@ -39,14 +39,7 @@ func TestReadOnlyKeyCannotApproveAWrite(t *testing.T) {
 	t.Cleanup(bank.Close)
 	model := llmtest.NewServer(llmtest.ServerConfig{})
 	t.Cleanup(model.Close)
-	yaml := fmt.Sprintf(`models:
-  - {name: fake, kind: openai, base_url: %q, model: m, api_key: sk-x}
-tenants:
-  - id: acme
-    language: en
-    roles: {owner: {tools: ["*"]}}
-    users:
-      - id: dmitry
+	yaml := ownerTenantYAML(model.URL, "en") + fmt.Sprintf(`      - id: dmitry
         name: Dmitry
         role: owner
         keys:
@@ -61,7 +54,7 @@ tools:
         ask_timeout: 3s
         tools:
           transfer: {risk: "write:full", confirm: never}
-`, model.URL, bank.URL)
+`, bank.URL)
 	e := newE2EWith(t, yaml, model, func(string) string { return "" })
 	e.decide("bank.transfer", `{"amount":500}`)
 	reply := make(chan map[string]any, 1)

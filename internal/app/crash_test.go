@@ -51,14 +51,7 @@ func TestTelegramRedeliveryAfterCrashPaysOnce(t *testing.T) {
 	bot := &botAPI{}
 	botSrv := httptest.NewServer(bot)
 	defer botSrv.Close()
-	yaml := fmt.Sprintf(`models:
-  - {name: fake, kind: openai, base_url: %q, model: m, api_key: sk-x}
-tenants:
-  - id: acme
-    language: en
-    roles: {owner: {tools: ["*"]}}
-    users:
-      - {id: ivan, name: Ivan, role: owner, telegram_ids: [1001], channel_scopes: [read, "write:safe", "write:full"]}
+	yaml := ownerTenantYAML(model.URL, "en") + fmt.Sprintf(`      - {id: ivan, name: Ivan, role: owner, telegram_ids: [1001], channel_scopes: [read, "write:safe", "write:full"]}
 channels:
   telegram: {token_env: TG_TOKEN, mode: webhook, secret_token_env: TG_SECRET, api_base_url: %q, public_url: "https://bot.example", tenant: acme}
 tools:
@@ -75,7 +68,7 @@ tools:
         type: object
         required: [amount, memo]
         properties: {amount: {type: integer, minimum: 1}, memo: {type: string}}
-`, model.URL, botSrv.URL, pay.URL)
+`, botSrv.URL, pay.URL)
 	env := map[string]string{"TG_TOKEN": "123456:TEST-token", "TG_SECRET": "s3cret-value"}
 	getenv := func(k string) string { return env[k] }
 	path := filepath.Join(t.TempDir(), "arbiter.db")

@@ -29,14 +29,7 @@ func TestNumbersToolsCannotHold(t *testing.T) {
 	t.Cleanup(pay.Close)
 	model := llmtest.NewServer(llmtest.ServerConfig{})
 	t.Cleanup(model.Close)
-	yaml := fmt.Sprintf(`models:
-  - {name: fake, kind: openai, base_url: %q, model: m, api_key: sk-x}
-tenants:
-  - id: acme
-    language: en
-    roles: {owner: {tools: ["*"]}}
-    users:
-      - {id: u1, name: User, role: owner, keys: [{token: "k-numbers-1", scopes: [read, "write:safe", "write:full"]}]}
+	yaml := ownerTenantYAML(model.URL, "en") + fmt.Sprintf(`      - {id: u1, name: User, role: owner, keys: [{token: "k-numbers-1", scopes: [read, "write:safe", "write:full"]}]}
 tools:
   http:
     - name: pay
@@ -48,7 +41,7 @@ tools:
         type: object
         required: [amount]
         properties: {amount: {type: integer, minimum: 1}}
-`, model.URL, pay.URL)
+`, pay.URL)
 	e := newE2EWith(t, yaml, model, func(string) string { return "" })
 	for i, amount := range []string{"1e999", "123456789012345678901234567890"} {
 		e.decide("pay", `{"amount":`+amount+`}`)
