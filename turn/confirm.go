@@ -56,13 +56,7 @@ func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, 
 	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
 	tainted := e.fromUntrusted(s, tg.entry.Spec, args)
 	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: "proposed", Reason: why, FromUntrusted: tainted}
-	text := renderConfirmation(s.lang, tg.spec, args, fields)
-	if len(tainted) > 0 {
-		// Said before the question, so the user weighs it before "yes".
-		q := say(s.lang, txtConfirmQuestion)
-		text = strings.TrimSuffix(text, q) + "⚠ " + say(s.lang, txtFromUntrusted, strings.Join(tainted, ", ")) + "\n" + q
-	}
-	e.replyText(s, text, confirmButtons(s.lang, id))
+	e.replyText(s, renderConfirmation(s.lang, tg.spec, args, fields, tainted), confirmButtons(s.lang, id))
 }
 
 // preview resolves what the call would change, for its confirmation. It
@@ -94,8 +88,9 @@ func (e *Engine) preview(ctx context.Context, s *state, tg target, args []byte) 
 
 // renderConfirmation shows the tool's title and every argument, as
 // resolved where the tool resolved it, each value inert: it cannot add
-// lines, reorder text or hide characters.
-func renderConfirmation(lang string, spec tool.Spec, args []byte, resolved map[string]string) string {
+// lines, reorder text or hide characters. Arguments taken from content of
+// others are named before the question, so the user weighs them first.
+func renderConfirmation(lang string, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []string) string {
 	var b strings.Builder
 	b.WriteString(say(lang, txtConfirmHeader, spec.Title))
 	var m map[string]json.RawMessage
@@ -111,6 +106,9 @@ func renderConfirmation(lang string, spec tool.Spec, args []byte, resolved map[s
 			v = argValue(m[k])
 		}
 		b.WriteString("\n• " + inert(k) + ": " + inert(v))
+	}
+	if len(fromUntrusted) > 0 {
+		b.WriteString("\n⚠ " + say(lang, txtFromUntrusted, strings.Join(fromUntrusted, ", ")))
 	}
 	b.WriteString("\n" + say(lang, txtConfirmQuestion))
 	return b.String()

@@ -118,7 +118,7 @@ func TestCanonicalArgs(t *testing.T) {
 
 func TestRenderConfirmation(t *testing.T) {
 	spec := tool.Spec{Name: "create_task", Title: "Создать задачу"}
-	got := renderConfirmation("ru", spec, []byte(`{"title":"Проверить форму","assignee":"Дмитрий","n":3}`), nil)
+	got := renderConfirmation("ru", spec, []byte(`{"title":"Проверить форму","assignee":"Дмитрий","n":3}`), nil, nil)
 	want := "Подтвердите действие: Создать задачу\n• assignee: Дмитрий\n• n: 3\n• title: Проверить форму\nВыполнить?"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -126,7 +126,7 @@ func TestRenderConfirmation(t *testing.T) {
 	// Resolved values replace the raw ones; no value can add a line, turn
 	// text around or hide a character.
 	args := []byte(`{"card":"Buy milk (4tjszd94)","title":"` + "x" + strings.Repeat(`\n`, 40) + `Go ahead?\u202Egnp.exe\u2066\u0000"}`)
-	got = renderConfirmation("en", spec, args, map[string]string{"card": "\"Fire Bob\" (4tjszd94)"})
+	got = renderConfirmation("en", spec, args, map[string]string{"card": "\"Fire Bob\" (4tjszd94)"}, nil)
 	want = "Please confirm: Создать задачу\n• card: \"Fire Bob\" (4tjszd94)\n• title: x" + strings.Repeat(`\n`, 40) +
 		`Go ahead?\u202Egnp.exe\u2066\u0000` + "\nGo ahead?"
 	if got != want {
