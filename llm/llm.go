@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -222,6 +223,35 @@ type Price struct {
 	// CachedInputPerMTok prices cached input tokens; zero means they cost
 	// as much as other input.
 	CachedInputPerMTok float64
+}
+
+// Prices are prices by model name.
+type Prices map[string]Price
+
+// Lookup finds a model's price by its exact name, then by the last path
+// segment ("accounts/fireworks/models/gpt-oss-20b" -> "gpt-oss-20b").
+func (ps Prices) Lookup(model string) (Price, bool) {
+	if p, ok := ps[model]; ok {
+		return p, true
+	}
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		p, ok := ps[model[i+1:]]
+		return p, ok
+	}
+	return Price{}, false
+}
+
+// Preset is what a model kind of a provider package brings by default:
+// where its API is, how it authenticates, what it supports.
+type Preset struct {
+	BaseURL string
+	// KeyEnv is the environment variable that holds the key by default;
+	// empty for local servers that need none.
+	KeyEnv string
+	// Vendor is the default provider label (journal, blocking group).
+	Vendor   string
+	Output   OutputMode // default output mode
+	Protocol Protocol   // default decision protocol
 }
 
 // Cost returns the estimated cost of usage at this price.

@@ -166,16 +166,10 @@ func (e *Engine) callModel(ctx context.Context, s *state, model llm.Provider, re
 	return resp, err
 }
 
-// price finds the model's price: exact name first, then the last path
-// segment ("accounts/fireworks/models/gpt-oss-20b" -> "gpt-oss-20b").
+// price finds the model's price (see llm.Prices.Lookup).
 func (e *Engine) price(model string) llm.Price {
-	if p, ok := e.cfg.Prices[model]; ok {
-		return p
-	}
-	if i := strings.LastIndexByte(model, '/'); i >= 0 {
-		return e.cfg.Prices[model[i+1:]]
-	}
-	return llm.Price{}
+	p, _ := e.cfg.Prices.Lookup(model)
+	return p
 }
 
 // parseProposal parses an answer (JSON or tool calls) and validates the

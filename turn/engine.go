@@ -103,7 +103,7 @@ type Config struct {
 	// trying models until something parses hides broken prompts.
 	InvalidFallback bool
 	// Prices by model name, for the journal's cost estimate.
-	Prices     map[string]llm.Price
+	Prices     llm.Prices
 	Tenants    map[string]Tenant
 	Memory     MemoryPolicy
 	PendingTTL time.Duration

@@ -19,10 +19,10 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/internal/app"
-	"github.com/arbiterhq/arbiter/internal/config"
+	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -63,7 +63,7 @@ func (s *sequence) Next() string {
 // scripted model and a fake clock.
 type harness struct {
 	t       *testing.T
-	app     *app.App
+	app     *server.Server
 	model   *llmtest.Scripted
 	clock   *clock
 	keys    map[string]chat.Identity
@@ -93,11 +93,11 @@ func newHarness(t *testing.T, cfgYAML []byte, withModel bool) *harness {
 	h.model.Usage = llm.Usage{InputTokens: 1000, OutputTokens: 50}
 	seq := &sequence{}
 	h.tenant = cfg.Tenants[0].ID
-	opts := app.Options{Now: h.clock.Now, NewID: seq.Next, Getenv: getenv}
+	opts := server.Options{Now: h.clock.Now, NewID: seq.Next, Getenv: getenv}
 	if withModel {
 		opts.Model = h.model
 	}
-	a, err := app.Build(cfg, opts)
+	a, err := server.Build(cfg, server.Builtin(), opts)
 	if err != nil {
 		t.Fatalf("build app: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/arbiterhq/arbiter/cmd/internal/kinds"
 	"github.com/arbiterhq/arbiter/internal/bench"
 )
 
@@ -57,7 +58,7 @@ func compareStores(redisURL string) error {
 		if store == "sqlite" {
 			return bench.NewEngine(dir)
 		}
-		return bench.NewEngineOn(dir, fmt.Sprintf(`{kind: redis, url: %q, prefix: %q}`, redisURL, prefix))
+		return bench.NewEngineOn(dir, fmt.Sprintf(`{kind: redis, url: %q, prefix: %q}`, redisURL, prefix), kinds.All())
 	}
 	sqliteEngine, err := open("sqlite")
 	if err != nil {

@@ -25,8 +25,9 @@ import (
 	"syscall"
 
 	"github.com/arbiterhq/arbiter/channel/mcpserver"
-	"github.com/arbiterhq/arbiter/internal/app"
-	"github.com/arbiterhq/arbiter/internal/config"
+	"github.com/arbiterhq/arbiter/cmd/internal/kinds"
+	"github.com/arbiterhq/arbiter/config"
+	"github.com/arbiterhq/arbiter/server"
 )
 
 const usage = `usage:
@@ -54,7 +55,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "configuration file (YAML)")
-	var opts app.Options
+	var opts server.Options
 	if cmd == "serve" || cmd == "chat" {
 		fs.StringVar(&opts.Record, "record", "", "write every provider exchange as cassettes into this directory")
 		fs.StringVar(&opts.Replay, "replay", "", "answer provider calls from the cassettes in this directory, with no network")
@@ -116,9 +117,9 @@ func (e configError) Error() string { return e.path + ": " + e.err.Error() }
 // loadConfig reads the file, or builds the local setup when path is "".
 func loadConfig(path string) (*config.Config, error) {
 	if path == "" {
-		return app.LocalConfig(os.Getenv), nil
+		return server.LocalConfig(os.Getenv), nil
 	}
-	cfg, err := config.Load(path)
+	cfg, err := server.Load(path, kinds.All())
 	if err != nil {
 		return nil, configError{path: path, err: err}
 	}

@@ -15,7 +15,8 @@ import (
 
 	"github.com/arbiterhq/arbiter/channel/mcpserver"
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/internal/app"
+	"github.com/arbiterhq/arbiter/cmd/internal/kinds"
+	"github.com/arbiterhq/arbiter/server"
 )
 
 // mcpOptions are the flags of `arbiter mcp`.
@@ -24,9 +25,6 @@ type mcpOptions struct {
 	listen         string
 	confirmTimeout time.Duration
 }
-
-// mcpPath is where -listen serves MCP.
-const mcpPath = app.DefaultMCPPath
 
 // mcpCommand offers the configured tools to MCP clients: over stdio as the
 // user of the key in ARBITER_KEY (the local key without -config), or over
@@ -37,7 +35,7 @@ func mcpCommand(ctx context.Context, configPath string, o mcpOptions, getenv fun
 	if err != nil {
 		return err
 	}
-	a, err := app.Build(cfg, app.Options{LogOut: stderr})
+	a, err := server.Build(cfg, kinds.All(), server.Options{LogOut: stderr})
 	if err != nil {
 		return err
 	}
@@ -59,7 +57,7 @@ func mcpCommand(ctx context.Context, configPath string, o mcpOptions, getenv fun
 
 // mcpIdentity is the identity of the key, or of the local key when none is
 // given in the local setup.
-func mcpIdentity(a *app.App, key string) (chat.Identity, error) {
+func mcpIdentity(a *server.Server, key string) (chat.Identity, error) {
 	key = strings.TrimSpace(key)
 	if key == "" {
 		if a.LocalKey == "" {
@@ -67,23 +65,23 @@ func mcpIdentity(a *app.App, key string) (chat.Identity, error) {
 		}
 		key = a.LocalKey
 	}
-	if i := mcpserver.KeyIndex(app.MCPKeys(a.Keys), key); i >= 0 {
+	if i := mcpserver.KeyIndex(kinds.MCPKeys(a.Keys), key); i >= 0 {
 		return a.Keys[i].Identity, nil
 	}
 	return chat.Identity{}, errors.New("ARBITER_KEY is not an API key of this configuration")
 }
 
-func newMCPServer(a *app.App, id chat.Identity, o mcpOptions) (*mcpserver.Server, error) {
+func newMCPServer(a *server.Server, id chat.Identity, o mcpOptions) (*mcpserver.Server, error) {
 	return mcpserver.New(mcpConfig(a, id, o))
 }
 
-func mcpConfig(a *app.App, id chat.Identity, o mcpOptions) mcpserver.Config {
+func mcpConfig(a *server.Server, id chat.Identity, o mcpOptions) mcpserver.Config {
 	return mcpserver.Config{Handler: a.Engine, Identity: id, Name: "arbiter", Version: buildVersion(),
 		Logger: a.Logger, ConfirmTimeout: o.confirmTimeout}
 }
 
 // serveMCPHTTP serves streamable HTTP at /mcp until ctx ends.
-func serveMCPHTTP(ctx context.Context, a *app.App, o mcpOptions, stdout io.Writer) error {
+func serveMCPHTTP(ctx context.Context, a *server.Server, o mcpOptions, stdout io.Writer) error {
 	h, closeAll, err := mcpHTTPHandler(a, o)
 	if err != nil {
 		return err
@@ -94,7 +92,7 @@ func serveMCPHTTP(ctx context.Context, a *app.App, o mcpOptions, stdout io.Write
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	fmt.Fprintf(stdout, "arbiter mcp listening on http://%s%s\n", ln.Addr(), mcpPath)
+	fmt.Fprintf(stdout, "arbiter mcp listening on http://%s%s\n", ln.Addr(), kinds.MCPPath)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -112,13 +110,13 @@ func serveMCPHTTP(ctx context.Context, a *app.App, o mcpOptions, stdout io.Write
 
 // mcpHTTPHandler serves each key's tools at /mcp to requests bearing that
 // key.
-func mcpHTTPHandler(a *app.App, o mcpOptions) (http.Handler, func(), error) {
-	h, closeAll, err := mcpserver.HTTPHandler(mcpConfig(a, chat.Identity{}, o), app.MCPKeys(a.Keys))
+func mcpHTTPHandler(a *server.Server, o mcpOptions) (http.Handler, func(), error) {
+	h, closeAll, err := mcpserver.HTTPHandler(mcpConfig(a, chat.Identity{}, o), kinds.MCPKeys(a.Keys))
 	if err != nil {
 		return nil, nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(mcpPath, h)
+	mux.Handle(kinds.MCPPath, h)
 	return mux, closeAll, nil
 }
 

@@ -21,8 +21,9 @@ import (
 
 	"github.com/arbiterhq/arbiter/channel/mcpserver"
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/internal/app"
-	"github.com/arbiterhq/arbiter/internal/config"
+	"github.com/arbiterhq/arbiter/cmd/internal/kinds"
+	"github.com/arbiterhq/arbiter/config"
+	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
@@ -367,13 +368,13 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 	}
 }
 
-func buildApp(t *testing.T, path string) *app.App {
+func buildApp(t *testing.T, path string) *server.Server {
 	t.Helper()
 	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Build(cfg, app.Options{})
+	a, err := server.Build(cfg, kinds.All(), server.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +384,7 @@ func buildApp(t *testing.T, path string) *app.App {
 
 // journalOutcomes counts the tenant's turns and their confirmation
 // outcomes, checking that each came through MCP in its own conversation.
-func journalOutcomes(t *testing.T, a *app.App) map[string]int {
+func journalOutcomes(t *testing.T, a *server.Server) map[string]int {
 	t.Helper()
 	ctx := context.Background()
 	turns, err := a.Journal.(store.TurnLister).ListTurns(ctx, "acme", store.TurnFilter{Limit: store.MaxTurnPage})
@@ -524,7 +525,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	t.Cleanup(closeAll)
 
 	for _, auth := range []string{"", "Bearer k-nobody1", "Bearer "} {
-		req, _ := http.NewRequest("POST", srv.URL+mcpPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req, _ := http.NewRequest("POST", srv.URL+kinds.MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		req.Header.Set("Content-Type", "application/json")
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
@@ -541,7 +542,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 
 	connect := func(key string, copts *mcp.ClientOptions) *mcp.ClientSession {
 		t.Helper()
-		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + mcpPath, HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}
+		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + kinds.MCPPath, HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, copts).Connect(context.Background(), transport, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -6,77 +6,52 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/internal/app"
+	"github.com/arbiterhq/arbiter/cmd/internal/kinds"
+	"github.com/arbiterhq/arbiter/server"
 )
 
-// serve runs the HTTP API until ctx ends, then drains in-flight turns.
-func serve(ctx context.Context, configPath string, opts app.Options, stdout, stderr io.Writer) error {
+// serve runs the HTTP API and the channels until ctx ends, then drains
+// in-flight turns.
+func serve(ctx context.Context, configPath string, opts server.Options, stdout, stderr io.Writer) error {
 	cfg, err := loadConfig(configPath)
 	if err != nil {
 		return err
 	}
 	opts.LogOut = stderr
-	a, err := app.Build(cfg, opts)
+	a, err := server.Build(cfg, kinds.All(), opts)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
-	}
-	srv := &http.Server{
-		Handler:           a.HTTP,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
-	fmt.Fprintf(stdout, "arbiter listening on http://%s\n", ln.Addr())
-	if a.LocalKey != "" {
-		fmt.Fprintf(stdout, "local API key: %s\n", a.LocalKey)
-		fmt.Fprintf(stdout, "try: curl -s http://%s/v1/messages -H 'Authorization: Bearer %s' -d '{\"conversation_id\":\"c1\",\"text\":\"/tasks\"}'\n", ln.Addr(), a.LocalKey)
-	}
-	if !a.HasModel {
-		fmt.Fprintln(stdout, "no model provider is configured: set OPENAI_API_KEY (optionally OPENAI_BASE_URL, ARBITER_MODEL) or FIREWORKS_API_KEY; slash commands such as /tasks work without one")
-	}
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
-	go func() {
-		if err := a.Run(ctx); err != nil {
-			errc <- fmt.Errorf("channels: %w", err)
+	return a.ListenAndServe(ctx, func(addr net.Addr) {
+		fmt.Fprintf(stdout, "arbiter listening on http://%s\n", addr)
+		if a.LocalKey != "" {
+			fmt.Fprintf(stdout, "local API key: %s\n", a.LocalKey)
+			fmt.Fprintf(stdout, "try: curl -s http://%s/v1/messages -H 'Authorization: Bearer %s' -d '{\"conversation_id\":\"c1\",\"text\":\"/tasks\"}'\n", addr, a.LocalKey)
 		}
-	}()
-	if a.Telegram != nil {
-		fmt.Fprintln(stdout, "telegram channel started")
-	}
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+		if !a.HasModel {
+			fmt.Fprintln(stdout, "no model provider is configured: set OPENAI_API_KEY (optionally OPENAI_BASE_URL, ARBITER_MODEL) or FIREWORKS_API_KEY; slash commands such as /tasks work without one")
+		}
+		if cfg.Channels.Telegram != nil {
+			fmt.Fprintln(stdout, "telegram channel started")
+		}
+	})
 }
 
 // chatLoop is a terminal chat against the same engine, as the first user
 // of the first tenant (or the local user). Buttons are numbered; typing a
 // number presses one.
-func chatLoop(ctx context.Context, configPath string, opts app.Options, stdin io.Reader, stdout, stderr io.Writer) error {
+func chatLoop(ctx context.Context, configPath string, opts server.Options, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg, err := loadConfig(configPath)
 	if err != nil {
 		return err
 	}
-	a, err := app.Build(cfg, opts)
+	a, err := server.Build(cfg, kinds.All(), opts)
 	if err != nil {
 		return err
 	}

@@ -23,9 +23,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/arbiterhq/arbiter/internal/app"
-	"github.com/arbiterhq/arbiter/internal/config"
+	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/tool"
 )
 
@@ -63,7 +63,7 @@ func client() *http.Client {
 
 // Engine is the full arbiter on a temporary SQLite store.
 type Engine struct {
-	app    *app.App
+	app    *server.Server
 	api    *httptest.Server
 	model  *llmtest.Server
 	client *http.Client
@@ -76,12 +76,12 @@ type Engine struct {
 // NewEngine wires an arbiter in dir, on the embedded store, with a task
 // board holding a few cards of the benchmark user.
 func NewEngine(dir string) (*Engine, error) {
-	return NewEngineOn(dir, fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "arbiter.db")))
+	return NewEngineOn(dir, fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "arbiter.db")), server.Builtin())
 }
 
 // NewEngineOn is NewEngine on the store the YAML mapping describes (the
-// value of the configuration's store key).
-func NewEngineOn(dir, storeYAML string) (*Engine, error) {
+// value of the configuration's store key), one of kinds.
+func NewEngineOn(dir, storeYAML string, kinds server.Kinds) (*Engine, error) {
 	e := &Engine{client: client()}
 	e.model = modelServer(func(r *llmtest.ChatRequest) { e.prompt.Store(r) })
 	yaml := fmt.Sprintf(`store: %s
@@ -102,7 +102,7 @@ tools:
 	if err != nil {
 		return nil, err
 	}
-	if e.app, err = app.Build(cfg, app.Options{}); err != nil {
+	if e.app, err = server.Build(cfg, kinds, server.Options{}); err != nil {
 		e.model.Close()
 		return nil, err
 	}

@@ -1,0 +1,530 @@
+// Package config reads and validates arbiter's YAML configuration (plus the
+// environment variables it names) into plain structs. Every error carries
+// the line of the offending value. It builds nothing: turning a Config into
+// stores, providers and channels is package server's job.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole configuration file.
+type Config struct {
+	Listen string `yaml:"listen"`
+	// PublicURL is how users reach this server (card links); default
+	// "http://" + Listen.
+	PublicURL string  `yaml:"public_url"`
+	Store     Store   `yaml:"store"`
+	Journal   Journal `yaml:"journal"`
+	Models    []Model `yaml:"models"`
+	// Strategies name chains of models (by model name); "balanced" is the
+	// models list in order unless given here.
+	Strategies map[string][]string `yaml:"strategies"`
+	// Strategy is the default strategy; default "balanced".
+	Strategy      string             `yaml:"strategy"`
+	Retry         Retry              `yaml:"retry"`
+	Prices        map[string]Price   `yaml:"prices"`
+	Memory        Memory             `yaml:"memory"`
+	Confirmation  Confirmation       `yaml:"confirmation"`
+	Limits        Limits             `yaml:"limits"`
+	Tenants       []Tenant           `yaml:"tenants"`
+	Tools         Tools              `yaml:"tools"`
+	Commands      map[string]Command `yaml:"commands"`
+	Log           Log                `yaml:"log"`
+	Observability Observability      `yaml:"observability"`
+	Channels      Channels           `yaml:"channels"`
+
+	// lines maps a value's path ("tenants[0].users[1].role") to its line
+	// in the file it was parsed from.
+	lines map[string]int
+}
+
+// Problem formats a problem of the value at path the way Parse reports
+// them: "line N: path: message", with the line of the value or of its
+// nearest enclosing value in the parsed file (none for a Config built in
+// code).
+func (c *Config) Problem(path, format string, args ...any) string {
+	p := path
+	line, ok := c.lines[p]
+	for !ok && p != "" {
+		if i := strings.LastIndexAny(p, ".["); i >= 0 {
+			p = p[:i]
+		} else {
+			p = ""
+		}
+		line, ok = c.lines[p]
+	}
+	msg := fmt.Sprintf(format, args...)
+	if line > 0 {
+		return fmt.Sprintf("line %d: %s: %s", line, path, msg)
+	}
+	return fmt.Sprintf("%s: %s", path, msg)
+}
+
+// Store selects the state backend: conversations, pending actions,
+// inbox, execution records and conversation locks.
+type Store struct {
+	Kind string `yaml:"kind"` // sqlite (default) or redis
+	// Path is the SQLite file (kind sqlite); default data/arbiter.db.
+	Path string `yaml:"path"`
+	// URL and Prefix locate the shared Redis (kind redis).
+	URL    string `yaml:"url"`
+	Prefix string `yaml:"prefix"`
+	// LockWait bounds the wait for a conversation's lock (default 30s);
+	// LockTTL is how long a lock outlives a holder that stopped renewing
+	// it (default 45s).
+	LockWait Duration `yaml:"lock_wait"`
+	LockTTL  Duration `yaml:"lock_ttl"`
+}
+
+// Journal selects where turn records go.
+type Journal struct {
+	// Kind is sqlite (default: the store's file, or data/journal.db when
+	// the store is Redis) or postgres.
+	Kind   string `yaml:"kind"`
+	Path   string `yaml:"path"`
+	URL    string `yaml:"url"`
+	Schema string `yaml:"schema"`
+}
+
+// Model is one model endpoint.
+type Model struct {
+	// Name identifies the model in strategies; unique.
+	Name string `yaml:"name"`
+	// Kind is a preset: openai, fireworks, mistral, xai, openrouter,
+	// ollama, vllm, llamacpp (OpenAI-compatible wire format) or anthropic.
+	Kind string `yaml:"kind"`
+	// Provider labels the model in the journal and groups models of one
+	// account: an auth or billing error blocks the whole group. Default:
+	// the preset's vendor name (the model's name for local servers).
+	Provider  string `yaml:"provider"`
+	BaseURL   string `yaml:"base_url"`
+	Model     string `yaml:"model"`
+	APIKey    string `yaml:"api_key"`
+	APIKeyEnv string `yaml:"api_key_env"`
+	// Output is json_schema_strict, json_schema or json_object; default
+	// from the preset.
+	Output string `yaml:"output"`
+	// Protocol is json (structured output) or tools (native tool calling);
+	// default from the preset.
+	Protocol string `yaml:"protocol"`
+	// AuthHeader sends the key in this header instead of
+	// "Authorization: Bearer" (e.g. api-key).
+	AuthHeader string            `yaml:"auth_header"`
+	Headers    map[string]string `yaml:"headers"`
+	Timeout    Duration          `yaml:"timeout"`
+}
+
+// Retry is the provider chain's retry and fallback policy.
+type Retry struct {
+	// Delay before the first model's one retry on a transient error;
+	// default 2s.
+	Delay Duration `yaml:"delay"`
+	// CoolDown is how long an auth, billing or bad-request error blocks a
+	// provider for all conversations; default 5m.
+	CoolDown Duration `yaml:"cool_down"`
+	// InvalidFallback asks the next model when a model's output is still
+	// invalid after its repair; default false.
+	InvalidFallback bool `yaml:"invalid_fallback"`
+}
+
+// Price is a model's cost in US dollars per million tokens.
+type Price struct {
+	Input       float64 `yaml:"input"`
+	Output      float64 `yaml:"output"`
+	CachedInput float64 `yaml:"cached_input"`
+}
+
+// Memory is the conversation memory policy.
+type Memory struct {
+	Window int      `yaml:"window"`
+	TTL    Duration `yaml:"ttl"`
+	Pause  Duration `yaml:"pause"`
+}
+
+// Confirmation configures pending actions.
+type Confirmation struct {
+	TTL Duration `yaml:"ttl"`
+}
+
+// Limits bound requests and model calls.
+type Limits struct {
+	MaxBodyBytes int64    `yaml:"max_body_bytes"`
+	ModelTimeout Duration `yaml:"model_timeout"`
+	MaxTokens    int      `yaml:"max_tokens"`
+	TurnTimeout  Duration `yaml:"turn_timeout"`
+}
+
+// Tenant is one isolated customer.
+type Tenant struct {
+	ID            string          `yaml:"id"`
+	Strategy      string          `yaml:"strategy"`
+	Timezone      string          `yaml:"timezone"`
+	Language      string          `yaml:"language"`
+	AssistantName string          `yaml:"assistant_name"`
+	Roles         map[string]Role `yaml:"roles"`
+	Users         []User          `yaml:"users"`
+}
+
+// Role lists the tools a role is shown (names or globs).
+type Role struct {
+	Tools []string `yaml:"tools"`
+}
+
+// User is a tenant's user.
+type User struct {
+	ID     string      `yaml:"id"`
+	Trello *UserTrello `yaml:"trello"`
+	Google *UserGoogle `yaml:"google"`
+	// TelegramIDs are the user's Telegram user ids.
+	TelegramIDs []int64 `yaml:"telegram_ids"`
+	// ChannelScopes are the scopes of the user on channels without API
+	// keys (Telegram); default read, write:safe, write:full — risky
+	// actions still wait for the user's own confirmation.
+	ChannelScopes []string `yaml:"channel_scopes"`
+	Name          string   `yaml:"name"`
+	Role          string   `yaml:"role"`
+	Timezone      string   `yaml:"timezone"`
+	Language      string   `yaml:"language"`
+	Keys          []Key    `yaml:"keys"`
+}
+
+// Key is an API key of a user with its scopes.
+type Key struct {
+	Token    string   `yaml:"token"`
+	TokenEnv string   `yaml:"token_env"`
+	Scopes   []string `yaml:"scopes"`
+}
+
+// Tools configures the built-in tools.
+type Tools struct {
+	Taskboard *Taskboard `yaml:"taskboard"`
+	// HTTP tools call operators' own endpoints.
+	HTTP []HTTPTool `yaml:"http"`
+	// Trello replaces the embedded task board with a Trello board (the
+	// same actions).
+	Trello *Trello `yaml:"trello"`
+	// Calendar enables create_event and schedule_team_meeting.
+	Calendar *Calendar `yaml:"calendar"`
+	// MCP connects Model Context Protocol servers.
+	MCP *MCP `yaml:"mcp"`
+	// Knowledge enables add_knowledge and search_knowledge.
+	Knowledge *ToolSet `yaml:"knowledge"`
+	// ContentIdeas enables content_idea and list_content_ideas.
+	ContentIdeas *ContentIdeas `yaml:"content_ideas"`
+	// Extra holds the sections of tool kinds this package does not
+	// describe ("shout: {}"), by kind name, for the program's own kinds
+	// (see server.Kinds).
+	Extra map[string]yaml.Node `yaml:",inline"`
+}
+
+// Calendar configures the calendar tools.
+type Calendar struct {
+	// Backend is embedded (default) or google.
+	Backend string `yaml:"backend"`
+	// GoogleBaseURL points the Google backend elsewhere (tests).
+	GoogleBaseURL string `yaml:"google_base_url"`
+}
+
+// UserGoogle links a user to Google Calendar.
+type UserGoogle struct {
+	Email    string `yaml:"email"`
+	TokenEnv string `yaml:"token_env"` // an OAuth access token with a calendar scope
+}
+
+// MCP lists the MCP servers whose tools are offered (each as
+// "<server>.<tool>", and all through the universal "mcp" action).
+type MCP struct {
+	Servers []MCPServer `yaml:"servers"`
+}
+
+// MCPServer is one MCP server and our risk policy for its tools.
+type MCPServer struct {
+	Name string `yaml:"name"`
+	// Command starts a stdio server (the first element is the program);
+	// URL reaches a streamable HTTP server instead.
+	Command    []string          `yaml:"command"`
+	Dir        string            `yaml:"dir"`
+	Env        map[string]string `yaml:"env"`
+	InheritEnv []string          `yaml:"inherit_env"`
+	URL        string            `yaml:"url"`
+	Headers    map[string]string `yaml:"headers"`
+	BearerEnv  string            `yaml:"bearer_env"`
+	// Trusted servers show tools the config does not mention (with risk
+	// from DefaultRisk and the tools' annotations, only toward caution).
+	Trusted        bool                     `yaml:"trusted"`
+	DefaultRisk    string                   `yaml:"default_risk"`
+	DefaultConfirm string                   `yaml:"default_confirm"`
+	Timeout        Duration                 `yaml:"timeout"`
+	Tools          map[string]MCPToolPolicy `yaml:"tools"`
+	// Sampling and Elicitation let the server ask, during a call, for a
+	// completion of our model or for the user's input; each request is
+	// shown to the user for approval. Off by default. AskTimeout bounds
+	// the wait for the answer (default 60s).
+	Sampling    bool     `yaml:"sampling"`
+	Elicitation bool     `yaml:"elicitation"`
+	AskTimeout  Duration `yaml:"ask_timeout"`
+}
+
+// MCPToolPolicy is the policy of the tools a name or glob matches.
+type MCPToolPolicy struct {
+	Risk    string   `yaml:"risk"`
+	Confirm string   `yaml:"confirm"`
+	Hidden  bool     `yaml:"hidden"`
+	Roles   []string `yaml:"roles"`
+	Title   string   `yaml:"title"`
+	Timeout Duration `yaml:"timeout"`
+}
+
+// Trello configures the Trello task board.
+type Trello struct {
+	APIBaseURL string `yaml:"api_base_url"`
+	KeyEnv     string `yaml:"key_env"`
+	// TokenEnv holds the default connection's token; users may have their
+	// own (users[].trello.token_env).
+	TokenEnv string            `yaml:"token_env"`
+	Board    string            `yaml:"board"`
+	DoneList string            `yaml:"done_list"`
+	Confirm  map[string]string `yaml:"confirm"`
+}
+
+// UserTrello links a user to Trello.
+type UserTrello struct {
+	// Member is the user's Trello username or member id.
+	Member   string `yaml:"member"`
+	TokenEnv string `yaml:"token_env"`
+}
+
+// ToolSet is a built-in set of tools with per-action confirmation
+// overrides (always|never).
+type ToolSet struct {
+	Confirm map[string]string `yaml:"confirm"`
+}
+
+// ContentIdeas configures content ideas.
+type ContentIdeas struct {
+	Platforms []string          `yaml:"platforms"`
+	Confirm   map[string]string `yaml:"confirm"`
+}
+
+// Channels configures the channels besides the HTTP API.
+type Channels struct {
+	Telegram *Telegram `yaml:"telegram"`
+	// MCP serves the configured tools to MCP clients on the HTTP listener
+	// (streamable HTTP, each request with an API key), as `arbiter mcp
+	// -listen` does on its own.
+	MCP *MCPChannel `yaml:"mcp"`
+	// Extra holds the sections of channel kinds this package does not
+	// describe, by kind name, for the program's own kinds (see
+	// server.Kinds).
+	Extra map[string]yaml.Node `yaml:",inline"`
+}
+
+// MCPChannel configures arbiter as an MCP server inside `arbiter serve`.
+type MCPChannel struct {
+	// Path is where it is served; default /mcp.
+	Path string `yaml:"path"`
+	// ConfirmTimeout bounds the wait for the human's answer to a
+	// confirmation; default 5m.
+	ConfirmTimeout Duration `yaml:"confirm_timeout"`
+}
+
+// Telegram configures the Telegram bot.
+type Telegram struct {
+	TokenEnv string `yaml:"token_env"`
+	// Mode is webhook or polling; default webhook when public_url is set.
+	Mode           string `yaml:"mode"`
+	SecretTokenEnv string `yaml:"secret_token_env"`
+	// APIBaseURL defaults to the public Bot API; tests use a local fake.
+	APIBaseURL  string `yaml:"api_base_url"`
+	WebhookPath string `yaml:"webhook_path"`
+	// PublicURL is where Telegram reaches this server (webhook mode).
+	PublicURL string `yaml:"public_url"`
+	// Tenant whose users the bot serves (matched by telegram_ids).
+	Tenant string `yaml:"tenant"`
+	// Transcription sends voice messages to an OpenAI-compatible
+	// /audio/transcriptions endpoint; without it voice gets a clear reply.
+	Transcription *Transcription `yaml:"transcription"`
+}
+
+// Transcription is an OpenAI-compatible speech-to-text endpoint.
+type Transcription struct {
+	BaseURL   string `yaml:"base_url"`
+	Model     string `yaml:"model"`
+	APIKeyEnv string `yaml:"api_key_env"`
+}
+
+// Observability configures metrics and traces.
+type Observability struct {
+	// Metrics serves Prometheus metrics at /metrics; default true.
+	Metrics *bool `yaml:"metrics"`
+	// Traces: exporter otlp, stdout or none; empty follows the OTEL_*
+	// environment (OTLP when an endpoint is set).
+	TracesExporter string `yaml:"traces_exporter"`
+	// CaptureContent records decisions and replies on spans (off: PII).
+	CaptureContent bool `yaml:"capture_content"`
+}
+
+// HTTPTool is a tool that calls an HTTP endpoint with the arguments as its
+// JSON body.
+type HTTPTool struct {
+	Name        string `yaml:"name"`
+	Title       string `yaml:"title"`
+	Description string `yaml:"description"`
+	URL         string `yaml:"url"`
+	Method      string `yaml:"method"`
+	// InputSchema is the JSON Schema of the arguments, written in YAML.
+	InputSchema map[string]any `yaml:"input_schema"`
+	Risk        string         `yaml:"risk"`
+	Confirm     string         `yaml:"confirm"`
+	// Idempotent: the endpoint applies each Idempotency-Key at most once.
+	Idempotent bool     `yaml:"idempotent"`
+	Timeout    Duration `yaml:"timeout"`
+	// Headers are sent as given; HeadersEnv names environment variables
+	// whose values are sent (for secrets).
+	Headers    map[string]string `yaml:"headers"`
+	HeadersEnv map[string]string `yaml:"headers_env"`
+}
+
+// Taskboard configures the embedded task board.
+type Taskboard struct {
+	Columns []string `yaml:"columns"`
+	// Confirm overrides the confirmation policy per action (always|never).
+	Confirm map[string]string `yaml:"confirm"`
+	// Members adds board members per tenant beyond the tenant's users.
+	Members map[string][]Member `yaml:"members"`
+	// Disabled turns the board off.
+	Disabled bool `yaml:"disabled"`
+}
+
+// Member is an extra board member.
+type Member struct {
+	ID   string `yaml:"id"`
+	Name string `yaml:"name"`
+}
+
+// Command is a slash command routed to a tool without a model.
+type Command struct {
+	Tool string `yaml:"tool"`
+	Args string `yaml:"args"`
+}
+
+// Log configures logging.
+type Log struct {
+	Format string `yaml:"format"` // text (default) or json
+	Level  string `yaml:"level"`  // debug, info (default), warn, error
+}
+
+// Duration is a time.Duration written as "30s", "10m".
+type Duration time.Duration
+
+// UnmarshalYAML parses Go duration syntax.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (e.g. 30s, 10m)", n.Line, n.Value)
+	}
+	if v < 0 {
+		return fmt.Errorf("line %d: duration %q is negative", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Errors collects every problem of a configuration, each with its line.
+type Errors []string
+
+func (e Errors) Error() string { return strings.Join(e, "\n") }
+
+// Load reads and validates a configuration file.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open config: %w", err)
+	}
+	defer f.Close()
+	return Parse(f, os.Getenv)
+}
+
+// Parse reads and validates a configuration. getenv resolves *_env names.
+func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, Errors{cleanYAMLError(err)}
+	}
+	cfg := &Config{}
+	if len(root.Content) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+			return nil, Errors{cleanYAMLError(err)}
+		}
+	}
+	lines := map[string]int{}
+	if len(root.Content) > 0 {
+		indexLines(root.Content[0], "", lines)
+	}
+	cfg.lines = lines
+	v := &validator{cfg: cfg, getenv: getenv}
+	v.validate(cfg)
+	if len(v.errs) > 0 {
+		return nil, v.errs
+	}
+	return cfg, nil
+}
+
+func cleanYAMLError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+	return strings.ReplaceAll(msg, "\n  ", "\n")
+}
+
+// indexLines maps a path such as "tenants[0].users[1].role" to the line
+// of its value.
+func indexLines(n *yaml.Node, path string, out map[string]int) {
+	out[path] = n.Line
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			child := key
+			if path != "" {
+				child = path + "." + key
+			}
+			out[child] = n.Content[i].Line
+			indexLines(n.Content[i+1], child, out)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			indexLines(c, fmt.Sprintf("%s[%d]", path, i), out)
+		}
+	}
+}
+
+// ResolveToken returns a key's token, reading token_env through getenv.
+func ResolveToken(k Key, getenv func(string) string) string {
+	if k.TokenEnv != "" {
+		return getenv(k.TokenEnv)
+	}
+	return k.Token
+}
+
+// ResolveAPIKey returns a model's API key, reading api_key_env through getenv.
+func ResolveAPIKey(m Model, getenv func(string) string) string {
+	if m.APIKeyEnv != "" {
+		return getenv(m.APIKeyEnv)
+	}
+	return m.APIKey
+}

@@ -1,0 +1,108 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const example = `listen: 127.0.0.1:8080
+store: {kind: sqlite, path: data/arbiter.db}
+models:
+  - {name: primary, kind: openai, base_url: "http://127.0.0.1:9999/v1", model: gpt-oss-20b, api_key_env: PRIMARY_KEY}
+memory: {window: 16, ttl: 30m, pause: 10m}
+tenants:
+  - id: acme
+    timezone: Europe/Moscow
+    roles:
+      owner: {tools: ["*"]}
+      viewer: {tools: [list_my_tasks]}
+    users:
+      - id: dmitry
+        name: Дмитрий
+        role: owner
+        keys: [{token: "k-dmitry", scopes: [read, "write:safe", "write:full"]}]
+      - id: olga
+        name: Ольга
+        role: owner
+        keys: [{token: "k-olga-ro", scopes: [read]}]
+      - id: ivan
+        name: Иван
+        role: viewer
+        keys: [{token_env: IVAN_TOKEN, scopes: [read]}]
+tools:
+  taskboard: {columns: [Входящие, В работе, Готово], confirm: {create_task: always, complete_task: always}}
+`
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestParseExample(t *testing.T) {
+	cfg, err := Parse(strings.NewReader(example), env(map[string]string{"PRIMARY_KEY": "sk-1", "IVAN_TOKEN": "k-ivan-123"}))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if cfg.Listen != "127.0.0.1:8080" || cfg.Store.Path != "data/arbiter.db" {
+		t.Errorf("listen/store = %q %q", cfg.Listen, cfg.Store.Path)
+	}
+	if len(cfg.Models) != 1 || cfg.Models[0].Model != "gpt-oss-20b" {
+		t.Errorf("models = %+v", cfg.Models)
+	}
+	if time.Duration(cfg.Memory.TTL) != 30*time.Minute || time.Duration(cfg.Memory.Pause) != 10*time.Minute {
+		t.Errorf("memory = %+v", cfg.Memory)
+	}
+	u := cfg.Tenants[0].Users[2]
+	if got := ResolveToken(u.Keys[0], env(map[string]string{"IVAN_TOKEN": "k-ivan-123"})); got != "k-ivan-123" {
+		t.Errorf("token_env resolved to %q", got)
+	}
+	if cfg.Tools.Taskboard.Confirm["create_task"] != "always" {
+		t.Errorf("taskboard confirm = %v", cfg.Tools.Taskboard.Confirm)
+	}
+}
+
+func TestParseErrorsCarryLines(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", "listen: x\nlisten_port: 5\n", "line 2"},
+		{"bad yaml", "tenants: [\n", "line"},
+		{"bad duration", "memory:\n  ttl: soon\n", `line 2: "soon" is not a duration`},
+		{"unknown role", "tenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users:\n      - id: u\n        role: admin\n        keys: [{token: abcdefgh, scopes: [read]}]\n", `line 6: tenants[0].users[0].role: role "admin" is not defined`},
+		{"unknown scope", "tenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users:\n      - id: u\n        role: owner\n        keys:\n          - token: abcdefgh\n            scopes: [read, admin]\n", `line 9: tenants[0].users[0].keys[0].scopes[1]: unknown scope "admin"`},
+		{"duplicate token", "tenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users:\n      - {id: u, role: owner, keys: [{token: abcdefgh, scopes: [read]}]}\n      - {id: v, role: owner, keys: [{token: abcdefgh, scopes: [read]}]}\n", "line 6: tenants[0].users[1].keys[0]: the same token is already used by a/u"},
+		{"model without kind", "models:\n  - {name: p, model: m}\n", `line 2: models[0]: kind is required`},
+		{"unset env", "models:\n  - {name: p, kind: openai, model: m, api_key_env: NOPE}\n", "line 2: models[0].api_key_env: environment variable NOPE is empty or unset"},
+		{"bad zone", "tenants:\n  - id: a\n    timezone: Mars/Olympus\n", `line 3: tenants[0].timezone: unknown time zone`},
+		{"bad confirm", "tools:\n  taskboard:\n    confirm: {create_task: sometimes}\n", `line 3: tools.taskboard.confirm.create_task: unknown confirm policy "sometimes"`},
+		{"redis without url", "store: {kind: redis}\n", `line 1: store: a redis store needs url`},
+		{"postgres without url", "journal: {kind: postgres}\n", `line 1: journal: a postgres journal needs url`},
+		{"unknown strategy model", "models:\n  - {name: a, kind: openai, model: m, api_key: k}\nstrategies:\n  fast: [a, b]\n", `line 4: strategies.fast[1]: no model named "b"`},
+		{"telegram without token", "tenants:\n  - {id: a}\nchannels:\n  telegram: {token_env: NOPE, tenant: a}\n", `line 4: channels.telegram.token_env: the bot token must come from a set environment variable`},
+		{"telegram unknown tenant", "channels:\n  telegram: {token_env: NOPE, tenant: zz}\n", `channels.telegram.tenant: no tenant "zz" is defined`},
+		{"mcp with both transports", "tools:\n  mcp:\n    servers:\n      - {name: x, command: [a], url: \"http://h\"}\n", `line 4: tools.mcp.servers[0]: set exactly one of command (stdio) or url`},
+		{"mcp elicitation with a short timeout", "tools:\n  mcp:\n    servers:\n      - {name: x, command: [a], elicitation: true, timeout: 30s}\n", `line 4: tools.mcp.servers[0].timeout: with sampling or elicitation on, a call's timeout (30s) must be longer than the wait for the user's answer (ask_timeout 1m0s)`},
+		{"mcp channel on the API's path", "channels:\n  mcp: {path: /v1/mcp}\n", `line 2: channels.mcp.path: must be a path of its own such as /mcp, not "/v1/mcp"`},
+		{"trello and taskboard", "tools:\n  taskboard: {}\n  trello: {key_env: K, board: B}\n", `line 3: tools.trello: choose one task board`},
+		{"http tool bad risk", "tools:\n  http:\n    - {name: pay, url: \"http://x\", risk: admin, input_schema: {type: object}}\n", `tools.http[0].risk: unknown risk "admin"`},
+		{"bad calendar backend", "tools:\n  calendar: {backend: outlook}\n", `line 2: tools.calendar.backend: unknown calendar backend "outlook"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(tc.yaml), env(nil))
+			if err == nil {
+				t.Fatal("Parse accepted an invalid config")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %q, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseEmpty(t *testing.T) {
+	cfg, err := Parse(strings.NewReader(""), env(nil))
+	if err != nil || cfg == nil {
+		t.Fatalf("empty config: %v", err)
+	}
+}

@@ -1,0 +1,161 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/arbiterhq/arbiter/channel/httpapi"
+	"github.com/arbiterhq/arbiter/config"
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// Kinds are the constructors Build may use, each under the kind name a
+// configuration gives: store.kind, journal.kind, models[].kind, the keys
+// of tools and channels. Builtin returns the ones of this module; a
+// program adds its own (or those of arbiter's integration modules) to the
+// maps before Build. A configuration that names a kind the tables lack is
+// refused by Check with the line of the name.
+type Kinds struct {
+	States   map[string]StateKind
+	Journals map[string]JournalKind
+	Models   map[string]ModelKind
+	Tools    map[string]ToolKind
+	Channels map[string]ChannelKind
+	// Observers see every finished turn (metrics, traces); each runs
+	// whatever the configuration says, including nothing.
+	Observers []ObserverKind
+}
+
+// StateKind opens the conversation state and its locker (store.kind).
+type StateKind func(ctx context.Context, env *Env) (store.State, store.Locker, error)
+
+// JournalKind opens the journal (journal.kind).
+type JournalKind func(ctx context.Context, env *Env) (store.Journal, error)
+
+// ModelKind is a model kind of a provider package: its defaults and how
+// to make a provider of a configured model.
+type ModelKind struct {
+	Preset llm.Preset
+	// Prices are list prices of the models the kind usually serves.
+	Prices llm.Prices
+	New    func(m Model) (llm.Provider, error)
+}
+
+// Model is one configured model with its preset applied: what a provider
+// constructor needs.
+type Model struct {
+	// Name is the provider label (journal, blocking group).
+	Name, BaseURL, APIKey, Model string
+	Output                       llm.OutputMode
+	Protocol                     llm.Protocol
+	Timeout                      time.Duration
+	// HTTPClient is nil for the provider's own, or the recording or
+	// replaying client.
+	HTTPClient *http.Client
+	AuthHeader string
+	Headers    map[string]string
+}
+
+// ToolKind builds the tools of one section of tools.
+type ToolKind func(ctx context.Context, env *Env, section Section) (ToolSet, error)
+
+// ToolSet is what a tool kind contributes.
+type ToolSet struct {
+	Tools   []tool.Tool
+	Context []tool.ContextSource // live facts before every model call
+	Links   []tool.LinkReader    // card links the engine answers without a model
+}
+
+// ChannelKind builds one section of channels, on the engine (env.Engine).
+type ChannelKind func(ctx context.Context, env *Env, section Section) (Channel, error)
+
+// Channel is what a channel kind contributes: HTTP routes on the server's
+// listener and, when it has one, a loop that runs until its context ends.
+type Channel struct {
+	Routes map[string]http.Handler // ServeMux patterns
+	Run    func(ctx context.Context) error
+}
+
+// ObserverKind sets up an observer of finished turns.
+type ObserverKind func(ctx context.Context, env *Env) (Observer, error)
+
+// Observer sees every finished turn; Routes are served (e.g. /metrics).
+type Observer struct {
+	Observe func(t *turn.Trace)
+	Routes  map[string]http.Handler
+}
+
+// Section is one section of tools or channels: its kind name and, for a
+// kind the config package does not describe, its YAML to decode.
+type Section struct {
+	Kind string
+	// Node is the section's YAML for a kind of config.Tools.Extra or
+	// config.Channels.Extra; nil for the kinds config describes (read
+	// them from env.Config) and for a Config built in code.
+	Node *yaml.Node
+}
+
+// Decode decodes the section into v, refusing fields v lacks; an error
+// names the line where the section starts.
+func (s Section) Decode(v any) error {
+	if s.Node == nil {
+		return nil
+	}
+	raw, err := yaml.Marshal(s.Node)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("line %d: %s: %s", s.Node.Line, s.Kind, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return nil
+}
+
+// Env is what kind constructors are given. It is filled as Build goes:
+// Engine and Keys are set before channels are built.
+type Env struct {
+	Config *config.Config
+	// Listen and PublicURL are the configuration's, defaults applied.
+	Listen, PublicURL string
+	Getenv            func(string) string
+	Now               func() time.Time // nil: time.Now
+	NewID             func() string    // nil: random ids
+	Logger            *slog.Logger
+	// SQLite is the embedded file: the state (kind sqlite), the tables of
+	// embedded tools, and the default journal.
+	SQLite *sqlitestore.Store
+	// State is the opened state backend, for channels with a durable inbox.
+	State  store.State
+	Engine *turn.Engine
+	Keys   []httpapi.Key
+
+	closers []func() error
+}
+
+// OnClose registers f to run when the server closes, after what was
+// registered later.
+func (e *Env) OnClose(f func() error) { e.closers = append(e.closers, f) }
+
+func (e *Env) close() error {
+	var errs []error
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		errs = append(errs, e.closers[i]())
+	}
+	e.closers = nil
+	return errors.Join(errs...)
+}

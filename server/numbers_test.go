@@ -1,0 +1,66 @@
+package server_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/server/servertest"
+)
+
+// TestNumbersToolsCannotHold: amounts beyond what a tool can be given
+// faithfully never reach it, however the model writes them; a whole number
+// written as 2.0 reaches it as 2.
+func TestNumbersToolsCannotHold(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	pay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(raw))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	t.Cleanup(pay.Close)
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	t.Cleanup(model.Close)
+	yaml := servertest.OwnerTenantYAML(model.URL, "en") + fmt.Sprintf(`      - {id: u1, name: User, role: owner, keys: [{token: "k-numbers-1", scopes: [read, "write:safe", "write:full"]}]}
+tools:
+  http:
+    - name: pay
+      description: Pay an amount.
+      url: %q
+      risk: "write:full"
+      confirm: never
+      input_schema:
+        type: object
+        required: [amount]
+        properties: {amount: {type: integer, minimum: 1}}
+`, pay.URL)
+	e := servertest.New(t, yaml, server.Builtin(), model, func(string) string { return "" })
+	for i, amount := range []string{"1e999", "123456789012345678901234567890"} {
+		e.Decide("pay", `{"amount":`+amount+`}`)
+		e.Decide("pay", `{"amount":`+amount+`}`) // the repair answers the same
+		_, r := e.Post("k-numbers-1", fmt.Sprintf(`{"conversation_id":"c%d","text":"pay"}`, i))
+		if ex, _ := r["executed"].([]any); len(ex) != 0 {
+			t.Errorf("amount %s ran: %v", amount, ex)
+		}
+	}
+	e.Decide("pay", `{"amount":2.0}`)
+	_, r := e.Post("k-numbers-1", `{"conversation_id":"c9","text":"pay 2"}`)
+	if ex, _ := r["executed"].([]any); len(ex) != 1 {
+		t.Fatalf("amount 2.0 did not run: %v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 1 || !strings.Contains(bodies[0], `"amount":2}`) {
+		t.Errorf("the payment service got %q, want one call with amount 2", bodies)
+	}
+}

@@ -1,0 +1,484 @@
+// Package server builds a running arbiter from a configuration and kind
+// tables: the stores, the tools, the model chains, the turn engine, the
+// HTTP API with the web chat, and the channels. It is what `arbiter serve`
+// runs, and what a program of its own runs to embed arbiter with tools,
+// channels, providers or stores of its own (see examples/embed):
+//
+//	kinds := server.Builtin()
+//	kinds.Tools["shout"] = shoutKind
+//	srv, err := server.Build(cfg, kinds, server.Options{})
+//	...
+//	err = srv.ListenAndServe(ctx)
+//
+// Where to add things: a tool kind in Kinds.Tools (a tool.Tool, or
+// tool.Func for a Go function), a channel in Kinds.Channels (it calls
+// Env.Engine, a chat.Handler), a model kind in Kinds.Models (an
+// llm.Provider), a store in Kinds.States / Kinds.Journals (passing
+// store/storetest). Builtin holds the kinds of this module; the heavier
+// integrations (Redis, PostgreSQL, Anthropic, MCP, OpenTelemetry, Google
+// Calendar) come from their own modules, added by cmd/arbiter.
+//
+// Build never changes the configuration it is given.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/arbiterhq/arbiter/channel/httpapi"
+	"github.com/arbiterhq/arbiter/channel/webchat"
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/config"
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/taskboard"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// Server is a built arbiter: the engine, its HTTP handler and channels,
+// and the backends they share.
+type Server struct {
+	Config *config.Config
+	Engine *turn.Engine
+	// HTTP serves the API, the web chat, the channels' and observers'
+	// routes.
+	HTTP http.Handler
+	// State, Locker and Journal are the opened backends.
+	State   store.State
+	Locker  store.Locker
+	Journal store.Journal
+	// SQLite is the embedded file (see Env.SQLite).
+	SQLite *sqlitestore.Store
+	// Board is the embedded task board; nil when it is off.
+	Board *taskboard.Board
+	Keys  []httpapi.Key
+	// LocalKey is set for the local setup (LocalConfig).
+	LocalKey string
+	// HasModel is false when no model provider is configured.
+	HasModel bool
+	// Listen and PublicURL are the configuration's, defaults applied.
+	Listen, PublicURL string
+	Logger            *slog.Logger
+
+	env  *Env
+	runs []func(ctx context.Context) error
+}
+
+// Options are what a program may set besides the configuration.
+type Options struct {
+	Getenv func(string) string // default os.Getenv
+	LogOut io.Writer           // logs and notices; default io.Discard
+	// Model replaces the configured providers (tests use a scripted one).
+	Model llm.Provider
+	// Record writes every provider exchange as cassettes into this
+	// directory; Replay answers provider calls from the cassettes in this
+	// directory, with no network.
+	Record, Replay string
+	Now            func() time.Time
+	NewID          func() string
+	// Sleep replaces the provider chain's retry wait (tests use a fake
+	// clock).
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Load reads a configuration file and checks it against kinds (see Check).
+func Load(path string, kinds Kinds) (*config.Config, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, Check(cfg, kinds)
+}
+
+// Check reports, with their lines, the kinds cfg names that kinds lack.
+func Check(cfg *config.Config, kinds Kinds) error {
+	var errs config.Errors
+	unknown := func(path, what, kind string, known []string) {
+		errs = append(errs, cfg.Problem(path, "unknown %s %q (one of: %s)", what, kind, joinSorted(known)))
+	}
+	if k := orDefault(cfg.Store.Kind, "sqlite"); kinds.States[k] == nil {
+		unknown("store.kind", "store kind", k, slices.Collect(maps.Keys(kinds.States)))
+	}
+	if k := orDefault(cfg.Journal.Kind, "sqlite"); kinds.Journals[k] == nil {
+		unknown("journal.kind", "journal kind", k, slices.Collect(maps.Keys(kinds.Journals)))
+	}
+	for i, m := range cfg.Models {
+		if _, ok := kinds.Models[m.Kind]; !ok && m.Kind != "" {
+			unknown(fmt.Sprintf("models[%d].kind", i), "model kind", m.Kind, slices.Collect(maps.Keys(kinds.Models)))
+		}
+	}
+	for _, name := range toolSections(cfg) {
+		if kinds.Tools[name] == nil {
+			unknown("tools."+name, "tool kind", name, slices.Collect(maps.Keys(kinds.Tools)))
+		}
+	}
+	for _, name := range channelSections(cfg) {
+		if kinds.Channels[name] == nil {
+			unknown("channels."+name, "channel kind", name, slices.Collect(maps.Keys(kinds.Channels)))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// Build opens the backends, builds the tools, models, engine and channels
+// of cfg with kinds, and returns the server, ready to serve. Relative
+// store paths are relative to the working directory. Close releases what
+// it opened.
+func Build(cfg *config.Config, kinds Kinds, opts Options) (*Server, error) {
+	if err := Check(cfg, kinds); err != nil {
+		return nil, err
+	}
+	env := newEnv(cfg, opts)
+	s := &Server{Config: cfg, Logger: env.Logger, Listen: env.Listen, PublicURL: env.PublicURL, env: env}
+	if err := s.build(kinds, opts); err != nil {
+		env.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func newEnv(cfg *config.Config, opts Options) *Env {
+	env := &Env{Config: cfg, Getenv: opts.Getenv, Now: opts.Now, NewID: opts.NewID}
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	if opts.LogOut == nil {
+		opts.LogOut = io.Discard
+	}
+	env.Logger = newLogger(cfg.Log, opts.LogOut)
+	env.Listen = orDefault(cfg.Listen, "127.0.0.1:8080")
+	env.PublicURL = orDefault(cfg.PublicURL, "http://"+env.Listen)
+	return env
+}
+
+func (s *Server) build(kinds Kinds, opts Options) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	env, cfg := s.env, s.Config
+	if err := s.openStores(ctx, kinds); err != nil {
+		return err
+	}
+	if err := s.buildKeys(); err != nil {
+		return err
+	}
+	tools, err := buildTools(ctx, env, kinds)
+	if err != nil {
+		return err
+	}
+	registry, err := tool.NewRegistry(tools.Tools...)
+	if err != nil {
+		return err
+	}
+	for _, c := range tools.Context {
+		if b, ok := c.(*taskboard.Board); ok {
+			s.Board = b
+		}
+	}
+	models, err := buildModels(cfg, kinds, env, opts)
+	if err != nil {
+		return err
+	}
+	if opts.Model != nil {
+		models.model, models.strategies = opts.Model, nil
+	}
+	s.HasModel = models.model != nil
+	observers, routes, err := buildObservers(ctx, env, kinds)
+	if err != nil {
+		return err
+	}
+	tc := engineConfig(cfg, env, registry, tools, models, observers)
+	tc.Locker, tc.Journal = s.Locker, s.Journal
+	s.Engine, err = turn.New(tc)
+	if err != nil {
+		return err
+	}
+	env.Engine = s.Engine
+	return s.serveHTTP(ctx, kinds, routes)
+}
+
+// openStores opens the embedded file, then the configured state and
+// journal (the file itself unless another kind is configured).
+func (s *Server) openStores(ctx context.Context, kinds Kinds) error {
+	env, cfg := s.env, s.Config
+	path := cfg.Store.Path
+	if orDefault(cfg.Store.Kind, "sqlite") != "sqlite" {
+		// The state is elsewhere: the file keeps the embedded tools' tables
+		// and the default journal.
+		path = orDefault(cfg.Journal.Path, filepath.Join("data", "journal.db"))
+	}
+	st, err := openSQLite(orDefault(path, filepath.Join("data", "arbiter.db")), env)
+	if err != nil {
+		return err
+	}
+	env.SQLite, s.SQLite = st, st
+	env.OnClose(st.Close)
+	s.State, s.Locker, err = kinds.States[orDefault(cfg.Store.Kind, "sqlite")](ctx, env)
+	if err != nil {
+		return fmt.Errorf("open %s store: %w", orDefault(cfg.Store.Kind, "sqlite"), err)
+	}
+	env.State = s.State
+	s.Journal, err = kinds.Journals[orDefault(cfg.Journal.Kind, "sqlite")](ctx, env)
+	if err != nil {
+		return fmt.Errorf("open %s journal: %w", orDefault(cfg.Journal.Kind, "sqlite"), err)
+	}
+	return nil
+}
+
+// buildKeys turns the configured users' keys into API keys; the local
+// setup gets one created on first start.
+func (s *Server) buildKeys() error {
+	env, cfg := s.env, s.Config
+	for _, t := range cfg.Tenants {
+		for _, u := range t.Users {
+			for _, k := range u.Keys {
+				env.Keys = append(env.Keys, httpapi.Key{Token: config.ResolveToken(k, env.Getenv), Identity: Identity(t, u, k.Scopes)})
+			}
+		}
+	}
+	if len(cfg.Tenants) == 1 && cfg.Tenants[0].ID == LocalTenant && len(env.Keys) == 0 && len(cfg.Tenants[0].Users) > 0 {
+		dir := "data"
+		if cfg.Store.Path != "" {
+			dir = filepath.Dir(cfg.Store.Path)
+		}
+		key, err := localKey(dir)
+		if err != nil {
+			return err
+		}
+		s.LocalKey = key
+		t := cfg.Tenants[0]
+		env.Keys = append(env.Keys, httpapi.Key{Token: key, Identity: Identity(t, t.Users[0], []string{"read", "write:safe", "write:full"})})
+	}
+	s.Keys = env.Keys
+	return nil
+}
+
+// buildTools runs the tool kind of every configured section, in the order
+// toolSections gives.
+func buildTools(ctx context.Context, env *Env, kinds Kinds) (ToolSet, error) {
+	var all ToolSet
+	for _, name := range toolSections(env.Config) {
+		sec := Section{Kind: name}
+		if n, ok := env.Config.Tools.Extra[name]; ok {
+			sec.Node = &n
+		}
+		set, err := kinds.Tools[name](ctx, env, sec)
+		if err != nil {
+			return ToolSet{}, fmt.Errorf("tools.%s: %w", name, err)
+		}
+		all.Tools = append(all.Tools, set.Tools...)
+		all.Context = append(all.Context, set.Context...)
+		all.Links = append(all.Links, set.Links...)
+	}
+	return all, nil
+}
+
+func buildObservers(ctx context.Context, env *Env, kinds Kinds) (func(*turn.Trace), map[string]http.Handler, error) {
+	var observe []func(*turn.Trace)
+	routes := map[string]http.Handler{}
+	for _, k := range kinds.Observers {
+		o, err := k(ctx, env)
+		if err != nil {
+			return nil, nil, err
+		}
+		if o.Observe != nil {
+			observe = append(observe, o.Observe)
+		}
+		maps.Copy(routes, o.Routes)
+	}
+	switch len(observe) {
+	case 0:
+		return nil, routes, nil
+	case 1:
+		return observe[0], routes, nil
+	}
+	return func(t *turn.Trace) {
+		for _, o := range observe {
+			o(t)
+		}
+	}, routes, nil
+}
+
+func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, observe func(*turn.Trace)) turn.Config {
+	tenants := map[string]turn.Tenant{}
+	for _, t := range cfg.Tenants {
+		roles := map[string]turn.Role{}
+		for name, r := range t.Roles {
+			roles[name] = turn.Role{Tools: r.Tools}
+		}
+		tenants[t.ID] = turn.Tenant{ID: t.ID, Timezone: t.Timezone, Language: t.Language, AssistantName: t.AssistantName, Roles: roles, Strategy: t.Strategy}
+	}
+	commands := map[string]turn.Command{"/tasks": {Tool: "list_my_tasks"}}
+	for name, c := range cfg.Commands {
+		commands[name] = turn.Command{Tool: c.Tool, Args: c.Args}
+	}
+	return turn.Config{
+		State: env.State,
+		Tools: registry, Context: tools.Context, Links: tools.Links,
+		Model: m.model, Strategy: m.strategy, Strategies: m.strategies,
+		InvalidFallback: cfg.Retry.InvalidFallback,
+		Prices:          m.prices, Tenants: tenants,
+		Memory:       turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
+		PendingTTL:   time.Duration(cfg.Confirmation.TTL),
+		ModelTimeout: time.Duration(cfg.Limits.ModelTimeout),
+		MaxTokens:    cfg.Limits.MaxTokens,
+		TurnTimeout:  time.Duration(cfg.Limits.TurnTimeout),
+		Commands:     commands,
+		Now:          env.Now,
+		NewID:        env.NewID,
+		Logger:       env.Logger,
+		Observe:      observe,
+	}
+}
+
+// serveHTTP builds the API, the channels and the handler serving them.
+func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, routes map[string]http.Handler) error {
+	env, cfg := s.env, s.Config
+	api, err := httpapi.New(httpapi.Config{
+		Handler:      s.Engine,
+		Keys:         env.Keys,
+		Turn:         httpapi.JournalTurn(s.Journal),
+		Turns:        httpapi.JournalTurns(s.Journal),
+		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
+		Logger:       env.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	for _, name := range channelSections(cfg) {
+		sec := Section{Kind: name}
+		if n, ok := cfg.Channels.Extra[name]; ok {
+			sec.Node = &n
+		}
+		ch, err := kinds.Channels[name](ctx, env, sec)
+		if err != nil {
+			return fmt.Errorf("channels.%s: %w", name, err)
+		}
+		for pattern, h := range ch.Routes {
+			mux.Handle(pattern, h)
+		}
+		if ch.Run != nil {
+			s.runs = append(s.runs, ch.Run)
+		}
+	}
+	for pattern, h := range routes {
+		mux.Handle(pattern, h)
+	}
+	mux.Handle("/v1/", api)
+	mux.Handle("/healthz", api)
+	mux.Handle("/", webchat.Handler())
+	s.HTTP = mux
+	return nil
+}
+
+// Close releases the stores, sessions and exporters, in reverse order of
+// opening.
+func (s *Server) Close() error { return s.env.close() }
+
+// Run runs the channels' loops (Telegram polling or its inbox) until ctx
+// ends; with none it just waits.
+func (s *Server) Run(ctx context.Context) error {
+	if len(s.runs) == 0 {
+		<-ctx.Done()
+		return nil
+	}
+	errc := make(chan error, len(s.runs))
+	for _, run := range s.runs {
+		go func() { errc <- run(ctx) }()
+	}
+	var errs []error
+	for range s.runs {
+		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ListenAndServe serves HTTP on the configured address and runs the
+// channels until ctx ends, then lets turns in flight finish (up to 30 s).
+// ready, when set, is called with the address once listening.
+func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) error {
+	ln, err := net.Listen("tcp", s.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.Listen, err)
+	}
+	srv := &http.Server{
+		Handler:           s.HTTP,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if err := s.Run(ctx); err != nil {
+			errc <- fmt.Errorf("channels: %w", err)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Identity is the identity of user u of tenant t with scopes.
+func Identity(t config.Tenant, u config.User, scopes []string) chat.Identity {
+	id := chat.Identity{TenantID: t.ID, UserID: u.ID, Name: u.Name, Role: u.Role, Timezone: u.Timezone, Language: u.Language}
+	for _, sc := range scopes {
+		id.Scopes = append(id.Scopes, chat.Scope(sc))
+	}
+	if id.Name == "" {
+		id.Name = u.ID
+	}
+	return id
+}
+
+func newLogger(c config.Log, out io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	switch c.Level {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(out, opts))
+	}
+	return slog.New(slog.NewTextHandler(out, opts))
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
