@@ -325,11 +325,11 @@ func (c *Calendar) teamOf(caller tool.Caller) team {
 	}
 	var tenantLoc *time.Location
 	if c.tenantZone != nil {
-		tenantLoc, _ = loadZone(c.tenantZone(caller.TenantID))
+		tenantLoc, _ = LoadZone(c.tenantZone(caller.TenantID))
 	}
-	self, err := loadZone(caller.Timezone)
+	self, err := LoadZone(caller.Timezone)
 	if err != nil {
-		self, err = loadZone(t.self.Timezone)
+		self, err = LoadZone(t.self.Timezone)
 	}
 	if err != nil {
 		self = tenantLoc
@@ -351,7 +351,7 @@ func (t team) zoneOf(m Member) *time.Location {
 	if m.ID == t.self.ID {
 		return t.selfZone
 	}
-	if loc, err := loadZone(m.Timezone); err == nil {
+	if loc, err := LoadZone(m.Timezone); err == nil {
 		return loc
 	}
 	return t.fallback

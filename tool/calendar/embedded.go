@@ -136,7 +136,7 @@ func (s *Store) Book(ctx context.Context, tenant string, organizer Member, ev Ne
 				return nil
 			}
 		}
-		id, err := newEventID()
+		id, err := NewEventID()
 		if key != "" {
 			// The key names one booking, so it can name its event too:
 			// stable across retries and reproducible in transcripts.
@@ -283,21 +283,21 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return s.writer.DoRetryingConflicts(ctx, 3, fn)
 }
 
-// hexLower is base32hex in lower case: the alphabet Google Calendar event
+// EventIDEncoding is base32hex in lower case: the alphabet Google Calendar event
 // ids use, so ids look alike on both backends.
-var hexLower = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadding(base32.NoPadding)
+var EventIDEncoding = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadding(base32.NoPadding)
 
 // keyedEventID derives an event id from a booking's idempotency key.
 func keyedEventID(tenant, organizer, key string) string {
 	sum := sha256.Sum256([]byte(tenant + "\x00" + organizer + "\x00" + key))
-	return hexLower.EncodeToString(sum[:10])
+	return EventIDEncoding.EncodeToString(sum[:10])
 }
 
-// newEventID returns 16 random base32hex characters (80 bits).
-func newEventID() (string, error) {
+// NewEventID returns 16 random base32hex characters (80 bits).
+func NewEventID() (string, error) {
 	var b [10]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("event id: %w", err)
 	}
-	return hexLower.EncodeToString(b[:]), nil
+	return EventIDEncoding.EncodeToString(b[:]), nil
 }

@@ -144,7 +144,7 @@ func TestStoreScoping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(busy["u1"]) != 1 || len(busy["u3"]) != 1 || len(busy["u2"]) != 1 || utcStamp(busy["u1"][0].Start) != "2026-12-02T09:00:00Z" {
+	if len(busy["u1"]) != 1 || len(busy["u3"]) != 1 || len(busy["u2"]) != 1 || UTCStamp(busy["u1"][0].Start) != "2026-12-02T09:00:00Z" {
 		t.Fatalf("busy %v", busy)
 	}
 	// Touching is not overlapping.
@@ -153,7 +153,7 @@ func TestStoreScoping(t *testing.T) {
 		t.Fatalf("touching interval reported busy: %v", busy)
 	}
 	up, _ := s.Upcoming(ctx, "globex", Member{ID: "u1"}, Interval{day, day.Add(24 * time.Hour)}, 10)
-	if len(up) != 1 || utcStamp(up[0].Start) != "2026-12-02T13:00:00Z" {
+	if len(up) != 1 || UTCStamp(up[0].Start) != "2026-12-02T13:00:00Z" {
 		t.Fatalf("globex upcoming %+v", up)
 	}
 	if _, _, err := s.Book(ctx, "acme", Member{ID: "u1"}, NewEvent{Start: day, End: day}, ""); err == nil {

@@ -118,7 +118,7 @@ func (c *Calendar) createEvent(ctx context.Context, call tool.Call) tool.Result 
 				return c.eventResult(cl, t, ev, nil, now)
 			}
 		}
-		return c.reply.Failure("startIso", fmt.Sprintf("start %s is in the past or more than two years ahead (now %s)", utcStamp(start), utcStamp(now)),
+		return c.reply.Failure("startIso", fmt.Sprintf("start %s is in the past or more than two years ahead (now %s)", UTCStamp(start), UTCStamp(now)),
 			reply.Tr(cl, fmt.Sprintf("Время начала %s уже прошло или слишком далеко. Уточните дату.", formatSpan(start, end, loc, cl.Language, now)),
 				fmt.Sprintf("The start %s is in the past or too far ahead. Check the date.", formatSpan(start, end, loc, cl.Language, now))))
 	}
@@ -172,7 +172,7 @@ func (c *Calendar) eventResult(cl tool.Caller, t team, ev Event, conflicts []str
 		}
 		people = append(people, name)
 	}
-	v := eventView{ID: ev.ID, Title: ev.Title, StartUTC: utcStamp(ev.Start), EndUTC: utcStamp(ev.End),
+	v := eventView{ID: ev.ID, Title: ev.Title, StartUTC: UTCStamp(ev.Start), EndUTC: UTCStamp(ev.End),
 		When: when, Participants: people, URL: ev.URL}
 	text := reply.Tr(cl, fmt.Sprintf("Встреча «%s» создана: %s. Участники: %s.", ev.Title, when, strings.Join(people, ", ")),
 		fmt.Sprintf("Event %q booked: %s. Participants: %s.", ev.Title, when, strings.Join(people, ", ")))
@@ -254,7 +254,7 @@ func (c *Calendar) scheduleMeeting(ctx context.Context, call tool.Call) tool.Res
 		from = laterOf(from, at)
 	}
 	lf := from.In(loc)
-	to := startOfDay(lf.Year(), lf.Month(), lf.Day()+days, loc)
+	to := StartOfDay(lf.Year(), lf.Month(), lf.Day()+days, loc)
 	if from.After(now.Add(maxAhead)) {
 		return c.reply.Failure("earliestIso", "earliestIso is more than two years ahead",
 			reply.Tr(cl, "Слишком далёкая дата.", "That date is too far ahead."))
@@ -292,7 +292,7 @@ func (c *Calendar) scheduleMeeting(ctx context.Context, call tool.Call) tool.Res
 		Participants []person   `json:"participants"`
 		WorkingHours string     `json:"workingHours"`
 		SearchedUTC  [2]string  `json:"searchedUtc"`
-	}{[]slotView{}, false, title, durMin, who, c.hours.String() + " local", [2]string{utcStamp(from), utcStamp(to)}}
+	}{[]slotView{}, false, title, durMin, who, c.hours.String() + " local", [2]string{UTCStamp(from), UTCStamp(to)}}
 	lastDay := to.Add(-time.Minute).In(loc)
 	last := dayLabel(lastDay, cl.Language, lastDay.Year() != now.In(loc).Year())
 	if len(slots) == 0 {
@@ -308,7 +308,7 @@ func (c *Calendar) scheduleMeeting(ctx context.Context, call tool.Call) tool.Res
 	lines := make([]string, len(slots))
 	for i, s := range slots {
 		labels[i] = slotLabel(s, loc, cl.Language, now)
-		data.Slots = append(data.Slots, slotView{Label: labels[i], StartUTC: utcStamp(s.Start), EndUTC: utcStamp(s.End)})
+		data.Slots = append(data.Slots, slotView{Label: labels[i], StartUTC: UTCStamp(s.Start), EndUTC: UTCStamp(s.End)})
 		line := "• " + labels[i]
 		shown := map[string]bool{loc.String(): true}
 		for _, z := range zonesOf {

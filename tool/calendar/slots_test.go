@@ -9,7 +9,7 @@ import (
 
 func mustZone(t testing.TB, name string) *time.Location {
 	t.Helper()
-	loc, err := loadZone(name)
+	loc, err := LoadZone(name)
 	if err != nil {
 		t.Fatalf("zone %s: %v", name, err)
 	}
@@ -327,7 +327,7 @@ func TestWorkingHoursAcrossDST(t *testing.T) {
 		l := tt.day.In(tt.loc)
 		from := time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, tt.loc)
 		got := workingIntervals(tt.loc, all, from, from.Add(20*time.Hour))
-		if len(got) != 1 || utcStamp(got[0].Start) != tt.start || utcStamp(got[0].End) != tt.end {
+		if len(got) != 1 || UTCStamp(got[0].Start) != tt.start || UTCStamp(got[0].End) != tt.end {
 			t.Errorf("%s: %v, want %s–%s", tt.name, got, tt.start, tt.end)
 		}
 	}
@@ -382,8 +382,8 @@ func TestSlotsOnClockChangeDay(t *testing.T) {
 		t.Fatalf("slots %v, want starts %v", got, want)
 	}
 	for i := range want {
-		if utcStamp(got[i].Start) != want[i] || got[i].Start.In(berlin).Hour() != 10 {
-			t.Errorf("slot %d: %s (%s), want %s at 10:00 local", i, utcStamp(got[i].Start), got[i].Start.In(berlin), want[i])
+		if UTCStamp(got[i].Start) != want[i] || got[i].Start.In(berlin).Hour() != 10 {
+			t.Errorf("slot %d: %s (%s), want %s at 10:00 local", i, UTCStamp(got[i].Start), got[i].Start.In(berlin), want[i])
 		}
 	}
 }
@@ -403,8 +403,8 @@ func TestAlignUp(t *testing.T) {
 		{time.Date(2026, 10, 25, 0, 40, 0, 0, time.UTC), berlin, time.Hour, "2026-10-25T01:00:00Z"}, // 02:40 CEST → 02:00 CET
 	}
 	for _, tt := range tests {
-		if got := utcStamp(alignUp(tt.at, tt.loc, tt.step)); got != tt.want {
-			t.Errorf("alignUp(%s, %s, %v) = %s, want %s", utcStamp(tt.at), tt.loc, tt.step, got, tt.want)
+		if got := UTCStamp(alignUp(tt.at, tt.loc, tt.step)); got != tt.want {
+			t.Errorf("alignUp(%s, %s, %v) = %s, want %s", UTCStamp(tt.at), tt.loc, tt.step, got, tt.want)
 		}
 	}
 }

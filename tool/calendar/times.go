@@ -11,9 +11,9 @@ import (
 // zones caches loaded time zones: loading one reads the zone database.
 var zones sync.Map
 
-// loadZone loads an IANA zone by name; "" and unknown names are errors.
+// LoadZone loads an IANA zone by name; "" and unknown names are errors.
 // "Local" is refused so that results never depend on the host.
-func loadZone(name string) (*time.Location, error) {
+func LoadZone(name string) (*time.Location, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, errors.New("no time zone")
@@ -100,7 +100,7 @@ var (
 func parseISO(s string, loc *time.Location, allowDate bool) (t time.Time, dateOnly bool, err error) {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '['); i >= 0 && strings.HasSuffix(s, "]") {
-		zl, zerr := loadZone(s[i+1 : len(s)-1])
+		zl, zerr := LoadZone(s[i+1 : len(s)-1])
 		if zerr != nil {
 			return time.Time{}, false, zerr
 		}
@@ -132,16 +132,16 @@ func parseISO(s string, loc *time.Location, allowDate bool) (t time.Time, dateOn
 		if !allowDate {
 			return time.Time{}, true, fmt.Errorf("%q is a date without a time", s)
 		}
-		return startOfDay(d.Year(), d.Month(), d.Day(), loc), true, nil
+		return StartOfDay(d.Year(), d.Month(), d.Day(), loc), true, nil
 	}
 	return time.Time{}, false, fmt.Errorf("%q is not an ISO 8601 time such as 2026-12-02T10:00 or 2026-12-02T10:00:00+03:00", s)
 }
 
-// startOfDay is the first instant of a local date in loc (midnight, or the
+// StartOfDay is the first instant of a local date in loc (midnight, or the
 // end of a jump that skips it).
 // The date may be out of range (January 32nd) and is normalized first,
 // as time.Date would.
-func startOfDay(y int, mo time.Month, d int, loc *time.Location) time.Time {
+func StartOfDay(y int, mo time.Month, d int, loc *time.Location) time.Time {
 	y, mo, d = time.Date(y, mo, d, 12, 0, 0, 0, time.UTC).Date()
 	if t, err := wallClock(y, mo, d, 0, 0, 0, loc); err == nil {
 		return t
@@ -219,5 +219,5 @@ func clockSpan(iv Interval, loc *time.Location, ref time.Time, refLoc *time.Loca
 	return formatSpan(iv.Start, iv.End, loc, lang, now)
 }
 
-// utcStamp renders an instant as RFC 3339 in UTC, seconds precision.
-func utcStamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+// UTCStamp renders an instant as RFC 3339 in UTC, seconds precision.
+func UTCStamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -209,7 +209,7 @@ func TestCreateEvent(t *testing.T) {
 		t.Fatalf("events %v, %v", evs, err)
 	}
 	e := evs[0]
-	if e.Start.Location() != time.UTC || utcStamp(e.Start) != "2026-12-02T07:00:00Z" || e.Timezone != "Europe/Moscow" ||
+	if e.Start.Location() != time.UTC || UTCStamp(e.Start) != "2026-12-02T07:00:00Z" || e.Timezone != "Europe/Moscow" ||
 		e.Organizer != "u1" || e.Description != "Итоги недели" || len(e.Attendees) != 2 || e.Attendees[1].ID != "u3" {
 		t.Errorf("stored %+v", e)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/redisstore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/calendar"
+	"github.com/arbiterhq/arbiter/tool/calendar/google"
 	"github.com/arbiterhq/arbiter/tool/mcptool"
 	"github.com/arbiterhq/arbiter/turn"
 )
@@ -91,14 +92,14 @@ func googleCalendar(env *server.Env, _ map[string][]calendar.Member) (calendar.B
 			}
 		}
 	}
-	return calendar.NewGoogle(calendar.GoogleConfig{
+	return google.New(google.Config{
 		BaseURL: env.Config.Tools.Calendar.GoogleBaseURL,
 		Tokens: func(tenant, user string) (oauth2.TokenSource, bool) {
 			tok, ok := tokens[userKey{tenant, user}]
 			if !ok {
 				return nil, false
 			}
-			return calendar.StaticToken(tok), true
+			return google.StaticToken(tok), true
 		},
 	})
 }

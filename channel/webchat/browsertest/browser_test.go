@@ -1,4 +1,4 @@
-package webchat
+package browsertest
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/arbiterhq/arbiter/channel/webchat"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -89,7 +91,7 @@ func startBrowser(t *testing.T, token string) (*browser, *fakeAPI, *httptest.Ser
 	api := newFakeAPI(token)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", api)
-	mux.Handle("/", Handler())
+	mux.Handle("/", webchat.Handler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	t.Cleanup(api.close) // runs first: nothing held keeps the server open

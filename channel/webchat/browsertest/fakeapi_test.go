@@ -1,4 +1,4 @@
-package webchat
+package browsertest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package calendar
+package google
 
 import (
 	"context"
@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiterhq/arbiter/tool"
 	"golang.org/x/oauth2"
+
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/calendar"
 )
 
-// fakeGoogle speaks the documented Calendar API JSON for the calls the
+// fakeGoogle speaks the documented Google Calendar API JSON for the calls the
 // backend makes: freeBusy.query, events.insert, events.get and
 // events.list on the primary calendar, with Google's error bodies.
 type fakeGoogle struct {
@@ -204,9 +206,9 @@ func stampBefore(a, b string) bool {
 }
 
 // newGoogleCalendar is the acme team on the fake; u2 has not connected.
-func newGoogleCalendar(t *testing.T, srv *httptest.Server, tune func(*GoogleConfig)) *Calendar {
+func newGoogleCalendar(t *testing.T, srv *httptest.Server, tune func(*Config)) *calendar.Calendar {
 	t.Helper()
-	cfg := GoogleConfig{
+	cfg := Config{
 		Tokens: func(tenant, user string) (oauth2.TokenSource, bool) {
 			if user == "u2" {
 				return nil, false
@@ -221,7 +223,7 @@ func newGoogleCalendar(t *testing.T, srv *httptest.Server, tune func(*GoogleConf
 	if tune != nil {
 		tune(&cfg)
 	}
-	g, err := NewGoogle(cfg)
+	g, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +235,7 @@ func TestGoogleFreeBusy(t *testing.T) {
 	f.busy["olga@acme.test"] = [][2]string{{"2026-12-02T08:00:00Z", "2026-12-02T09:00:00Z"}}
 	f.busy["dmitry@acme.test"] = [][2]string{{"2026-12-02T11:00:00Z", "2026-12-02T11:30:00Z"}}
 	c := newGoogleCalendar(t, srv, nil)
-	res := run(t, c, ActionSchedule, dmitry, "", `{"title":"Планёрка","participants":["Ольга"],"durationMin":60,"earliestIso":"2026-12-02"}`)
+	res := run(t, c, calendar.ActionSchedule, dmitry, "", `{"title":"Планёрка","participants":["Ольга"],"durationMin":60,"earliestIso":"2026-12-02"}`)
 	wantStatus(t, res, tool.StatusAmbiguous)
 	want := "ср 02.12 12:00–13:00 (Europe/Moscow)|ср 02.12 13:00–14:00 (Europe/Moscow)|ср 02.12 14:30–15:30 (Europe/Moscow)"
 	if strings.Join(res.Candidates, "|") != want {
@@ -257,7 +259,7 @@ func TestGoogleCreateEvent(t *testing.T) {
 	f, srv := newFakeGoogle(t)
 	c := newGoogleCalendar(t, srv, nil)
 	args := `{"title":"Планёрка","startIso":"2026-12-02T10:00","durationMin":30,"participants":["Ольга"],"description":"Итоги"}`
-	res := run(t, c, ActionCreateEvent, dmitry, "pending:7", args)
+	res := run(t, c, calendar.ActionCreateEvent, dmitry, "pending:7", args)
 	wantStatus(t, res, tool.StatusOK)
 	id := googleEventID("acme", "u1", "pending:7")
 	d := decode[createdData](t, res)
@@ -290,7 +292,7 @@ func TestGoogleCreateEvent(t *testing.T) {
 
 	// The retried call names the same event; Google's 409 turns into the
 	// first booking, and nothing is created twice.
-	again := run(t, c, ActionCreateEvent, dmitry, "pending:7", args)
+	again := run(t, c, calendar.ActionCreateEvent, dmitry, "pending:7", args)
 	wantStatus(t, again, tool.StatusOK)
 	if decode[createdData](t, again).Event.ID != id || len(f.events) != 1 {
 		t.Fatalf("repeat %+v; %d events", again, len(f.events))
@@ -308,7 +310,7 @@ func TestGoogleRetries(t *testing.T) {
 	// Rate limited twice (429, then 403 rateLimitExceeded), then served.
 	f.fail("insert", fakeFailure{status: 429, reason: "rateLimitExceeded", retryAfter: "0"},
 		fakeFailure{status: 403, reason: "userRateLimitExceeded"})
-	res := run(t, c, ActionCreateEvent, dmitry, "r1", args)
+	res := run(t, c, calendar.ActionCreateEvent, dmitry, "r1", args)
 	wantStatus(t, res, tool.StatusOK)
 	if n := len(f.log("insert")); n != 3 {
 		t.Errorf("%d insert tries, want 3", n)
@@ -317,7 +319,7 @@ func TestGoogleRetries(t *testing.T) {
 	// The insert lands but its answer is lost (503): the retry meets 409
 	// and answers from the event, so there is still one event for the key.
 	f.fail("insert", fakeFailure{status: 503, reason: "backendError", apply: true})
-	res = run(t, c, ActionCreateEvent, dmitry, "r2", args)
+	res = run(t, c, calendar.ActionCreateEvent, dmitry, "r2", args)
 	wantStatus(t, res, tool.StatusOK)
 	if decode[createdData](t, res).Event.ID != googleEventID("acme", "u1", "r2") || len(f.events) != 2 {
 		t.Fatalf("after a lost answer: %+v, %d events", res, len(f.events))
@@ -328,7 +330,7 @@ func TestGoogleRetries(t *testing.T) {
 	for range 6 {
 		f.fail("insert", fakeFailure{status: 429, reason: "rateLimitExceeded"})
 	}
-	res = run(t, c, ActionCreateEvent, dmitry, "r3", args)
+	res = run(t, c, calendar.ActionCreateEvent, dmitry, "r3", args)
 	wantStatus(t, res, tool.StatusError)
 	if n := len(f.log("insert")) - before; n != 4 {
 		t.Errorf("%d tries under a lasting rate limit, want 4", n)
@@ -336,12 +338,12 @@ func TestGoogleRetries(t *testing.T) {
 	f.failures["insert"] = nil
 
 	// A wait the deadline cannot afford is not started.
-	slow := newGoogleCalendar(t, srv, func(cfg *GoogleConfig) { cfg.MaxBackoff = time.Minute })
+	slow := newGoogleCalendar(t, srv, func(cfg *Config) { cfg.MaxBackoff = time.Minute })
 	f.fail("freebusy", fakeFailure{status: 429, reason: "rateLimitExceeded", retryAfter: "30"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()
-	out, err := toolNamed(t, slow, ActionSchedule).Call(ctx, tool.Call{Caller: dmitry, Now: testNow,
+	out, err := toolNamed(t, slow, calendar.ActionSchedule).Call(ctx, tool.Call{Caller: dmitry, Now: testNow,
 		Args: json.RawMessage(`{"title":"Sync","participants":["Ольга"],"durationMin":30}`)})
 	if err != nil || out.Status != tool.StatusError || time.Since(start) > time.Second {
 		t.Fatalf("deadline: %+v, %v after %v", out, err, time.Since(start))
@@ -355,31 +357,31 @@ func TestGoogleErrors(t *testing.T) {
 
 	// A participant's calendar Google does not know: not found.
 	f.calErr["olga@acme.test"] = "notFound"
-	res := run(t, c, ActionSchedule, dmitry, "", schedule)
+	res := run(t, c, calendar.ActionSchedule, dmitry, "", schedule)
 	wantStatus(t, res, tool.StatusNotFound)
 	if !strings.Contains(res.Error, "Ольга Смирнова") {
 		t.Errorf("not found should name the participant: %+v", res)
 	}
 	// Any other free/busy error of a calendar is an error.
 	f.calErr["olga@acme.test"] = "internalError"
-	wantStatus(t, run(t, c, ActionSchedule, dmitry, "", schedule), tool.StatusError)
+	wantStatus(t, run(t, c, calendar.ActionSchedule, dmitry, "", schedule), tool.StatusError)
 	delete(f.calErr, "olga@acme.test")
 
 	// 404 from events.insert: not found, tried once.
 	f.fail("insert", fakeFailure{status: 404, reason: "notFound"})
 	before := len(f.log("insert"))
-	res = run(t, c, ActionCreateEvent, dmitry, "e1", `{"title":"Sync","startIso":"2026-12-02T10:00"}`)
+	res = run(t, c, calendar.ActionCreateEvent, dmitry, "e1", `{"title":"Sync","startIso":"2026-12-02T10:00"}`)
 	wantStatus(t, res, tool.StatusNotFound)
 	if n := len(f.log("insert")) - before; n != 1 {
 		t.Errorf("404 tried %d times", n)
 	}
 
 	// Refused credentials: an error, tried once.
-	bad := newGoogleCalendar(t, srv, func(cfg *GoogleConfig) {
+	bad := newGoogleCalendar(t, srv, func(cfg *Config) {
 		cfg.Tokens = func(string, string) (oauth2.TokenSource, bool) { return StaticToken("expired"), true }
 	})
 	before = len(f.log("freebusy"))
-	res = run(t, bad, ActionSchedule, dmitry, "", schedule)
+	res = run(t, bad, calendar.ActionSchedule, dmitry, "", schedule)
 	wantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Text, "отказал в доступе") || len(f.log("freebusy"))-before != 1 {
 		t.Errorf("401: %+v after %d tries", res, len(f.log("freebusy"))-before)
@@ -388,7 +390,7 @@ func TestGoogleErrors(t *testing.T) {
 	// A caller who has not connected Google: an error, and no request.
 	before = len(f.log(""))
 	petrov := tool.Caller{TenantID: "acme", UserID: "u2", Language: "ru"}
-	res = run(t, c, ActionSchedule, petrov, "", schedule)
+	res = run(t, c, calendar.ActionSchedule, petrov, "", schedule)
 	wantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Text, "не подключён") || len(f.log("")) != before {
 		t.Errorf("not connected: %+v", res)
@@ -399,12 +401,12 @@ func TestGoogleErrors(t *testing.T) {
 	}
 
 	// A participant with no e-mail has no Google calendar to ask.
-	res = run(t, c, ActionSchedule, dmitry, "", `{"title":"Sync","participants":["Анна Соколова (u6)"],"durationMin":30}`)
+	res = run(t, c, calendar.ActionSchedule, dmitry, "", `{"title":"Sync","participants":["Анна Соколова (u6)"],"durationMin":30}`)
 	wantStatus(t, res, tool.StatusNotFound)
 
 	// The backend's own error contract.
 	g := c.Backend()
-	_, err = g.Busy(context.Background(), "acme", Member{ID: "u2"}, nil, Interval{testNow, testNow.Add(time.Hour)})
+	_, err = g.Busy(context.Background(), "acme", calendar.Member{ID: "u2"}, nil, calendar.Interval{Start: testNow, End: testNow.Add(time.Hour)})
 	if err == nil || !strings.Contains(err.Error(), "not connected") {
 		t.Errorf("Busy without a token: %v", err)
 	}
@@ -413,8 +415,8 @@ func TestGoogleErrors(t *testing.T) {
 func TestGoogleLiveContext(t *testing.T) {
 	f, srv := newFakeGoogle(t)
 	c := newGoogleCalendar(t, srv, nil)
-	wantStatus(t, run(t, c, ActionCreateEvent, dmitry, "a", `{"title":"Сегодня","startIso":"2026-12-01T15:00","participants":["Ольга"]}`), tool.StatusOK)
-	wantStatus(t, run(t, c, ActionCreateEvent, dmitry, "b", `{"title":"Потом","startIso":"2026-12-05T15:00"}`), tool.StatusOK)
+	wantStatus(t, run(t, c, calendar.ActionCreateEvent, dmitry, "a", `{"title":"Сегодня","startIso":"2026-12-01T15:00","participants":["Ольга"]}`), tool.StatusOK)
+	wantStatus(t, run(t, c, calendar.ActionCreateEvent, dmitry, "b", `{"title":"Потом","startIso":"2026-12-05T15:00"}`), tool.StatusOK)
 	secs, err := c.LiveContext(context.Background(), dmitry, testNow)
 	if err != nil {
 		t.Fatal(err)
@@ -440,16 +442,31 @@ func TestGoogleLiveContext(t *testing.T) {
 
 func TestNewGoogleValidates(t *testing.T) {
 	tokens := func(string, string) (oauth2.TokenSource, bool) { return nil, false }
-	for _, cfg := range []GoogleConfig{
+	for _, cfg := range []Config{
 		{},
 		{Tokens: tokens, SendUpdates: "everyone"},
 		{Tokens: tokens, MaxAttempts: -1},
 	} {
-		if _, err := NewGoogle(cfg); err == nil {
+		if _, err := New(cfg); err == nil {
 			t.Errorf("config %+v accepted", cfg)
 		}
 	}
-	if _, err := NewGoogle(GoogleConfig{Tokens: tokens, SendUpdates: "none"}); err != nil {
+	if _, err := New(Config{Tokens: tokens, SendUpdates: "none"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestEventIDs(t *testing.T) {
+	id := googleEventID("acme", "u1", "pending:42")
+	if len(id) < 5 || len(id) > 1024 || strings.Trim(id, "0123456789abcdefghijklmnopqrstuv") != "" {
+		t.Fatalf("event id %q is not base32hex of length 5..1024", id)
+	}
+	if id != googleEventID("acme", "u1", "pending:42") {
+		t.Fatal("event id is not stable")
+	}
+	for _, other := range []string{googleEventID("acme", "u2", "pending:42"), googleEventID("globex", "u1", "pending:42"), googleEventID("acme", "u1", "pending:43")} {
+		if other == id {
+			t.Fatalf("different bookings share id %s", id)
+		}
 	}
 }

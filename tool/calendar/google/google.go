@@ -1,4 +1,8 @@
-package calendar
+// Package google is the Google Calendar backend of the calendar tools
+// (calendar.Backend): free/busy, events booked once per key, each user
+// acting with their own OAuth token. It lives in a module of its own so
+// that the Google API client stays out of the engine's module graph.
+package google
 
 import (
 	"context"
@@ -11,24 +15,26 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/arbiterhq/arbiter/tool/calendar"
 	gcal "google.golang.org/api/calendar/v3"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 )
 
-// DefaultGoogleBaseURL is the Google Calendar API root.
-const DefaultGoogleBaseURL = "https://www.googleapis.com/calendar/v3/"
+// DefaultBaseURL is the Google Calendar API root.
+const DefaultBaseURL = "https://www.googleapis.com/calendar/v3/"
 
-// GoogleConfig configures the Google Calendar backend. Zero values select
+// Config configures the Google Calendar backend. Zero values select
 // the documented defaults.
-type GoogleConfig struct {
+type Config struct {
 	// Tokens returns the OAuth token source of a user (with a calendar
 	// scope), ok false when the user has not connected Google Calendar.
 	// StaticToken wraps a bare access token. Required; must be safe for
 	// concurrent use.
 	Tokens func(tenant, user string) (oauth2.TokenSource, bool)
 	// BaseURL is the API root; tests point it at a local fake. Default
-	// DefaultGoogleBaseURL.
+	// DefaultBaseURL.
 	BaseURL string
 	// HTTPClient carries the requests (its Transport and Timeout are used;
 	// the token is added per request). Default http.DefaultClient.
@@ -49,7 +55,7 @@ type GoogleConfig struct {
 // Google is the Google Calendar backend: free/busy through freeBusy.query
 // and bookings through events.insert on the organizer's primary calendar,
 // each request made with the acting user's OAuth token. Other members'
-// calendars are named by Member.Email. It is safe for concurrent use.
+// calendars are named by calendar.Member.Email. It is safe for concurrent use.
 type Google struct {
 	svc         *gcal.Service
 	tokens      func(tenant, user string) (oauth2.TokenSource, bool)
@@ -59,7 +65,7 @@ type Google struct {
 	maxBackoff  time.Duration
 }
 
-var _ Backend = (*Google)(nil)
+var _ calendar.Backend = (*Google)(nil)
 
 // StaticToken is a token source that always returns the access token
 // given, for callers that keep bare access tokens.
@@ -70,9 +76,9 @@ func StaticToken(access string) oauth2.TokenSource {
 // NewGoogle validates cfg and builds the backend. It returns an error for a
 // missing Tokens function, an unknown SendUpdates value or negative
 // limits; it makes no request.
-func NewGoogle(cfg GoogleConfig) (*Google, error) {
+func New(cfg Config) (*Google, error) {
 	if cfg.Tokens == nil {
-		return nil, errors.New("calendar: GoogleConfig.Tokens is required")
+		return nil, errors.New("calendar: Config.Tokens is required")
 	}
 	g := &Google{tokens: cfg.Tokens, sendUpdates: cfg.SendUpdates, attempts: cfg.MaxAttempts,
 		backoff: cfg.Backoff, maxBackoff: cfg.MaxBackoff}
@@ -97,7 +103,7 @@ func NewGoogle(cfg GoogleConfig) (*Google, error) {
 	}
 	base := cfg.BaseURL
 	if base == "" {
-		base = DefaultGoogleBaseURL
+		base = DefaultBaseURL
 	}
 	if !strings.HasSuffix(base, "/") {
 		base += "/"
@@ -137,42 +143,42 @@ func (t tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, ErrNotConnected
+		return nil, calendar.ErrNotConnected
 	}
 	return (&oauth2.Transport{Source: ts, Base: t.next}).RoundTrip(req)
 }
 
-// as returns ctx carrying user's token, or ErrNotConnected.
-func (g *Google) as(ctx context.Context, tenant string, user Member) (context.Context, error) {
+// as returns ctx carrying user's token, or calendar.ErrNotConnected.
+func (g *Google) as(ctx context.Context, tenant string, user calendar.Member) (context.Context, error) {
 	ts, ok := g.tokens(tenant, user.ID)
 	if !ok || ts == nil {
-		return nil, fmt.Errorf("google calendar of %s: %w", user.Name, ErrNotConnected)
+		return nil, fmt.Errorf("google calendar of %s: %w", user.Name, calendar.ErrNotConnected)
 	}
 	return context.WithValue(ctx, tokenKey{}, ts), nil
 }
 
 // calendarID names m's calendar: its e-mail, or "primary" for the acting
 // user without one.
-func calendarID(m Member, acting bool) (string, error) {
+func calendarID(m calendar.Member, acting bool) (string, error) {
 	switch {
 	case m.Email != "":
 		return m.Email, nil
 	case acting:
 		return "primary", nil
 	}
-	return "", fmt.Errorf("no Google calendar is known for %s (no e-mail): %w", m.Name, ErrNotFound)
+	return "", fmt.Errorf("no Google calendar is known for %s (no e-mail): %w", m.Name, calendar.ErrNotFound)
 }
 
 // Busy asks freeBusy.query, with the caller's token, for the busy time of
 // every member of who in one request. A calendar Google reports as not
-// found makes the whole answer an error wrapping ErrNotFound: without it
+// found makes the whole answer an error wrapping calendar.ErrNotFound: without it
 // no slot could be trusted.
-func (g *Google) Busy(ctx context.Context, tenant string, caller Member, who []Member, span Interval) (map[string][]Interval, error) {
+func (g *Google) Busy(ctx context.Context, tenant string, caller calendar.Member, who []calendar.Member, span calendar.Interval) (map[string][]calendar.Interval, error) {
 	actx, err := g.as(ctx, tenant, caller)
 	if err != nil {
 		return nil, err
 	}
-	req := &gcal.FreeBusyRequest{TimeMin: utcStamp(span.Start), TimeMax: utcStamp(span.End), TimeZone: "UTC"}
+	req := &gcal.FreeBusyRequest{TimeMin: calendar.UTCStamp(span.Start), TimeMax: calendar.UTCStamp(span.End), TimeZone: "UTC"}
 	ids := make([]string, len(who))
 	for i, m := range who {
 		if ids[i], err = calendarID(m, m.ID == caller.ID); err != nil {
@@ -188,7 +194,7 @@ func (g *Google) Busy(ctx context.Context, tenant string, caller Member, who []M
 	if err != nil {
 		return nil, classify("free/busy", err)
 	}
-	out := make(map[string][]Interval, len(who))
+	out := make(map[string][]calendar.Interval, len(who))
 	for i, m := range who {
 		cal, ok := resp.Calendars[ids[i]]
 		if !ok {
@@ -199,7 +205,7 @@ func (g *Google) Busy(ctx context.Context, tenant string, caller Member, who []M
 				continue
 			}
 			if e.Reason == "notFound" {
-				return nil, fmt.Errorf("free/busy of %s (%s): %w", m.Name, ids[i], ErrNotFound)
+				return nil, fmt.Errorf("free/busy of %s (%s): %w", m.Name, ids[i], calendar.ErrNotFound)
 			}
 			return nil, fmt.Errorf("free/busy of %s (%s): %s", m.Name, ids[i], e.Reason)
 		}
@@ -212,7 +218,7 @@ func (g *Google) Busy(ctx context.Context, tenant string, caller Member, who []M
 			if err := errors.Join(err1, err2); err != nil {
 				return nil, fmt.Errorf("free/busy of %s: %w", m.Name, err)
 			}
-			out[m.ID] = append(out[m.ID], Interval{s.UTC(), e.UTC()})
+			out[m.ID] = append(out[m.ID], calendar.Interval{Start: s.UTC(), End: e.UTC()})
 		}
 	}
 	return out, nil
@@ -224,25 +230,25 @@ func (g *Google) Busy(ctx context.Context, tenant string, caller Member, who []M
 // and Google refuses the duplicate with 409.
 func googleEventID(tenant, organizer, key string) string {
 	sum := sha256.Sum256([]byte(tenant + "\x00" + organizer + "\x00" + key))
-	return hexLower.EncodeToString(sum[:])
+	return calendar.EventIDEncoding.EncodeToString(sum[:])
 }
 
 // Book inserts ev on the organizer's primary calendar with the others as
 // attendees. The event id comes from key (or is random when key is empty),
 // so every try of the insert names the same event: a 409 means an earlier
 // try or call created it, and that event is returned with replayed true.
-func (g *Google) Book(ctx context.Context, tenant string, organizer Member, ev NewEvent, key string) (Event, bool, error) {
+func (g *Google) Book(ctx context.Context, tenant string, organizer calendar.Member, ev calendar.NewEvent, key string) (calendar.Event, bool, error) {
 	actx, err := g.as(ctx, tenant, organizer)
 	if err != nil {
-		return Event{}, false, err
+		return calendar.Event{}, false, err
 	}
 	id := googleEventID(tenant, organizer.ID, key)
 	if key == "" {
-		if id, err = newEventID(); err != nil {
-			return Event{}, false, err
+		if id, err = calendar.NewEventID(); err != nil {
+			return calendar.Event{}, false, err
 		}
 	}
-	loc, err := loadZone(ev.Timezone)
+	loc, err := calendar.LoadZone(ev.Timezone)
 	if err != nil {
 		loc = time.UTC
 	}
@@ -256,7 +262,7 @@ func (g *Google) Book(ctx context.Context, tenant string, organizer Member, ev N
 	for _, m := range ev.Attendees {
 		cid, err := calendarID(m, false)
 		if err != nil {
-			return Event{}, false, err
+			return calendar.Event{}, false, err
 		}
 		body.Attendees = append(body.Attendees, &gcal.EventAttendee{Email: cid, DisplayName: m.Name})
 	}
@@ -269,32 +275,32 @@ func (g *Google) Book(ctx context.Context, tenant string, organizer Member, ev N
 		prior, ok, gerr := g.get(ctx, actx, organizer, id)
 		switch {
 		case gerr != nil:
-			return Event{}, false, gerr
+			return calendar.Event{}, false, gerr
 		case !ok:
-			return Event{}, false, fmt.Errorf("book: event %s was created and then deleted; not booking it again", id)
+			return calendar.Event{}, false, fmt.Errorf("book: event %s was created and then deleted; not booking it again", id)
 		}
 		return prior, true, nil
 	}
 	if err != nil {
-		return Event{}, false, classify("book", err)
+		return calendar.Event{}, false, classify("book", err)
 	}
 	return fromGoogle(got, organizer, ev.Attendees), false, nil
 }
 
 // Booked returns the event booked under key, if it exists and was not
 // cancelled.
-func (g *Google) Booked(ctx context.Context, tenant string, organizer Member, key string) (Event, bool, error) {
+func (g *Google) Booked(ctx context.Context, tenant string, organizer calendar.Member, key string) (calendar.Event, bool, error) {
 	if key == "" {
-		return Event{}, false, nil
+		return calendar.Event{}, false, nil
 	}
 	actx, err := g.as(ctx, tenant, organizer)
 	if err != nil {
-		return Event{}, false, err
+		return calendar.Event{}, false, err
 	}
 	return g.get(ctx, actx, organizer, googleEventID(tenant, organizer.ID, key))
 }
 
-func (g *Google) get(ctx, actx context.Context, organizer Member, id string) (Event, bool, error) {
+func (g *Google) get(ctx, actx context.Context, organizer calendar.Member, id string) (calendar.Event, bool, error) {
 	var got *gcal.Event
 	err := g.retry(ctx, func() (err error) {
 		got, err = g.svc.Events.Get("primary", id).Context(actx).Do()
@@ -302,32 +308,32 @@ func (g *Google) get(ctx, actx context.Context, organizer Member, id string) (Ev
 	})
 	switch c := code(err); {
 	case c == http.StatusNotFound || c == http.StatusGone:
-		return Event{}, false, nil
+		return calendar.Event{}, false, nil
 	case err != nil:
-		return Event{}, false, classify("read event", err)
+		return calendar.Event{}, false, classify("read event", err)
 	case got.Status == "cancelled":
-		return Event{}, false, nil
+		return calendar.Event{}, false, nil
 	}
 	return fromGoogle(got, organizer, nil), true, nil
 }
 
 // Upcoming lists the user's primary calendar over span, recurring events
 // expanded, cancelled ones left out.
-func (g *Google) Upcoming(ctx context.Context, tenant string, user Member, span Interval, limit int) ([]Event, error) {
+func (g *Google) Upcoming(ctx context.Context, tenant string, user calendar.Member, span calendar.Interval, limit int) ([]calendar.Event, error) {
 	actx, err := g.as(ctx, tenant, user)
 	if err != nil {
 		return nil, err
 	}
 	var got *gcal.Events
 	err = g.retry(ctx, func() (err error) {
-		got, err = g.svc.Events.List("primary").TimeMin(utcStamp(span.Start)).TimeMax(utcStamp(span.End)).
+		got, err = g.svc.Events.List("primary").TimeMin(calendar.UTCStamp(span.Start)).TimeMax(calendar.UTCStamp(span.End)).
 			SingleEvents(true).OrderBy("startTime").MaxResults(int64(max(limit, 1))).Context(actx).Do()
 		return err
 	})
 	if err != nil {
 		return nil, classify("list events", err)
 	}
-	var out []Event
+	var out []calendar.Event
 	for _, it := range got.Items {
 		if it == nil || it.Status == "cancelled" {
 			continue
@@ -339,12 +345,12 @@ func (g *Google) Upcoming(ctx context.Context, tenant string, user Member, span 
 
 // fromGoogle converts an event resource. An all-day event spans its dates
 // in the event's (or UTC's) zone. Attendees known as members get their ids.
-func fromGoogle(it *gcal.Event, owner Member, known []Member) Event {
-	e := Event{ID: it.Id, Title: it.Summary, Description: it.Description, Organizer: owner.ID, URL: it.HtmlLink}
+func fromGoogle(it *gcal.Event, owner calendar.Member, known []calendar.Member) calendar.Event {
+	e := calendar.Event{ID: it.Id, Title: it.Summary, Description: it.Description, Organizer: owner.ID, URL: it.HtmlLink}
 	e.Start, e.Timezone = googleTime(it.Start)
 	e.End, _ = googleTime(it.End)
-	byEmail := map[string]Member{}
-	for _, m := range append([]Member{owner}, known...) {
+	byEmail := map[string]calendar.Member{}
+	for _, m := range append([]calendar.Member{owner}, known...) {
 		if m.Email != "" {
 			byEmail[strings.ToLower(m.Email)] = m
 		}
@@ -353,7 +359,7 @@ func fromGoogle(it *gcal.Event, owner Member, known []Member) Event {
 		if a == nil {
 			continue
 		}
-		at := Attendee{Name: a.DisplayName, Email: a.Email}
+		at := calendar.Attendee{Name: a.DisplayName, Email: a.Email}
 		if m, ok := byEmail[strings.ToLower(a.Email)]; ok {
 			at.ID, at.Name = m.ID, m.Name
 		} else if a.Self {
@@ -371,12 +377,12 @@ func googleTime(t *gcal.EventDateTime) (time.Time, string) {
 	if at, err := time.Parse(time.RFC3339, t.DateTime); err == nil {
 		return at.UTC(), t.TimeZone
 	}
-	loc, err := loadZone(t.TimeZone)
+	loc, err := calendar.LoadZone(t.TimeZone)
 	if err != nil {
 		loc = time.UTC
 	}
 	if d, err := time.Parse(time.DateOnly, t.Date); err == nil {
-		return startOfDay(d.Year(), d.Month(), d.Day(), loc), loc.String()
+		return calendar.StartOfDay(d.Year(), d.Month(), d.Day(), loc), loc.String()
 	}
 	return time.Time{}, t.TimeZone
 }
@@ -391,16 +397,16 @@ func code(err error) int {
 }
 
 // classify wraps a failed request: refused credentials as
-// ErrAccessDenied, a missing calendar or event as ErrNotFound.
+// calendar.ErrAccessDenied, a missing calendar or event as calendar.ErrNotFound.
 func classify(what string, err error) error {
 	var re *oauth2.RetrieveError
 	switch c := code(err); {
-	case errors.Is(err, ErrNotConnected):
+	case errors.Is(err, calendar.ErrNotConnected):
 		return err
 	case errors.As(err, &re), c == http.StatusUnauthorized, c == http.StatusForbidden && !rateLimited(err):
-		return fmt.Errorf("%s: %w: %w", what, ErrAccessDenied, err)
+		return fmt.Errorf("%s: %w: %w", what, calendar.ErrAccessDenied, err)
 	case c == http.StatusNotFound, c == http.StatusGone:
-		return fmt.Errorf("%s: %w: %w", what, ErrNotFound, err)
+		return fmt.Errorf("%s: %w: %w", what, calendar.ErrNotFound, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
@@ -408,7 +414,7 @@ func classify(what string, err error) error {
 // retryDelay reports whether err is worth another try and how long the
 // server asked to wait (0 for no preference).
 func retryDelay(err error) (time.Duration, bool) {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrNotConnected) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, calendar.ErrNotConnected) {
 		return 0, false
 	}
 	var re *oauth2.RetrieveError
