@@ -82,13 +82,13 @@ func cleanLabel(v string) string {
 
 // oneOf returns v when it is among known, otherwise labelOther; empty is
 // labelUnknown. It is for labels whose values the engine defines.
-func oneOf(v string, known ...string) string {
+func oneOf[T ~string](v T, known ...T) string {
 	if v == "" {
 		return labelUnknown
 	}
 	for _, k := range known {
 		if v == k {
-			return v
+			return string(v)
 		}
 	}
 	return labelOther

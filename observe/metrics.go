@@ -9,31 +9,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/turn"
 )
-
-// Attempt kinds of an LLM call, as the journal records them.
-const (
-	attemptFirst    = "first"
-	attemptRetry    = "retry"
-	attemptFallback = "fallback"
-	attemptSkipped  = "skipped"
-)
-
-// confirmationOutcomes are the outcomes a turn's pending confirmation can
-// have; arbiter_confirmations_total has a series for each from the start.
-var confirmationOutcomes = []string{"proposed", "confirmed", "cancelled", "expired", "dropped", "stale_button", "refused"}
 
 // questionOutcomes are the answers of arbiter_questions_total: a choice
 // the user pressed (accept, decline, cancel, skip), "answered" for a value
 // or typed text, "unanswered" when the wait ended first, and "no_channel"
 // when the channel could not ask.
 var questionOutcomes = []string{"accept", "decline", "cancel", "skip", "answered", "unanswered", "no_channel"}
-
-// routeDuplicate is the route of a redelivered message answered from the
-// inbox.
-const routeDuplicate = "duplicate"
 
 // Histogram buckets, in seconds.
 var (
@@ -206,8 +191,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help: "Questions tools asked users during turns (MCP sampling and elicitation), by answer.",
 	}, []string{"answer"}))
 
-	for _, o := range confirmationOutcomes {
-		m.confirmations.WithLabelValues(o)
+	for _, o := range turn.Outcomes {
+		m.confirmations.WithLabelValues(string(o))
 	}
 	for _, o := range questionOutcomes {
 		m.questions.WithLabelValues(o)
@@ -248,13 +233,13 @@ func (m *Metrics) Observe(t *turn.Trace) {
 		return
 	}
 	tenant := m.tenant.value(t.Tenant)
-	route := m.route.value(t.Route)
-	status := m.status.value(t.Status)
+	route := m.route.value(string(t.Route))
+	status := m.status.value(string(t.Status))
 
 	m.turns.WithLabelValues(tenant, route, status).Inc()
 	m.turnDuration.WithLabelValues(route, status).Observe(seconds(t.DurationMS))
 	m.lockWait.Observe(seconds(t.LockWaitMS))
-	if t.Route == routeDuplicate {
+	if t.Route == turn.RouteDuplicate {
 		m.duplicates.WithLabelValues(m.channel.value(t.Channel)).Inc()
 	}
 
@@ -271,7 +256,7 @@ func (m *Metrics) Observe(t *turn.Trace) {
 		m.vetoes.WithLabelValues(m.guard.value(v.Guard), m.reason.value(v.Reason)).Inc()
 	}
 	if c := t.Confirmation; c != nil {
-		m.confirmations.WithLabelValues(oneOf(c.Outcome, confirmationOutcomes...)).Inc()
+		m.confirmations.WithLabelValues(oneOf(c.Outcome, turn.Outcomes...)).Inc()
 	}
 	for _, q := range t.Questions {
 		m.questions.WithLabelValues(questionOutcome(q)).Inc()
@@ -296,19 +281,19 @@ func (m *Metrics) observeCall(tenant string, c *store.LLMCall) {
 	provider, model := m.provider.value(c.Provider), m.model.value(c.Model)
 	attempt := c.Attempt
 	if attempt == "" {
-		attempt = attemptFirst
+		attempt = llm.AttemptFirst
 	}
-	attempt = oneOf(attempt, attemptFirst, attemptRetry, attemptFallback, attemptSkipped)
+	attempt = oneOf(attempt, llm.AttemptFirst, llm.AttemptRetry, llm.AttemptFallback, llm.AttemptSkipped)
 	m.llmCalls.WithLabelValues(provider, model, m.llmStatus.value(c.Status), attempt).Inc()
 	switch attempt {
-	case attemptRetry:
+	case llm.AttemptRetry:
 		m.retries.WithLabelValues(provider, model).Inc()
-	case attemptFallback:
+	case llm.AttemptFallback:
 		m.fallbacks.WithLabelValues(provider, model).Inc()
-	case attemptSkipped:
+	case llm.AttemptSkipped:
 		m.blocked.WithLabelValues(provider, model).Inc()
 	}
-	if attempt != attemptSkipped {
+	if attempt != llm.AttemptSkipped {
 		m.llmDuration.WithLabelValues(provider, model).Observe(seconds(c.DurationMS))
 	}
 	addPositive(m.tokens.WithLabelValues, float64(c.InputTokens), tenant, model, "input")

@@ -203,8 +203,8 @@ func TestMetricsCountScriptedTurns(t *testing.T) {
 	}
 
 	// Every outcome has a series from the start.
-	for _, o := range confirmationOutcomes {
-		if _, ok := before[series("arbiter_confirmations_total", "outcome", o)]; !ok {
+	for _, o := range turn.Outcomes {
+		if _, ok := before[series("arbiter_confirmations_total", "outcome", string(o))]; !ok {
 			t.Errorf("no initial series for confirmation outcome %s", o)
 		}
 	}
@@ -232,13 +232,13 @@ func TestMetricsCardinalityBounded(t *testing.T) {
 		id := strconv.Itoa(i)
 		tc := &turn.Trace{
 			TurnID: "turn-" + id, UserID: "user-" + id, ConversationID: "chat-" + id, MessageID: "msg-" + id,
-			Tenant: "tenant-" + id, Route: "command:c" + id, Status: "failed:s" + id, Channel: "ch-" + id,
+			Tenant: "tenant-" + id, Route: turn.RouteCommand("c" + id), Status: turn.Status("failed:s" + id), Channel: "ch-" + id,
 			DurationMS: int64(i), LockWaitMS: int64(i % 7),
 			LLMCalls: []store.LLMCall{{Provider: "p" + id, Model: "model-" + id, Attempt: "attempt-" + id, Status: "kind-" + id,
 				InputTokens: 1, OutputTokens: 1, CostUSD: 0.01}},
 			Executed:     []turn.ExecutionTrace{{Tool: "tool-" + id, Status: "st-" + id}},
 			Vetoes:       []turn.Veto{{Guard: "g" + id, Tool: "t" + id, Reason: "r" + id}},
-			Confirmation: &turn.ConfirmationTrace{ID: id, Outcome: "o" + id},
+			Confirmation: &turn.ConfirmationTrace{ID: id, Outcome: turn.Outcome("o" + id)},
 		}
 		if i%2 == 0 {
 			tc.Route = "duplicate"
@@ -249,7 +249,7 @@ func TestMetricsCardinalityBounded(t *testing.T) {
 
 	limits := map[string]int{
 		"tenant": maxTenants, "route": maxRoutes, "status": maxStatuses, "provider": maxProviders, "model": maxModels,
-		"attempt": 4, "tool": maxTools, "guard": maxGuards, "reason": maxReasons, "outcome": len(confirmationOutcomes),
+		"attempt": 4, "tool": maxTools, "guard": maxGuards, "reason": maxReasons, "outcome": len(turn.Outcomes),
 		"channel": maxChannels, "type": 3, "answer": len(questionOutcomes),
 	}
 	values := map[string]map[string]bool{}

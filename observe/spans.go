@@ -12,6 +12,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/turn"
 )
@@ -120,9 +121,9 @@ func (tr *Tracing) Observe(t *turn.Trace) {
 	b.calls()
 	b.tools()
 	b.events(root)
-	if strings.HasPrefix(t.Status, "failed") {
-		root.SetAttributes(semconv.ErrorTypeKey.String(t.Status))
-		root.SetStatus(codes.Error, tr.describe(t.Status, t.Error))
+	if t.Status.Failed() {
+		root.SetAttributes(semconv.ErrorTypeKey.String(string(t.Status)))
+		root.SetStatus(codes.Error, tr.describe(string(t.Status), t.Error))
 	}
 	root.End(trace.WithTimestamp(end))
 }
@@ -301,8 +302,8 @@ func (tr *Tracing) turnAttributes(t *turn.Trace) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
 		AttrTurnID.String(t.TurnID),
 		AttrTenant.String(t.Tenant),
-		AttrRoute.String(t.Route),
-		AttrStatus.String(t.Status),
+		AttrRoute.String(string(t.Route)),
+		AttrStatus.String(string(t.Status)),
 		semconv.GenAIConversationID(tr.conversationID(t.Tenant, t.ConversationID)),
 		AttrLockWaitMS.Int64(t.LockWaitMS),
 		AttrLLMCalls.Int(len(t.LLMCalls)),
@@ -315,7 +316,7 @@ func (tr *Tracing) turnAttributes(t *turn.Trace) []attribute.KeyValue {
 		attrs = append(attrs, AttrDecidedByProvider.String(d.Provider), AttrDecidedByModel.String(d.Model))
 	}
 	if c := t.Confirmation; c != nil {
-		attrs = append(attrs, AttrConfirmationResult.String(c.Outcome))
+		attrs = append(attrs, AttrConfirmationResult.String(string(c.Outcome)))
 		if c.Tool != "" {
 			attrs = append(attrs, AttrConfirmationTool.String(c.Tool))
 		}
@@ -334,7 +335,7 @@ func (tr *Tracing) turnAttributes(t *turn.Trace) []attribute.KeyValue {
 func (tr *Tracing) callAttributes(c *store.LLMCall) []attribute.KeyValue {
 	attempt := c.Attempt
 	if attempt == "" {
-		attempt = attemptFirst
+		attempt = llm.AttemptFirst
 	}
 	ok := c.Status == "ok"
 	attrs := []attribute.KeyValue{

@@ -148,6 +148,21 @@ func TestEndToEndCreateConfirmAndTrace(t *testing.T) {
 	if db, _ := tr["decided_by"].(map[string]any); db["provider"] != "primary" || db["model"] != "accounts/fireworks/models/gpt-oss-20b" {
 		t.Errorf("decided_by = %v", tr["decided_by"])
 	}
+	// Every step of the pipeline is on the timeline, in order.
+	wantSteps := func(turnID string, want ...string) {
+		t.Helper()
+		_, rec := e.Do("GET", "/v1/turns/"+turnID, "k-dmitry", "")
+		var got []string
+		for _, st := range rec["steps"].([]any) {
+			got = append(got, st.(map[string]any)["name"].(string))
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("steps of %s = %v, want %v", turnID, got, want)
+		}
+	}
+	wantSteps(firstTurn, "route", "lock", "dedupe", "load_memory", "assemble", "decide:turn", "validate:create_task",
+		"guard:create_task", "preview:create_task")
+	wantSteps(body["turn_id"].(string), "route", "lock", "dedupe", "load_memory", "guard:create_task", "execute:create_task", "reply")
 	if tr["conversation_id"] != "c1" || tr["route"] != "model" {
 		t.Errorf("record = %v", tr)
 	}

@@ -1,7 +1,6 @@
 package turn
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -26,25 +25,21 @@ func (e *Engine) act(ctx context.Context, s *state, p proposal) {
 		e.replyText(s, p.Say, p.Buttons)
 		return
 	}
-	tg, ok := e.guard(ctx, s, p)
-	if !ok {
+	a, v := e.authorize(ctx, s, callRequest{guard: "catalog", name: p.Tool, args: p.args, canonical: true, attach: true})
+	if v != nil {
+		e.refused(s, v)
 		return
 	}
-	args, err := fillAttachment(s, tg.entry.Spec, p.args)
-	if err == nil && !bytes.Equal(args, p.args) {
-		err = tg.entry.Schema.Validate(tg.entry.Spec.Name, args)
-	}
-	if err != nil {
-		s.trace.Notes = append(s.trace.Notes, "attachment: "+err.Error())
-		e.veto(s, Veto{Guard: "attachment", Tool: tg.spec.Name, Reason: reasonInvalidArgs}, txtNoAttachment)
+	e.carryOut(ctx, s, a)
+}
+
+// carryOut puts an authorized call to the user or runs it.
+func (e *Engine) carryOut(ctx context.Context, s *state, a authorized) {
+	if a.confirm {
+		e.propose(ctx, s, a.tg, a.args, a.why)
 		return
 	}
-	p.args = args
-	if need, why := e.needsConfirmation(s, tg.spec); need {
-		e.propose(ctx, s, tg, p.args, why)
-		return
-	}
-	e.runTool(ctx, s, tg, p.args, e.directKey(s, tg.spec))
+	e.runTool(ctx, s, a.tg, a.args, e.directKey(s, a.tg.spec))
 }
 
 // directKey is the idempotency key of a write that runs without
@@ -108,49 +103,23 @@ func (e *Engine) runDirectCall(ctx context.Context, s *state) bool {
 }
 
 // runFixedCall runs a call that no model proposed (a slash command's
-// configured call, a client's direct call) through the catalog, schema,
-// rights and confirmation guards.
+// configured call, a client's direct call) through the same authorization
+// as a model's proposal.
 func (e *Engine) runFixedCall(ctx context.Context, s *state, guard, name string, rawArgs json.RawMessage) {
-	entry, ok := s.cat.lookup(name)
-	if !ok {
-		reason := reasonNotGranted
-		if _, exists := e.cfg.Tools.Lookup(name); !exists {
-			reason = reasonUnknownTool
-		}
-		e.veto(s, Veto{Guard: guard, Tool: name, Reason: reason}, txtNotAvailable)
-		return
-	}
-	if len(bytes.TrimSpace(rawArgs)) == 0 {
-		rawArgs = json.RawMessage("{}")
-	}
-	args, problems := validateArgs(entry, s.cat.required[name], rawArgs)
-	if problems != nil {
-		v := Veto{Guard: guard, Tool: name, Reason: reasonInvalidArgs, Problems: problems}
-		if s.route.kind != routeCall {
-			e.veto(s, v, txtNotAvailable)
-			return
-		}
-		// A program made the call: it is told what to fix, as the
-		// model would be in a repair.
-		s.trace.Vetoes = append(s.trace.Vetoes, v)
-		parts := make([]string, len(problems))
-		for i, p := range problems {
+	a, v := e.authorize(ctx, s, callRequest{guard: guard, name: name, args: rawArgs})
+	switch {
+	case v == nil:
+		e.carryOut(ctx, s, a)
+	case v.Problems != nil && s.route.kind == routeCall:
+		// A program made the call: it is told what to fix, as the model
+		// would be in a repair.
+		s.trace.Vetoes = append(s.trace.Vetoes, *v)
+		parts := make([]string, len(v.Problems))
+		for i, p := range v.Problems {
 			parts[i] = p.Location + ": " + p.Message
 		}
 		e.replyText(s, say(s.lang, txtCallArgs, strings.Join(parts, "; ")), nil)
-		return
+	default:
+		e.refused(s, v)
 	}
-	tg, err := e.resolve(ctx, s, entry, args)
-	if err != nil || !e.allowed(s, tg) {
-		if err != nil {
-			s.trace.Notes = append(s.trace.Notes, "resolve "+name+": "+err.Error())
-		}
-		e.veto(s, Veto{Guard: guard, Tool: name, Reason: reasonNotGranted}, txtNotAvailable)
-		return
-	}
-	if need, why := e.needsConfirmation(s, tg.spec); need {
-		e.propose(ctx, s, tg, args, why)
-		return
-	}
-	e.runTool(ctx, s, tg, args, e.directKey(s, tg.spec))
 }

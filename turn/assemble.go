@@ -39,7 +39,7 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 	s.viewed = [2][]store.Message{history, current}
 	s.trace.PromptMessages = len(history) + len(current)
 	e.measurePrefix(s, msgs)
-	s.trace.step("assemble", start, e.cfg.Now(), "")
+	s.trace.step(StepAssemble, "", start, e.cfg.Now(), "")
 	return msgs
 }
 

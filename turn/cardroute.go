@@ -11,13 +11,12 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 )
 
-// routeCardLink is the seed system's fix for the forwarded-link incident,
-// as a deterministic route: when the user asks what a task is about and a
-// card link arrives (in the same message or the next one, typed or
-// forwarded), the server reads the card from the system that owns the link
-// and answers with its real fields. No model is asked, so no model can turn
-// the link into a "create task" proposal.
-const routeCardLink = "card_link"
+// The card-link route (RouteCardLink) is the seed system's fix for the
+// forwarded-link incident, as a deterministic route: when the user asks
+// what a task is about and a card link arrives (in the same message or the
+// next one, typed or forwarded), the server reads the card from the system
+// that owns the link and answers with its real fields. No model is asked,
+// so no model can turn the link into a "create task" proposal.
 
 // askPhrases are how users ask what a task is about (normalized: lower
 // case, ё as е).
@@ -72,8 +71,8 @@ func (e *Engine) runCardRoute(ctx context.Context, s *state) bool {
 			if !ok {
 				continue
 			}
-			s.trace.Route = routeCardLink
-			s.trace.step("read_link", start, e.cfg.Now(), string(res.Status))
+			s.trace.Route = RouteCardLink
+			s.trace.step(StepReadLink, "", start, e.cfg.Now(), string(res.Status))
 			e.recordUserInput(s)
 			e.answerFromLink(s, link, res)
 			return true

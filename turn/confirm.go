@@ -15,14 +15,10 @@ import (
 
 // ConfirmationTrace is what happened to a pending action in this turn.
 type ConfirmationTrace struct {
-	ID   string `json:"id"`
-	Tool string `json:"tool"`
-	// Outcome: proposed, confirmed, cancelled, expired, dropped,
-	// stale_button, refused, nothing_pending (a "yes" with nothing
-	// waiting), not_yet_shown (a typed "yes" that arrived before the
-	// action was shown).
-	Outcome string `json:"outcome"`
-	Reason  string `json:"reason,omitempty"`
+	ID      string  `json:"id"`
+	Tool    string  `json:"tool"`
+	Outcome Outcome `json:"outcome"`
+	Reason  string  `json:"reason,omitempty"`
 	// FromUntrusted names the arguments whose values appear in content
 	// of others the model saw (evidence, what tools read) and not in the
 	// user's own words; the confirmation names them too.
@@ -55,7 +51,7 @@ func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, 
 	s.putPending = &pa
 	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
 	tainted := e.fromUntrusted(s, tg.entry.Spec, args)
-	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: "proposed", Reason: why, FromUntrusted: tainted}
+	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: OutcomeProposed, Reason: why, FromUntrusted: tainted}
 	e.replyText(s, renderConfirmation(s.lang, tg.spec, args, fields, tainted), confirmButtons(s.lang, id))
 }
 
@@ -71,7 +67,7 @@ func (e *Engine) preview(ctx context.Context, s *state, tg target, args []byte) 
 	cctx, cancel := context.WithTimeout(ctx, tg.spec.Timeout)
 	p, err := pv.Preview(cctx, tool.Call{Caller: callerOf(s), Args: args, Now: s.now})
 	cancel()
-	s.trace.step("preview:"+tg.spec.Name, start, e.cfg.Now(), "")
+	s.trace.step(StepPreview, tg.spec.Name, start, e.cfg.Now(), "")
 	switch {
 	case err != nil:
 		s.trace.Notes = append(s.trace.Notes, "preview "+tg.spec.Name+": "+err.Error())
@@ -174,15 +170,15 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 	if p == nil {
 		switch {
 		case r.pendingID != "":
-			s.trace.Route = "stale_button"
-			s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: "stale_button"}
+			s.trace.Route = RouteStaleButton
+			s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: OutcomeStaleButton}
 			e.replyText(s, say(s.lang, txtStaleButton), nil)
 			return true
 		case r.kind == routeAffirm:
 			// A "yes" is consent to what the user was shown, never to what
 			// a model would propose next (a burst of "да да да").
-			s.trace.Route = "confirm"
-			s.trace.Confirmation = &ConfirmationTrace{Outcome: "nothing_pending"}
+			s.trace.Route = RouteConfirm
+			s.trace.Confirmation = &ConfirmationTrace{Outcome: OutcomeNothingPending}
 			e.recordUserInput(s)
 			e.replyText(s, say(s.lang, txtNothingPending), nil)
 			return true
@@ -192,16 +188,16 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 	if r.kind == routeAffirm && r.pendingID == "" && s.received.Before(p.CreatedAt) {
 		// Typed before this action was shown: it answered something else
 		// (or nothing). The action keeps waiting for a "yes" of its own.
-		s.trace.Route = "confirm"
-		s.trace.Confirmation = &ConfirmationTrace{ID: p.ID, Tool: p.Tool, Outcome: "not_yet_shown"}
+		s.trace.Route = RouteConfirm
+		s.trace.Confirmation = &ConfirmationTrace{ID: p.ID, Tool: p.Tool, Outcome: OutcomeNotYetShown}
 		e.recordUserInput(s)
 		e.replyText(s, say(s.lang, txtYesBeforeShown), confirmButtons(s.lang, p.ID))
 		return true
 	}
 	if r.pendingID != "" && r.pendingID != p.ID {
 		// A button of another (older) action: the waiting one stays.
-		s.trace.Route = "stale_button"
-		s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: "stale_button"}
+		s.trace.Route = RouteStaleButton
+		s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: OutcomeStaleButton}
 		e.replyText(s, say(s.lang, txtStaleButton), nil)
 		return true
 	}
@@ -211,49 +207,40 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 	s.dropPending = true
 	switch {
 	case r.kind == routeAffirm && expired:
-		ct.Outcome = "expired"
-		s.trace.Route = "confirm"
+		ct.Outcome = OutcomeExpired
+		s.trace.Route = RouteConfirm
 		e.recordUserInput(s)
 		e.replyText(s, say(s.lang, txtExpired), nil)
 		return true
 	case r.kind == routeAffirm:
-		s.trace.Route = "confirm"
+		s.trace.Route = RouteConfirm
 		e.recordUserInput(s)
-		entry, ok := e.cfg.Tools.Lookup(p.Tool)
-		if !ok {
-			ct.Outcome = "refused"
-			e.veto(s, Veto{Guard: "confirm", Tool: p.Tool, Reason: reasonNotGranted}, txtNotAvailable)
+		// The stored call, authorized again now: this caller's key, and the
+		// target the stored arguments resolve to today.
+		a, v := e.authorize(ctx, s, callRequest{guard: "confirm", name: p.Tool, args: p.Args, confirmation: p.ID})
+		if v != nil {
+			ct.Outcome = OutcomeRefused
+			if v.Reason == reasonUnknownTool {
+				v.Reason = reasonNotGranted // it was granted when proposed
+			}
+			e.refused(s, v)
 			return true
 		}
-		if err := entry.Schema.Validate(p.Tool, p.Args); err != nil {
-			ct.Outcome = "refused"
-			e.veto(s, Veto{Guard: "confirm", Tool: p.Tool, Reason: reasonInvalidArgs}, txtNotAvailable)
-			return true
-		}
-		// Rights are checked again now, for this caller's key, and against
-		// the target the stored arguments resolve to today.
-		tg, err := e.resolve(ctx, s, entry, p.Args)
-		if err != nil || !e.allowed(s, tg) {
-			ct.Outcome = "refused"
-			e.veto(s, Veto{Guard: "confirm", Tool: p.Tool, Reason: reasonNotGranted}, txtNotAvailable)
-			return true
-		}
-		ct.Outcome = "confirmed"
-		tg.confirmation = p.ID
-		e.runTool(ctx, s, tg, p.Args, p.IdempotencyKey)
+		ct.Outcome = OutcomeConfirmed
+		e.runTool(ctx, s, a.tg, a.args, p.IdempotencyKey)
 		return true
 	case r.kind == routeDeny:
-		ct.Outcome = "cancelled"
-		s.trace.Route = "cancel"
+		ct.Outcome = OutcomeCancelled
+		s.trace.Route = RouteCancel
 		e.recordUserInput(s)
 		e.replyText(s, say(s.lang, txtCancelled), nil)
 		return true
 	}
 	// Anything else: the waiting action is dropped and the message is
 	// handled as new.
-	ct.Outcome = "dropped"
+	ct.Outcome = OutcomeDropped
 	if expired {
-		ct.Outcome = "expired"
+		ct.Outcome = OutcomeExpired
 	}
 	return false
 }

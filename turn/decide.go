@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/arbiterhq/arbiter/decision"
@@ -78,7 +79,7 @@ func (e *Engine) decide(ctx context.Context, s *state, messages []llm.Message) (
 		}
 		s.trace.Notes = append(s.trace.Notes, "output still invalid after repair; asking the next model of the chain")
 	}
-	s.trace.Status = "invalid_output"
+	s.trace.Status = StatusInvalidOutput
 	e.replyText(s, say(s.lang, txtRephrase), nil)
 	return proposal{}, false
 }
@@ -86,7 +87,7 @@ func (e *Engine) decide(ctx context.Context, s *state, messages []llm.Message) (
 // modelFailed ends a turn whose model calls all failed: nothing runs, the
 // user gets an apology, the turn is journaled as failed.
 func (e *Engine) modelFailed(s *state, err error) {
-	s.trace.Status = "failed"
+	s.trace.Status = StatusFailed
 	s.trace.Error = clip(err.Error(), 500)
 	e.replyText(s, say(s.lang, txtModelDown), nil)
 }
@@ -126,7 +127,7 @@ func (e *Engine) callModel(ctx context.Context, s *state, model llm.Provider, re
 	start := e.cfg.Now()
 	resp, err := model.Complete(cctx, req)
 	took := e.cfg.Now().Sub(start)
-	s.trace.step("decide:"+req.Operation, start, start.Add(took), "")
+	s.trace.step(StepDecide, req.Operation, start, start.Add(took), "")
 
 	attempts := resp.Attempts
 	var lerr *llm.Error
@@ -195,12 +196,22 @@ func (e *Engine) parseProposal(s *state, resp llm.Response) (proposal, []decisio
 		return p, nil
 	}
 	entry, _ := s.cat.lookup(d.Tool)
+	start := e.cfg.Now()
 	args, problems := validateArgs(entry, s.cat.required[d.Tool], d.Args)
+	s.trace.step(StepValidate, d.Tool, start, e.cfg.Now(), problemNote(problems))
 	if problems != nil {
 		return proposal{}, problems
 	}
 	p.args = args
 	return p, nil
+}
+
+// problemNote is a step's note for a validation: empty when it passed.
+func problemNote(problems []decision.Problem) string {
+	if len(problems) == 0 {
+		return ""
+	}
+	return strconv.Itoa(len(problems)) + " problem(s)"
 }
 
 func repairInstruction(problems []decision.Problem) string {

@@ -18,7 +18,7 @@ func (e *Engine) dedupe(ctx context.Context, s *state) (duplicate bool, err erro
 	}
 	start := e.cfg.Now()
 	rec, claimed, err := e.cfg.State.ClaimMessage(ctx, s.key, s.in.MessageID, s.id, s.now)
-	s.trace.step("dedupe", start, e.cfg.Now(), "")
+	s.trace.step(StepDedupe, "", start, e.cfg.Now(), "")
 	if err != nil {
 		return false, fmt.Errorf("claim message %s of %s: %w", s.in.MessageID, s.key, err)
 	}

@@ -264,9 +264,10 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 	s := e.newState(in)
 	s.route = classify(in, e.cfg.Commands)
 	s.trace.Route = s.route.name()
+	s.trace.step(StepRoute, "", s.start, e.cfg.Now(), "")
 
 	if err := e.lock(ctx, s); err != nil {
-		e.journalFailure(s, "lock", err)
+		e.journalFailure(s, StepLock, err)
 		return chat.Outbound{}, err
 	}
 	defer s.lease.Release()
@@ -277,26 +278,26 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 
 	if dup, err := e.dedupe(ctx, s); err != nil || dup {
 		if err != nil {
-			e.journalFailure(s, "dedupe", err)
+			e.journalFailure(s, StepDedupe, err)
 			return chat.Outbound{}, err
 		}
-		s.trace.Route, s.trace.Status = "duplicate", "ok"
+		s.trace.Route, s.trace.Status = RouteDuplicate, StatusOK
 		s.trace.Notes = append(s.trace.Notes, "redelivery of message "+s.in.MessageID+", answered by turn "+s.out.TurnID)
 		e.writeJournal(ctx, s)
 		return s.out, nil
 	}
 	if err := e.loadMemory(ctx, s); err != nil {
-		e.journalFailure(s, "load_memory", err)
+		e.journalFailure(s, StepLoadMemory, err)
 		return chat.Outbound{}, err
 	}
 	if err := e.loadInterrupted(ctx, s); err != nil {
-		e.journalFailure(s, "load_interrupted", err)
+		e.journalFailure(s, StepLoadInterrupted, err)
 		return chat.Outbound{}, err
 	}
 	e.run(ctx, s)
 	e.updateMemory(s)
 	if err := e.commit(ctx, s); err != nil {
-		e.journalFailure(s, "commit", err)
+		e.journalFailure(s, StepCommit, err)
 		return chat.Outbound{}, err
 	}
 	return s.out, nil
@@ -325,7 +326,8 @@ func (e *Engine) newState(in chat.Inbound) *state {
 	}
 	s.loc = e.location(zone)
 	s.out.TurnID = s.id
-	s.trace = Trace{TurnID: s.id, ConversationID: in.Chat, Tenant: in.Identity.TenantID, UserID: in.Identity.UserID, Channel: in.Channel, MessageID: in.MessageID, StartedAt: now, Evidence: in.Evidence}
+	s.trace = Trace{TurnID: s.id, ConversationID: in.Chat, Tenant: in.Identity.TenantID, UserID: in.Identity.UserID, Channel: in.Channel, MessageID: in.MessageID, StartedAt: now, Evidence: in.Evidence,
+		Steps: make([]StepTrace, 0, 12)} // a turn's steps, allocated once
 	return s
 }
 
@@ -384,11 +386,11 @@ func (e *Engine) run(ctx context.Context, s *state) {
 	e.recordUserInput(s)
 	s.model, s.strategy = e.providerFor(s.tenant)
 	if s.model == nil {
-		s.trace.Route = "no_model"
+		s.trace.Route = RouteNoModel
 		e.replyText(s, say(s.lang, txtNoModel), nil)
 		return
 	}
-	s.trace.Route = "model"
+	s.trace.Route = RouteModel
 	messages := e.assemble(ctx, s)
 	d, ok := e.decide(ctx, s, messages)
 	if !ok {

@@ -41,7 +41,7 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 	start := e.cfg.Now()
 	defer func() {
 		tr.DurationMS = e.cfg.Now().Sub(start).Milliseconds()
-		s.trace.step("execute:"+spec.Name, start, e.cfg.Now(), tr.Status)
+		s.trace.step(StepExecute, spec.Name, start, e.cfg.Now(), tr.Status)
 	}()
 
 	writes := spec.Risk.Writes() && idemKey != ""

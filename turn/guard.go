@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -18,6 +19,8 @@ type Veto struct {
 	Reason string `json:"reason"`
 	// Problems say why arguments were refused.
 	Problems []decision.Problem `json:"problems,omitempty"`
+
+	say textKey // what the user is told
 }
 
 // Veto reasons.
@@ -82,39 +85,108 @@ func (e *Engine) allowed(s *state, tg target) bool {
 	return tg.spec.Name == tg.entry.Spec.Name || permitted(s.in.Identity, s.tenant, tg.spec)
 }
 
-// guard applies the post-model rules to a proposal of a tool. It returns
-// the target to run, or false after recording a veto and its reply.
-func (e *Engine) guard(ctx context.Context, s *state, p proposal) (target, bool) {
-	if p.UnknownTool {
-		reason := reasonUnknownTool
-		if _, exists := e.cfg.Tools.Lookup(p.Tool); exists {
-			reason = reasonNotGranted
-		}
-		e.veto(s, Veto{Guard: "catalog", Tool: p.Tool, Reason: reason}, txtNotAvailable)
-		return target{}, false
+// callRequest is a call someone asks to run: a model's proposal, a slash
+// command's configured call, a client program's own call, or a pending
+// action the user confirmed.
+type callRequest struct {
+	// guard names the path in the journal's vetoes: catalog (a model's
+	// proposal), command, call, confirm.
+	guard string
+	name  string
+	args  []byte
+	// canonical: args are validated and canonical already (a parsed
+	// proposal); otherwise authorize validates them.
+	canonical bool
+	// attach: the model may name the user's stored file ("last").
+	attach bool
+	// confirmation is the pending action the user confirmed; empty for a
+	// call that was not confirmed.
+	confirmation string
+}
+
+// authorized is a call that may run: what runs, with which arguments, and
+// whether it waits for the user's "yes" first (and why).
+type authorized struct {
+	tg      target
+	args    []byte
+	confirm bool
+	why     string
+}
+
+// authorize is the one path from a requested call to the decision about
+// it, whoever asked: the tool in the caller's catalog (role and scopes) →
+// the stored attachment in place of "last" → the arguments against the
+// schema → the resolved target (a universal action's) → role and scopes
+// again for that target → evidence alone never asks for a write → the
+// confirmation policy. Invariant 1 lives here. A refusal comes back as the
+// veto to record, with the text to reply in it.
+func (e *Engine) authorize(ctx context.Context, s *state, r callRequest) (authorized, *Veto) {
+	start := e.cfg.Now()
+	a, v := e.authorizeCall(ctx, s, r)
+	note := ""
+	if v != nil {
+		note = v.Reason
+	} else if a.confirm {
+		note = "confirm:" + a.why
 	}
-	entry, ok := s.cat.lookup(p.Tool)
+	s.trace.step(StepGuard, r.name, start, e.cfg.Now(), note)
+	return a, v
+}
+
+func (e *Engine) authorizeCall(ctx context.Context, s *state, r callRequest) (authorized, *Veto) {
+	refuse := func(reason string, say textKey) (authorized, *Veto) {
+		return authorized{}, &Veto{Guard: r.guard, Tool: r.name, Reason: reason, say: say}
+	}
+	entry, ok := s.cat.lookup(r.name)
 	if !ok {
-		e.veto(s, Veto{Guard: "catalog", Tool: p.Tool, Reason: reasonNotGranted}, txtNotAvailable)
-		return target{}, false
+		// The same words whether unknown or only not granted: probing the
+		// catalog reveals nothing.
+		if _, exists := e.cfg.Tools.Lookup(r.name); !exists {
+			return refuse(reasonUnknownTool, txtNotAvailable)
+		}
+		return refuse(reasonNotGranted, txtNotAvailable)
 	}
-	tg, err := e.resolve(ctx, s, entry, p.args)
+	args := r.args
+	if r.attach {
+		filled, err := fillAttachment(s, entry.Spec, args)
+		if err != nil {
+			s.trace.Notes = append(s.trace.Notes, "attachment: "+err.Error())
+			return authorized{}, &Veto{Guard: "attachment", Tool: r.name, Reason: reasonInvalidArgs, say: txtNoAttachment}
+		}
+		r.canonical = r.canonical && bytes.Equal(filled, args)
+		args = filled
+	}
+	if !r.canonical {
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = []byte("{}")
+		}
+		canon, problems := validateArgs(entry, s.cat.required[r.name], args)
+		if problems != nil {
+			v := &Veto{Guard: r.guard, Tool: r.name, Reason: reasonInvalidArgs, Problems: problems, say: txtNotAvailable}
+			return authorized{}, v
+		}
+		args = canon
+	}
+	tg, err := e.resolve(ctx, s, entry, args)
 	if err != nil {
-		s.trace.Notes = append(s.trace.Notes, "resolve "+p.Tool+": "+err.Error())
-		e.veto(s, Veto{Guard: "catalog", Tool: p.Tool, Reason: reasonUnknownTool}, txtNotAvailable)
-		return target{}, false
+		s.trace.Notes = append(s.trace.Notes, "resolve "+r.name+": "+err.Error())
+		return refuse(reasonUnknownTool, txtNotAvailable)
 	}
 	if !e.allowed(s, tg) {
-		e.veto(s, Veto{Guard: "catalog", Tool: tg.spec.Name, Reason: reasonNotGranted}, txtNotAvailable)
-		return target{}, false
+		return authorized{}, &Veto{Guard: r.guard, Tool: tg.spec.Name, Reason: reasonNotGranted, say: txtNotAvailable}
 	}
 	if tg.spec.Risk.Writes() && !hasOwnWords(s) {
 		// Forwarded, attached or quoted material alone never asks for an
 		// action (the forwarded-Trello-link incident).
-		e.veto(s, Veto{Guard: "evidence", Tool: tg.spec.Name, Reason: reasonEvidenceOnly}, txtEvidenceOnlyWrite)
-		return target{}, false
+		return authorized{}, &Veto{Guard: "evidence", Tool: tg.spec.Name, Reason: reasonEvidenceOnly, say: txtEvidenceOnlyWrite}
 	}
-	return tg, true
+	a := authorized{tg: tg, args: args}
+	if r.confirmation != "" {
+		a.tg.confirmation = r.confirmation
+		return a, nil
+	}
+	a.confirm, a.why = e.needsConfirmation(s, tg.spec)
+	return a, nil
 }
 
 // hasOwnWords reports whether the user wrote or pressed something this turn.
@@ -141,4 +213,9 @@ func (e *Engine) needsConfirmation(s *state, spec tool.Spec) (bool, string) {
 func (e *Engine) veto(s *state, v Veto, key textKey, args ...any) {
 	s.trace.Vetoes = append(s.trace.Vetoes, v)
 	e.replyText(s, say(s.lang, key, args...), nil)
+}
+
+// refused records v and replies with its text.
+func (e *Engine) refused(s *state, v *Veto) {
+	e.veto(s, *v, v.say)
 }

@@ -26,8 +26,8 @@ type Trace struct {
 	UserID         string    `json:"user_id"`
 	Channel        string    `json:"channel,omitempty"`
 	MessageID      string    `json:"message_id,omitempty"`
-	Route          string    `json:"route"`
-	Status         string    `json:"status"`
+	Route          Route     `json:"route"`
+	Status         Status    `json:"status"`
 	StartedAt      time.Time `json:"started_at"`
 	DurationMS     int64     `json:"duration_ms"`
 	LockWaitMS     int64     `json:"lock_wait_ms"`
@@ -95,8 +95,14 @@ type RepairTrace struct {
 	SecondProblems []decision.Problem `json:"second_problems,omitempty"`
 }
 
-// step records a step that ran from start to end (engine clock).
-func (t *Trace) step(name string, start, end time.Time, note string) {
+// step records that step ran from start to end (engine clock); detail,
+// when set, names the tool it was about ("execute:create_task"). It is the
+// one timer of the pipeline's steps.
+func (t *Trace) step(step Step, detail string, start, end time.Time, note string) {
+	name := string(step)
+	if detail != "" {
+		name += ":" + detail
+	}
 	t.mu.Lock()
 	t.Steps = append(t.Steps, StepTrace{Name: name, At: start, DurationMS: end.Sub(start).Milliseconds(), Note: note})
 	t.mu.Unlock()
@@ -134,7 +140,7 @@ func (e *Engine) commit(ctx context.Context, s *state) error {
 		c.MessageID, c.Reply = s.in.MessageID, reply
 	}
 	if s.trace.Status == "" {
-		s.trace.Status = "ok"
+		s.trace.Status = StatusOK
 	}
 	rec, err := e.record(s)
 	if err != nil {
@@ -156,8 +162,8 @@ func (e *Engine) commit(ctx context.Context, s *state) error {
 }
 
 // journalFailure records a turn that could not produce a reply.
-func (e *Engine) journalFailure(s *state, stage string, err error) {
-	s.trace.Status = "failed:" + stage
+func (e *Engine) journalFailure(s *state, stage Step, err error) {
+	s.trace.Status = FailedAt(stage)
 	s.trace.Error = err.Error()
 	e.writeJournal(context.Background(), s)
 }
@@ -205,7 +211,7 @@ func (e *Engine) record(s *state) (store.TurnRecord, error) {
 	}
 	return store.TurnRecord{
 		TurnID: s.id, Tenant: s.key.Tenant, Chat: s.key.Chat, UserID: s.key.User,
-		Route: t.Route, Status: t.Status, StartedAt: s.start, DurationMS: t.DurationMS,
+		Route: string(t.Route), Status: string(t.Status), StartedAt: s.start, DurationMS: t.DurationMS,
 		LLMCalls: t.LLMCalls, ToolCalls: t.ToolCalls, Trace: raw,
 	}, nil
 }

@@ -11,7 +11,7 @@ func (e *Engine) lock(ctx context.Context, s *state) error {
 	lease, err := e.cfg.Locker.Lock(ctx, s.key.String())
 	waited := e.cfg.Now().Sub(s.start)
 	s.trace.LockWaitMS = waited.Milliseconds()
-	s.trace.step("lock", s.start, s.start.Add(waited), "")
+	s.trace.step(StepLock, "", s.start, s.start.Add(waited), "")
 	if err != nil {
 		return fmt.Errorf("lock conversation %s: %w", s.key, err)
 	}

@@ -37,7 +37,7 @@ func (e *Engine) loadMemory(ctx context.Context, s *state) error {
 	}
 	s.conv = conv
 	s.trace.MemoryMessages = len(kept)
-	s.trace.step("load_memory", start, e.cfg.Now(), "")
+	s.trace.step(StepLoadMemory, "", start, e.cfg.Now(), "")
 	return nil
 }
 

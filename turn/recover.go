@@ -13,13 +13,6 @@ import (
 // message; a turn runs at most this many without confirmation.
 const maxDirectWrites = 8
 
-// Route and status of a turn that accepted a message and never completed.
-const (
-	routeInterrupted  = "interrupted"
-	routeRecovered    = "recovered"
-	statusInterrupted = "interrupted"
-)
-
 // loadInterrupted runs when this turn's message was accepted by an earlier
 // turn that never completed (its process died). It journals that turn, so
 // the record has no gap, and loads the writes it began: their keys name
@@ -54,7 +47,7 @@ func (e *Engine) finishInterrupted(ctx context.Context, s *state) bool {
 	if len(s.unfinished) == 0 {
 		return false
 	}
-	s.trace.Route = routeRecovered
+	s.trace.Route = RouteRecovered
 	e.recordUserInput(s)
 	for _, rec := range s.unfinished {
 		s.directWrites++
@@ -81,7 +74,7 @@ func (e *Engine) journalInterrupted(ctx context.Context, s *state) {
 	}
 	t := Trace{
 		TurnID: s.interrupted, ConversationID: s.in.Chat, Tenant: s.key.Tenant, UserID: s.key.User,
-		Channel: s.in.Channel, MessageID: s.in.MessageID, Route: routeInterrupted, Status: statusInterrupted,
+		Channel: s.in.Channel, MessageID: s.in.MessageID, Route: RouteInterrupted, Status: StatusInterrupted,
 		StartedAt: s.interruptedAt, Decision: json.RawMessage("null"),
 		LLMCalls: []store.LLMCall{}, Vetoes: []Veto{}, Executed: []ExecutionTrace{},
 		Notes: []string{"the turn stopped before it completed (the process ended); turn " + s.id + " took the redelivered message over"},
@@ -99,7 +92,7 @@ func (e *Engine) journalInterrupted(ctx context.Context, s *state) {
 	}
 	rec := store.TurnRecord{
 		TurnID: s.interrupted, Tenant: s.key.Tenant, Chat: s.key.Chat, UserID: s.key.User,
-		Route: routeInterrupted, Status: statusInterrupted, StartedAt: s.interruptedAt,
+		Route: string(RouteInterrupted), Status: string(StatusInterrupted), StartedAt: s.interruptedAt,
 		LLMCalls: t.LLMCalls, ToolCalls: t.ToolCalls, Trace: raw,
 	}
 	e.appendRecord(ctx, s, rec)

@@ -50,8 +50,10 @@ func (e *Engine) runTool(ctx context.Context, s *state, tg target, args []byte, 
 	s.trace.Executed = append(s.trace.Executed, tr)
 	s.out.Executed = append(s.out.Executed, chat.Execution{Tool: entry.Spec.Name, Args: args, Status: tr.Status, Result: res.Data, Error: res.Error})
 
+	start := e.cfg.Now()
 	e.rememberResult(s, entry.Spec.Name, tr.Status, res)
 	e.replyResult(s, tg.spec.Title, tr.Status, res)
+	s.trace.step(StepReply, "", start, e.cfg.Now(), "")
 }
 
 // rememberResult keeps what the model sees of a tool's answer next turn:

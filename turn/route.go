@@ -37,20 +37,20 @@ type route struct {
 	input string
 }
 
-func (r route) name() string {
+func (r route) name() Route {
 	switch r.kind {
 	case routeAffirm:
-		return "affirm"
+		return RouteAffirm
 	case routeDeny:
-		return "deny"
+		return RouteDeny
 	case routeCommand:
-		return "command:" + r.command
+		return RouteCommand(r.command)
 	case routeEmpty:
-		return "empty"
+		return RouteEmpty
 	case routeCall:
-		return "call"
+		return RouteCall
 	}
-	return "text"
+	return RouteText
 }
 
 var affirmatives = map[string]bool{
