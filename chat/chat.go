@@ -99,6 +99,9 @@ type Inbound struct {
 	Button   string
 	Evidence []Evidence
 	Channel  string // "http", "cli", "telegram", ...
+	// Live, when the channel can reach the user while the turn runs, shows
+	// progress and asks questions before the reply; nil when it cannot.
+	Live Live
 	// ReceivedAt is when the channel accepted the message (zero: when the
 	// engine got it). A typed "yes" confirms only an action that was shown
 	// before it arrived.

@@ -43,7 +43,8 @@ type Answer struct {
 var ErrNoLive = errors.New("the channel cannot ask the user during a turn")
 
 // Live is what a channel offers a turn while it runs: status updates and
-// questions before the reply. Implementations are safe for concurrent use.
+// questions before the reply. A channel hands it to the engine as
+// Inbound.Live. Implementations are safe for concurrent use.
 type Live interface {
 	// Progress shows an update; it never blocks for long and may drop or
 	// merge updates.
@@ -51,17 +52,4 @@ type Live interface {
 	// Ask shows q to the user of the turn and waits for the answer, until
 	// ctx ends.
 	Ask(ctx context.Context, q Question) (Answer, error)
-}
-
-type liveKey struct{}
-
-// WithLive returns ctx carrying l for the turn it starts.
-func WithLive(ctx context.Context, l Live) context.Context {
-	return context.WithValue(ctx, liveKey{}, l)
-}
-
-// LiveFrom returns the Live ctx carries, or nil.
-func LiveFrom(ctx context.Context) Live {
-	l, _ := ctx.Value(liveKey{}).(Live)
-	return l
 }

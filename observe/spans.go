@@ -116,7 +116,7 @@ func (tr *Tracing) Observe(t *turn.Trace) {
 		root.End(trace.WithTimestamp(end))
 		return
 	}
-	b := &spanBuilder{tr: tr, t: t, root: window{ctx: ctx, start: start, end: end, cursor: start}}
+	b := &spanBuilder{tr: tr, t: t, root: window{parent: trace.SpanFromContext(ctx), start: start, end: end, cursor: start}}
 	b.steps()
 	b.calls()
 	b.tools()
@@ -130,10 +130,15 @@ func (tr *Tracing) Observe(t *turn.Trace) {
 
 // window is a parent span and the interval its children must fit in.
 type window struct {
-	ctx        context.Context
+	parent     trace.Span
 	op         string // the operation of a decide step
 	start, end time.Time
 	cursor     time.Time // end of the last child laid out in it
+}
+
+// context is a context whose span is the window's: its children's parent.
+func (w *window) context() context.Context {
+	return trace.ContextWithSpan(context.Background(), w.parent)
 }
 
 // spanBuilder builds the child spans of one turn.
@@ -156,13 +161,13 @@ func (b *spanBuilder) steps() {
 		if s.Note != "" {
 			attrs = append(attrs, AttrStepNote.String(s.Note))
 		}
-		ctx, span := b.tr.tracer.Start(b.root.ctx, stepSpanPrefix+s.Name,
+		ctx, span := b.tr.tracer.Start(b.root.context(), stepSpanPrefix+s.Name,
 			trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithTimestamp(s0),
 			trace.WithAttributes(attrs...))
 		span.End(trace.WithTimestamp(s1))
 		if op, ok := strings.CutPrefix(s.Name, stepDecide); ok {
-			b.decides = append(b.decides, &window{ctx: ctx, op: op, start: s0, end: s1, cursor: s0})
+			b.decides = append(b.decides, &window{parent: trace.SpanFromContext(ctx), op: op, start: s0, end: s1, cursor: s0})
 		}
 	}
 }
@@ -178,7 +183,7 @@ func (b *spanBuilder) calls() {
 		if c.Model != "" {
 			name += " " + c.Model
 		}
-		_, span := b.tr.tracer.Start(w.ctx, name,
+		_, span := b.tr.tracer.Start(w.context(), name,
 			trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithTimestamp(s0),
 			trace.WithAttributes(b.tr.callAttributes(c)...))
@@ -255,7 +260,7 @@ func (b *spanBuilder) tools() {
 		if failed {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(ex.Status)))
 		}
-		_, span := b.tr.tracer.Start(b.root.ctx, "execute_tool "+ex.Tool,
+		_, span := b.tr.tracer.Start(b.root.context(), "execute_tool "+ex.Tool,
 			trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithTimestamp(s0),
 			trace.WithAttributes(attrs...))

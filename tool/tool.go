@@ -13,6 +13,9 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
 )
 
 // Risk is a tool's side-effect level; the caller needs the scope of the same
@@ -111,6 +114,23 @@ type Caller struct {
 	Language string
 }
 
+// Session is what a tool may do while its call runs, besides returning a
+// result: show progress, ask the call's user, and ask the model of the
+// turn the call runs in (an MCP server's approved sampling request, say).
+// The engine hands one to every call as Call.Session; it ends when the
+// call returns, after which progress is dropped and questions fail. Safe
+// for concurrent use.
+type Session interface {
+	// Progress shows an update; it never blocks for long.
+	Progress(p chat.Progress)
+	// Ask shows q to the call's user and waits for the answer until ctx
+	// ends; chat.ErrNoLive when the channel cannot ask.
+	Ask(ctx context.Context, q chat.Question) (chat.Answer, error)
+	// Model is the turn's model, each of its calls journaled and costed
+	// with the turn; nil when none is configured.
+	Model() llm.Provider
+}
+
 // Call is one invocation of a tool.
 type Call struct {
 	Caller Caller
@@ -119,6 +139,9 @@ type Call struct {
 	// retry; a tool that writes must not apply the same key twice.
 	IdempotencyKey string
 	Now            time.Time
+	// Session is what the call may do while it runs; nil outside a turn
+	// (a tool called directly, a test).
+	Session Session
 }
 
 // Status is the outcome class of a call that ran.

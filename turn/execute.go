@@ -121,11 +121,11 @@ func auditHash(args []byte) string {
 // call invokes the tool under its timeout and caps the result size. A
 // timeout is an error, never "not found".
 func (e *Engine) call(ctx context.Context, s *state, entry *tool.Entry, spec tool.Spec, args []byte, idemKey string) tool.Result {
-	lctx, endLive := e.liveFor(ctx, s, spec)
-	cctx, cancel := context.WithTimeout(lctx, spec.Timeout)
+	session, endSession := e.sessionFor(s, spec)
+	cctx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
-	res, err := entry.Tool.Call(cctx, tool.Call{Caller: callerOf(s), Args: args, IdempotencyKey: idemKey, Now: s.now})
-	endLive()
+	res, err := entry.Tool.Call(cctx, tool.Call{Caller: callerOf(s), Args: args, IdempotencyKey: idemKey, Now: s.now, Session: session})
+	endSession()
 	switch {
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
 		res = tool.Result{Status: tool.StatusError, Error: fmt.Sprintf("timed out after %s", spec.Timeout)}

@@ -23,31 +23,31 @@ type QuestionTrace struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// toolLive is the channel's chat.Live as one tool call sees it: updates
-// are named after the tool, and every update and question is traced.
-type toolLive struct {
+// toolSession is the tool.Session of one tool call: the channel's Live as
+// the tool sees it — updates named after the tool, every update and
+// question traced — and the turn's model.
+type toolSession struct {
 	inner chat.Live // nil when the channel offers none
 	trace *Trace
 	step  string
 	scope chat.Scope // what answering the call's questions takes (its risk)
-	ended bool       // under trace.mu: the call returned; nothing more is passed on
+	model *toolModel
+	ended bool // under trace.mu: the call returned; nothing more is passed on
 }
 
-// liveFor is the context of a tool call: the channel's Live as the tool
-// sees it, and the turn's model for tools that need one. end, called once
-// the call returned, cuts the Live off, so a late update or question of
-// the tool's goroutines neither reaches the user nor the sealed trace.
-func (e *Engine) liveFor(ctx context.Context, s *state, spec tool.Spec) (_ context.Context, end func()) {
-	ctx = context.WithValue(ctx, toolModelKey{}, &toolModel{e: e, s: s})
-	l := &toolLive{inner: chat.LiveFrom(ctx), trace: &s.trace, step: spec.Title, scope: chat.Scope(spec.Risk)}
-	return chat.WithLive(ctx, l), func() {
+var _ tool.Session = (*toolSession)(nil)
+
+// sessionFor is the session of a call of spec. end, called once the call
+// returned, cuts it off, so a late update or question of the tool's
+// goroutines neither reaches the user nor the sealed trace.
+func (e *Engine) sessionFor(s *state, spec tool.Spec) (_ *toolSession, end func()) {
+	l := &toolSession{inner: s.in.Live, trace: &s.trace, step: spec.Title, scope: chat.Scope(spec.Risk), model: &toolModel{e: e, s: s}}
+	return l, func() {
 		l.trace.mu.Lock()
 		l.ended = true
 		l.trace.mu.Unlock()
 	}
 }
-
-type toolModelKey struct{}
 
 // toolModel is the turn's model as a tool uses it (an MCP server's
 // approved sampling request): the tenant's strategy, with every attempt
@@ -57,18 +57,12 @@ type toolModel struct {
 	s *state
 }
 
-// ModelFrom returns the model of the turn a tool call runs in, or nil
-// outside a turn or when no model is configured. Its calls are journaled
-// in that turn's record.
-func ModelFrom(ctx context.Context) llm.Provider {
-	m, _ := ctx.Value(toolModelKey{}).(*toolModel)
-	if m == nil {
+// Model returns the turn's model, or nil when none is configured.
+func (l *toolSession) Model() llm.Provider {
+	if p, _ := l.model.e.providerFor(l.model.s.tenant); p == nil {
 		return nil
 	}
-	if p, _ := m.e.providerFor(m.s.tenant); p == nil {
-		return nil
-	}
-	return m
+	return l.model
 }
 
 func (m *toolModel) Name() string  { return "turn" }
@@ -85,7 +79,7 @@ func (m *toolModel) Complete(ctx context.Context, req llm.Request) (llm.Response
 	return m.e.callModel(ctx, m.s, p, req)
 }
 
-func (l *toolLive) Progress(p chat.Progress) {
+func (l *toolSession) Progress(p chat.Progress) {
 	if p.Step == "" {
 		p.Step = l.step
 	}
@@ -106,7 +100,7 @@ func (l *toolLive) Progress(p chat.Progress) {
 // errCallEnded: a question came after its tool call returned.
 var errCallEnded = errors.New("the tool call has ended")
 
-func (l *toolLive) Ask(ctx context.Context, q chat.Question) (chat.Answer, error) {
+func (l *toolSession) Ask(ctx context.Context, q chat.Question) (chat.Answer, error) {
 	l.trace.mu.Lock()
 	ended := l.ended
 	l.trace.mu.Unlock()

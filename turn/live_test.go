@@ -33,8 +33,9 @@ func TestToolLiveEndsWithTheCall(t *testing.T) {
 	e := &Engine{}
 	s := &state{}
 	channel := &countingLive{}
-	ctx, end := e.liveFor(chat.WithLive(context.Background(), channel), s, tool.Spec{Title: "Отчёт", Risk: tool.RiskRead})
-	live := chat.LiveFrom(ctx)
+	ctx := context.Background()
+	s.in.Live = channel
+	live, end := e.sessionFor(s, tool.Spec{Title: "Отчёт", Risk: tool.RiskRead})
 	live.Progress(chat.Progress{Done: 1, Total: 2})
 	if a, err := live.Ask(ctx, chat.Question{Text: "?", Choices: []chat.Button{{Label: "ok", Value: "accept"}}}); err != nil || a.Choice != "accept" {
 		t.Fatalf("Ask = %+v, %v", a, err)
@@ -53,9 +54,9 @@ func TestToolLiveEndsWithTheCall(t *testing.T) {
 
 	// Without a channel the question is refused and traced as such.
 	s = &state{}
-	ctx, end = e.liveFor(context.Background(), s, tool.Spec{Title: "Форма", Risk: tool.RiskRead})
+	live, end = e.sessionFor(s, tool.Spec{Title: "Форма", Risk: tool.RiskRead})
 	defer end()
-	if _, err := chat.LiveFrom(ctx).Ask(ctx, chat.Question{Text: "?"}); !errors.Is(err, chat.ErrNoLive) {
+	if _, err := live.Ask(ctx, chat.Question{Text: "?"}); !errors.Is(err, chat.ErrNoLive) {
 		t.Errorf("Ask without a channel = %v", err)
 	}
 	if len(s.trace.Questions) != 1 || s.trace.Questions[0].Error != chat.ErrNoLive.Error() {

@@ -124,8 +124,8 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		Evidence:  req.Evidence,
 		Channel:   "http",
 	}
-	live := httpLive{board: s.questions, owner: questionOwner(id), conversation: req.ConversationID}
-	out, err := s.cfg.Handler.HandleTurn(chat.WithLive(r.Context(), live), in)
+	in.Live = httpLive{board: s.questions, owner: questionOwner(id), conversation: req.ConversationID}
+	out, err := s.cfg.Handler.HandleTurn(r.Context(), in)
 	if err != nil {
 		// No reply was possible (lock wait, store down); nothing was
 		// committed for this message, so a retry is safe.

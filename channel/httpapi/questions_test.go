@@ -14,7 +14,7 @@ import (
 type askingHandler struct{ recorder }
 
 func (h *askingHandler) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound, error) {
-	live := chat.LiveFrom(ctx)
+	live := in.Live
 	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	a, err := live.Ask(actx, chat.Question{Text: "Разрешить?", FreeText: true,

@@ -69,9 +69,9 @@ type parked struct {
 // call runs one tools/call as a turn of its own conversation, so parallel
 // calls of one client never drop each other's pending confirmation.
 func (s *Server) call(ctx context.Context, name string, req *mcp.CallToolRequest) *mcp.CallToolResult {
-	ctx = s.withLive(ctx, req)
+	lv := s.liveOf(req)
 	if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
-		return s.resume(ctx, name, req.Params)
+		return s.resume(ctx, lv, name, req.Params)
 	}
 	conv := s.prefix + strconv.FormatUint(s.seq.Add(1), 10)
 	in := s.inbound(conv)
@@ -79,7 +79,7 @@ func (s *Server) call(ctx context.Context, name string, req *mcp.CallToolRequest
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	in.Call = &chat.Call{Tool: name, Args: args}
+	in.Call, in.Live = &chat.Call{Tool: name, Args: args}, lv
 	out, err := s.cfg.Handler.HandleTurn(ctx, in)
 	if err != nil {
 		s.logger.Error("mcp: call failed", "tool", name, "conversation", conv, "error", err)
@@ -112,14 +112,14 @@ func (s *Server) call(ctx context.Context, name string, req *mcp.CallToolRequest
 	if err != nil && actx.Err() != nil && ctx.Err() == nil {
 		err = context.DeadlineExceeded
 	}
-	return s.settle(ctx, conv, id, answer, err)
+	return s.settle(ctx, lv, conv, id, answer, err)
 }
 
 // resume is the retry of a call whose confirmation the client asked for:
 // the answer decides the action parked under the request state. The state
 // is a random one-time token held here, so a client cannot point an answer
 // at another action or answer twice.
-func (s *Server) resume(ctx context.Context, name string, p *mcp.CallToolParamsRaw) *mcp.CallToolResult {
+func (s *Server) resume(ctx context.Context, lv chat.Live, name string, p *mcp.CallToolParamsRaw) *mcp.CallToolResult {
 	s.mu.Lock()
 	w, ok := s.parked[p.RequestState]
 	if ok {
@@ -139,15 +139,15 @@ func (s *Server) resume(ctx context.Context, name string, p *mcp.CallToolParamsR
 	if answer == nil {
 		err = errors.New("no answer in the retried call")
 	}
-	return s.settle(ctx, w.chat, w.id, answer, err)
+	return s.settle(ctx, lv, w.chat, w.id, answer, err)
 }
 
 // settle confirms the pending action only on an explicit yes; every other
 // answer, an error or silence cancels it.
-func (s *Server) settle(ctx context.Context, conv, id string, answer *mcp.ElicitResult, askErr error) *mcp.CallToolResult {
+func (s *Server) settle(ctx context.Context, lv chat.Live, conv, id string, answer *mcp.ElicitResult, askErr error) *mcp.CallToolResult {
 	if askErr == nil && answer != nil && answer.Action == "accept" && answer.Content[confirmField] == true {
 		in := s.inbound(conv)
-		in.Button = "confirm:" + id
+		in.Button, in.Live = "confirm:"+id, lv
 		out, err := s.cfg.Handler.HandleTurn(ctx, in)
 		if err != nil {
 			s.logger.Error("mcp: confirmation failed", "conversation", conv, "error", err)

@@ -28,13 +28,14 @@ type live struct {
 	timeout time.Duration
 }
 
-func (s *Server) withLive(ctx context.Context, req *mcp.CallToolRequest) context.Context {
-	return chat.WithLive(ctx, &live{
+// liveOf is the chat.Live of the turns one tools/call runs.
+func (s *Server) liveOf(req *mcp.CallToolRequest) chat.Live {
+	return &live{
 		session: req.Session,
 		token:   req.Params.GetProgressToken(),
 		canAsk:  req.ProtocolVersion() < mrtrVersion && canElicit(req.ClientCapabilities()),
 		timeout: s.cfg.ConfirmTimeout,
-	})
+	}
 }
 
 func (l *live) Progress(p chat.Progress) {

@@ -74,7 +74,7 @@ func (f *fake) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound, 
 		return chat.Outbound{}, errors.New("store unavailable")
 	case "ask":
 		// A tool that reports progress and asks the user mid-call.
-		l := chat.LiveFrom(ctx)
+		l := in.Live
 		if l == nil {
 			return chat.Outbound{Say: "no live"}, nil
 		}

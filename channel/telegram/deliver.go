@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/arbiterhq/arbiter/chat"
 )
 
 // typingEvery repeats "typing": Telegram shows it for about 5 s.
@@ -91,7 +89,9 @@ func (c *Channel) run(ctx context.Context, e *entry) (*outbox, error) {
 	}
 	stop := c.typing(ctx, p.chatID, p.threadID)
 	live := c.newLive(p)
-	out, err := c.cfg.Handler.HandleTurn(chat.WithLive(ctx, live), *p.in)
+	in := *p.in
+	in.Live = live
+	out, err := c.cfg.Handler.HandleTurn(ctx, in)
 	live.close()
 	stop()
 	if err != nil {

@@ -139,7 +139,7 @@ type liveHandler struct {
 }
 
 func (l *liveHandler) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound, error) {
-	live := chat.LiveFrom(ctx)
+	live := in.Live
 	if live == nil {
 		return chat.Outbound{}, context.Canceled
 	}

@@ -68,7 +68,6 @@ func chatLoop(ctx context.Context, configPath string, opts server.Options, stdin
 	var buttons []chat.Button
 	term := newTerminal(stdin, stdout)
 	defer term.close()
-	ctx = chat.WithLive(ctx, term)
 	for {
 		fmt.Fprint(stdout, "> ")
 		line, ok := term.readLine()
@@ -79,7 +78,7 @@ func chatLoop(ctx context.Context, configPath string, opts server.Options, stdin
 		if line == "" {
 			return nil
 		}
-		in := chat.Inbound{Identity: id, Chat: conversation, Text: line, Channel: "cli"}
+		in := chat.Inbound{Identity: id, Chat: conversation, Text: line, Channel: "cli", Live: term}
 		if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(buttons) {
 			in.Text, in.Button = "", buttons[n-1].Value
 		}

@@ -223,7 +223,7 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 		ProtoMinor:    1,
 		Header:        header,
 		ContentLength: int64(len(rec.body)),
-		Body:          &replayBody{ctx: req.Context(), r: bytes.NewReader(rec.body)},
+		Body:          &replayBody{ctxErr: req.Context().Err, r: bytes.NewReader(rec.body)},
 		Request:       req,
 	}
 	if rec.bodyEnd != nil {
@@ -265,9 +265,10 @@ func (r *Replayer) take(key string, body []byte) (*recorded, int) {
 // replayBody serves a recorded body, then io.EOF or the recorded end error.
 // It stops with the context's error once the request context is done.
 type replayBody struct {
-	ctx context.Context
-	r   *bytes.Reader
-	end *ReplayedError
+	// ctxErr is the request context's Err: reading stops once it is done.
+	ctxErr func() error
+	r      *bytes.Reader
+	end    *ReplayedError
 
 	mu     sync.Mutex
 	closed bool
@@ -281,7 +282,7 @@ func (b *replayBody) Read(p []byte) (int, error) {
 	if b.closed {
 		return 0, errReadAfterClose
 	}
-	if err := b.ctx.Err(); err != nil {
+	if err := b.ctxErr(); err != nil {
 		return 0, err
 	}
 	n, err := b.r.Read(p)

@@ -3,6 +3,7 @@ package mcptool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/tool"
 )
 
@@ -85,15 +87,26 @@ func (s *Server) callFor(token any) *progressLog {
 // ask shows q to the user of call pl and waits, bounded by AskTimeout,
 // the call itself and the server's request (hctx).
 func (s *Server) ask(hctx context.Context, pl *progressLog, q chat.Question) (chat.Answer, error) {
-	live := chat.LiveFrom(pl.ctx)
-	if live == nil {
+	if pl.session == nil {
 		return chat.Answer{}, chat.ErrNoLive
 	}
-	ctx, cancel := context.WithTimeout(pl.ctx, s.cfg.AskTimeout)
+	ctx, cancel := s.whileCalling(hctx, pl, s.cfg.AskTimeout)
 	defer cancel()
-	stop := context.AfterFunc(hctx, cancel)
-	defer stop()
-	return live.Ask(ctx, q)
+	return pl.session.Ask(ctx, q)
+}
+
+// whileCalling is a context of the server's request hctx that also ends
+// with call pl, and after timeout.
+func (s *Server) whileCalling(hctx context.Context, pl *progressLog, timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(hctx, timeout)
+	go func() {
+		select {
+		case <-pl.ended:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // onSample handles sampling/createMessage: the user sees the request and
@@ -133,12 +146,56 @@ func (s *Server) onSample(hctx context.Context, req *mcp.CreateMessageRequest) (
 		s.log.Info("mcp sampling request not approved", "tool", pl.tool, "choice", a.Choice, "err", err)
 		return nil, errRejected
 	}
-	res, err := s.cfg.Sample(pl.ctx, sr)
+	sample := s.cfg.Sample
+	if sample == nil {
+		sample = sessionSampler(pl.session)
+	}
+	sctx, cancel := s.whileCalling(hctx, pl, s.cfg.Timeout)
+	defer cancel()
+	res, err := sample(sctx, sr)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the model could not answer"}
 	}
 	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: res.Text}, Model: res.Model,
 		Role: "assistant", StopReason: "endTurn"}, nil
+}
+
+// maxSampleTokens caps what a server's sampling request may spend of the
+// model, whatever it asks for.
+const maxSampleTokens = 1000
+
+// sessionSampler answers approved sampling requests with the model of the
+// call's session — the turn's, so the call is journaled and costed there.
+func sessionSampler(session tool.Session) func(ctx context.Context, req SampleRequest) (SampleResult, error) {
+	return func(ctx context.Context, req SampleRequest) (SampleResult, error) {
+		var p llm.Provider
+		if session != nil {
+			p = session.Model()
+		}
+		if p == nil {
+			return SampleResult{}, errors.New("no model is configured")
+		}
+		var msgs []llm.Message
+		if req.SystemPrompt != "" {
+			msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: req.SystemPrompt})
+		}
+		for _, m := range req.Messages {
+			role := llm.RoleUser
+			if m.Role == "assistant" {
+				role = llm.RoleAssistant
+			}
+			msgs = append(msgs, llm.Message{Role: role, Content: m.Text})
+		}
+		limit := req.MaxTokens
+		if limit <= 0 || limit > maxSampleTokens {
+			limit = maxSampleTokens
+		}
+		resp, err := p.Complete(ctx, llm.Request{Messages: msgs, MaxTokens: limit, Temperature: req.Temperature, Operation: "mcp_sampling"})
+		if err != nil {
+			return SampleResult{}, err
+		}
+		return SampleResult{Text: resp.Text, Model: resp.Model}, nil
+	}
 }
 
 // samplingExcerpt is what the user reads of a sampling request.

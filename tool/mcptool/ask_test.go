@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/mcptool"
 )
@@ -56,6 +57,12 @@ func (l *scriptedLive) shownProgress() []chat.Progress {
 	return append([]chat.Progress(nil), l.progress...)
 }
 
+// liveSession is a tool session on a channel's Live, with no model (the
+// tests give their servers a Sample function).
+type liveSession struct{ chat.Live }
+
+func (liveSession) Model() llm.Provider { return nil }
+
 func choose(v string) *chat.Answer { return &chat.Answer{Choice: v} }
 func typed(s string) *chat.Answer  { return &chat.Answer{Text: s} }
 
@@ -63,10 +70,11 @@ func callLive(t *testing.T, tl tool.Tool, live chat.Live, args string) tool.Resu
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	call := tool.Call{Caller: tool.Caller{TenantID: "t", UserID: "u", Role: "owner", Language: "ru"}, Args: json.RawMessage(args)}
 	if live != nil {
-		ctx = chat.WithLive(ctx, live)
+		call.Session = liveSession{live}
 	}
-	res, err := tl.Call(ctx, tool.Call{Caller: tool.Caller{TenantID: "t", UserID: "u", Role: "owner", Language: "ru"}, Args: json.RawMessage(args)})
+	res, err := tl.Call(ctx, call)
 	if err != nil {
 		t.Fatalf("Call returned a Go error: %v", err)
 	}

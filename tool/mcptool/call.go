@@ -76,9 +76,10 @@ type progressEntry struct {
 type progressLog struct {
 	server, tool string
 	caller       tool.Caller
-	// ctx is the call's context: it carries the channel's chat.Live and
-	// ends with the call.
-	ctx     context.Context
+	// session is the call's (nil outside a turn); ended closes when the
+	// call's context ends, which also ends what it asked.
+	session tool.Session
+	ended   <-chan struct{}
 	mu      sync.Mutex
 	entries []progressEntry
 	count   int
@@ -120,8 +121,8 @@ func (s *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationClie
 	if len(pl.entries) > maxProgress {
 		pl.entries = pl.entries[len(pl.entries)-maxProgress:]
 	}
-	if live := chat.LiveFrom(pl.ctx); live != nil {
-		live.Progress(chat.Progress{Done: e.Progress, Total: e.Total, Message: e.Message})
+	if pl.session != nil {
+		pl.session.Progress(chat.Progress{Done: e.Progress, Total: e.Total, Message: e.Message})
 	}
 	if s.cfg.OnProgress != nil {
 		s.cfg.OnProgress(Progress{Server: pl.server, Tool: pl.tool, Caller: pl.caller,
@@ -212,7 +213,7 @@ func (s *Server) invoke(ctx context.Context, tg *target, call tool.Call) tool.Re
 	token := s.cfg.Name + "-" + strconv.FormatUint(s.nextToken.Add(1), 10)
 	cctx, cancel := context.WithTimeout(ctx, tg.spec.Timeout)
 	defer cancel()
-	pl := &progressLog{server: s.cfg.Name, tool: tg.info.Name, caller: call.Caller, ctx: cctx}
+	pl := &progressLog{server: s.cfg.Name, tool: tg.info.Name, caller: call.Caller, session: call.Session, ended: cctx.Done()}
 	s.progress.Store(token, pl)
 	defer s.progress.Delete(token)
 	params := &mcp.CallToolParams{Name: tg.info.Name, Arguments: json.RawMessage(args)}

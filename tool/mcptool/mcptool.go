@@ -185,7 +185,9 @@ type ServerConfig struct {
 	// Sampling declares the sampling capability: a server may then ask
 	// for a completion during a call. Each request is shown to the user of
 	// that call, who allows or declines it; allowed ones are completed by
-	// Sample. Elicitation declares the elicitation capability (form and
+	// Sample, or when Sample is nil by the model of the call's session
+	// (tool.Session.Model: the turn's, journaled and costed with it).
+	// Elicitation declares the elicitation capability (form and
 	// URL): each request is shown to the user, a URL is never opened for
 	// them, a form is filled one field at a time, and decline and cancel
 	// reach the server as such. Both are off by default. A request that
@@ -323,9 +325,6 @@ func validateConfig(cfg *ServerConfig) error {
 	}
 	if cfg.Timeout < 0 || cfg.MaxResultBytes < 0 || cfg.ConnectTimeout < 0 || cfg.MinBackoff < 0 || cfg.MaxBackoff < 0 {
 		return fmt.Errorf("negative timeout, size or back-off")
-	}
-	if cfg.Sampling && cfg.Sample == nil {
-		return fmt.Errorf("sampling is enabled but nothing answers it (no Sample function)")
 	}
 	if cfg.AskTimeout < 0 {
 		return fmt.Errorf("negative ask timeout")

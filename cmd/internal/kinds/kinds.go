@@ -8,7 +8,6 @@ package kinds
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -29,7 +28,6 @@ import (
 	"github.com/arbiterhq/arbiter/tool/calendar"
 	"github.com/arbiterhq/arbiter/tool/calendar/google"
 	"github.com/arbiterhq/arbiter/tool/mcptool"
-	"github.com/arbiterhq/arbiter/turn"
 )
 
 // All returns the server's built-in kinds plus the integrations, in fresh
@@ -119,7 +117,7 @@ func mcpTools(ctx context.Context, env *server.Env, _ server.Section) (server.To
 		}
 		cfg := mcptool.ServerConfig{Name: sc.Name, Dir: sc.Dir, Env: sc.Env, InheritEnv: sc.InheritEnv, URL: sc.URL,
 			Headers: sc.Headers, Policy: policy, Timeout: time.Duration(sc.Timeout), Logger: env.Logger,
-			Sampling: sc.Sampling, Elicitation: sc.Elicitation, AskTimeout: time.Duration(sc.AskTimeout), Sample: sample}
+			Sampling: sc.Sampling, Elicitation: sc.Elicitation, AskTimeout: time.Duration(sc.AskTimeout)}
 		if len(sc.Command) > 0 {
 			cfg.Command, cfg.Args = sc.Command[0], sc.Command[1:]
 		}
@@ -147,39 +145,6 @@ func mcpTools(ctx context.Context, env *server.Env, _ server.Section) (server.To
 	set.Tools = append(set.Tools, action)
 	set.Context = []tool.ContextSource{action}
 	return set, nil
-}
-
-// maxSampleTokens caps what a server's sampling request may spend of our
-// model, whatever it asks for.
-const maxSampleTokens = 1000
-
-// sample answers an approved sampling request with the model of the turn
-// whose tool call caused it, so the call is journaled and costed there.
-func sample(ctx context.Context, req mcptool.SampleRequest) (mcptool.SampleResult, error) {
-	p := turn.ModelFrom(ctx)
-	if p == nil {
-		return mcptool.SampleResult{}, errors.New("no model is configured")
-	}
-	var msgs []llm.Message
-	if req.SystemPrompt != "" {
-		msgs = append(msgs, llm.Message{Role: "system", Content: req.SystemPrompt})
-	}
-	for _, m := range req.Messages {
-		role := "user"
-		if m.Role == "assistant" {
-			role = "assistant"
-		}
-		msgs = append(msgs, llm.Message{Role: role, Content: m.Text})
-	}
-	limit := req.MaxTokens
-	if limit <= 0 || limit > maxSampleTokens {
-		limit = maxSampleTokens
-	}
-	resp, err := p.Complete(ctx, llm.Request{Messages: msgs, MaxTokens: limit, Temperature: req.Temperature, Operation: "mcp_sampling"})
-	if err != nil {
-		return mcptool.SampleResult{}, err
-	}
-	return mcptool.SampleResult{Text: resp.Text, Model: resp.Model}, nil
 }
 
 // MCPPath is where the MCP channel and `arbiter mcp -listen` serve MCP
