@@ -7,44 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
-
-// benchSchema is a decision-like schema of about 1 KB.
-var benchSchema = []byte(`{"type":"object","additionalProperties":false,` +
-	`"required":["reply","action","arguments","confidence","needs_confirmation"],"properties":{` +
-	`"reply":{"type":"string","description":"What to say to the user, in their language."},` +
-	`"action":{"type":["string","null"],"enum":["none","search_tasks","create_task","move_task","comment_task","list_events","create_event",null],"description":"The tool to call, or none."},` +
-	`"arguments":{"type":["object","null"],"additionalProperties":false,"required":["query","title","list","due","text"],"properties":{` +
-	`"query":{"type":["string","null"]},"title":{"type":["string","null"]},"list":{"type":["string","null"]},` +
-	`"due":{"type":["string","null"],"description":"RFC 3339 date or null"},"text":{"type":["string","null"]}}},` +
-	`"confidence":{"type":"number","minimum":0,"maximum":1},` +
-	`"needs_confirmation":{"type":"boolean","description":"True when the action changes data."}}}`)
-
-const benchDecision = `{"reply":"I found 3 tasks about the launch.","action":"search_tasks","arguments":{"query":"launch","title":null,"list":null,"due":null,"text":null},"confidence":0.92,"needs_confirmation":false}`
-
-// benchRequest is a turn-sized request: a ~2.5 KB system prompt, a short
-// history and a user message (~3 KB in all) plus the schema.
-func benchRequest() llm.Request {
-	system := strings.Repeat("You are the team assistant. Answer briefly, in the user's language, and propose at most one action. ", 25)
-	return llm.Request{
-		Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: system},
-			{Role: llm.RoleUser, Content: "What is on the board for the launch?"},
-			{Role: llm.RoleAssistant, Content: `{"reply":"Let me look.","action":"none","arguments":null,"confidence":0.8,"needs_confirmation":false}`},
-			{Role: llm.RoleUser, Content: "Show me the open tasks about the launch, please, and anything due this week."},
-		},
-		Schema:    &llm.Schema{Name: "decision", JSON: benchSchema},
-		MaxTokens: 500,
-		Operation: "turn",
-	}
-}
 
 func benchServer(b *testing.B) *llmtest.AnthropicServer {
 	b.Helper()
@@ -53,24 +23,11 @@ func benchServer(b *testing.B) *llmtest.AnthropicServer {
 		SkipRecording: true,
 		Respond: func(*llmtest.AnthropicRequest) llmtest.AnthropicReply {
 			return llmtest.AnthropicReply{Model: "claude-bench-20260101",
-				ToolUses: []llmtest.AnthropicToolUse{{ID: "toolu_1", Name: DecisionTool, Input: json.RawMessage(benchDecision)}}}
+				ToolUses: []llmtest.AnthropicToolUse{{ID: "toolu_1", Name: DecisionTool, Input: json.RawMessage(providertest.BenchDecision)}}}
 		},
 	})
 	b.Cleanup(srv.Close)
 	return srv
-}
-
-// reportCPU starts measuring the process's CPU time; the returned func
-// reports it per iteration as "cpu-ns/op" (client and fake server
-// together), which is steadier than wall time on a shared machine.
-func reportCPU(b *testing.B) func() {
-	start, ok := processCPU()
-	return func() {
-		end, _ := processCPU()
-		if ok && b.N > 0 {
-			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
-		}
-	}
 }
 
 // BenchmarkComplete measures one Provider.Complete through the SDK against
@@ -81,13 +38,13 @@ func BenchmarkComplete(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := benchRequest()
+	req := providertest.BenchRequest()
 	ctx := context.Background()
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer providertest.ReportCPU(b)()
 	for b.Loop() {
 		resp, err := p.Complete(ctx, req)
-		if err != nil || resp.Text != benchDecision {
+		if err != nil || resp.Text != providertest.BenchDecision {
 			b.Fatalf("Complete: %v %q", err, resp.Text)
 		}
 	}
@@ -99,13 +56,13 @@ func BenchmarkBaselineNetHTTP(b *testing.B) {
 	srv := benchServer(b)
 	client := SharedHTTPClient()
 	url := srv.URL + "/v1/messages"
-	req := benchRequest()
+	req := providertest.BenchRequest()
 	ctx := context.Background()
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer providertest.ReportCPU(b)()
 	for b.Loop() {
 		text, err := baselineComplete(ctx, client, url, &req)
-		if err != nil || text != benchDecision {
+		if err != nil || text != providertest.BenchDecision {
 			b.Fatalf("baseline: %v %q", err, text)
 		}
 	}
@@ -119,7 +76,7 @@ func BenchmarkEncodeBody(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := benchRequest()
+	req := providertest.BenchRequest()
 	b.Run("hand", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

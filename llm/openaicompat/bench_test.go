@@ -7,43 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
-
-// benchSchema is a decision-like strict schema of about 1 KB.
-var benchSchema = []byte(`{"type":"object","additionalProperties":false,` +
-	`"required":["reply","action","arguments","confidence","needs_confirmation"],"properties":{` +
-	`"reply":{"type":"string","description":"What to say to the user, in their language."},` +
-	`"action":{"type":["string","null"],"enum":["none","search_tasks","create_task","move_task","comment_task","list_events","create_event",null],"description":"The tool to call, or none."},` +
-	`"arguments":{"type":["object","null"],"additionalProperties":false,"required":["query","title","list","due","text"],"properties":{` +
-	`"query":{"type":["string","null"]},"title":{"type":["string","null"]},"list":{"type":["string","null"]},` +
-	`"due":{"type":["string","null"],"description":"RFC 3339 date or null"},"text":{"type":["string","null"]}}},` +
-	`"confidence":{"type":"number","minimum":0,"maximum":1},` +
-	`"needs_confirmation":{"type":"boolean","description":"True when the action changes data."}}}`)
-
-const benchReply = `{"reply":"I found 3 tasks about the launch.","action":"search_tasks","arguments":{"query":"launch","title":null,"list":null,"due":null,"text":null},"confidence":0.92,"needs_confirmation":false}`
-
-// benchRequest is a turn-sized request: a ~2.5 KB system prompt, a short
-// history and a user message (~3 KB in all) plus the strict schema.
-func benchRequest() llm.Request {
-	system := strings.Repeat("You are the team assistant. Answer briefly, in the user's language, and propose at most one action. ", 25)
-	return llm.Request{
-		Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: system},
-			{Role: llm.RoleUser, Content: "What is on the board for the launch?"},
-			{Role: llm.RoleAssistant, Content: `{"reply":"Let me look.","action":"none","arguments":null,"confidence":0.8,"needs_confirmation":false}`},
-			{Role: llm.RoleUser, Content: "Show me the open tasks about the launch, please, and anything due this week."},
-		},
-		Schema:      &llm.Schema{Name: "decision", JSON: benchSchema, Strict: benchSchema},
-		Temperature: 0,
-		MaxTokens:   500,
-		Operation:   "turn",
-	}
-}
 
 func benchServer(b *testing.B) *llmtest.Server {
 	b.Helper()
@@ -51,24 +20,11 @@ func benchServer(b *testing.B) *llmtest.Server {
 		APIKey:        testKey,
 		SkipRecording: true,
 		Respond: func(*llmtest.ChatRequest) llmtest.HTTPReply {
-			return llmtest.HTTPReply{Content: benchReply, Model: "bench-model-2025-01-01"}
+			return llmtest.HTTPReply{Content: providertest.BenchDecision, Model: "bench-model-2025-01-01"}
 		},
 	})
 	b.Cleanup(srv.Close)
 	return srv
-}
-
-// reportCPU starts measuring the process's CPU time; the returned func
-// reports it per iteration as "cpu-ns/op" (client and fake server
-// together), which is steadier than wall time on a shared machine.
-func reportCPU(b *testing.B) func() {
-	start, ok := processCPU()
-	return func() {
-		end, _ := processCPU()
-		if ok && b.N > 0 {
-			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
-		}
-	}
 }
 
 // BenchmarkComplete measures one Provider.Complete through the SDK against
@@ -79,13 +35,13 @@ func BenchmarkComplete(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := benchRequest()
+	req := providertest.BenchRequest()
 	ctx := context.Background()
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer providertest.ReportCPU(b)()
 	for b.Loop() {
 		resp, err := p.Complete(ctx, req)
-		if err != nil || resp.Text != benchReply {
+		if err != nil || resp.Text != providertest.BenchDecision {
 			b.Fatalf("Complete: %v %q", err, resp.Text)
 		}
 	}
@@ -124,11 +80,11 @@ func BenchmarkCompleteTools(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := benchRequest()
+	req := providertest.BenchRequest()
 	req.Tools = benchTools
 	ctx := context.Background()
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer providertest.ReportCPU(b)()
 	for b.Loop() {
 		resp, err := p.Complete(ctx, req)
 		if err != nil || len(resp.ToolCalls) != 1 || string(resp.ToolCalls[0].Arguments) != benchArguments {
@@ -143,13 +99,13 @@ func BenchmarkBaselineNetHTTP(b *testing.B) {
 	srv := benchServer(b)
 	client := SharedHTTPClient()
 	url := srv.URL + "/chat/completions"
-	req := benchRequest()
+	req := providertest.BenchRequest()
 	ctx := context.Background()
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer providertest.ReportCPU(b)()
 	for b.Loop() {
 		resp, err := baselineComplete(ctx, client, url, testKey, "bench-model", &req)
-		if err != nil || resp.Text != benchReply {
+		if err != nil || resp.Text != providertest.BenchDecision {
 			b.Fatalf("baseline: %v %q", err, resp.Text)
 		}
 	}

@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
 
 const testKey = "sk-test-0123456789abcdef"
@@ -48,34 +47,13 @@ func userRequest(text string) llm.Request {
 	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}}
 }
 
-// asLLMError asserts err is an *llm.Error naming the provider and model.
+// asLLMError asserts err is an *llm.Error naming p, not leaking testKey.
 func asLLMError(t *testing.T, err error, p *Provider) *llm.Error {
 	t.Helper()
-	var e *llm.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
-	}
-	if e.Provider != p.Name() || e.Model != p.Model() {
-		t.Errorf("error names %q/%q, want %q/%q", e.Provider, e.Model, p.Name(), p.Model())
-	}
-	if strings.Contains(err.Error(), testKey) || strings.Contains(fmt.Sprintf("%+v", e), testKey) {
-		t.Errorf("error leaks the API key: %v", err)
-	}
-	return e
+	return providertest.AsLLMError(t, err, p, testKey)
 }
 
-// jsonEqual compares two JSON documents structurally.
-func jsonEqual(t *testing.T, got []byte, want string) bool {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("decode %s: %v", got, err)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("decode want %s: %v", want, err)
-	}
-	return reflect.DeepEqual(g, w)
-}
+var jsonEqual = providertest.JSONEqual
 
 func TestNewValidation(t *testing.T) {
 	tests := []struct {
@@ -399,30 +377,6 @@ func TestOtherErrorBodies(t *testing.T) {
 	}
 }
 
-func TestWrongKey(t *testing.T) {
-	srv := llmtest.NewServer(llmtest.ServerConfig{APIKey: testKey})
-	defer srv.Close()
-	p, err := New(Config{BaseURL: srv.URL, APIKey: "sk-wrong", Model: "m"})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	_, err = p.Complete(context.Background(), userRequest("hi"))
-	if k := llm.KindOf(err); k != llm.ErrAuth {
-		t.Errorf("kind = %s, want auth (%v)", k, err)
-	}
-}
-
-func TestKeyNotLeaked(t *testing.T) {
-	srv, p := newTest(t, Config{})
-	srv.Enqueue(llmtest.HTTPReply{Status: 401, ErrorCode: "invalid_api_key",
-		ErrorMessage: "Incorrect API key provided: " + testKey + "."})
-	_, err := p.Complete(context.Background(), userRequest("hi"))
-	e := asLLMError(t, err, p) // fails on a leak
-	if !strings.Contains(e.Message, "[redacted]") {
-		t.Errorf("message %q: want the key replaced", e.Message)
-	}
-}
-
 func TestNoRetryOn503(t *testing.T) {
 	srv, p := newTest(t, Config{})
 	srv.Enqueue(llmtest.HTTPReply{Status: 503, RetryAfter: "0"}, llmtest.HTTPReply{Content: "late"})
@@ -432,100 +386,5 @@ func TestNoRetryOn503(t *testing.T) {
 	}
 	if n := srv.Count(); n != 1 {
 		t.Errorf("server saw %d requests, want 1", n)
-	}
-}
-
-func TestTimeout(t *testing.T) {
-	srv, p := newTest(t, Config{Timeout: 50 * time.Millisecond})
-	srv.Enqueue(llmtest.HTTPReply{Content: "slow", Delay: 5 * time.Second})
-	start := time.Now()
-	_, err := p.Complete(context.Background(), userRequest("hi"))
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Complete took %v with a 50ms timeout", d)
-	}
-	e := asLLMError(t, err, p)
-	if e.Kind != llm.ErrTransient {
-		t.Errorf("kind = %s, want transient (%v)", e.Kind, err)
-	}
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("error %v does not wrap context.DeadlineExceeded", err)
-	}
-}
-
-func TestCanceled(t *testing.T) {
-	t.Run("during the call", func(t *testing.T) {
-		srv, p := newTest(t, Config{})
-		srv.Enqueue(llmtest.HTTPReply{Content: "slow", Delay: 5 * time.Second})
-		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(20*time.Millisecond, cancel)
-		_, err := p.Complete(ctx, userRequest("hi"))
-		if e := asLLMError(t, err, p); e.Kind != llm.ErrCanceled {
-			t.Errorf("kind = %s, want canceled (%v)", e.Kind, err)
-		}
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("error %v does not wrap context.Canceled", err)
-		}
-	})
-	t.Run("before the call", func(t *testing.T) {
-		_, p := newTest(t, Config{})
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		_, err := p.Complete(ctx, userRequest("hi"))
-		if e := asLLMError(t, err, p); e.Kind != llm.ErrCanceled {
-			t.Errorf("kind = %s, want canceled (%v)", e.Kind, err)
-		}
-	})
-	t.Run("caller deadline", func(t *testing.T) {
-		srv, p := newTest(t, Config{})
-		srv.Enqueue(llmtest.HTTPReply{Content: "slow", Delay: 5 * time.Second})
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		defer cancel()
-		_, err := p.Complete(ctx, userRequest("hi"))
-		if e := asLLMError(t, err, p); e.Kind != llm.ErrCanceled {
-			t.Errorf("kind = %s, want canceled: the caller's context ended (%v)", e.Kind, err)
-		}
-	})
-}
-
-func TestConnectionRefused(t *testing.T) {
-	srv := llmtest.NewServer(llmtest.ServerConfig{})
-	url := srv.URL
-	srv.Close()
-	p, err := New(Config{BaseURL: url, APIKey: testKey, Model: "m"})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	_, err = p.Complete(context.Background(), userRequest("hi"))
-	if e := asLLMError(t, err, p); e.Kind != llm.ErrTransient {
-		t.Errorf("kind = %s, want transient (%v)", e.Kind, err)
-	}
-}
-
-func TestConcurrent(t *testing.T) {
-	srv := llmtest.NewServer(llmtest.ServerConfig{Respond: func(r *llmtest.ChatRequest) llmtest.HTTPReply {
-		return llmtest.HTTPReply{Content: "echo:" + r.Messages[0].Content}
-	}})
-	defer srv.Close()
-	p, err := New(Config{BaseURL: srv.URL, Model: "m"})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	var wg sync.WaitGroup
-	for i := range 32 {
-		wg.Go(func() {
-			msg := fmt.Sprintf("m%d", i)
-			resp, err := p.Complete(context.Background(), userRequest(msg))
-			if err != nil {
-				t.Errorf("Complete %d: %v", i, err)
-				return
-			}
-			if resp.Text != "echo:"+msg {
-				t.Errorf("Complete %d: text %q", i, resp.Text)
-			}
-		})
-	}
-	wg.Wait()
-	if n := srv.Count(); n != 32 {
-		t.Errorf("server saw %d requests, want 32", n)
 	}
 }

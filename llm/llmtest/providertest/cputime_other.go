@@ -1,6 +1,6 @@
 //go:build !unix
 
-package anthropic
+package providertest
 
 import "time"
 

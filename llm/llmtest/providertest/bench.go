@@ -1,0 +1,56 @@
+package providertest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/llm"
+)
+
+// The shared material of the providers' benchmarks, so their figures
+// compare: one turn-sized request and its decision.
+
+// BenchSchema is a decision-like strict schema of about 1 KB.
+var BenchSchema = []byte(`{"type":"object","additionalProperties":false,` +
+	`"required":["reply","action","arguments","confidence","needs_confirmation"],"properties":{` +
+	`"reply":{"type":"string","description":"What to say to the user, in their language."},` +
+	`"action":{"type":["string","null"],"enum":["none","search_tasks","create_task","move_task","comment_task","list_events","create_event",null],"description":"The tool to call, or none."},` +
+	`"arguments":{"type":["object","null"],"additionalProperties":false,"required":["query","title","list","due","text"],"properties":{` +
+	`"query":{"type":["string","null"]},"title":{"type":["string","null"]},"list":{"type":["string","null"]},` +
+	`"due":{"type":["string","null"],"description":"RFC 3339 date or null"},"text":{"type":["string","null"]}}},` +
+	`"confidence":{"type":"number","minimum":0,"maximum":1},` +
+	`"needs_confirmation":{"type":"boolean","description":"True when the action changes data."}}}`)
+
+// BenchDecision is the model's answer to BenchRequest.
+const BenchDecision = `{"reply":"I found 3 tasks about the launch.","action":"search_tasks","arguments":{"query":"launch","title":null,"list":null,"due":null,"text":null},"confidence":0.92,"needs_confirmation":false}`
+
+// BenchRequest is a turn-sized request: a ~2.5 KB system prompt, a short
+// history and a user message (~3 KB in all) plus the strict schema.
+func BenchRequest() llm.Request {
+	system := strings.Repeat("You are the team assistant. Answer briefly, in the user's language, and propose at most one action. ", 25)
+	return llm.Request{
+		Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: system},
+			{Role: llm.RoleUser, Content: "What is on the board for the launch?"},
+			{Role: llm.RoleAssistant, Content: `{"reply":"Let me look.","action":"none","arguments":null,"confidence":0.8,"needs_confirmation":false}`},
+			{Role: llm.RoleUser, Content: "Show me the open tasks about the launch, please, and anything due this week."},
+		},
+		Schema:      &llm.Schema{Name: "decision", JSON: BenchSchema, Strict: BenchSchema},
+		Temperature: 0,
+		MaxTokens:   500,
+		Operation:   "turn",
+	}
+}
+
+// ReportCPU starts measuring the process's CPU time; the returned func
+// reports it per iteration as "cpu-ns/op" (client and fake server
+// together), which is steadier than wall time on a shared machine.
+func ReportCPU(b *testing.B) func() {
+	start, ok := processCPU()
+	return func() {
+		end, _ := processCPU()
+		if ok && b.N > 0 {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
