@@ -8,6 +8,10 @@ import (
 
 var namePattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$`)
 
+// ValidName reports whether name can name a tool: a letter, then letters,
+// digits, '_', '.' or '-', at most 64 in all (what model APIs accept).
+func ValidName(name string) bool { return namePattern.MatchString(name) }
+
 // Entry is a registered tool with its normalized spec and compiled schema.
 type Entry struct {
 	Tool   Tool

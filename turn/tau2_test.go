@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/funcdef"
 	"github.com/arbiterhq/arbiter/turn"
 )
 
@@ -60,7 +61,7 @@ func TestTau2WritesGoThroughConfirmation(t *testing.T) {
 		var tools []tool.Tool
 		for _, td := range catalog.Tools {
 			raw, _ := json.Marshal(map[string]any{"name": td.Name, "parameters": td.Parameters})
-			def, err := tool.ParseFunctionDef(raw, tool.FuncDefOptions{})
+			def, err := funcdef.Parse(raw, funcdef.Options{})
 			if err != nil {
 				t.Fatalf("%s/%s: %v", domain, td.Name, err)
 			}

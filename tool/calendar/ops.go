@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // Bounds of create_event times.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/action"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
 	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // Argument limits, in characters; the schemas state the same. maxText

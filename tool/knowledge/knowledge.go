@@ -53,8 +53,8 @@ import (
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/action"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
 	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // Action names.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 
 	_ "modernc.org/sqlite"
 )
@@ -48,23 +49,12 @@ var (
 )
 
 func toolByName(t *testing.T, b *Base, name string) tool.Tool {
-	t.Helper()
-	for _, tl := range b.Tools() {
-		if tl.Spec().Name == name {
-			return tl
-		}
-	}
-	t.Fatalf("no tool %s", name)
-	return nil
+	return tooltest.Named(t, b.Tools(), name)
 }
 
 func run(t *testing.T, b *Base, name string, c tool.Caller, key, args string) tool.Result {
 	t.Helper()
-	res, err := toolByName(t, b, name).Call(context.Background(), tool.Call{Caller: c, Args: json.RawMessage(args), IdempotencyKey: key, Now: testNow})
-	if err != nil {
-		t.Fatalf("%s %s: %v", name, args, err)
-	}
-	return res
+	return tooltest.MustCall(t, toolByName(t, b, name), c, key, args, testNow)
 }
 
 func mustAdd(t *testing.T, b *Base, c tool.Caller, key, args string) tool.Result {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 
 	_ "modernc.org/sqlite"
 )
@@ -69,24 +70,13 @@ var (
 )
 
 func toolByName(t *testing.T, b *Board, name string) tool.Tool {
-	t.Helper()
-	for _, tl := range b.Tools() {
-		if tl.Spec().Name == name {
-			return tl
-		}
-	}
-	t.Fatalf("no tool %s", name)
-	return nil
+	return tooltest.Named(t, b.Tools(), name)
 }
 
 // run calls one action and fails the test on a Go error.
 func run(t *testing.T, b *Board, name string, c tool.Caller, key, args string) tool.Result {
 	t.Helper()
-	res, err := toolByName(t, b, name).Call(context.Background(), tool.Call{Caller: c, Args: json.RawMessage(args), IdempotencyKey: key, Now: testNow})
-	if err != nil {
-		t.Fatalf("%s(%s): Go error %v", name, args, err)
-	}
-	return res
+	return tooltest.MustCall(t, toolByName(t, b, name), c, key, args, testNow)
 }
 
 func mustStatus(t *testing.T, res tool.Result, want tool.Status) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 var _ tool.LinkReader = (*Board)(nil)

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // preview resolves what a call would change against the live board,

@@ -4,68 +4,43 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 func TestSchemas(t *testing.T) {
 	long := func(n int) string { return strings.Repeat("ж", n) }
-	tests := []struct {
-		tool   string
-		args   string
-		accept bool
-	}{
-		{ActionCreate, `{"title":"Проверить форму"}`, true},
-		{ActionCreate, `{"title":"Проверить форму","assignee":"Дмитрий","dueIso":null,"column":null,"description":null}`, true},
-		{ActionCreate, `{"title":"X","assignee":"me","dueIso":"2026-12-01","column":"В работе","description":"d"}`, true},
-		{ActionCreate, `{"title":"` + long(maxTitle) + `"}`, true},
-		{ActionCreate, `{}`, false},
-		{ActionCreate, `{"title":""}`, false},
-		{ActionCreate, `{"title":null}`, false},
-		{ActionCreate, `{"title":"X","priority":"high"}`, false},
-		{ActionCreate, `{"title":"` + long(maxTitle+1) + `"}`, false},
-		{ActionCreate, `{"title":"X","dueIso":20261201}`, false},
-		{ActionCreate, `{"title":"X","description":"` + long(maxDescription+1) + `"}`, false},
+	tests := []tooltest.Case{
+		tooltest.Accepts(ActionCreate, `{"title":"Проверить форму"}`),
+		tooltest.Accepts(ActionCreate, `{"title":"Проверить форму","assignee":"Дмитрий","dueIso":null,"column":null,"description":null}`),
+		tooltest.Accepts(ActionCreate, `{"title":"X","assignee":"me","dueIso":"2026-12-01","column":"В работе","description":"d"}`),
+		tooltest.Accepts(ActionCreate, `{"title":"`+long(maxTitle)+`"}`),
+		tooltest.Refuses(ActionCreate, `{}`),
+		tooltest.Refuses(ActionCreate, `{"title":""}`),
+		tooltest.Refuses(ActionCreate, `{"title":null}`),
+		tooltest.Refuses(ActionCreate, `{"title":"X","priority":"high"}`),
+		tooltest.Refuses(ActionCreate, `{"title":"`+long(maxTitle+1)+`"}`),
+		tooltest.Refuses(ActionCreate, `{"title":"X","dueIso":20261201}`),
+		tooltest.Refuses(ActionCreate, `{"title":"X","description":"`+long(maxDescription+1)+`"}`),
 
-		{ActionUpdate, `{"card":"ab12cd34","column":"Готово"}`, true},
-		{ActionUpdate, `{"card":"ab12cd34","title":null,"assignee":null,"dueIso":null,"column":null,"description":null}`, true},
-		{ActionUpdate, `{"title":"X"}`, false},
-		{ActionUpdate, `{"card":"ab12cd34","status":"done"}`, false},
-		{ActionUpdate, `{"card":null,"title":"X"}`, false},
+		tooltest.Accepts(ActionUpdate, `{"card":"ab12cd34","column":"Готово"}`),
+		tooltest.Accepts(ActionUpdate, `{"card":"ab12cd34","title":null,"assignee":null,"dueIso":null,"column":null,"description":null}`),
+		tooltest.Refuses(ActionUpdate, `{"title":"X"}`),
+		tooltest.Refuses(ActionUpdate, `{"card":"ab12cd34","status":"done"}`),
+		tooltest.Refuses(ActionUpdate, `{"card":null,"title":"X"}`),
 
-		{ActionComment, `{"card":"https://board.example/board/c/ab12cd34","text":"Готово к ревью"}`, true},
-		{ActionComment, `{"card":"ab12cd34"}`, false},
-		{ActionComment, `{"card":"ab12cd34","text":null}`, false},
-		{ActionComment, `{"card":"ab12cd34","text":"x","author":"boss"}`, false},
-		{ActionComment, `{"card":"ab12cd34","text":"` + long(maxComment+1) + `"}`, false},
+		tooltest.Accepts(ActionComment, `{"card":"https://board.example/board/c/ab12cd34","text":"Готово к ревью"}`),
+		tooltest.Refuses(ActionComment, `{"card":"ab12cd34"}`),
+		tooltest.Refuses(ActionComment, `{"card":"ab12cd34","text":null}`),
+		tooltest.Refuses(ActionComment, `{"card":"ab12cd34","text":"x","author":"boss"}`),
+		tooltest.Refuses(ActionComment, `{"card":"ab12cd34","text":"`+long(maxComment+1)+`"}`),
 
-		{ActionComplete, `{"card":"Проверить форму"}`, true},
-		{ActionComplete, `{}`, false},
-		{ActionComplete, `{"card":"x","force":true}`, false},
-		{ActionComplete, `{"card":"` + long(maxCardRef+1) + `"}`, false},
+		tooltest.Accepts(ActionComplete, `{"card":"Проверить форму"}`),
+		tooltest.Refuses(ActionComplete, `{}`),
+		tooltest.Refuses(ActionComplete, `{"card":"x","force":true}`),
+		tooltest.Refuses(ActionComplete, `{"card":"`+long(maxCardRef+1)+`"}`),
 
-		{ActionListMine, `{}`, true},
-		{ActionListMine, `{"user":"u2"}`, false},
+		tooltest.Accepts(ActionListMine, `{}`),
+		tooltest.Refuses(ActionListMine, `{"user":"u2"}`),
 	}
-	b := newBoard(t)
-	schemas := map[string]*tool.Schema{}
-	for _, tl := range b.Tools() {
-		s := tl.Spec()
-		compiled, err := tool.CompileSchema(s.Name, s.InputSchema)
-		if err != nil {
-			t.Fatalf("schema of %s does not compile: %v", s.Name, err)
-		}
-		schemas[s.Name] = compiled
-	}
-	if len(schemas) != 5 {
-		t.Fatalf("%d tools, want 5", len(schemas))
-	}
-	for _, tt := range tests {
-		err := schemas[tt.tool].Validate(tt.tool, []byte(tt.args))
-		if tt.accept && err != nil {
-			t.Errorf("%s rejects %.80s: %v", tt.tool, tt.args, err)
-		}
-		if !tt.accept && err == nil {
-			t.Errorf("%s accepts %.80s", tt.tool, tt.args)
-		}
-	}
+	tooltest.Run(t, newBoard(t).Tools(), tests)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/action"
 	"github.com/arbiterhq/arbiter/tool/internal/names"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // Argument limits, in characters; the schemas state the same. They are the

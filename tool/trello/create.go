@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // createTask creates a card in the named list (the first by default), with

@@ -11,7 +11,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/names"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // shortLinkPattern is a Trello short link as it appears in card and board

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // preview resolves the card a call names, read from Trello now, changing

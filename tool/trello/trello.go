@@ -41,7 +41,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/action"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // Action names; they are the embedded board's.

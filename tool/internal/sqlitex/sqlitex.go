@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // stampLayout is fixed-width UTC, so stored stamps sort as strings.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
-	"github.com/arbiterhq/arbiter/tool/internal/reply"
+	"github.com/arbiterhq/arbiter/tool/reply"
 
 	_ "modernc.org/sqlite"
 )

@@ -1,4 +1,4 @@
-package tool
+package funcdef
 
 // Tests against third-party data kept in testdata/external (see the README
 // there): the function definitions and ground-truth calls of the Berkeley
@@ -19,10 +19,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 var (
-	externalDir = filepath.Join("..", "testdata", "external")
+	externalDir = filepath.Join("..", "..", "testdata", "external")
 	bfclDir     = filepath.Join(externalDir, "bfcl", "berkeley-function-call-leaderboard", "bfcl_eval", "data")
 	tau2Dir     = filepath.Join(externalDir, "tau2")
 )
@@ -56,9 +58,9 @@ var bfclCategories = []bfclCategory{
 type bfclFunc struct {
 	cat, lang, entry string
 	raw              json.RawMessage
-	def              FuncDef
-	schema           *Schema
-	err              error  // from ParseFunctionDef, CompileSchema or a panic
+	def              Def
+	schema           *tool.Schema
+	err              error  // from Parse, CompileSchema or a panic
 	base             []byte // the first ground-truth call that validated, if any
 }
 
@@ -148,7 +150,7 @@ func readBFCL() (*bfclData, error) {
 	parallel(len(d.funcs), func(i int) {
 		f := d.funcs[i]
 		f.err = recovered(func() (err error) {
-			f.def, err = ParseFunctionDef(f.raw, FuncDefOptions{Language: f.lang})
+			f.def, err = Parse(f.raw, Options{Language: f.lang})
 			return err
 		})
 	})
@@ -167,7 +169,7 @@ func readBFCL() (*bfclData, error) {
 	parallel(len(distinct), func(i int) {
 		f := distinct[i]
 		f.err = recovered(func() (err error) {
-			f.schema, err = CompileSchema(f.def.Name, f.def.InputSchema)
+			f.schema, err = tool.CompileSchema(f.def.Name, f.def.InputSchema)
 			return err
 		})
 	})
@@ -204,12 +206,12 @@ func recovered(fn func() error) (err error) {
 }
 
 // loadFunc maps and compiles one definition.
-func loadFunc(raw []byte, lang string) (def FuncDef, s *Schema, err error) {
+func loadFunc(raw []byte, lang string) (def Def, s *tool.Schema, err error) {
 	err = recovered(func() error {
-		if def, err = ParseFunctionDef(raw, FuncDefOptions{Language: lang}); err != nil {
+		if def, err = Parse(raw, Options{Language: lang}); err != nil {
 			return err
 		}
-		s, err = CompileSchema(def.Name, def.InputSchema)
+		s, err = tool.CompileSchema(def.Name, def.InputSchema)
 		return err
 	})
 	return def, s, err
@@ -456,7 +458,7 @@ func TestBFCLMutants(t *testing.T) {
 	bad := 0
 	for i, m := range mutants {
 		count[m.kind]++
-		var ae *ArgsError
+		var ae *tool.ArgsError
 		if !errors.As(errs[i], &ae) {
 			if bad++; bad <= 20 {
 				t.Errorf("%s mutant of %s (%s) %.300s: got %v, want *ArgsError", m.kind, m.fn.def.Name, m.fn.entry, m.args, errs[i])
@@ -543,7 +545,7 @@ func mutate(f *bfclFunc) ([]mutant, error) {
 	add(mutStringArgs, "zz-not-an-object")
 	add(mutNullArgs, nil)
 	data, _ := json.Marshal(base)
-	out = append(out, mutant{mutOversized, f, append([]byte("{"+strings.Repeat(" ", DefaultMaxArgsBytes)), data[1:]...)})
+	out = append(out, mutant{mutOversized, f, append([]byte("{"+strings.Repeat(" ", tool.DefaultMaxArgsBytes)), data[1:]...)})
 	return out, nil
 }
 
@@ -638,8 +640,8 @@ func decodeNumbers(data []byte, v any) error {
 type tau2Tool struct {
 	Name     string `json:"name"`
 	ToolType string `json:"tau2_tool_type"`
-	def      FuncDef
-	schema   *Schema
+	def      Def
+	schema   *tool.Schema
 }
 
 func loadTau2Tools(t *testing.T, domain string) map[string]*tau2Tool {
@@ -656,14 +658,14 @@ func loadTau2Tools(t *testing.T, domain string) map[string]*tau2Tool {
 	}
 	tools := make(map[string]*tau2Tool)
 	for _, raw := range file.Tools {
-		tool := &tau2Tool{}
-		if err := json.Unmarshal(raw, tool); err != nil {
+		td := &tau2Tool{}
+		if err := json.Unmarshal(raw, td); err != nil {
 			t.Fatalf("%s tools: %v", domain, err)
 		}
-		if tool.def, tool.schema, err = loadFunc(raw, LangPython); err != nil {
-			t.Fatalf("%s tool %s: %v", domain, tool.Name, err)
+		if td.def, td.schema, err = loadFunc(raw, LangPython); err != nil {
+			t.Fatalf("%s tool %s: %v", domain, td.Name, err)
 		}
-		tools[tool.Name] = tool
+		tools[td.Name] = td
 	}
 	return tools
 }
@@ -697,12 +699,12 @@ func TestTau2ReferenceActions(t *testing.T) {
 			}
 			for _, a := range task.Criteria.Actions {
 				n++
-				tool := tools[a.Name]
-				if tool == nil {
+				td := tools[a.Name]
+				if td == nil {
 					t.Errorf("%s task %s action %s: no tool %s", domain, task.ID, a.ActionID, a.Name)
 					continue
 				}
-				if err := tool.schema.Validate(a.Name, a.Arguments); err != nil {
+				if err := td.schema.Validate(a.Name, a.Arguments); err != nil {
 					t.Errorf("%s task %s action %s: %v", domain, task.ID, a.ActionID, err)
 				}
 			}
@@ -726,28 +728,28 @@ func TestTau2ToolRisk(t *testing.T) {
 	}
 	for domain, wantTypes := range want {
 		got := make(map[string]int)
-		var registered []Tool
-		for _, tool := range loadTau2Tools(t, domain) {
-			got[tool.ToolType]++
-			risk, err := ParseRisk(tool.ToolType)
-			switch tool.ToolType {
+		var registered []tool.Tool
+		for _, td := range loadTau2Tools(t, domain) {
+			got[td.ToolType]++
+			risk, err := ParseRisk(td.ToolType)
+			switch td.ToolType {
 			case "READ":
-				if err != nil || risk != RiskRead {
-					t.Errorf("%s %s: READ gives %q, %v; want read", domain, tool.Name, risk, err)
+				if err != nil || risk != tool.RiskRead {
+					t.Errorf("%s %s: READ gives %q, %v; want read", domain, td.Name, risk, err)
 				}
 			case "WRITE":
 				if err != nil || !risk.Writes() {
-					t.Errorf("%s %s: WRITE gives %q, %v; want a write risk", domain, tool.Name, risk, err)
+					t.Errorf("%s %s: WRITE gives %q, %v; want a write risk", domain, td.Name, risk, err)
 				}
 			default: // GENERIC and THINK say nothing about side effects
 				if err == nil {
-					t.Errorf("%s %s: %s gives %q, want an error", domain, tool.Name, tool.ToolType, risk)
+					t.Errorf("%s %s: %s gives %q, want an error", domain, td.Name, td.ToolType, risk)
 				}
 				continue
 			}
-			spec := tool.def.Spec(risk)
-			if spec.Risk.Writes() != (tool.ToolType == "WRITE") || (spec.Confirm == ConfirmAlways) != spec.Risk.Writes() {
-				t.Errorf("%s %s (%s): spec risk %s, confirm %s", domain, tool.Name, tool.ToolType, spec.Risk, spec.Confirm)
+			spec := td.def.Spec(risk)
+			if spec.Risk.Writes() != (td.ToolType == "WRITE") || (spec.Confirm == tool.ConfirmAlways) != spec.Risk.Writes() {
+				t.Errorf("%s %s (%s): spec risk %s, confirm %s", domain, td.Name, td.ToolType, spec.Risk, spec.Confirm)
 			}
 			registered = append(registered, funcDefTool{spec})
 		}
@@ -756,7 +758,7 @@ func TestTau2ToolRisk(t *testing.T) {
 				t.Errorf("%s: %d %s tools, want %d", domain, got[typ], typ, n)
 			}
 		}
-		if _, err := NewRegistry(registered...); err != nil {
+		if _, err := tool.NewRegistry(registered...); err != nil {
 			t.Errorf("%s: %v", domain, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package tool
+package funcdef
 
 import (
 	"context"
@@ -6,15 +6,17 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 // funcDefTool registers a spec built from a definition.
-type funcDefTool struct{ spec Spec }
+type funcDefTool struct{ spec tool.Spec }
 
-func (f funcDefTool) Spec() Spec { return f.spec }
+func (f funcDefTool) Spec() tool.Spec { return f.spec }
 
-func (f funcDefTool) Call(context.Context, Call) (Result, error) {
-	return Result{Status: StatusOK}, nil
+func (f funcDefTool) Call(context.Context, tool.Call) (tool.Result, error) {
+	return tool.Result{Status: tool.StatusOK}, nil
 }
 
 // defWithParam is a definition whose only parameter "p" has the schema s.
@@ -26,11 +28,11 @@ func defWithParam(s string) string {
 // after checking that the whole schema compiles.
 func mappedParam(t *testing.T, raw, lang string) string {
 	t.Helper()
-	def, err := ParseFunctionDef([]byte(raw), FuncDefOptions{Language: lang})
+	def, err := Parse([]byte(raw), Options{Language: lang})
 	if err != nil {
-		t.Fatalf("ParseFunctionDef(%s): %v", raw, err)
+		t.Fatalf("Parse(%s): %v", raw, err)
 	}
-	if _, err := CompileSchema(def.Name, def.InputSchema); err != nil {
+	if _, err := tool.CompileSchema(def.Name, def.InputSchema); err != nil {
 		t.Fatalf("CompileSchema(%s): %v", def.InputSchema, err)
 	}
 	var root struct {
@@ -140,7 +142,7 @@ func TestParseFunctionDefRoot(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			def, err := ParseFunctionDef([]byte(tc.in), FuncDefOptions{})
+			def, err := Parse([]byte(tc.in), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +152,7 @@ func TestParseFunctionDefRoot(t *testing.T) {
 			if def.Name != "f" {
 				t.Errorf("name %q", def.Name)
 			}
-			if _, err := CompileSchema(def.Name, def.InputSchema); err != nil {
+			if _, err := tool.CompileSchema(def.Name, def.InputSchema); err != nil {
 				t.Error(err)
 			}
 		})
@@ -178,7 +180,7 @@ func TestParseFunctionDefUnsupportedType(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseFunctionDef([]byte(tc.in), FuncDefOptions{})
+			_, err := Parse([]byte(tc.in), Options{})
 			var ute *UnsupportedTypeError
 			if !errors.As(err, &ute) {
 				t.Fatalf("got %v, want *UnsupportedTypeError", err)
@@ -234,7 +236,7 @@ func TestParseFunctionDefMalformed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			def, err := ParseFunctionDef([]byte(tc.in), FuncDefOptions{Language: tc.lang})
+			def, err := Parse([]byte(tc.in), Options{Language: tc.lang})
 			if !errors.Is(err, ErrMalformedFuncDef) {
 				t.Fatalf("got %v (schema %s), want ErrMalformedFuncDef", err, def.InputSchema)
 			}
@@ -285,19 +287,19 @@ func TestParseFunctionDefValidates(t *testing.T) {
 		{"java", `{"n":1,"m":5}`, false},
 		{"java", `{"n":1,"s":5}`, false},
 	}
-	schemas := make(map[string]*Schema)
+	schemas := make(map[string]*tool.Schema)
 	for name, d := range defs {
-		def, err := ParseFunctionDef([]byte(d.raw), FuncDefOptions{Language: d.lang})
+		def, err := Parse([]byte(d.raw), Options{Language: d.lang})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if schemas[name], err = CompileSchema(name, def.InputSchema); err != nil {
+		if schemas[name], err = tool.CompileSchema(name, def.InputSchema); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
 	for _, tc := range tests {
 		err := schemas[tc.def].Validate(tc.def, []byte(tc.args))
-		var ae *ArgsError
+		var ae *tool.ArgsError
 		switch {
 		case tc.ok && err != nil:
 			t.Errorf("%s %s: %v", tc.def, tc.args, err)
@@ -308,20 +310,20 @@ func TestParseFunctionDefValidates(t *testing.T) {
 }
 
 func TestFuncDefSpec(t *testing.T) {
-	def, err := ParseFunctionDef([]byte(`{"name":"math.factorial","description":"n!","parameters":{"type":"dict","properties":{"n":{"type":"integer"}},"required":["n"]}}`), FuncDefOptions{})
+	def, err := Parse([]byte(`{"name":"math.factorial","description":"n!","parameters":{"type":"dict","properties":{"n":{"type":"integer"}},"required":["n"]}}`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		risk    Risk
-		confirm Confirm
-	}{{RiskRead, ConfirmNever}, {RiskWriteSafe, ConfirmAlways}, {RiskWriteFull, ConfirmAlways}} {
+		risk    tool.Risk
+		confirm tool.Confirm
+	}{{tool.RiskRead, tool.ConfirmNever}, {tool.RiskWriteSafe, tool.ConfirmAlways}, {tool.RiskWriteFull, tool.ConfirmAlways}} {
 		spec := def.Spec(tc.risk)
 		if spec.Name != def.Name || spec.Description != "n!" || string(spec.InputSchema) != string(def.InputSchema) ||
 			spec.Risk != tc.risk || spec.Confirm != tc.confirm {
 			t.Errorf("Spec(%s) = %+v", tc.risk, spec)
 		}
-		reg, err := NewRegistry(funcDefTool{spec})
+		reg, err := tool.NewRegistry(funcDefTool{spec})
 		if err != nil {
 			t.Fatalf("Spec(%s): %v", tc.risk, err)
 		}
@@ -335,16 +337,16 @@ func TestFuncDefSpec(t *testing.T) {
 func TestParseRisk(t *testing.T) {
 	tests := []struct {
 		label string
-		want  Risk
+		want  tool.Risk
 		ok    bool
 	}{
-		{"read", RiskRead, true},
-		{"READ", RiskRead, true},
-		{"Read", RiskRead, true},
-		{"write", RiskWriteFull, true},
-		{"WRITE", RiskWriteFull, true},
-		{"write:safe", RiskWriteSafe, true},
-		{"write:full", RiskWriteFull, true},
+		{"read", tool.RiskRead, true},
+		{"READ", tool.RiskRead, true},
+		{"Read", tool.RiskRead, true},
+		{"write", tool.RiskWriteFull, true},
+		{"WRITE", tool.RiskWriteFull, true},
+		{"write:safe", tool.RiskWriteSafe, true},
+		{"write:full", tool.RiskWriteFull, true},
 		{"GENERIC", "", false},
 		{"THINK", "", false},
 		{"", "", false},

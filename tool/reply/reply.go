@@ -1,4 +1,5 @@
-// Package reply builds what the embedded tools answer a call with: the
+// Package reply builds what a tool answers a call with — the built-in
+// tools use it, and a tool of one's own can: the
 // tool.Result of each status (ok, error, not found, ambiguous), stamped
 // with the tool's source and clock; texts in the caller's language (Tr);
 // the caller's time zone for the times a reply shows (Location); and the

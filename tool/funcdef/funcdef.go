@@ -1,6 +1,13 @@
-package tool
+// Package funcdef reads third-party function definitions (OpenAI
+// function-calling JSON, the BFCL and tau2-bench catalogs) into tool specs
+// with strict JSON Schemas: what the engine's tests replay through the
+// catalog and the validator, and a way to declare an HTTP or MCP tool from
+// a definition someone else wrote. The engine itself does not need it.
+package funcdef
 
 import (
+	"github.com/arbiterhq/arbiter/tool"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -13,62 +20,62 @@ import (
 	"strings"
 )
 
-// FuncDefOptions tunes how ParseFunctionDef reads a definition.
-type FuncDefOptions struct {
+// Options tunes how Parse reads a definition.
+type Options struct {
 	// Language is the language the function is written in and its
 	// arguments are expressed in: "python" (the default when empty),
-	// "java" or "javascript". See ParseFunctionDef.
+	// "java" or "javascript". See Parse.
 	Language string
 }
 
-// Languages accepted in FuncDefOptions.
+// Languages accepted in Options.
 const (
 	LangPython     = "python"
 	LangJava       = "java"
 	LangJavaScript = "javascript"
 )
 
-// FuncDef is a third-party function definition mapped onto this package's
+// Def is a third-party function definition mapped onto this package's
 // terms.
-type FuncDef struct {
+type Def struct {
 	Name        string
 	Description string
 	// InputSchema is a JSON Schema (draft 2020-12) whose root is an object;
-	// it compiles with CompileSchema.
+	// it compiles with tool.CompileSchema.
 	InputSchema json.RawMessage
 }
 
 // Spec turns the definition into a tool spec with the given risk. A tool
-// that writes gets ConfirmAlways, since nothing in a third-party catalog
+// that writes gets tool.ConfirmAlways, since nothing in a third-party catalog
 // says a write is harmless; the registry can relax it with Override.
-func (d FuncDef) Spec(risk Risk) Spec {
-	s := Spec{
+func (d Def) Spec(risk tool.Risk) tool.Spec {
+	s := tool.Spec{
 		Name:        d.Name,
 		Description: d.Description,
 		InputSchema: d.InputSchema,
 		Risk:        risk,
-		Confirm:     ConfirmNever,
+		Confirm:     tool.ConfirmNever,
 	}
 	if risk.Writes() {
-		s.Confirm = ConfirmAlways
+		s.Confirm = tool.ConfirmAlways
 	}
 	return s
 }
 
 // ParseRisk reads a side-effect label from a third-party catalog: either a
-// Risk value ("read", "write:safe", "write:full") or a bare "read"/"write"
-// in any letter case. A bare write becomes RiskWriteFull because the label
+// tool.Risk value ("read", "write:safe", "write:full") or a bare "read"/"write"
+// in any letter case. A bare write becomes tool.RiskWriteFull because the label
 // does not say whether the write can be undone. Any other label (a
 // catalog's "generic" or "think", say) is an error: the caller decides.
-func ParseRisk(label string) (Risk, error) {
-	if r := Risk(label); r.Valid() {
+func ParseRisk(label string) (tool.Risk, error) {
+	if r := tool.Risk(label); r.Valid() {
 		return r, nil
 	}
 	switch strings.ToLower(label) {
 	case "read":
-		return RiskRead, nil
+		return tool.RiskRead, nil
 	case "write":
-		return RiskWriteFull, nil
+		return tool.RiskWriteFull, nil
 	}
 	return "", fmt.Errorf("risk label %q: want read or write", label)
 }
@@ -89,7 +96,7 @@ func (e *UnsupportedTypeError) Error() string {
 	return fmt.Sprintf("function %s: unsupported parameter type %q at %s", e.Function, e.Type, e.Path)
 }
 
-// ErrMalformedFuncDef is wrapped by every ParseFunctionDef error other than
+// ErrMalformedFuncDef is wrapped by every Parse error other than
 // *UnsupportedTypeError.
 var ErrMalformedFuncDef = errors.New("malformed function definition")
 
@@ -133,7 +140,7 @@ var refused = map[string]bool{
 // such as ResultSet.CONCUR_READ_ONLY.
 const sourceName = `^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$`
 
-// ParseFunctionDef reads one function definition, {"name", "description",
+// Parse reads one function definition, {"name", "description",
 // "parameters"} (optionally wrapped as {"type": "function", "function":
 // {...}}), and maps its parameters onto JSON Schema:
 //
@@ -175,42 +182,42 @@ const sourceName = `^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$`
 // "42" or "true" is still a type error. Parameters with an enum, and
 // string or untyped ones, are unchanged.
 //
-// The result compiles with CompileSchema (the loader checks what each kept
+// The result compiles with tool.CompileSchema (the loader checks what each kept
 // keyword holds); anything else malformed is reported with an error
 // wrapping ErrMalformedFuncDef.
-func ParseFunctionDef(raw []byte, opts FuncDefOptions) (FuncDef, error) {
+func Parse(raw []byte, opts Options) (Def, error) {
 	lang := opts.Language
 	switch lang {
 	case "":
 		lang = LangPython
 	case LangPython, LangJava, LangJavaScript:
 	default:
-		return FuncDef{}, fmt.Errorf("%w: unknown language %q (want python, java or javascript)", ErrMalformedFuncDef, opts.Language)
+		return Def{}, fmt.Errorf("%w: unknown language %q (want python, java or javascript)", ErrMalformedFuncDef, opts.Language)
 	}
 	doc, err := decodeOrdered(raw)
 	if err != nil {
-		return FuncDef{}, fmt.Errorf("%w: %v", ErrMalformedFuncDef, err)
+		return Def{}, fmt.Errorf("%w: %v", ErrMalformedFuncDef, err)
 	}
 	top, ok := doc.(*object)
 	if !ok {
-		return FuncDef{}, fmt.Errorf("%w: a definition must be a JSON object", ErrMalformedFuncDef)
+		return Def{}, fmt.Errorf("%w: a definition must be a JSON object", ErrMalformedFuncDef)
 	}
 	if fn, ok := top.get("function"); ok && isFunctionWrapper(top) {
 		if top, ok = fn.(*object); !ok {
-			return FuncDef{}, fmt.Errorf("%w: function must be a JSON object", ErrMalformedFuncDef)
+			return Def{}, fmt.Errorf("%w: function must be a JSON object", ErrMalformedFuncDef)
 		}
 	}
-	var def FuncDef
+	var def Def
 	name, _ := top.get("name")
 	if def.Name, _ = name.(string); def.Name == "" {
-		return FuncDef{}, fmt.Errorf("%w: name must be a non-empty string", ErrMalformedFuncDef)
+		return Def{}, fmt.Errorf("%w: name must be a non-empty string", ErrMalformedFuncDef)
 	}
-	if !namePattern.MatchString(def.Name) {
-		return FuncDef{}, fmt.Errorf("%w: function name %q must start with a letter and hold only letters, digits, '_', '.', '-' (at most 64)", ErrMalformedFuncDef, def.Name)
+	if !tool.ValidName(def.Name) {
+		return Def{}, fmt.Errorf("%w: function name %q must start with a letter and hold only letters, digits, '_', '.', '-' (at most 64)", ErrMalformedFuncDef, def.Name)
 	}
 	if d, _ := top.get("description"); d != nil {
 		if def.Description, ok = d.(string); !ok {
-			return FuncDef{}, fmt.Errorf("%w: function %s: description must be a string", ErrMalformedFuncDef, def.Name)
+			return Def{}, fmt.Errorf("%w: function %s: description must be a string", ErrMalformedFuncDef, def.Name)
 		}
 	}
 	params, _ := top.get("parameters")
@@ -220,7 +227,7 @@ func ParseFunctionDef(raw []byte, opts FuncDefOptions) (FuncDef, error) {
 	c := converter{fn: def.Name, lang: lang}
 	root, err := c.schema(params, "", true)
 	if err != nil {
-		return FuncDef{}, err
+		return Def{}, err
 	}
 	var b bytes.Buffer
 	root.write(&b)
@@ -550,7 +557,7 @@ func (c *converter) applyEnum(n *node, values []any) {
 }
 
 // admitExpression lets a Java or JavaScript argument be written as source
-// code; see ParseFunctionDef.
+// code; see Parse.
 func (c *converter) admitExpression(n *node, hasConst bool) {
 	if len(n.types) == 0 || n.hasEnum || hasConst || slices.Contains(n.types, "string") {
 		return
