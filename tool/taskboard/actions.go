@@ -5,123 +5,56 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
-	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/board"
 	"github.com/arbiterhq/arbiter/tool/internal/names"
 	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
-// Argument limits, in characters; the schemas state the same.
-const (
-	maxTitle       = 200
-	maxDescription = 4000
-	maxName        = 100
-	maxDue         = 40
-	maxCardRef     = 500
-	maxComment     = 4000
-)
-
-// maxListCards bounds the cards list_my_tasks returns.
-const maxListCards = 30
-
-var actionDefs = map[string]action.Def{
-	ActionCreate: {
-		Title: "Создать задачу",
-		Description: "Create a card on the team task board. assignee is a board member " +
-			"(full name, first name or id; \"me\" for the caller); leave it null for an unassigned card, never guess one. " +
-			"dueIso is a date YYYY-MM-DD or an RFC 3339 time, null for no due date. column defaults to the first column. " +
-			"attachment: \"last\" to attach the file the user sent earlier in this conversation (only when they ask), else null.",
-		Risk: tool.RiskWriteSafe,
-		Schema: `{
-  "type": "object",
-  "properties": {
-    "title": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Card title"},
-    "assignee": {"type": ["string", "null"], "maxLength": 100, "description": "Board member: name, first name or id; \"me\" for the caller; null for nobody"},
-    "dueIso": {"type": ["string", "null"], "maxLength": 40, "description": "Due date YYYY-MM-DD or RFC 3339 time; null for none"},
-    "column": {"type": ["string", "null"], "maxLength": 100, "description": "Column name; null for the first column"},
-    "description": {"type": ["string", "null"], "maxLength": 4000, "description": "Card description"},
-    "attachment": ` + tool.AttachmentSchema + `
-  },
-  "required": ["title"],
-  "additionalProperties": false
-}`,
-	},
-	ActionUpdate: {
-		Title: "Изменить задачу",
-		Description: "Change a card's title, assignee, due date, column or description. card is a card id, a card URL or the card's title. " +
-			"Null, empty or absent fields stay unchanged. Moving a card to the last column marks it done; moving it out reopens it.",
-		Risk: tool.RiskWriteSafe,
-		Schema: `{
-  "type": "object",
-  "properties": {
-    "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card id, card URL or title"},
-    "title": {"type": ["string", "null"], "maxLength": 200, "description": "New title"},
-    "assignee": {"type": ["string", "null"], "maxLength": 100, "description": "New assignee: name, first name or id; \"me\" for the caller"},
-    "dueIso": {"type": ["string", "null"], "maxLength": 40, "description": "New due date YYYY-MM-DD or RFC 3339 time"},
-    "column": {"type": ["string", "null"], "maxLength": 100, "description": "Column to move the card to"},
-    "description": {"type": ["string", "null"], "maxLength": 4000, "description": "New description"}
-  },
-  "required": ["card"],
-  "additionalProperties": false
-}`,
-	},
-	ActionComment: {
-		Title:       "Прокомментировать задачу",
-		Description: "Add a comment to a card. card is a card id, a card URL or the card's title.",
-		Risk:        tool.RiskWriteSafe,
-		Schema: `{
-  "type": "object",
-  "properties": {
-    "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card id, card URL or title"},
-    "text": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "Comment text"}
-  },
-  "required": ["card", "text"],
-  "additionalProperties": false
-}`,
-	},
-	ActionComplete: {
-		Title:       "Завершить задачу",
-		Description: "Mark a card done and move it to the last column. card is a card id, a card URL or the card's title.",
-		Risk:        tool.RiskWriteSafe,
-		Schema: `{
-  "type": "object",
-  "properties": {
-    "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card id, card URL or title"}
-  },
-  "required": ["card"],
-  "additionalProperties": false
-}`,
-	},
-	ActionListMine: {
-		Title:       "Мои задачи",
-		Description: "List the caller's open cards with id, title, column, due date and URL.",
-		Risk:        tool.RiskRead,
-		Schema:      `{"type": "object", "properties": {}, "additionalProperties": false}`,
-		MaxResult:   32 << 10,
-	},
+// docs are what the model reads of the embedded board's actions.
+var docs = board.Docs{
+	Create: "Create a card on the team task board. assignee is a board member " +
+		"(full name, first name or id; \"me\" for the caller); leave it null for an unassigned card, never guess one. " +
+		"dueIso is a date YYYY-MM-DD or an RFC 3339 time, null for no due date. column defaults to the first column. " +
+		"attachment: \"last\" to attach the file the user sent earlier in this conversation (only when they ask), else null.",
+	Update: "Change a card's title, assignee, due date, column or description. card is a card id, a card URL or the card's title. " +
+		"Null, empty or absent fields stay unchanged. Moving a card to the last column marks it done; moving it out reopens it.",
+	Comment:     "Add a comment to a card. card is a card id, a card URL or the card's title.",
+	Complete:    "Mark a card done and move it to the last column. card is a card id, a card URL or the card's title.",
+	ListMine:    "List the caller's open cards with id, title, column, due date and URL.",
+	Assignee:    "Board member: name, first name or id; \"me\" for the caller; null for nobody",
+	NewAssignee: "New assignee: name, first name or id; \"me\" for the caller",
+	Column:      "Column name; null for the first column",
+	NewColumn:   "Column to move the card to",
+	Card:        "Card id, card URL or title",
 }
 
-// attachmentArgOf names create_task's attachment argument, which takes
-// the user's stored file (see tool.Spec.AttachmentArg).
-func attachmentArgOf(action string) string {
-	if action == ActionCreate {
-		return "attachment"
-	}
-	return ""
+// backend is the board as the shared action layer's Backend.
+type backend struct{ b *Board }
+
+func (k backend) Create(ctx context.Context, call tool.Call, a board.Create) tool.Result {
+	return k.b.createTask(ctx, call, a)
 }
 
-// newAction is the board operation name as a tool.Tool that runs calls
-// for the caller's tenant with run.
-func (b *Board) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action.Tool {
-	spec := actionDefs[name].Spec(name, b.confirm[name])
-	spec.AttachmentArg = attachmentArgOf(name)
-	t := action.New("taskboard", spec, run)
-	if spec.Risk.Writes() {
-		t.WithPreview(b.preview)
-	}
-	return t
+func (k backend) Update(ctx context.Context, call tool.Call, a board.Update) tool.Result {
+	return k.b.updateTask(ctx, call, a)
+}
+
+func (k backend) Comment(ctx context.Context, call tool.Call, a board.Comment) tool.Result {
+	return k.b.commentTask(ctx, call, a)
+}
+
+func (k backend) Complete(ctx context.Context, call tool.Call, a board.Complete) tool.Result {
+	return k.b.completeTask(ctx, call, a)
+}
+
+func (k backend) ListMine(ctx context.Context, call tool.Call) tool.Result {
+	return k.b.listMyTasks(ctx, call)
+}
+
+func (k backend) Preview(ctx context.Context, call tool.Call) (tool.Preview, error) {
+	return k.b.preview(ctx, call)
 }
 
 // storageFailure turns a database or context error into a Result: a
@@ -133,24 +66,6 @@ func (b *Board) storageFailure(c tool.Caller, err error) tool.Result {
 	}
 	return b.reply.Failure("", "task board storage failed: "+err.Error(),
 		reply.Tr(c, "Ошибка хранилища доски задач, действие не выполнено.", "The task board storage failed; nothing was done."))
-}
-
-// checkDue validates a due value: a date "2006-01-02" or an RFC 3339 time.
-func (b *Board) checkDue(c tool.Caller, due string) *tool.Result {
-	if due == "" {
-		return nil
-	}
-	if _, err := time.Parse(time.DateOnly, due); err == nil {
-		return nil
-	}
-	if _, err := time.Parse(time.RFC3339, due); err == nil {
-		return nil
-	}
-	r := b.reply.Failure("dueIso",
-		fmt.Sprintf("dueIso %q is neither a date YYYY-MM-DD nor an RFC 3339 time such as 2026-12-01T15:00:00+03:00", due),
-		reply.Tr(c, fmt.Sprintf("Срок «%s» не распознан: нужна дата ГГГГ-ММ-ДД или время RFC 3339 (например, 2026-12-01T15:00:00+03:00).", due),
-			fmt.Sprintf("The due date %q is not a YYYY-MM-DD date or an RFC 3339 time (such as 2026-12-01T15:00:00+03:00).", due)))
-	return &r
 }
 
 // resolveAssignee matches q against the live members; "me" and its Russian

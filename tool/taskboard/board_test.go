@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/board"
 	"github.com/arbiterhq/arbiter/tool/tooltest"
 
 	_ "modernc.org/sqlite"
@@ -194,7 +195,7 @@ func TestCreateTaskRefusals(t *testing.T) {
 		{"unknown column", `{"title":"X","column":"Архив"}`, tool.StatusNotFound, "column", nil, "Входящие, В работе, Готово"},
 		{"blank title", `{"title":"   "}`, tool.StatusError, "title", nil, ""},
 		{"unknown field", `{"title":"X","priority":"high"}`, tool.StatusError, "", nil, ""},
-		{"title too long", `{"title":"` + strings.Repeat("я", maxTitle+1) + `"}`, tool.StatusError, "title", nil, ""},
+		{"title too long", `{"title":"` + strings.Repeat("я", board.MaxTitle+1) + `"}`, tool.StatusError, "title", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

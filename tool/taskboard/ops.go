@@ -9,63 +9,18 @@ import (
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/board"
 	"github.com/arbiterhq/arbiter/tool/internal/names"
 	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
-// maxCandidates bounds the candidates an ambiguous card lists.
-const maxCandidates = 10
-
-type createArgs struct {
-	Title       string          `json:"title"`
-	Assignee    *string         `json:"assignee"`
-	DueISO      *string         `json:"dueIso"`
-	Column      *string         `json:"column"`
-	Description *string         `json:"description"`
-	Attachment  json.RawMessage `json:"attachment"`
-}
-
-type updateArgs struct {
-	Card        string  `json:"card"`
-	Title       *string `json:"title"`
-	Assignee    *string `json:"assignee"`
-	DueISO      *string `json:"dueIso"`
-	Column      *string `json:"column"`
-	Description *string `json:"description"`
-}
-
-type commentArgs struct {
-	Card string `json:"card"`
-	Text string `json:"text"`
-}
-
-type completeArgs struct {
-	Card string `json:"card"`
-}
-
 // createTask creates a card. The idempotency key is stored on the card
 // (a unique index keeps one card per key) and with the result, so a
 // repeated key returns the first result and creates nothing.
-func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
+func (b *Board) createTask(ctx context.Context, call tool.Call, a board.Create) tool.Result {
 	c := call.Caller
-	var a createArgs
-	if r := b.reply.DecodeArgs(call, &a); r != nil {
-		return *r
-	}
-	title := strings.Join(strings.Fields(a.Title), " ")
-	due, desc := reply.Opt(a.DueISO), reply.Opt(a.Description)
-	if title == "" {
-		return b.reply.Failure("title", "title is empty", reply.Tr(c, "У задачи нет названия.", "The task has no title."))
-	}
-	if r := b.reply.CheckFields(c, reply.MaxLen("title", title, maxTitle), reply.MaxLen("description", desc, maxDescription),
-		reply.MaxLen("assignee", reply.Opt(a.Assignee), maxName), reply.MaxLen("column", reply.Opt(a.Column), maxName),
-		reply.MaxLen("dueIso", due, maxDue)); r != nil {
-		return *r
-	}
-	if r := b.checkDue(c, due); r != nil {
-		return *r
-	}
+	title, due, desc := a.Title, a.Due, a.Description
 	attachment, r := b.attachmentOf(c, a.Attachment)
 	if r != nil {
 		return *r
@@ -78,7 +33,7 @@ func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
 			return err
 		}
 		var assignee Member
-		if q := reply.Opt(a.Assignee); q != "" {
+		if q := a.Assignee; q != "" {
 			m, r := b.resolveAssignee(c, members, q)
 			if r != nil {
 				res = *r
@@ -87,7 +42,7 @@ func (b *Board) createTask(ctx context.Context, call tool.Call) tool.Result {
 			assignee = m
 		}
 		column := cols[0]
-		if q := reply.Opt(a.Column); q != "" {
+		if q := a.Column; q != "" {
 			col, r := b.resolveColumn(c, cols, q)
 			if r != nil {
 				res = *r
@@ -168,26 +123,9 @@ func (b *Board) attachmentOf(c tool.Caller, raw json.RawMessage) (string, *tool.
 // updateTask changes the given fields of a card; null, blank and absent
 // fields stay. Moving a card into the done column marks it done, moving it
 // out reopens it.
-func (b *Board) updateTask(ctx context.Context, call tool.Call) tool.Result {
+func (b *Board) updateTask(ctx context.Context, call tool.Call, a board.Update) tool.Result {
 	c := call.Caller
-	var a updateArgs
-	if r := b.reply.DecodeArgs(call, &a); r != nil {
-		return *r
-	}
-	title := strings.Join(strings.Fields(reply.Opt(a.Title)), " ")
-	due, desc := reply.Opt(a.DueISO), reply.Opt(a.Description)
-	if r := b.reply.CheckFields(c, reply.MaxLen("card", a.Card, maxCardRef), reply.MaxLen("title", title, maxTitle),
-		reply.MaxLen("description", desc, maxDescription), reply.MaxLen("assignee", reply.Opt(a.Assignee), maxName),
-		reply.MaxLen("column", reply.Opt(a.Column), maxName), reply.MaxLen("dueIso", due, maxDue)); r != nil {
-		return *r
-	}
-	if title == "" && due == "" && desc == "" && reply.Opt(a.Assignee) == "" && reply.Opt(a.Column) == "" {
-		return b.reply.Failure("", "update_task names no field to change (title, assignee, dueIso, column or description)",
-			reply.Tr(c, "Не указано, что изменить в задаче.", "Nothing to change was given."))
-	}
-	if r := b.checkDue(c, due); r != nil {
-		return *r
-	}
+	title, due, desc := a.Title, a.Due, a.Description
 	members := b.Members(c.TenantID)
 	return b.applyToCard(ctx, call, ActionUpdate, a.Card, func(tx *sql.Tx, cols []string, card *Card) (tool.Result, error) {
 		next := *card
@@ -204,7 +142,7 @@ func (b *Board) updateTask(ctx context.Context, call tool.Call) tool.Result {
 			next.Due = due
 			changed = append(changed, "due")
 		}
-		if q := reply.Opt(a.Assignee); q != "" {
+		if q := a.Assignee; q != "" {
 			m, r := b.resolveAssignee(c, members, q)
 			if r != nil {
 				return *r, nil
@@ -214,7 +152,7 @@ func (b *Board) updateTask(ctx context.Context, call tool.Call) tool.Result {
 				changed = append(changed, "assignee")
 			}
 		}
-		if q := reply.Opt(a.Column); q != "" {
+		if q := a.Column; q != "" {
 			col, r := b.resolveColumn(c, cols, q)
 			if r != nil {
 				return *r, nil
@@ -253,53 +191,17 @@ func (b *Board) updateTask(ctx context.Context, call tool.Call) tool.Result {
 }
 
 func updatedText(c tool.Caller, card *Card, changed []string) string {
-	if len(changed) == 0 {
-		return reply.Tr(c, fmt.Sprintf("Задача «%s» не изменилась — %s", card.Title, card.URL),
-			fmt.Sprintf("Task %q is unchanged — %s", card.Title, card.URL))
+	who := reply.Tr(c, "никто", "nobody")
+	if card.AssigneeName != "" {
+		who = card.AssigneeName
 	}
-	var parts []string
-	for _, f := range changed {
-		switch f {
-		case "title":
-			parts = append(parts, reply.Tr(c, "название", "title"))
-		case "description":
-			parts = append(parts, reply.Tr(c, "описание", "description"))
-		case "due":
-			parts = append(parts, reply.Tr(c, "срок до ", "due ")+card.Due)
-		case "assignee":
-			who := reply.Tr(c, "никто", "nobody")
-			if card.AssigneeName != "" {
-				who = card.AssigneeName
-			}
-			parts = append(parts, reply.Tr(c, "исполнитель ", "assignee ")+who)
-		case "column":
-			parts = append(parts, reply.Tr(c, "колонка «"+card.Column+"»", "column \""+card.Column+"\""))
-		case "status":
-			if card.Status == CardDone {
-				parts = append(parts, reply.Tr(c, "выполнена", "done"))
-			} else {
-				parts = append(parts, reply.Tr(c, "снова открыта", "reopened"))
-			}
-		}
-	}
-	return reply.Tr(c, fmt.Sprintf("Задача «%s» обновлена: %s — %s", card.Title, strings.Join(parts, ", "), card.URL),
-		fmt.Sprintf("Updated task %q: %s — %s", card.Title, strings.Join(parts, ", "), card.URL))
+	return board.UpdatedText(c, board.Updated{Title: card.Title, URL: card.URL, Due: card.Due, Assignee: who,
+		Column: card.Column, Done: card.Status == CardDone}, changed, board.ColumnWord{RU: "колонка", EN: "column"})
 }
 
 // commentTask adds a comment by the caller to a card.
-func (b *Board) commentTask(ctx context.Context, call tool.Call) tool.Result {
-	c := call.Caller
-	var a commentArgs
-	if r := b.reply.DecodeArgs(call, &a); r != nil {
-		return *r
-	}
-	text := strings.TrimSpace(a.Text)
-	if text == "" {
-		return b.reply.Failure("text", "text is empty", reply.Tr(c, "Пустой комментарий.", "The comment is empty."))
-	}
-	if r := b.reply.CheckFields(c, reply.MaxLen("card", a.Card, maxCardRef), reply.MaxLen("text", text, maxComment)); r != nil {
-		return *r
-	}
+func (b *Board) commentTask(ctx context.Context, call tool.Call, a board.Comment) tool.Result {
+	c, text := call.Caller, a.Text
 	return b.applyToCard(ctx, call, ActionComment, a.Card, func(tx *sql.Tx, cols []string, card *Card) (tool.Result, error) {
 		author := strings.TrimSpace(c.Name)
 		if author == "" {
@@ -330,15 +232,8 @@ func (b *Board) commentTask(ctx context.Context, call tool.Call) tool.Result {
 
 // completeTask marks a card done and moves it to the last column; a card
 // already done is reported as such and left as it is.
-func (b *Board) completeTask(ctx context.Context, call tool.Call) tool.Result {
+func (b *Board) completeTask(ctx context.Context, call tool.Call, a board.Complete) tool.Result {
 	c := call.Caller
-	var a completeArgs
-	if r := b.reply.DecodeArgs(call, &a); r != nil {
-		return *r
-	}
-	if r := b.reply.CheckFields(c, reply.MaxLen("card", a.Card, maxCardRef)); r != nil {
-		return *r
-	}
 	return b.applyToCard(ctx, call, ActionComplete, a.Card, func(tx *sql.Tx, cols []string, card *Card) (tool.Result, error) {
 		last := cols[len(cols)-1]
 		already := card.Status == CardDone && card.Column == last
@@ -367,10 +262,6 @@ func (b *Board) completeTask(ctx context.Context, call tool.Call) tool.Result {
 // listMyTasks returns the caller's open cards, earliest due first.
 func (b *Board) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 	c := call.Caller
-	var a struct{}
-	if r := b.reply.DecodeArgs(call, &a); r != nil {
-		return *r
-	}
 	state, err := b.openState(ctx, c.TenantID)
 	if err != nil {
 		return b.storageFailure(c, err)
@@ -395,8 +286,8 @@ func (b *Board) renderList(state *openState, c tool.Caller) tool.Result {
 	}
 	sortByDue(cards)
 	total := len(cards)
-	if total > maxListCards {
-		cards = cards[:maxListCards]
+	if total > board.MaxListCards {
+		cards = cards[:board.MaxListCards]
 	}
 	views := make([]cardView, len(cards))
 	var text strings.Builder
@@ -579,9 +470,9 @@ func (b *Board) resolveCard(ctx context.Context, tx querier, c tool.Caller, ref 
 		}
 		return card, nil, err
 	}
-	cands := make([]string, 0, min(len(found), maxCandidates))
+	cands := make([]string, 0, min(len(found), board.MaxCandidates))
 	quoted := make([]string, 0, cap(cands))
-	for _, k := range found[:min(len(found), maxCandidates)] {
+	for _, k := range found[:min(len(found), board.MaxCandidates)] {
 		cands = append(cands, fmt.Sprintf("%s (%s)", k.Title, k.ID))
 		q := fmt.Sprintf("«%s» (%s", k.Title, k.ID)
 		if k.Status == CardDone {
@@ -590,8 +481,8 @@ func (b *Board) resolveCard(ctx context.Context, tx querier, c tool.Caller, ref 
 		quoted = append(quoted, q+")")
 	}
 	more := ""
-	if len(found) > maxCandidates {
-		more = reply.Tr(c, fmt.Sprintf(" и ещё %d", len(found)-maxCandidates), fmt.Sprintf(" and %d more", len(found)-maxCandidates))
+	if len(found) > board.MaxCandidates {
+		more = reply.Tr(c, fmt.Sprintf(" и ещё %d", len(found)-board.MaxCandidates), fmt.Sprintf(" and %d more", len(found)-board.MaxCandidates))
 	}
 	r := b.reply.Ambiguous("card", reply.Tr(c,
 		fmt.Sprintf("По запросу «%s» нашлось несколько задач: %s%s. Какую вы имеете в виду?", shown, strings.Join(quoted, ", "), more),

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arbiterhq/arbiter/tool/internal/board"
 	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
@@ -13,14 +14,14 @@ func TestSchemas(t *testing.T) {
 		tooltest.Accepts(ActionCreate, `{"title":"Проверить форму"}`),
 		tooltest.Accepts(ActionCreate, `{"title":"Проверить форму","assignee":"Дмитрий","dueIso":null,"column":null,"description":null}`),
 		tooltest.Accepts(ActionCreate, `{"title":"X","assignee":"me","dueIso":"2026-12-01","column":"В работе","description":"d"}`),
-		tooltest.Accepts(ActionCreate, `{"title":"`+long(maxTitle)+`"}`),
+		tooltest.Accepts(ActionCreate, `{"title":"`+long(board.MaxTitle)+`"}`),
 		tooltest.Refuses(ActionCreate, `{}`),
 		tooltest.Refuses(ActionCreate, `{"title":""}`),
 		tooltest.Refuses(ActionCreate, `{"title":null}`),
 		tooltest.Refuses(ActionCreate, `{"title":"X","priority":"high"}`),
-		tooltest.Refuses(ActionCreate, `{"title":"`+long(maxTitle+1)+`"}`),
+		tooltest.Refuses(ActionCreate, `{"title":"`+long(board.MaxTitle+1)+`"}`),
 		tooltest.Refuses(ActionCreate, `{"title":"X","dueIso":20261201}`),
-		tooltest.Refuses(ActionCreate, `{"title":"X","description":"`+long(maxDescription+1)+`"}`),
+		tooltest.Refuses(ActionCreate, `{"title":"X","description":"`+long(board.MaxDescription+1)+`"}`),
 
 		tooltest.Accepts(ActionUpdate, `{"card":"ab12cd34","column":"Готово"}`),
 		tooltest.Accepts(ActionUpdate, `{"card":"ab12cd34","title":null,"assignee":null,"dueIso":null,"column":null,"description":null}`),
@@ -32,12 +33,12 @@ func TestSchemas(t *testing.T) {
 		tooltest.Refuses(ActionComment, `{"card":"ab12cd34"}`),
 		tooltest.Refuses(ActionComment, `{"card":"ab12cd34","text":null}`),
 		tooltest.Refuses(ActionComment, `{"card":"ab12cd34","text":"x","author":"boss"}`),
-		tooltest.Refuses(ActionComment, `{"card":"ab12cd34","text":"`+long(maxComment+1)+`"}`),
+		tooltest.Refuses(ActionComment, `{"card":"ab12cd34","text":"`+long(board.MaxComment+1)+`"}`),
 
 		tooltest.Accepts(ActionComplete, `{"card":"Проверить форму"}`),
 		tooltest.Refuses(ActionComplete, `{}`),
 		tooltest.Refuses(ActionComplete, `{"card":"x","force":true}`),
-		tooltest.Refuses(ActionComplete, `{"card":"`+long(maxCardRef+1)+`"}`),
+		tooltest.Refuses(ActionComplete, `{"card":"`+long(board.MaxCardRef+1)+`"}`),
 
 		tooltest.Accepts(ActionListMine, `{}`),
 		tooltest.Refuses(ActionListMine, `{"user":"u2"}`),

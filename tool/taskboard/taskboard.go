@@ -25,18 +25,19 @@ import (
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/board"
 	"github.com/arbiterhq/arbiter/tool/internal/names"
 	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
-// Action names.
+// Action names (the same on every board).
 const (
-	ActionCreate   = "create_task"
-	ActionUpdate   = "update_task"
-	ActionComment  = "comment_task"
-	ActionComplete = "complete_task"
-	ActionListMine = "list_my_tasks"
+	ActionCreate   = board.ActionCreate
+	ActionUpdate   = board.ActionUpdate
+	ActionComment  = board.ActionComment
+	ActionComplete = board.ActionComplete
+	ActionListMine = board.ActionListMine
 )
 
 // SourceName is the Name of the board as a context source and the Source of
@@ -216,13 +217,7 @@ func New(cfg Config) (*Board, error) {
 		seen[names.Fold(c)] = true
 		clean = append(clean, c)
 	}
-	confirm, err := action.Policies("taskboard", map[string]tool.Confirm{
-		ActionCreate:   tool.ConfirmAlways,
-		ActionUpdate:   tool.ConfirmNever,
-		ActionComment:  tool.ConfirmNever,
-		ActionComplete: tool.ConfirmAlways,
-		ActionListMine: tool.ConfirmNever,
-	}, cfg.Confirm)
+	confirm, err := action.Policies("taskboard", board.DefaultConfirm(), cfg.Confirm)
 	if err != nil {
 		return nil, err
 	}
@@ -283,13 +278,7 @@ func (b *Board) Name() string { return SourceName }
 // Tools returns the board's actions: create_task, update_task,
 // comment_task, complete_task and list_my_tasks.
 func (b *Board) Tools() []tool.Tool {
-	return []tool.Tool{
-		b.newAction(ActionCreate, b.createTask),
-		b.newAction(ActionUpdate, b.updateTask),
-		b.newAction(ActionComment, b.commentTask),
-		b.newAction(ActionComplete, b.completeTask),
-		b.newAction(ActionListMine, b.listMyTasks),
-	}
+	return board.Tools(board.Config{Owner: SourceName, Docs: docs, Confirm: b.confirm, Reply: b.reply, Backend: backend{b}})
 }
 
 // CardURL returns the URL of card id.

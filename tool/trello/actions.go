@@ -8,124 +8,69 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
-	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/board"
 	"github.com/arbiterhq/arbiter/tool/internal/names"
 	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
-// Argument limits, in characters; the schemas state the same. They are the
-// embedded board's, plus the attachment's.
+// Attachment limits, in characters; the other arguments' are the shared
+// layer's (tool/internal/board).
 const (
-	maxTitle       = 200
-	maxDescription = 4000
-	maxName        = 100
-	maxDue         = 40
-	maxCardRef     = 500
-	maxComment     = 4000
-	maxAttachName  = 256
-	maxAttachURL   = 2000
-	maxAttachFile  = 300
+	maxAttachName = 256
+	maxAttachURL  = 2000
+	maxAttachFile = 300
 )
-
-// maxListCards bounds the cards list_my_tasks returns.
-const maxListCards = 30
 
 // writeTimeout bounds one write: it reads the board, writes and may wait
 // out a rate limit.
 const writeTimeout = 30 * time.Second
 
-var actionDefs = map[string]action.Def{
-	ActionCreate: {
-		Title: "Создать задачу",
-		Description: "Create a card on the team's Trello board. assignee is a board member " +
-			"(full name, first name, @username or id; \"me\" for the caller); leave it null for an unassigned card, never guess one. " +
-			"dueIso is a date YYYY-MM-DD or an RFC 3339 time, null for no due date. column is a list of the board and defaults to the first list. " +
-			"attachment is only ever a file or link the user attached; never fill it from text.",
-		Risk: tool.RiskWriteSafe,
-		Schema: `{
-  "type": "object",
-  "properties": {
-    "title": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Card title"},
-    "assignee": {"type": ["string", "null"], "maxLength": 100, "description": "Board member: name, first name, @username or id; \"me\" for the caller; null for nobody"},
-    "dueIso": {"type": ["string", "null"], "maxLength": 40, "description": "Due date YYYY-MM-DD or RFC 3339 time; null for none"},
-    "column": {"type": ["string", "null"], "maxLength": 100, "description": "List name; null for the first list"},
-    "description": {"type": ["string", "null"], "maxLength": 4000, "description": "Card description"},
-    "attachment": ` + tool.AttachmentSchema + `
-  },
-  "required": ["title"],
-  "additionalProperties": false
-}`,
-	},
-	ActionUpdate: {
-		Title: "Изменить задачу",
-		Description: "Change a card's title, assignee, due date, list (column) or description. card is a card short link, a card URL or the card's title. " +
-			"Null, empty or absent fields stay unchanged. Moving a card to the done list marks it done; moving it out reopens it.",
-		Risk: tool.RiskWriteSafe,
-		Schema: `{
-  "type": "object",
-  "properties": {
-    "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card short link, card URL or title"},
-    "title": {"type": ["string", "null"], "maxLength": 200, "description": "New title"},
-    "assignee": {"type": ["string", "null"], "maxLength": 100, "description": "New assignee: name, first name, @username or id; \"me\" for the caller"},
-    "dueIso": {"type": ["string", "null"], "maxLength": 40, "description": "New due date YYYY-MM-DD or RFC 3339 time"},
-    "column": {"type": ["string", "null"], "maxLength": 100, "description": "List to move the card to"},
-    "description": {"type": ["string", "null"], "maxLength": 4000, "description": "New description"}
-  },
-  "required": ["card"],
-  "additionalProperties": false
-}`,
-	},
-	ActionComment: {
-		Title:       "Прокомментировать задачу",
-		Description: "Add a comment to a card. card is a card short link, a card URL or the card's title.",
-		Risk:        tool.RiskWriteSafe,
-		Schema: `{
-  "type": "object",
-  "properties": {
-    "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card short link, card URL or title"},
-    "text": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "Comment text"}
-  },
-  "required": ["card", "text"],
-  "additionalProperties": false
-}`,
-	},
-	ActionComplete: {
-		Title:       "Завершить задачу",
-		Description: "Mark a card done: move it to the board's done list and mark its due date complete. card is a card short link, a card URL or the card's title.",
-		Risk:        tool.RiskWriteSafe,
-		Schema: `{
-  "type": "object",
-  "properties": {
-    "card": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Card short link, card URL or title"}
-  },
-  "required": ["card"],
-  "additionalProperties": false
-}`,
-	},
-	ActionListMine: {
-		Title:       "Мои задачи",
-		Description: "List the caller's open Trello cards with short link, title, list, due date and URL.",
-		Risk:        tool.RiskRead,
-		Schema:      `{"type": "object", "properties": {}, "additionalProperties": false}`,
-		MaxResult:   32 << 10,
-	},
+// docs are what the model reads of Trello's actions.
+var docs = board.Docs{
+	Create: "Create a card on the team's Trello board. assignee is a board member " +
+		"(full name, first name, @username or id; \"me\" for the caller); leave it null for an unassigned card, never guess one. " +
+		"dueIso is a date YYYY-MM-DD or an RFC 3339 time, null for no due date. column is a list of the board and defaults to the first list. " +
+		"attachment is only ever a file or link the user attached; never fill it from text.",
+	Update: "Change a card's title, assignee, due date, list (column) or description. card is a card short link, a card URL or the card's title. " +
+		"Null, empty or absent fields stay unchanged. Moving a card to the done list marks it done; moving it out reopens it.",
+	Comment:     "Add a comment to a card. card is a card short link, a card URL or the card's title.",
+	Complete:    "Mark a card done: move it to the board's done list and mark its due date complete. card is a card short link, a card URL or the card's title.",
+	ListMine:    "List the caller's open Trello cards with short link, title, list, due date and URL.",
+	Assignee:    "Board member: name, first name, @username or id; \"me\" for the caller; null for nobody",
+	NewAssignee: "New assignee: name, first name, @username or id; \"me\" for the caller",
+	Column:      "List name; null for the first list",
+	NewColumn:   "List to move the card to",
+	Card:        "Card short link, card URL or title",
 }
 
-// newAction is the board operation name as a tool.Tool. Every outcome of
-// a call that ran, including bad arguments and Trello failures, is a
+// backend is the Trello client as the shared action layer's Backend.
+// Every outcome of a call that ran, including Trello failures, is a
 // Result: 404 is StatusNotFound, a refused credential, a rate limit, a 5xx
 // or a timeout is StatusError.
-func (c *Client) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action.Tool {
-	spec := actionDefs[name].Spec(name, c.confirm[name])
-	spec.AttachmentArg = attachmentArgOf(name)
-	if spec.Risk.Writes() {
-		spec.Timeout = writeTimeout
-	}
-	t := action.New("trello", spec, run)
-	if spec.Risk.Writes() {
-		t.WithPreview(c.preview)
-	}
-	return t
+type backend struct{ c *Client }
+
+func (k backend) Create(ctx context.Context, call tool.Call, a board.Create) tool.Result {
+	return k.c.createTask(ctx, call, a)
+}
+
+func (k backend) Update(ctx context.Context, call tool.Call, a board.Update) tool.Result {
+	return k.c.updateTask(ctx, call, a)
+}
+
+func (k backend) Comment(ctx context.Context, call tool.Call, a board.Comment) tool.Result {
+	return k.c.commentTask(ctx, call, a)
+}
+
+func (k backend) Complete(ctx context.Context, call tool.Call, a board.Complete) tool.Result {
+	return k.c.completeTask(ctx, call, a)
+}
+
+func (k backend) ListMine(ctx context.Context, call tool.Call) tool.Result {
+	return k.c.listMyTasks(ctx, call)
+}
+
+func (k backend) Preview(ctx context.Context, call tool.Call) (tool.Preview, error) {
+	return k.c.preview(ctx, call)
 }
 
 func (c *Client) notConnected(caller tool.Caller) tool.Result {
@@ -387,13 +332,4 @@ func assigneeNames(card *apiCard, members []apiMember) string {
 		labels = append(labels, label)
 	}
 	return strings.Join(labels, ", ")
-}
-
-// attachmentArgOf names create_task's attachment argument, which the
-// server fills with the user's stored file in place of the model's "last".
-func attachmentArgOf(action string) string {
-	if action == ActionCreate {
-		return "attachment"
-	}
-	return ""
 }

@@ -2,6 +2,7 @@ package trello
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/board"
 	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
@@ -19,22 +21,9 @@ import (
 // attachment argument is taken to be one of the engine's stored
 // attachments, never text the model wrote — the engine enforces that;
 // here only its form is checked.
-func (c *Client) createTask(ctx context.Context, call tool.Call) tool.Result {
+func (c *Client) createTask(ctx context.Context, call tool.Call, a board.Create) tool.Result {
 	caller := call.Caller
-	var a createArgs
-	if r := c.reply.DecodeArgs(call, &a); r != nil {
-		return *r
-	}
-	title := strings.Join(strings.Fields(a.Title), " ")
-	dueArg, desc := reply.Opt(a.DueISO), reply.Opt(a.Description)
-	if title == "" {
-		return c.reply.Failure("title", "title is empty", reply.Tr(caller, "У задачи нет названия.", "The task has no title."))
-	}
-	if r := c.reply.CheckFields(caller, reply.MaxLen("title", title, maxTitle), reply.MaxLen("description", desc, maxDescription),
-		reply.MaxLen("assignee", reply.Opt(a.Assignee), maxName), reply.MaxLen("column", reply.Opt(a.Column), maxName),
-		reply.MaxLen("dueIso", dueArg, maxDue)); r != nil {
-		return *r
-	}
+	title, dueArg, desc := a.Title, a.Due, a.Description
 	var due time.Time
 	if dueArg != "" {
 		t, r := c.parseDue(caller, dueArg)
@@ -43,7 +32,11 @@ func (c *Client) createTask(ctx context.Context, call tool.Call) tool.Result {
 		}
 		due = t
 	}
-	att, r := c.checkAttachment(caller, a.Attachment)
+	var arg *attachmentArg
+	if len(a.Attachment) > 0 && json.Unmarshal(a.Attachment, &arg) != nil {
+		arg = &attachmentArg{} // not an object: refused below as empty
+	}
+	att, r := c.checkAttachment(caller, arg)
 	if r != nil {
 		return *r
 	}
@@ -78,7 +71,7 @@ func (c *Client) createTask(ctx context.Context, call tool.Call) tool.Result {
 		return s.finishCreate(ctx, prev, st, att, true)
 	}
 	var assignee apiMember
-	if q := reply.Opt(a.Assignee); q != "" {
+	if q := a.Assignee; q != "" {
 		m, r := s.resolveAssignee(st.members, q)
 		if r != nil {
 			return *r
@@ -90,7 +83,7 @@ func (c *Client) createTask(ctx context.Context, call tool.Call) tool.Result {
 			reply.Tr(caller, "На доске Trello нет ни одного списка.", "The Trello board has no list."))
 	}
 	list := st.lists[0]
-	if q := reply.Opt(a.Column); q != "" {
+	if q := a.Column; q != "" {
 		l, r := s.resolveList(st.lists, q)
 		if r != nil {
 			return *r

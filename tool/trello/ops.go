@@ -11,44 +11,15 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/board"
 	"github.com/arbiterhq/arbiter/tool/internal/names"
 	"github.com/arbiterhq/arbiter/tool/reply"
 )
-
-// maxCandidates bounds the candidates an ambiguous card lists.
-const maxCandidates = 10
 
 type attachmentArg struct {
 	Name *string `json:"name"`
 	URL  *string `json:"url"`
 	File *string `json:"file"`
-}
-
-type createArgs struct {
-	Title       string         `json:"title"`
-	Assignee    *string        `json:"assignee"`
-	DueISO      *string        `json:"dueIso"`
-	Column      *string        `json:"column"`
-	Description *string        `json:"description"`
-	Attachment  *attachmentArg `json:"attachment"`
-}
-
-type updateArgs struct {
-	Card        string  `json:"card"`
-	Title       *string `json:"title"`
-	Assignee    *string `json:"assignee"`
-	DueISO      *string `json:"dueIso"`
-	Column      *string `json:"column"`
-	Description *string `json:"description"`
-}
-
-type commentArgs struct {
-	Card string `json:"card"`
-	Text string `json:"text"`
-}
-
-type completeArgs struct {
-	Card string `json:"card"`
 }
 
 // attachment is a validated attachment argument.
@@ -123,15 +94,15 @@ func (s *session) resolveCard(ctx context.Context, ref string) (*apiCard, *tool.
 		}
 		return s.checkCard(ctx, card, shown)
 	}
-	cands := make([]string, 0, min(len(found), maxCandidates))
+	cands := make([]string, 0, min(len(found), board.MaxCandidates))
 	quoted := make([]string, 0, cap(cands))
-	for _, k := range found[:min(len(found), maxCandidates)] {
+	for _, k := range found[:min(len(found), board.MaxCandidates)] {
 		cands = append(cands, fmt.Sprintf("%s (%s)", k.Name, k.ShortLink))
 		quoted = append(quoted, fmt.Sprintf("«%s» (%s)", k.Name, k.ShortLink))
 	}
 	more := ""
-	if len(found) > maxCandidates {
-		more = reply.Tr(caller, fmt.Sprintf(" и ещё %d", len(found)-maxCandidates), fmt.Sprintf(" and %d more", len(found)-maxCandidates))
+	if len(found) > board.MaxCandidates {
+		more = reply.Tr(caller, fmt.Sprintf(" и ещё %d", len(found)-board.MaxCandidates), fmt.Sprintf(" and %d more", len(found)-board.MaxCandidates))
 	}
 	r := c.reply.Ambiguous("card", reply.Tr(caller,
 		fmt.Sprintf("По запросу «%s» нашлось несколько карточек: %s%s. Какую вы имеете в виду?", shown, strings.Join(quoted, ", "), more),
@@ -176,23 +147,9 @@ func nestedList(card *apiCard, lists []apiList) string {
 // fields stay. Moving a card into the done list marks it done, moving it
 // out reopens it. Setting a value that is already there changes nothing,
 // so a repeat is harmless.
-func (c *Client) updateTask(ctx context.Context, call tool.Call) tool.Result {
+func (c *Client) updateTask(ctx context.Context, call tool.Call, a board.Update) tool.Result {
 	caller := call.Caller
-	var a updateArgs
-	if r := c.reply.DecodeArgs(call, &a); r != nil {
-		return *r
-	}
-	title := strings.Join(strings.Fields(reply.Opt(a.Title)), " ")
-	dueArg, desc := reply.Opt(a.DueISO), reply.Opt(a.Description)
-	if r := c.reply.CheckFields(caller, reply.MaxLen("card", a.Card, maxCardRef), reply.MaxLen("title", title, maxTitle),
-		reply.MaxLen("description", desc, maxDescription), reply.MaxLen("assignee", reply.Opt(a.Assignee), maxName),
-		reply.MaxLen("column", reply.Opt(a.Column), maxName), reply.MaxLen("dueIso", dueArg, maxDue)); r != nil {
-		return *r
-	}
-	if title == "" && dueArg == "" && desc == "" && reply.Opt(a.Assignee) == "" && reply.Opt(a.Column) == "" {
-		return c.reply.Failure("", "update_task names no field to change (title, assignee, dueIso, column or description)",
-			reply.Tr(caller, "Не указано, что изменить в задаче.", "Nothing to change was given."))
-	}
+	title, dueArg, desc := a.Title, a.Due, a.Description
 	var due time.Time
 	if dueArg != "" {
 		t, r := c.parseDue(caller, dueArg)
@@ -230,7 +187,7 @@ func (c *Client) updateTask(ctx context.Context, call tool.Call) tool.Result {
 		body["due"] = trelloTime(due)
 		changed = append(changed, "due")
 	}
-	if q := reply.Opt(a.Assignee); q != "" {
+	if q := a.Assignee; q != "" {
 		m, r := s.resolveAssignee(st.members, q)
 		if r != nil {
 			return *r
@@ -240,7 +197,7 @@ func (c *Client) updateTask(ctx context.Context, call tool.Call) tool.Result {
 			changed = append(changed, "assignee")
 		}
 	}
-	if q := reply.Opt(a.Column); q != "" {
+	if q := a.Column; q != "" {
 		l, r := s.resolveList(st.lists, q)
 		if r != nil {
 			return *r
@@ -276,50 +233,14 @@ func (c *Client) updateTask(ctx context.Context, call tool.Call) tool.Result {
 }
 
 func updatedText(caller tool.Caller, v cardView, changed []string, loc *time.Location) string {
-	if len(changed) == 0 {
-		return reply.Tr(caller, fmt.Sprintf("Задача «%s» не изменилась — %s", v.Title, v.URL),
-			fmt.Sprintf("Task %q is unchanged — %s", v.Title, v.URL))
-	}
-	var parts []string
-	for _, f := range changed {
-		switch f {
-		case "title":
-			parts = append(parts, reply.Tr(caller, "название", "title"))
-		case "description":
-			parts = append(parts, reply.Tr(caller, "описание", "description"))
-		case "due":
-			parts = append(parts, reply.Tr(caller, "срок до ", "due ")+dueText(v.Due, loc))
-		case "assignee":
-			parts = append(parts, reply.Tr(caller, "исполнитель ", "assignee ")+v.Assignee)
-		case "column":
-			parts = append(parts, reply.Tr(caller, "список «"+v.Column+"»", "list \""+v.Column+"\""))
-		case "status":
-			if v.Status == statusDone {
-				parts = append(parts, reply.Tr(caller, "выполнена", "done"))
-			} else {
-				parts = append(parts, reply.Tr(caller, "снова открыта", "reopened"))
-			}
-		}
-	}
-	return reply.Tr(caller, fmt.Sprintf("Задача «%s» обновлена: %s — %s", v.Title, strings.Join(parts, ", "), v.URL),
-		fmt.Sprintf("Updated task %q: %s — %s", v.Title, strings.Join(parts, ", "), v.URL))
+	return board.UpdatedText(caller, board.Updated{Title: v.Title, URL: v.URL, Due: dueText(v.Due, loc), Assignee: v.Assignee,
+		Column: v.Column, Done: v.Status == statusDone}, changed, board.ColumnWord{RU: "список", EN: "list"})
 }
 
 // commentTask adds a comment to a card. Under an idempotency key it first
 // looks for a comment a previous try wrote among the card's latest ones.
-func (c *Client) commentTask(ctx context.Context, call tool.Call) tool.Result {
-	caller := call.Caller
-	var a commentArgs
-	if r := c.reply.DecodeArgs(call, &a); r != nil {
-		return *r
-	}
-	text := strings.TrimSpace(a.Text)
-	if text == "" {
-		return c.reply.Failure("text", "text is empty", reply.Tr(caller, "Пустой комментарий.", "The comment is empty."))
-	}
-	if r := c.reply.CheckFields(caller, reply.MaxLen("card", a.Card, maxCardRef), reply.MaxLen("text", text, maxComment)); r != nil {
-		return *r
-	}
+func (c *Client) commentTask(ctx context.Context, call tool.Call, a board.Comment) tool.Result {
+	caller, text := call.Caller, a.Text
 	s, ok := c.session(caller)
 	if !ok {
 		return c.notConnected(caller)
@@ -429,15 +350,8 @@ func (s *session) commentResult(card *apiCard, act *apiAction, replayed bool) to
 // complete. The card is read right before the write: one already in the
 // done list (moved there by someone since the action was proposed, say) is
 // reported as done and left as it is.
-func (c *Client) completeTask(ctx context.Context, call tool.Call) tool.Result {
+func (c *Client) completeTask(ctx context.Context, call tool.Call, a board.Complete) tool.Result {
 	caller := call.Caller
-	var a completeArgs
-	if r := c.reply.DecodeArgs(call, &a); r != nil {
-		return *r
-	}
-	if r := c.reply.CheckFields(caller, reply.MaxLen("card", a.Card, maxCardRef)); r != nil {
-		return *r
-	}
 	s, ok := c.session(caller)
 	if !ok {
 		return c.notConnected(caller)
@@ -488,10 +402,6 @@ func (c *Client) completeTask(ctx context.Context, call tool.Call) tool.Result {
 // done list, due date not complete), earliest due first, read live.
 func (c *Client) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 	caller := call.Caller
-	var a struct{}
-	if r := c.reply.DecodeArgs(call, &a); r != nil {
-		return *r
-	}
 	s, ok := c.session(caller)
 	if !ok {
 		return c.notConnected(caller)
@@ -508,7 +418,7 @@ func (c *Client) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 	}
 	mine := c.openCardsOf(st, me.ID)
 	total := len(mine)
-	mine = mine[:min(total, maxListCards)]
+	mine = mine[:min(total, board.MaxListCards)]
 	loc := reply.Location(caller)
 	views := make([]cardView, len(mine))
 	var text strings.Builder

@@ -41,16 +41,17 @@ import (
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/action"
+	"github.com/arbiterhq/arbiter/tool/internal/board"
 	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
 // Action names; they are the embedded board's.
 const (
-	ActionCreate   = "create_task"
-	ActionUpdate   = "update_task"
-	ActionComment  = "comment_task"
-	ActionComplete = "complete_task"
-	ActionListMine = "list_my_tasks"
+	ActionCreate   = board.ActionCreate
+	ActionUpdate   = board.ActionUpdate
+	ActionComment  = board.ActionComment
+	ActionComplete = board.ActionComplete
+	ActionListMine = board.ActionListMine
 )
 
 // SourceName is the Name of the client as a context source and the Source
@@ -166,15 +167,15 @@ func New(cfg Config) (*Client, error) {
 	if strings.TrimSpace(cfg.Key) == "" {
 		return nil, errors.New("trello: Config.Key is required")
 	}
-	board := strings.TrimSpace(cfg.Board)
-	if board == "" {
+	boardRef := strings.TrimSpace(cfg.Board)
+	if boardRef == "" {
 		return nil, errors.New("trello: Config.Board is required")
 	}
-	if sl, ok := boardShortLink(board); ok {
-		board = sl
+	if sl, ok := boardShortLink(boardRef); ok {
+		boardRef = sl
 	}
-	if strings.ContainsAny(board, "/?#% ") {
-		return nil, fmt.Errorf("trello: Config.Board %q is neither a board id nor a short link", board)
+	if strings.ContainsAny(boardRef, "/?#% ") {
+		return nil, fmt.Errorf("trello: Config.Board %q is neither a board id nor a short link", boardRef)
 	}
 	if cfg.Token == "" && cfg.UserTokens == nil {
 		return nil, errors.New("trello: Config.Token or Config.UserTokens is required")
@@ -187,13 +188,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.User != nil {
 		return nil, fmt.Errorf("trello: Config.APIBaseURL %q is not an http(s) URL without query or credentials", cfg.APIBaseURL)
 	}
-	confirm, err := action.Policies("trello", map[string]tool.Confirm{
-		ActionCreate:   tool.ConfirmAlways,
-		ActionUpdate:   tool.ConfirmNever,
-		ActionComment:  tool.ConfirmNever,
-		ActionComplete: tool.ConfirmAlways,
-		ActionListMine: tool.ConfirmNever,
-	}, cfg.Confirm)
+	confirm, err := action.Policies("trello", board.DefaultConfirm(), cfg.Confirm)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +205,7 @@ func New(cfg Config) (*Client, error) {
 		key:        cfg.Key,
 		token:      cfg.Token,
 		userTokens: cfg.UserTokens,
-		board:      board,
+		board:      boardRef,
 		doneList:   strings.Join(strings.Fields(cfg.DoneList), " "),
 		confirm:    confirm,
 		members:    cfg.Members,
@@ -234,8 +229,8 @@ func New(cfg Config) (*Client, error) {
 	if c.ttl <= 0 {
 		c.ttl = DefaultContextTTL
 	}
-	if boardIDPattern.MatchString(board) {
-		c.boardID = strings.ToLower(board)
+	if boardIDPattern.MatchString(boardRef) {
+		c.boardID = strings.ToLower(boardRef)
 	}
 	return c, nil
 }
@@ -246,13 +241,7 @@ func (c *Client) Name() string { return SourceName }
 // Tools returns the board's actions: create_task, update_task,
 // comment_task, complete_task and list_my_tasks.
 func (c *Client) Tools() []tool.Tool {
-	return []tool.Tool{
-		c.newAction(ActionCreate, c.createTask),
-		c.newAction(ActionUpdate, c.updateTask),
-		c.newAction(ActionComment, c.commentTask),
-		c.newAction(ActionComplete, c.completeTask),
-		c.newAction(ActionListMine, c.listMyTasks),
-	}
+	return board.Tools(board.Config{Owner: "trello", Docs: docs, Confirm: c.confirm, WriteTimeout: writeTimeout, Reply: c.reply, Backend: backend{c}})
 }
 
 // session is one call's connection: the caller and the token it acts with.
