@@ -30,33 +30,6 @@ var docs = board.Docs{
 	Card:        "Card id, card URL or title",
 }
 
-// backend is the board as the shared action layer's Backend.
-type backend struct{ b *Board }
-
-func (k backend) Create(ctx context.Context, call tool.Call, a board.Create) tool.Result {
-	return k.b.createTask(ctx, call, a)
-}
-
-func (k backend) Update(ctx context.Context, call tool.Call, a board.Update) tool.Result {
-	return k.b.updateTask(ctx, call, a)
-}
-
-func (k backend) Comment(ctx context.Context, call tool.Call, a board.Comment) tool.Result {
-	return k.b.commentTask(ctx, call, a)
-}
-
-func (k backend) Complete(ctx context.Context, call tool.Call, a board.Complete) tool.Result {
-	return k.b.completeTask(ctx, call, a)
-}
-
-func (k backend) ListMine(ctx context.Context, call tool.Call) tool.Result {
-	return k.b.listMyTasks(ctx, call)
-}
-
-func (k backend) Preview(ctx context.Context, call tool.Call) (tool.Preview, error) {
-	return k.b.preview(ctx, call)
-}
-
 // storageFailure turns a database or context error into a Result: a
 // timeout is an error, never "not found".
 func (b *Board) storageFailure(c tool.Caller, err error) tool.Result {
@@ -92,22 +65,14 @@ func (b *Board) resolveAssignee(c tool.Caller, members []Member, q string) (Memb
 		for i, m := range members {
 			all[i] = m.Name
 		}
-		list := strings.Join(all, ", ")
-		if list == "" {
-			list = reply.Tr(c, "нет участников", "none")
-		}
-		r := b.reply.NotFound("assignee", reply.Tr(c,
-			fmt.Sprintf("Не нашёл участника «%s» на доске. Участники: %s.", q, list),
-			fmt.Sprintf("No board member matches %q. Members: %s.", q, list)))
+		r := board.NoMember(b.reply, c, q, all)
 		return Member{}, &r
 	}
 	cands := make([]string, len(found))
 	for i, m := range found {
 		cands[i] = m.Name
 	}
-	r := b.reply.Ambiguous("assignee", reply.Tr(c,
-		fmt.Sprintf("Под «%s» подходят несколько участников: %s. Кого вы имеете в виду?", q, strings.Join(cands, ", ")),
-		fmt.Sprintf("Several members match %q: %s. Which one do you mean?", q, strings.Join(cands, ", "))), cands)
+	r := board.SeveralMembers(b.reply, c, q, cands)
 	return Member{}, &r
 }
 

@@ -290,28 +290,12 @@ func (b *Board) renderList(state *openState, c tool.Caller) tool.Result {
 		cards = cards[:board.MaxListCards]
 	}
 	views := make([]cardView, len(cards))
-	var text strings.Builder
-	if total == 0 {
-		text.WriteString(reply.Tr(c, "У вас нет открытых задач.", "You have no open tasks."))
-	} else {
-		text.WriteString(reply.Tr(c, fmt.Sprintf("Ваши открытые задачи (%d):", total), fmt.Sprintf("Your open tasks (%d):", total)))
-	}
+	listed := make([]board.Listed, len(cards))
 	for i := range cards {
 		views[i] = view(&cards[i])
-		fmt.Fprintf(&text, "\n%d. «%s» — %s", i+1, cards[i].Title, cards[i].Column)
-		if cards[i].Due != "" {
-			text.WriteString(reply.Tr(c, ", до ", ", due ") + cards[i].Due)
-		}
-		text.WriteString(" — " + cards[i].URL)
+		listed[i] = board.Listed{Title: cards[i].Title, Column: cards[i].Column, Due: cards[i].Due, URL: cards[i].URL}
 	}
-	if total > len(cards) {
-		fmt.Fprintf(&text, "\n%s", reply.Tr(c, fmt.Sprintf("…и ещё %d", total-len(cards)), fmt.Sprintf("…and %d more", total-len(cards))))
-	}
-	return b.reply.OK(struct {
-		Cards     []cardView `json:"cards"`
-		Total     int        `json:"total"`
-		Truncated bool       `json:"truncated,omitempty"`
-	}{views, total, total > len(cards)}, text.String())
+	return board.ListResult(b.reply, views, total, board.ListText(c, listed, total))
 }
 
 // cardFunc applies a write to a resolved card inside the transaction and

@@ -278,7 +278,10 @@ func (b *Board) Name() string { return SourceName }
 // Tools returns the board's actions: create_task, update_task,
 // comment_task, complete_task and list_my_tasks.
 func (b *Board) Tools() []tool.Tool {
-	return board.Tools(board.Config{Owner: SourceName, Docs: docs, Confirm: b.confirm, Reply: b.reply, Backend: backend{b}})
+	return board.Tools(board.Config{Owner: SourceName, Docs: docs, Confirm: b.confirm, Reply: b.reply, Backend: board.Backend{
+		Create: b.createTask, Update: b.updateTask, Comment: b.commentTask, Complete: b.completeTask,
+		ListMine: b.listMyTasks, Preview: b.preview,
+	}})
 }
 
 // CardURL returns the URL of card id.

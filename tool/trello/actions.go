@@ -43,36 +43,6 @@ var docs = board.Docs{
 	Card:        "Card short link, card URL or title",
 }
 
-// backend is the Trello client as the shared action layer's Backend.
-// Every outcome of a call that ran, including Trello failures, is a
-// Result: 404 is StatusNotFound, a refused credential, a rate limit, a 5xx
-// or a timeout is StatusError.
-type backend struct{ c *Client }
-
-func (k backend) Create(ctx context.Context, call tool.Call, a board.Create) tool.Result {
-	return k.c.createTask(ctx, call, a)
-}
-
-func (k backend) Update(ctx context.Context, call tool.Call, a board.Update) tool.Result {
-	return k.c.updateTask(ctx, call, a)
-}
-
-func (k backend) Comment(ctx context.Context, call tool.Call, a board.Comment) tool.Result {
-	return k.c.commentTask(ctx, call, a)
-}
-
-func (k backend) Complete(ctx context.Context, call tool.Call, a board.Complete) tool.Result {
-	return k.c.completeTask(ctx, call, a)
-}
-
-func (k backend) ListMine(ctx context.Context, call tool.Call) tool.Result {
-	return k.c.listMyTasks(ctx, call)
-}
-
-func (k backend) Preview(ctx context.Context, call tool.Call) (tool.Preview, error) {
-	return k.c.preview(ctx, call)
-}
-
 func (c *Client) notConnected(caller tool.Caller) tool.Result {
 	return c.reply.Failure("", "no Trello connection for this user and no default token",
 		reply.Tr(caller, "Trello не подключён для вас — действие не выполнено.", "Trello is not connected for you; nothing was done."))
@@ -202,22 +172,14 @@ func (s *session) resolveAssignee(members []apiMember, q string) (apiMember, *to
 		for i, m := range members {
 			labels[i] = memberLabel(m)
 		}
-		list := strings.Join(labels, ", ")
-		if list == "" {
-			list = reply.Tr(caller, "нет участников", "none")
-		}
-		r := c.reply.NotFound("assignee", reply.Tr(caller,
-			fmt.Sprintf("Не нашёл участника «%s» на доске. Участники: %s.", q, list),
-			fmt.Sprintf("No board member matches %q. Members: %s.", q, list)))
+		r := board.NoMember(c.reply, caller, q, labels)
 		return apiMember{}, &r
 	}
 	labels := make([]string, len(found))
 	for i, p := range found {
 		labels[i] = memberLabel(p.member)
 	}
-	r := c.reply.Ambiguous("assignee", reply.Tr(caller,
-		fmt.Sprintf("Под «%s» подходят несколько участников: %s. Кого вы имеете в виду?", q, strings.Join(labels, ", ")),
-		fmt.Sprintf("Several members match %q: %s. Which one do you mean?", q, strings.Join(labels, ", "))), labels)
+	r := board.SeveralMembers(c.reply, caller, q, labels)
 	return apiMember{}, &r
 }
 

@@ -421,29 +421,16 @@ func (c *Client) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 	mine = mine[:min(total, board.MaxListCards)]
 	loc := reply.Location(caller)
 	views := make([]cardView, len(mine))
-	var text strings.Builder
-	if total == 0 {
-		text.WriteString(reply.Tr(caller, "У вас нет открытых задач.", "You have no open tasks."))
-	} else {
-		text.WriteString(reply.Tr(caller, fmt.Sprintf("Ваши открытые задачи (%d):", total), fmt.Sprintf("Your open tasks (%d):", total)))
-	}
+	listed := make([]board.Listed, len(mine))
 	for i := range mine {
 		card := &mine[i]
 		views[i] = c.view(card, listName(st.lists, card.IDList), assigneeNames(card, st.members), false, loc)
-		fmt.Fprintf(&text, "\n%d. «%s» — %s", i+1, card.Name, views[i].Column)
+		listed[i] = board.Listed{Title: card.Name, Column: views[i].Column, URL: card.URL}
 		if card.Due != "" {
-			text.WriteString(reply.Tr(caller, ", до ", ", due ") + dueText(card.Due, loc))
+			listed[i].Due = dueText(card.Due, loc)
 		}
-		text.WriteString(" — " + card.URL)
 	}
-	if total > len(mine) {
-		fmt.Fprintf(&text, "\n%s", reply.Tr(caller, fmt.Sprintf("…и ещё %d", total-len(mine)), fmt.Sprintf("…and %d more", total-len(mine))))
-	}
-	return c.reply.OK(struct {
-		Cards     []cardView `json:"cards"`
-		Total     int        `json:"total"`
-		Truncated bool       `json:"truncated,omitempty"`
-	}{views, total, total > len(mine)}, text.String())
+	return board.ListResult(c.reply, views, total, board.ListText(caller, listed, total))
 }
 
 // openCardsOf returns the open cards of member id that are not done,

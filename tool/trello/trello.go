@@ -239,9 +239,15 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) Name() string { return SourceName }
 
 // Tools returns the board's actions: create_task, update_task,
-// comment_task, complete_task and list_my_tasks.
+// comment_task, complete_task and list_my_tasks. Every outcome of a call
+// that ran, including Trello failures, is a Result: 404 is
+// StatusNotFound, a refused credential, a rate limit, a 5xx or a timeout
+// is StatusError.
 func (c *Client) Tools() []tool.Tool {
-	return board.Tools(board.Config{Owner: "trello", Docs: docs, Confirm: c.confirm, WriteTimeout: writeTimeout, Reply: c.reply, Backend: backend{c}})
+	return board.Tools(board.Config{Owner: "trello", Docs: docs, Confirm: c.confirm, WriteTimeout: writeTimeout, Reply: c.reply, Backend: board.Backend{
+		Create: c.createTask, Update: c.updateTask, Comment: c.commentTask, Complete: c.completeTask,
+		ListMine: c.listMyTasks, Preview: c.preview,
+	}})
 }
 
 // session is one call's connection: the caller and the token it acts with.

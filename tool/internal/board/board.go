@@ -71,16 +71,17 @@ type Comment struct{ Card, Text string }
 // Complete is a checked complete_task call.
 type Complete struct{ Card string }
 
-// Backend is one board's storage and words. Each method runs a call whose
-// arguments the layer checked; every outcome is a Result.
-type Backend interface {
-	Create(ctx context.Context, call tool.Call, a Create) tool.Result
-	Update(ctx context.Context, call tool.Call, a Update) tool.Result
-	Comment(ctx context.Context, call tool.Call, a Comment) tool.Result
-	Complete(ctx context.Context, call tool.Call, a Complete) tool.Result
-	ListMine(ctx context.Context, call tool.Call) tool.Result
-	// Preview resolves what a write would change (tool.Previewer).
-	Preview(ctx context.Context, call tool.Call) (tool.Preview, error)
+// Backend is one board's storage and words: a function per action, each
+// running a call whose arguments the layer checked, every outcome a
+// Result; and Preview, resolving what a write would change
+// (tool.Previewer).
+type Backend struct {
+	Create   func(ctx context.Context, call tool.Call, a Create) tool.Result
+	Update   func(ctx context.Context, call tool.Call, a Update) tool.Result
+	Comment  func(ctx context.Context, call tool.Call, a Comment) tool.Result
+	Complete func(ctx context.Context, call tool.Call, a Complete) tool.Result
+	ListMine func(ctx context.Context, call tool.Call) tool.Result
+	Preview  func(ctx context.Context, call tool.Call) (tool.Preview, error)
 }
 
 // Docs are what the model reads of one board's actions: each action's
@@ -313,4 +314,60 @@ func UpdatedText(c tool.Caller, v Updated, changed []string, column ColumnWord) 
 	}
 	return reply.Tr(c, fmt.Sprintf("Задача «%s» обновлена: %s — %s", v.Title, strings.Join(parts, ", "), v.URL),
 		fmt.Sprintf("Updated task %q: %s — %s", v.Title, strings.Join(parts, ", "), v.URL))
+}
+
+// NoMember is the answer when query matches no board member; members are
+// the labels of the members there are.
+func NoMember(rb reply.Builder, c tool.Caller, query string, members []string) tool.Result {
+	list := strings.Join(members, ", ")
+	if list == "" {
+		list = reply.Tr(c, "нет участников", "none")
+	}
+	return rb.NotFound("assignee", reply.Tr(c,
+		fmt.Sprintf("Не нашёл участника «%s» на доске. Участники: %s.", query, list),
+		fmt.Sprintf("No board member matches %q. Members: %s.", query, list)))
+}
+
+// SeveralMembers is the answer when query matches several members, with
+// their labels as the candidates.
+func SeveralMembers(rb reply.Builder, c tool.Caller, query string, labels []string) tool.Result {
+	return rb.Ambiguous("assignee", reply.Tr(c,
+		fmt.Sprintf("Под «%s» подходят несколько участников: %s. Кого вы имеете в виду?", query, strings.Join(labels, ", ")),
+		fmt.Sprintf("Several members match %q: %s. Which one do you mean?", query, strings.Join(labels, ", "))), labels)
+}
+
+// Listed is one card of list_my_tasks as its text shows it: the due date
+// as the board shows it, "" for none.
+type Listed struct{ Title, Column, Due, URL string }
+
+// ListText is list_my_tasks' text: a header with the total, a line a card
+// shown, and how many more there are.
+func ListText(c tool.Caller, cards []Listed, total int) string {
+	var b strings.Builder
+	if total == 0 {
+		b.WriteString(reply.Tr(c, "У вас нет открытых задач.", "You have no open tasks."))
+	} else {
+		b.WriteString(reply.Tr(c, fmt.Sprintf("Ваши открытые задачи (%d):", total), fmt.Sprintf("Your open tasks (%d):", total)))
+	}
+	for i, card := range cards {
+		fmt.Fprintf(&b, "\n%d. «%s» — %s", i+1, card.Title, card.Column)
+		if card.Due != "" {
+			b.WriteString(reply.Tr(c, ", до ", ", due ") + card.Due)
+		}
+		b.WriteString(" — " + card.URL)
+	}
+	if total > len(cards) {
+		fmt.Fprintf(&b, "\n%s", reply.Tr(c, fmt.Sprintf("…и ещё %d", total-len(cards)), fmt.Sprintf("…and %d more", total-len(cards))))
+	}
+	return b.String()
+}
+
+// ListResult is list_my_tasks' result: the cards as the board views them,
+// the total, and whether the list was cut.
+func ListResult[V any](rb reply.Builder, views []V, total int, text string) tool.Result {
+	return rb.OK(struct {
+		Cards     []V  `json:"cards"`
+		Total     int  `json:"total"`
+		Truncated bool `json:"truncated,omitempty"`
+	}{views, total, total > len(views)}, text)
 }
