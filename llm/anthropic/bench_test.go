@@ -38,16 +38,7 @@ func BenchmarkComplete(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := providertest.BenchRequest()
-	ctx := context.Background()
-	b.ReportAllocs()
-	defer providertest.ReportCPU(b)()
-	for b.Loop() {
-		resp, err := p.Complete(ctx, req)
-		if err != nil || resp.Text != providertest.BenchDecision {
-			b.Fatalf("Complete: %v %q", err, resp.Text)
-		}
-	}
+	providertest.BenchComplete(b, p)
 }
 
 // BenchmarkBaselineNetHTTP makes the same call with plain net/http and
@@ -56,16 +47,9 @@ func BenchmarkBaselineNetHTTP(b *testing.B) {
 	srv := benchServer(b)
 	client := SharedHTTPClient()
 	url := srv.URL + "/v1/messages"
-	req := providertest.BenchRequest()
-	ctx := context.Background()
-	b.ReportAllocs()
-	defer providertest.ReportCPU(b)()
-	for b.Loop() {
-		text, err := baselineComplete(ctx, client, url, &req)
-		if err != nil || text != providertest.BenchDecision {
-			b.Fatalf("baseline: %v %q", err, text)
-		}
-	}
+	providertest.BenchLoop(b, func(ctx context.Context, req *llm.Request) (string, error) {
+		return baselineComplete(ctx, client, url, req)
+	})
 }
 
 // BenchmarkEncodeBody compares this package's body encoder with building

@@ -35,16 +35,7 @@ func BenchmarkComplete(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := providertest.BenchRequest()
-	ctx := context.Background()
-	b.ReportAllocs()
-	defer providertest.ReportCPU(b)()
-	for b.Loop() {
-		resp, err := p.Complete(ctx, req)
-		if err != nil || resp.Text != providertest.BenchDecision {
-			b.Fatalf("Complete: %v %q", err, resp.Text)
-		}
-	}
+	providertest.BenchComplete(b, p)
 }
 
 // benchTools is a six-tool catalog of about 1.5 KB, passed as the same
@@ -99,16 +90,10 @@ func BenchmarkBaselineNetHTTP(b *testing.B) {
 	srv := benchServer(b)
 	client := SharedHTTPClient()
 	url := srv.URL + "/chat/completions"
-	req := providertest.BenchRequest()
-	ctx := context.Background()
-	b.ReportAllocs()
-	defer providertest.ReportCPU(b)()
-	for b.Loop() {
-		resp, err := baselineComplete(ctx, client, url, testKey, "bench-model", &req)
-		if err != nil || resp.Text != providertest.BenchDecision {
-			b.Fatalf("baseline: %v %q", err, resp.Text)
-		}
-	}
+	providertest.BenchLoop(b, func(ctx context.Context, req *llm.Request) (string, error) {
+		resp, err := baselineComplete(ctx, client, url, testKey, "bench-model", req)
+		return resp.Text, err
+	})
 }
 
 type baseMessage struct {

@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -51,6 +52,31 @@ func ReportCPU(b *testing.B) func() {
 		end, _ := processCPU()
 		if ok && b.N > 0 {
 			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+// BenchComplete runs p.Complete on BenchRequest in b's loop, reporting
+// allocations and CPU; every answer must be BenchDecision.
+func BenchComplete(b *testing.B, p llm.Provider) {
+	BenchLoop(b, func(ctx context.Context, req *llm.Request) (string, error) {
+		resp, err := p.Complete(ctx, *req)
+		return resp.Text, err
+	})
+}
+
+// BenchLoop runs call on BenchRequest in b's loop — a provider, or the
+// hand-written baseline it is compared with — reporting allocations and
+// CPU; every answer must be BenchDecision.
+func BenchLoop(b *testing.B, call func(ctx context.Context, req *llm.Request) (string, error)) {
+	req := BenchRequest()
+	ctx := context.Background()
+	b.ReportAllocs()
+	defer ReportCPU(b)()
+	for b.Loop() {
+		text, err := call(ctx, &req)
+		if err != nil || text != BenchDecision {
+			b.Fatalf("call: %v %q", err, text)
 		}
 	}
 }
