@@ -23,12 +23,25 @@ const (
 	RoleSystem    = "system"
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
+	// RoleTool is the result of one tool call the model made, answering
+	// the call Message.ToolCallID names.
+	RoleTool = "tool"
 )
 
 // Message is one chat message sent to a model.
 type Message struct {
 	Role    string
 	Content string
+	// ToolCalls, on an assistant message, are the tool calls the model made
+	// in that answer, in order (Content may then be empty). The messages
+	// right after it must answer every one of them, each by a RoleTool
+	// message.
+	ToolCalls []ToolCall
+	// ToolCallID, on a RoleTool message, is the ID of the call it answers.
+	ToolCallID string
+	// IsError, on a RoleTool message, says the call failed and Content
+	// says why.
+	IsError bool
 }
 
 // OutputMode says how a provider constrains the model's output format.
@@ -82,16 +95,39 @@ type ToolCall struct {
 	Arguments json.RawMessage
 }
 
+// ToolMode says whether the model may, must or must not call a tool.
+type ToolMode string
+
+// Tool modes.
+const (
+	ToolAuto     ToolMode = "auto"     // the model chooses (the zero ToolChoice)
+	ToolRequired ToolMode = "required" // at least one call, to any offered tool
+	ToolNone     ToolMode = "none"     // no call: a text answer
+	ToolNamed    ToolMode = "named"    // a call of the tool ToolChoice.Name
+)
+
+// ToolChoice constrains the tool calls of an answer in the tools protocol.
+// The zero value is ToolAuto.
+type ToolChoice struct {
+	Mode ToolMode
+	Name string // with ToolNamed: the tool to call, one of Request.Tools
+}
+
 // Request is one completion request. It carries both forms of the decision
 // contract: Schema for models that answer in JSON and Tools for models that
 // decide by native tool calling; each provider uses the one its protocol
 // needs (a request without Tools is always answered in JSON).
 type Request struct {
-	Messages    []Message
-	Schema      *Schema
-	Tools       []ToolDef
-	Temperature float64
-	MaxTokens   int
+	Messages []Message
+	Schema   *Schema
+	Tools    []ToolDef
+	// ToolChoice and ParallelToolCalls apply in the tools protocol: what
+	// the model may call, and whether one answer may hold several calls
+	// (false: at most one).
+	ToolChoice        ToolChoice
+	ParallelToolCalls bool
+	Temperature       float64
+	MaxTokens         int
 	// Operation and Strategy label the call in the journal ("turn",
 	// "repair"; "balanced").
 	Operation string

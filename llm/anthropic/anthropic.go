@@ -233,9 +233,15 @@ func (p *Provider) Model() string { return p.model }
 // tool_choice {"type":"tool"}; the Response's Text is that tool call's input
 // as compact JSON. Without a schema no tool is sent and Text is the
 // answer's text. ProtocolTools with Tools: req.Tools are offered with
-// tool_choice "auto" and parallel tool use off (at most one call is the
-// proposal); Text is the answer's text blocks concatenated and ToolCalls its
-// tool_use blocks.
+// req.ToolChoice as tool_choice (auto, any for required, none, or the named
+// tool) and parallel tool use off unless req.ParallelToolCalls; Text is
+// the answer's text blocks concatenated and ToolCalls its tool_use blocks.
+//
+// The transcript: an assistant message's ToolCalls follow its text as
+// tool_use blocks, and RoleTool messages become tool_result blocks
+// (is_error with IsError) of a user message, merged with the results and
+// user text that follow. A transcript llm.CheckMessages refuses, or a tool
+// choice naming no offered tool, is bad_request and is not sent.
 //
 // On success the Response carries the model the API named (the configured
 // one if it named none), the stop_reason as FinishReason, and usage:

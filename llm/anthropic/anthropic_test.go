@@ -345,7 +345,16 @@ func TestUnsendableRequests(t *testing.T) {
 		name string
 		req  llm.Request
 	}{
-		{"unknown role", llm.Request{Messages: []llm.Message{{Role: "tool", Content: "x"}}}},
+		{"unknown role", llm.Request{Messages: []llm.Message{{Role: "function", Content: "x"}}}},
+		{"tool result without a call", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}, {Role: llm.RoleTool, ToolCallID: "t1", Content: "r"}}}},
+		{"call without a result", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "t1", Name: "t"}}}, {Role: llm.RoleUser, Content: "y"}}}},
+		{"named tool not offered", func() llm.Request {
+			r := userRequest("x")
+			r.Tools = []llm.ToolDef{{Name: "t"}}
+			r.ToolChoice = llm.ToolChoice{Mode: llm.ToolNamed, Name: "u"}
+			return r
+		}()},
 		{"no messages", llm.Request{}},
 		{"only system", llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "x"}}}},
 		{"schema without document", func() llm.Request { r := userRequest("x"); r.Schema = &llm.Schema{Name: "d"}; return r }()},
@@ -531,5 +540,70 @@ func TestIgnoresEnvironment(t *testing.T) {
 	h := srv.Requests()[0].Header
 	if h.Get("X-Api-Key") != "" || h.Get("Authorization") != "" || h.Get("X-From-Env") != "" || h.Get("Traceparent") != "" {
 		t.Errorf("environment leaked into the request: %v", h)
+	}
+}
+
+func TestToolTranscript(t *testing.T) {
+	tools := []llm.ToolDef{{Name: "get_payment_status"}, {Name: "search_support_policy"}}
+	req := llm.Request{
+		Tools:             tools,
+		ToolChoice:        llm.ToolChoice{Mode: llm.ToolRequired},
+		ParallelToolCalls: true,
+		Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: "You are the support agent."},
+			{Role: llm.RoleUser, Content: "Money was taken, no access."},
+			{Role: llm.RoleAssistant, Content: "Checking.", ToolCalls: []llm.ToolCall{
+				{ID: "toolu_1", Name: "get_payment_status", Arguments: json.RawMessage(`{ "ticket_id": "T-4821" }`)},
+				{ID: "toolu_2", Name: "search_support_policy"},
+			}},
+			{Role: llm.RoleTool, ToolCallID: "toolu_2", Content: "policy text"},
+			{Role: llm.RoleTool, ToolCallID: "toolu_1", Content: "payments down", IsError: true},
+			{Role: llm.RoleUser, Content: "any news?"},
+		},
+	}
+	srv, p := newTest(t, Config{Protocol: llm.ProtocolTools})
+	srv.Enqueue(llmtest.AnthropicReply{Text: "The payment is confirmed."})
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(srv.Requests()[0].Body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"role":"user","content":[{"type":"text","text":"Money was taken, no access."}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"Checking."},` +
+		`{"type":"tool_use","id":"toolu_1","name":"get_payment_status","input":{"ticket_id":"T-4821"}},` +
+		`{"type":"tool_use","id":"toolu_2","name":"search_support_policy","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"policy text"},` +
+		`{"type":"tool_result","tool_use_id":"toolu_1","content":"payments down","is_error":true},` +
+		`{"type":"text","text":"any news?"}]}]`
+	if string(raw["messages"]) != want {
+		t.Errorf("messages =\n%s\nwant\n%s", raw["messages"], want)
+	}
+	if string(raw["tool_choice"]) != `{"type":"any"}` {
+		t.Errorf("tool_choice = %s, want any with parallel use allowed", raw["tool_choice"])
+	}
+
+	for _, tt := range []struct {
+		choice   llm.ToolChoice
+		parallel bool
+		want     string
+	}{
+		{llm.ToolChoice{Mode: llm.ToolNamed, Name: "search_support_policy"}, false, `{"type":"tool","name":"search_support_policy","disable_parallel_tool_use":true}`},
+		{llm.ToolChoice{Mode: llm.ToolNone}, false, `{"type":"none"}`},
+		{llm.ToolChoice{}, true, `{"type":"auto"}`},
+	} {
+		req.ToolChoice, req.ParallelToolCalls = tt.choice, tt.parallel
+		srv.Enqueue(llmtest.AnthropicReply{Text: "ok"})
+		if _, err := p.Complete(context.Background(), req); err != nil {
+			t.Fatalf("%+v: Complete: %v", tt.choice, err)
+		}
+		reqs := srv.Requests()
+		if err := json.Unmarshal(reqs[len(reqs)-1].Body, &raw); err != nil {
+			t.Fatal(err)
+		}
+		if string(raw["tool_choice"]) != tt.want {
+			t.Errorf("%+v parallel %v: tool_choice = %s, want %s", tt.choice, tt.parallel, raw["tool_choice"], tt.want)
+		}
 	}
 }

@@ -59,18 +59,15 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 		b = strconv.AppendFloat(b, req.Temperature, 'g', -1, 64)
 	}
 
+	if err := llm.CheckMessages(req.Messages); err != nil {
+		return nil, p.newError(llm.ErrBadRequest, err.Error(), err)
+	}
 	// System messages, in order, as text blocks; the last one carries the
 	// cache breakpoint.
 	last := -1
-	for i, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleSystem:
-			if !isBlank(m.Content) {
-				last = i
-			}
-		case llm.RoleUser, llm.RoleAssistant:
-		default:
-			return nil, p.newError(llm.ErrBadRequest, fmt.Sprintf("message %d: unknown role %q", i, m.Role), nil)
+	for i := range req.Messages {
+		if m := &req.Messages[i]; m.Role == llm.RoleSystem && !isBlank(m.Content) {
+			last = i
 		}
 	}
 	if last >= 0 {
@@ -100,28 +97,46 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 		b = append(b, ']')
 	}
 
-	// User and assistant messages, consecutive ones of a role merged.
+	// User and assistant messages, consecutive ones of a role merged; a
+	// tool result is a tool_result block of a user message, and the API
+	// wants those first in theirs, which holds since a tool message only
+	// follows the assistant's calls or another tool message.
 	b = append(b, `,"messages":[`...)
 	role := ""
-	for _, m := range req.Messages {
-		if m.Role == llm.RoleSystem || isBlank(m.Content) {
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		if m.Role == llm.RoleSystem || (isBlank(m.Content) && m.Role != llm.RoleTool && len(m.ToolCalls) == 0) {
 			continue
 		}
+		wireRole := m.Role
+		if wireRole == llm.RoleTool {
+			wireRole = llm.RoleUser
+		}
 		switch {
-		case m.Role == role:
+		case wireRole == role:
 			b = append(b, ',')
 		default:
 			if role != "" {
 				b = append(b, "]},"...)
 			}
 			b = append(b, `{"role":"`...)
-			b = append(b, m.Role...)
+			b = append(b, wireRole...)
 			b = append(b, `","content":[`...)
 		}
-		role = m.Role
-		b = append(b, `{"type":"text","text":`...)
-		b = wire.AppendJSONString(b, m.Content)
-		b = append(b, '}')
+		role = wireRole
+		if m.Role == llm.RoleTool {
+			b = appendToolResult(b, m)
+			continue
+		}
+		if !isBlank(m.Content) {
+			b = append(b, `{"type":"text","text":`...)
+			b = wire.AppendJSONString(b, m.Content)
+			b = append(b, '}')
+			if len(m.ToolCalls) > 0 {
+				b = append(b, ',')
+			}
+		}
+		b = appendToolUses(b, m.ToolCalls)
 	}
 	if role == "" {
 		return nil, p.newError(llm.ErrBadRequest, "request has no user or assistant message with content", nil)
@@ -131,6 +146,12 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 	if toolsPart != nil {
 		b = append(b, ',')
 		b = append(b, toolsPart...)
+	}
+	if protocol == llm.ProtocolTools {
+		if err := llm.CheckToolChoice(req.ToolChoice, req.Tools); err != nil {
+			return nil, p.newError(llm.ErrBadRequest, err.Error(), err)
+		}
+		b = appendToolChoice(b, req.ToolChoice, req.ParallelToolCalls)
 	}
 	b = append(b, '}')
 	p.sizeHint.Store(int64(len(b)))
@@ -152,7 +173,7 @@ func (p *Provider) encodeDecision(doc []byte) ([]byte, []byte, error) {
 	return bytes.Clone(doc), b, nil
 }
 
-// encodeTools encodes the tools and tool_choice members offering tools.
+// encodeTools encodes the tools member offering tools.
 func (p *Provider) encodeTools(tools []llm.ToolDef) ([]llm.ToolDef, []byte, error) {
 	b := []byte(`"tools":[`)
 	for i, t := range tools {
@@ -179,13 +200,81 @@ func (p *Provider) encodeTools(tools []llm.ToolDef) ([]llm.ToolDef, []byte, erro
 		b = append(b, schema...)
 		b = append(b, '}')
 	}
-	b = append(b, `],"tool_choice":{"type":"auto","disable_parallel_tool_use":true}`...)
+	b = append(b, ']')
 
 	src := make([]llm.ToolDef, len(tools))
 	for i, t := range tools {
 		src[i] = llm.ToolDef{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)}
 	}
 	return src, b, nil
+}
+
+// appendToolChoice appends the tool_choice member: auto, any (a call
+// required), none, or one named tool; parallel use is off unless allowed
+// (and moot under none).
+func appendToolChoice(b []byte, c llm.ToolChoice, parallel bool) []byte {
+	b = append(b, `,"tool_choice":{"type":`...)
+	switch c.Mode {
+	case "", llm.ToolAuto:
+		b = append(b, `"auto"`...)
+	case llm.ToolRequired:
+		b = append(b, `"any"`...)
+	case llm.ToolNone:
+		return append(b, `"none"}`...)
+	case llm.ToolNamed:
+		b = append(b, `"tool","name":`...)
+		b = wire.AppendJSONString(b, c.Name)
+	}
+	if !parallel {
+		b = append(b, `,"disable_parallel_tool_use":true`...)
+	}
+	return append(b, '}')
+}
+
+// appendToolUses appends an assistant message's calls as tool_use blocks.
+func appendToolUses(b []byte, calls []llm.ToolCall) []byte {
+	for j := range calls {
+		c := &calls[j]
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"tool_use","id":`...)
+		b = wire.AppendJSONString(b, c.ID)
+		b = append(b, `,"name":`...)
+		b = wire.AppendJSONString(b, c.Name)
+		b = append(b, `,"input":`...)
+		if len(c.Arguments) == 0 {
+			b = append(b, "{}"...)
+		} else {
+			b = appendCompact(b, c.Arguments)
+		}
+		b = append(b, '}')
+	}
+	return b
+}
+
+// appendToolResult appends a tool message as a tool_result block.
+func appendToolResult(b []byte, m *llm.Message) []byte {
+	b = append(b, `{"type":"tool_result","tool_use_id":`...)
+	b = wire.AppendJSONString(b, m.ToolCallID)
+	if !isBlank(m.Content) {
+		b = append(b, `,"content":`...)
+		b = wire.AppendJSONString(b, m.Content)
+	}
+	if m.IsError {
+		b = append(b, `,"is_error":true`...)
+	}
+	return append(b, '}')
+}
+
+// appendCompact appends the JSON doc, already checked valid, without
+// insignificant space.
+func appendCompact(b []byte, doc []byte) []byte {
+	buf := bytes.NewBuffer(b)
+	if json.Compact(buf, doc) != nil {
+		return append(b, doc...)
+	}
+	return buf.Bytes()
 }
 
 // sameTools reports whether a cached copy matches the current tools.

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,13 +105,20 @@ type AnthropicUsage struct {
 }
 
 // AnthropicBlock is a content block, of a request (system, messages) or of
-// an answer: text, tool_use, or any other type with its fields left out.
+// an answer: text, tool_use, tool_result, or any other type with its
+// fields left out.
 type AnthropicBlock struct {
-	Type         string                 `json:"type"`
-	Text         string                 `json:"text,omitempty"`
-	ID           string                 `json:"id,omitempty"`
-	Name         string                 `json:"name,omitempty"`
-	Input        json.RawMessage        `json:"input,omitempty"`
+	Type  string          `json:"type"`
+	Text  string          `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// ToolUseID, Content and IsError are a tool_result's: the call it
+	// answers, its content (a string or an array of blocks) and whether
+	// the call failed.
+	ToolUseID    string                 `json:"tool_use_id,omitempty"`
+	Content      json.RawMessage        `json:"content,omitempty"`
+	IsError      bool                   `json:"is_error,omitempty"`
 	CacheControl *AnthropicCacheControl `json:"cache_control,omitempty"`
 }
 
@@ -267,6 +276,9 @@ func (req *AnthropicRequest) validate(version string) string {
 				return fmt.Sprintf("messages.%d.content.%d: text content blocks must contain non-whitespace text", i, j)
 			}
 		}
+		if msg := checkToolPairs(req.Messages, i); msg != "" {
+			return msg
+		}
 	}
 	names := make(map[string]bool, len(req.Tools))
 	for i, t := range req.Tools {
@@ -290,6 +302,58 @@ func (req *AnthropicRequest) validate(version string) string {
 		case tc.Type != "auto" && tc.Type != "any" && tc.Type != "tool" && tc.Type != "none":
 			return "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'"
 		}
+	}
+	return ""
+}
+
+// checkToolPairs checks message i's tool blocks as the API does: a
+// tool_use must be answered by a tool_result in the next message, which
+// holds its tool_result blocks before anything else, and a tool_result
+// must answer a tool_use of the message before.
+func checkToolPairs(msgs []AnthropicMessage, i int) string {
+	m := msgs[i]
+	asked := map[string]bool{}
+	if i > 0 && msgs[i-1].Role == "assistant" {
+		for _, b := range msgs[i-1].Content {
+			if b.Type == "tool_use" {
+				asked[b.ID] = true
+			}
+		}
+	}
+	answered := map[string]bool{}
+	for j, b := range m.Content {
+		switch b.Type {
+		case "tool_use":
+			if m.Role != "assistant" || b.ID == "" || b.Name == "" {
+				return fmt.Sprintf("messages.%d.content.%d: tool_use blocks need an id and a name and belong to assistant messages", i, j)
+			}
+			var input map[string]json.RawMessage
+			if json.Unmarshal(b.Input, &input) != nil || input == nil {
+				return fmt.Sprintf("messages.%d.content.%d.tool_use.input: Input should be a valid dictionary", i, j)
+			}
+		case "tool_result":
+			switch {
+			case m.Role != "user":
+				return fmt.Sprintf("messages.%d.content.%d: tool_result blocks belong to user messages", i, j)
+			case !asked[b.ToolUseID]:
+				return fmt.Sprintf("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. "+
+					"Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
+			case j > len(answered):
+				return fmt.Sprintf("messages.%d: `tool_result` blocks must come first in the content, before any other block", i)
+			}
+			answered[b.ToolUseID] = true
+		}
+	}
+	if len(asked) > len(answered) || (len(asked) > 0 && m.Role != "user") {
+		var missing []string
+		for id := range asked {
+			if !answered[id] {
+				missing = append(missing, id)
+			}
+		}
+		slices.Sort(missing)
+		return fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. "+
+			"Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i-1, strings.Join(missing, ", "))
 	}
 	return ""
 }

@@ -208,6 +208,16 @@ func TestAnthropicServerValidation(t *testing.T) {
 			`"tools":[{"name":"a","input_schema":{"type":"object"}}],"tool_choice":{"type":"tool","name":"b"}}`, "tool_choice"},
 		{"tool_choice without tools", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"auto"}}`, "tool_choice"},
 		{"schema not object", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"}],"tools":[{"name":"a","input_schema":{"type":"string"}}]}`, "input_schema"},
+		{"tool_use unanswered", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"a","input":{}}]},{"role":"user","content":"y"}]}`, "t1"},
+		{"tool_result without tool_use", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"},` +
+			`{"role":"assistant","content":"a"},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t9","content":"r"}]}]}`, "t9"},
+		{"tool_result after text", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"a","input":{}}]},` +
+			`{"role":"user","content":[{"type":"text","text":"y"},{"type":"tool_result","tool_use_id":"t1"}]}]}`, "first"},
+		{"tool_use input not an object", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"a","input":"q"}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]}]}`, "dictionary"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,11 +233,24 @@ func TestAnthropicServerValidation(t *testing.T) {
 			}
 		})
 	}
+	// A well-formed round trip passes.
+	ok := NewAnthropicServer(AnthropicServerConfig{})
+	defer ok.Close()
+	ok.Enqueue(AnthropicReply{Text: "done"})
+	resp, b, _ := anthPost(t, ok, "", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"},`+
+		`{"role":"assistant","content":[{"type":"text","text":"looking"},{"type":"tool_use","id":"t1","name":"a","input":{}},{"type":"tool_use","id":"t2","name":"a","input":{"q":1}}]},`+
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"r2"},{"type":"tool_result","tool_use_id":"t1","is_error":true},{"type":"text","text":"and?"}]}]}`)
+	if resp.StatusCode != 200 {
+		t.Errorf("valid tool round trip: %d %s", resp.StatusCode, b)
+	}
+	if got := ok.Requests()[0].Messages[2].Content[1]; got.ToolUseID != "t1" || !got.IsError {
+		t.Errorf("tool_result decoded as %+v", got)
+	}
 	// The old version still takes sampling parameters.
 	s := NewAnthropicServer(AnthropicServerConfig{})
 	defer s.Close()
 	s.Enqueue(AnthropicReply{Text: "ok"})
-	resp, b, _ := anthPost(t, s, "", "2023-06-01", `{"model":"m","max_tokens":1,"temperature":0.5,"messages":[{"role":"user","content":"x"}]}`)
+	resp, b, _ = anthPost(t, s, "", "2023-06-01", `{"model":"m","max_tokens":1,"temperature":0.5,"messages":[{"role":"user","content":"x"}]}`)
 	if resp.StatusCode != 200 || *s.Requests()[0].Temperature != 0.5 {
 		t.Errorf("old version with temperature: %d %s", resp.StatusCode, b)
 	}

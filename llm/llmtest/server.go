@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,6 +136,20 @@ type ChatRequest struct {
 type ChatMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are an assistant message's tool calls; ToolCallID is the
+	// call a tool message answers.
+	ToolCalls  []ChatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+// ChatToolCall is one tool call of an assistant message in a request.
+type ChatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // ChatTool is one element of a request's tools.
@@ -165,8 +180,10 @@ type wireRequest struct {
 }
 
 type wireInMessage struct {
-	Role    string         `json:"role"`
-	Content messageContent `json:"content"`
+	Role       string         `json:"role"`
+	Content    messageContent `json:"content"`
+	ToolCalls  []ChatToolCall `json:"tool_calls"`
+	ToolCallID string         `json:"tool_call_id"`
 }
 
 // messageContent decodes from a JSON string, null, or an array of content
@@ -214,9 +231,70 @@ func decodeRequest(body []byte) (*ChatRequest, error) {
 		ParallelToolCalls:   w.ParallelToolCalls,
 	}
 	for i, m := range w.Messages {
-		req.Messages[i] = ChatMessage{Role: m.Role, Content: string(m.Content)}
+		req.Messages[i] = ChatMessage{Role: m.Role, Content: string(m.Content), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 	}
 	return req, nil
+}
+
+// validate checks the tool transcript and tool_choice of req as the API
+// does, returning the message and param of its 400 invalid_request_error,
+// or "".
+func (req *ChatRequest) validate() (message, param string) {
+	var open []string // calls of the last assistant message not yet answered
+	for i, m := range req.Messages {
+		at := func() string { return fmt.Sprintf("messages.[%d].role", i) }
+		if m.Role != "tool" && len(open) > 0 {
+			return "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+				"The following tool_call_ids did not have response messages: " + strings.Join(open, ", "), at()
+		}
+		switch m.Role {
+		case "assistant":
+			open = open[:0]
+			for _, c := range m.ToolCalls {
+				if c.ID == "" || c.Function.Name == "" || c.Type != "function" {
+					return "Invalid tool call: id, type 'function' and function.name are required.", fmt.Sprintf("messages.[%d].tool_calls", i)
+				}
+				open = append(open, c.ID)
+			}
+		case "tool":
+			k := slices.Index(open, m.ToolCallID)
+			if k < 0 {
+				return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", at()
+			}
+			open = slices.Delete(open, k, k+1)
+		case "system", "user", "developer":
+		default:
+			return fmt.Sprintf("Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", m.Role), at()
+		}
+	}
+	if len(open) > 0 {
+		return "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+			"The following tool_call_ids did not have response messages: " + strings.Join(open, ", "), "messages"
+	}
+	if len(req.ToolChoice) == 0 {
+		return "", ""
+	}
+	if len(req.Tools) == 0 {
+		return "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", "tool_choice"
+	}
+	var named struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	switch string(req.ToolChoice) {
+	case `"auto"`, `"required"`, `"none"`:
+		return "", ""
+	}
+	if json.Unmarshal(req.ToolChoice, &named) != nil || named.Function.Name == "" {
+		return "Invalid value for 'tool_choice': expected 'auto', 'required', 'none' or a named function.", "tool_choice"
+	}
+	for _, t := range req.Tools {
+		if t.Function.Name == named.Function.Name {
+			return "", ""
+		}
+	}
+	return fmt.Sprintf("Invalid value for 'tool_choice': function '%s' not found in 'tools'.", named.Function.Name), "tool_choice"
 }
 
 // ResponseFormat is the response_format of a request.
@@ -235,6 +313,12 @@ type JSONSchema struct {
 // Server is a loopback fake of an OpenAI-compatible Chat Completions API.
 // It answers POST /v1/chat/completions from a queue of scripted replies
 // (then from ServerConfig.Respond) and records the decoded requests.
+//
+// It checks the tool transcript as the API does: an assistant message's
+// tool calls must each be answered by the tool messages right after it, a
+// tool message must answer such a call, and a tool_choice needs tools and
+// may only name an offered one. Such requests get a 400
+// invalid_request_error, are recorded and take no scripted reply.
 //
 // All methods are safe for concurrent use. Malformed requests (wrong path or
 // method, undecodable body) get a 400 or 404 error body and are counted but
@@ -311,6 +395,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.cfg.SkipRecording {
 		req.Header = r.Header.Clone()
 		req.Body = body
+	}
+	if msg, param := req.validate(); msg != "" {
+		if !s.cfg.SkipRecording {
+			s.mu.Lock()
+			s.requests = append(s.requests, req)
+			s.mu.Unlock()
+		}
+		writeError(w, http.StatusBadRequest, msg, "invalid_request_error", "", param)
+		return
 	}
 
 	reply, ok := s.next()

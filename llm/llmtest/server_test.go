@@ -276,3 +276,47 @@ func TestServerReset(t *testing.T) {
 		t.Errorf("Count = %d", s.Count())
 	}
 }
+
+func TestServerToolTranscriptValidation(t *testing.T) {
+	const tools = `"tools":[{"type":"function","function":{"name":"a","parameters":{"type":"object"}}}]`
+	call := `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"a","arguments":"{}"}}]}`
+	tests := []struct {
+		name, body, want string
+	}{
+		{"tool message without a call", `{"model":"m","messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"c1","content":"r"}]}`,
+			"must be a response to a preceeding message"},
+		{"call unanswered", `{"model":"m","messages":[{"role":"user","content":"x"},` + call + `,{"role":"user","content":"y"}]}`,
+			"did not have response messages: c1"},
+		{"call unanswered at the end", `{"model":"m","messages":[{"role":"user","content":"x"},` + call + `]}`,
+			"did not have response messages: c1"},
+		{"tool_choice without tools", `{"model":"m","messages":[{"role":"user","content":"x"}],"tool_choice":"auto"}`,
+			"only allowed when 'tools' are specified"},
+		{"named tool not offered", `{"model":"m","messages":[{"role":"user","content":"x"}],` + tools +
+			`,"tool_choice":{"type":"function","function":{"name":"b"}}}`, "function 'b' not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewServer(ServerConfig{})
+			defer s.Close()
+			s.Enqueue(HTTPReply{Content: "unused"})
+			resp, b, err := post(t, s, "", tt.body)
+			if err != nil || resp.StatusCode != 400 || !strings.Contains(string(b), tt.want) {
+				t.Errorf("got %v %s, want a 400 mentioning %q", err, b, tt.want)
+			}
+			if len(s.Requests()) != 1 {
+				t.Errorf("invalid request not recorded")
+			}
+		})
+	}
+	s := NewServer(ServerConfig{})
+	defer s.Close()
+	s.Enqueue(HTTPReply{Content: "done"})
+	resp, b, _ := post(t, s, "", `{"model":"m","messages":[{"role":"user","content":"x"},`+call+
+		`,{"role":"tool","tool_call_id":"c1","content":"r"}],`+tools+`,"tool_choice":{"type":"function","function":{"name":"a"}}}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("valid round trip: %d %s", resp.StatusCode, b)
+	}
+	if m := s.Requests()[0].Messages; m[1].ToolCalls[0].ID != "c1" || m[2].ToolCallID != "c1" {
+		t.Errorf("transcript decoded as %+v", m)
+	}
+}

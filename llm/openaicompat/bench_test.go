@@ -138,7 +138,7 @@ func baselineComplete(ctx context.Context, client *http.Client, url, key, model 
 	body := baseRequest{Model: model, Temperature: req.Temperature, MaxTokens: req.MaxTokens,
 		Messages: make([]baseMessage, len(req.Messages))}
 	for i, m := range req.Messages {
-		body.Messages[i] = baseMessage(m)
+		body.Messages[i] = baseMessage{Role: m.Role, Content: m.Content}
 	}
 	if req.Schema != nil {
 		body.ResponseFormat = &baseFormat{Type: "json_schema",

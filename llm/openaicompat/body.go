@@ -3,7 +3,6 @@ package openaicompat
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"sync"
 
@@ -29,24 +28,35 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 	buf.WriteString(`{"model":`)
 	buf.Write(p.modelJSON)
 	buf.WriteString(`,"messages":[`)
-	for i, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleSystem, llm.RoleUser, llm.RoleAssistant:
-		default:
-			releaseBody(buf)
-			return nil, p.newError(llm.ErrBadRequest, fmt.Sprintf("message %d: unknown role %q", i, m.Role), nil)
-		}
+	if err := llm.CheckMessages(req.Messages); err != nil {
+		releaseBody(buf)
+		return nil, p.newError(llm.ErrBadRequest, err.Error(), err)
+	}
+	for i := range req.Messages {
+		m := &req.Messages[i]
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.WriteString(`{"role":"` + m.Role + `","content":`)
-		if len(m.Content) >= wire.CacheMinLen && m.Role == llm.RoleSystem {
+		buf.WriteString(`{"role":"` + m.Role + `",`)
+		if m.Role == llm.RoleTool {
+			buf.WriteString(`"tool_call_id":`)
+			buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), m.ToolCallID))
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`"content":`)
+		switch {
+		case m.Content == "" && len(m.ToolCalls) > 0:
+			buf.WriteString("null")
+		case len(m.Content) >= wire.CacheMinLen && m.Role == llm.RoleSystem:
 			enc, _ := p.messages.Get(m.Content, nil, func() (struct{}, []byte, error) {
 				return struct{}{}, wire.AppendJSONString(nil, m.Content), nil
 			})
 			buf.Write(enc)
-		} else {
+		default:
 			buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), m.Content))
+		}
+		if len(m.ToolCalls) > 0 {
+			writeToolCalls(buf, m.ToolCalls)
 		}
 		buf.WriteByte('}')
 	}
@@ -67,10 +77,26 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 			releaseBody(buf)
 			return nil, err
 		}
+		if err := llm.CheckToolChoice(req.ToolChoice, req.Tools); err != nil {
+			releaseBody(buf)
+			return nil, p.newError(llm.ErrBadRequest, err.Error(), err)
+		}
 		buf.WriteString(`,"tools":`)
 		buf.Write(enc)
-		buf.WriteString(`,"tool_choice":"auto"`)
-		if !p.omitParallel {
+		buf.WriteString(`,"tool_choice":`)
+		switch req.ToolChoice.Mode {
+		case "", llm.ToolAuto:
+			buf.WriteString(`"auto"`)
+		case llm.ToolNamed:
+			buf.WriteString(`{"type":"function","function":{"name":`)
+			buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), req.ToolChoice.Name))
+			buf.WriteString(`}}`)
+		default:
+			buf.WriteString(`"` + string(req.ToolChoice.Mode) + `"`)
+		}
+		// Parallel calls are the API's default, so allowing them is
+		// leaving the field out.
+		if !p.omitParallel && !req.ParallelToolCalls {
 			buf.WriteString(`,"parallel_tool_calls":false`)
 		}
 	case req.Schema != nil:
@@ -87,6 +113,30 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 	}
 	buf.WriteByte('}')
 	return buf, nil
+}
+
+// writeToolCalls writes an assistant message's tool_calls member; the
+// arguments go as a string holding their JSON, as the API sends them.
+func writeToolCalls(buf *bytes.Buffer, calls []llm.ToolCall) {
+	buf.WriteString(`,"tool_calls":[`)
+	for j := range calls {
+		c := &calls[j]
+		if j > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`{"id":`)
+		buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), c.ID))
+		buf.WriteString(`,"type":"function","function":{"name":`)
+		buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), c.Name))
+		buf.WriteString(`,"arguments":`)
+		args := string(c.Arguments)
+		if args == "" {
+			args = "{}"
+		}
+		buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), args))
+		buf.WriteString(`}}`)
+	}
+	buf.WriteByte(']')
 }
 
 func releaseBody(buf *bytes.Buffer) {

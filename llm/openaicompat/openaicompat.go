@@ -223,8 +223,10 @@ func (p *Provider) Model() string { return p.model }
 // the request carries the schema as response_format, Response.Protocol is
 // llm.ProtocolJSON and Text is the content. In the tools protocol
 // (Config.Protocol tools and a request with Tools) the request carries the
-// tools, "tool_choice":"auto" and, unless Config.OmitParallelToolCalls,
-// "parallel_tool_calls":false, and no response_format; Response.Protocol
+// tools, req.ToolChoice as tool_choice ("auto", "required", "none" or the
+// named function) and, unless req.ParallelToolCalls or
+// Config.OmitParallelToolCalls, "parallel_tool_calls":false, and no
+// response_format; Response.Protocol
 // is llm.ProtocolTools, Text is the content (possibly empty) and ToolCalls
 // the answer's tool calls in order. A call's Arguments is the JSON held in
 // the API's arguments string; a string that is not valid JSON (e.g. cut
@@ -251,7 +253,13 @@ func (p *Provider) Model() string { return p.model }
 // except a refusal or a content_filter finish, which are content_policy. A
 // request the API cannot express (unknown role, schema without a document,
 // a tool without a name, a tool name used twice, tool parameters that are
-// not a JSON object) is bad_request and is not sent.
+// not a JSON object, a tool transcript llm.CheckMessages refuses, a tool
+// choice naming no offered tool) is bad_request and is not sent.
+//
+// The transcript: an assistant message's ToolCalls go as its tool_calls
+// (content null when it has no text), a RoleTool message as
+// {"role":"tool","tool_call_id","content"}; IsError has no field in this
+// API, so the content alone must say the call failed.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	tools := p.protocol == llm.ProtocolTools && len(req.Tools) > 0
 	body, err := p.encodeBody(&req, tools)

@@ -1,0 +1,113 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// CheckMessages reports the first reason the APIs would refuse msgs as a
+// transcript, or nil: a role other than the four, tool calls on a message
+// that is not the assistant's, a call without an ID or name or whose
+// arguments are not a JSON object, an ID used twice, a tool message that
+// does not answer a call of the assistant message right before it (only
+// other tool messages may come between), and a call left unanswered.
+// Providers check this before sending, so a wrong transcript costs no call.
+func CheckMessages(msgs []Message) error {
+	var open map[string]bool // calls of the last assistant message not yet answered
+	seen := map[string]bool{}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role != RoleTool && len(open) > 0 {
+			return fmt.Errorf("message %d: tool call %q has no result before it", i, firstKey(open))
+		}
+		switch m.Role {
+		case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		default:
+			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
+		}
+		if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+			return fmt.Errorf("message %d: only an assistant message carries tool calls", i)
+		}
+		if m.Role != RoleTool && (m.ToolCallID != "" || m.IsError) {
+			return fmt.Errorf("message %d: only a tool message answers a tool call", i)
+		}
+		switch m.Role {
+		case RoleAssistant:
+			if len(m.ToolCalls) > 0 {
+				open = make(map[string]bool, len(m.ToolCalls))
+			}
+			for j, c := range m.ToolCalls {
+				switch {
+				case c.ID == "":
+					return fmt.Errorf("message %d: tool call %d has no ID", i, j)
+				case c.Name == "":
+					return fmt.Errorf("message %d: tool call %q has no name", i, c.ID)
+				case seen[c.ID]:
+					return fmt.Errorf("message %d: tool call ID %q is used twice", i, c.ID)
+				case len(c.Arguments) > 0 && !isJSONObject(c.Arguments):
+					return fmt.Errorf("message %d: tool call %q: arguments are not a JSON object", i, c.ID)
+				}
+				seen[c.ID] = true
+				open[c.ID] = true
+			}
+		case RoleTool:
+			switch {
+			case m.ToolCallID == "":
+				return fmt.Errorf("message %d: tool message without a tool call ID", i)
+			case !open[m.ToolCallID]:
+				return fmt.Errorf("message %d: tool message answers %q, which is not an unanswered call of the assistant message before it", i, m.ToolCallID)
+			}
+			delete(open, m.ToolCallID)
+		}
+	}
+	if len(open) > 0 {
+		return fmt.Errorf("tool call %q has no result", firstKey(open))
+	}
+	return nil
+}
+
+// CheckToolChoice reports why c cannot be sent with tools, or nil.
+func CheckToolChoice(c ToolChoice, tools []ToolDef) error {
+	switch c.Mode {
+	case "", ToolAuto, ToolRequired, ToolNone:
+		if c.Name != "" {
+			return fmt.Errorf("tool choice %q names a tool", c.Mode)
+		}
+		return nil
+	case ToolNamed:
+		for i := range tools {
+			if tools[i].Name == c.Name {
+				return nil
+			}
+		}
+		return fmt.Errorf("tool choice names %q, which is not an offered tool", c.Name)
+	}
+	return fmt.Errorf("unknown tool choice %q", c.Mode)
+}
+
+// HasToolTranscript reports whether msgs hold a tool call or result, which
+// the cheap encoders of the single-decision path do not need to handle.
+func HasToolTranscript(msgs []Message) bool {
+	for i := range msgs {
+		if msgs[i].Role == RoleTool || len(msgs[i].ToolCalls) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func isJSONObject(b json.RawMessage) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal(b, &v) == nil && v != nil
+}
+
+// firstKey returns a key of m, the smallest, so messages are stable.
+func firstKey(m map[string]bool) string {
+	first := ""
+	for k := range m {
+		if first == "" || k < first {
+			first = k
+		}
+	}
+	return first
+}
