@@ -29,18 +29,21 @@ type Config struct {
 	// models list in order unless given here.
 	Strategies map[string][]string `yaml:"strategies"`
 	// Strategy is the default strategy; default "balanced".
-	Strategy      string             `yaml:"strategy"`
-	Retry         Retry              `yaml:"retry"`
-	Prices        map[string]Price   `yaml:"prices"`
-	Memory        Memory             `yaml:"memory"`
-	Confirmation  Confirmation       `yaml:"confirmation"`
-	Limits        Limits             `yaml:"limits"`
-	Tenants       []Tenant           `yaml:"tenants"`
-	Tools         Tools              `yaml:"tools"`
-	Commands      map[string]Command `yaml:"commands"`
-	Log           Log                `yaml:"log"`
-	Observability Observability      `yaml:"observability"`
-	Channels      Channels           `yaml:"channels"`
+	Strategy     string           `yaml:"strategy"`
+	Retry        Retry            `yaml:"retry"`
+	Prices       map[string]Price `yaml:"prices"`
+	Memory       Memory           `yaml:"memory"`
+	Confirmation Confirmation     `yaml:"confirmation"`
+	Limits       Limits           `yaml:"limits"`
+	Tenants      []Tenant         `yaml:"tenants"`
+	// Assistants are named assistant profiles; a tenant picks one with
+	// its assistant field.
+	Assistants    map[string]Assistant `yaml:"assistants"`
+	Tools         Tools                `yaml:"tools"`
+	Commands      map[string]Command   `yaml:"commands"`
+	Log           Log                  `yaml:"log"`
+	Observability Observability        `yaml:"observability"`
+	Channels      Channels             `yaml:"channels"`
 
 	// lines maps a value's path ("tenants[0].users[1].role") to its line
 	// in the file it was parsed from.
@@ -165,13 +168,57 @@ type Limits struct {
 
 // Tenant is one isolated customer.
 type Tenant struct {
-	ID            string          `yaml:"id"`
-	Strategy      string          `yaml:"strategy"`
-	Timezone      string          `yaml:"timezone"`
-	Language      string          `yaml:"language"`
-	AssistantName string          `yaml:"assistant_name"`
-	Roles         map[string]Role `yaml:"roles"`
-	Users         []User          `yaml:"users"`
+	ID            string `yaml:"id"`
+	Strategy      string `yaml:"strategy"`
+	Timezone      string `yaml:"timezone"`
+	Language      string `yaml:"language"`
+	AssistantName string `yaml:"assistant_name"`
+	// Assistant names the profile of assistants this tenant's turns run
+	// under; empty: the single-decision assistant.
+	Assistant string          `yaml:"assistant"`
+	Roles     map[string]Role `yaml:"roles"`
+	Users     []User          `yaml:"users"`
+}
+
+// Assistant is a named assistant profile: its instructions, the tools it
+// may see (within each role's), how it decides and its limits.
+type Assistant struct {
+	// Prompt is the assistant's instructions; PromptFile reads them from
+	// a file instead (relative to the working directory).
+	Prompt     string `yaml:"prompt"`
+	PromptFile string `yaml:"prompt_file"`
+	// Tools narrows what the model sees (names or globs); empty: all the
+	// caller's role allows.
+	Tools []string `yaml:"tools"`
+	// Mode is single (one decision per turn, the default) or loop (tool
+	// calls and results until a final answer or a limit).
+	Mode   string          `yaml:"mode"`
+	Limits AssistantLimits `yaml:"limits"`
+}
+
+// AssistantLimits bound one task of a loop assistant; zero takes the
+// engine's default.
+type AssistantLimits struct {
+	ModelCalls  int      `yaml:"model_calls"`
+	ToolCalls   int      `yaml:"tool_calls"`
+	Deadline    Duration `yaml:"deadline"`
+	ResultBytes int      `yaml:"result_bytes"`
+	TotalBytes  int      `yaml:"total_bytes"`
+	// SameCall is how many times one call (tool and arguments) may run.
+	SameCall int `yaml:"same_call"`
+}
+
+// LoadPrompt returns the assistant's instructions: Prompt, or the
+// contents of PromptFile.
+func (a Assistant) LoadPrompt() (string, error) {
+	if a.PromptFile == "" {
+		return a.Prompt, nil
+	}
+	b, err := os.ReadFile(a.PromptFile)
+	if err != nil {
+		return "", fmt.Errorf("assistant prompt: %w", err)
+	}
+	return string(b), nil
 }
 
 // Role lists the tools a role is shown (names or globs).

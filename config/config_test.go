@@ -86,6 +86,10 @@ func TestParseErrorsCarryLines(t *testing.T) {
 		{"trello and taskboard", "tools:\n  taskboard: {}\n  trello: {key_env: K, board: B}\n", `line 3: tools.trello: choose one task board`},
 		{"http tool bad risk", "tools:\n  http:\n    - {name: pay, url: \"http://x\", risk: admin, input_schema: {type: object}}\n", `tools.http[0].risk: unknown risk "admin"`},
 		{"bad calendar backend", "tools:\n  calendar: {backend: outlook}\n", `line 2: tools.calendar.backend: unknown calendar backend "outlook"`},
+		{"unknown assistant mode", "assistants:\n  desk:\n    mode: swarm\n", `line 3: assistants.desk.mode: unknown mode "swarm"`},
+		{"unknown assistant", "tenants:\n  - id: a\n    assistant: desk\n", `line 3: tenants[0].assistant: no assistant named "desk"`},
+		{"missing prompt file", "assistants:\n  desk: {prompt_file: no/such/prompt.md}\n", `assistants.desk.prompt_file: assistant prompt: open no/such/prompt.md`},
+		{"negative limit", "assistants:\n  desk:\n    limits: {tool_calls: -1}\n", `line 3: assistants.desk.limits.tool_calls: must not be negative`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,6 +101,28 @@ func TestParseErrorsCarryLines(t *testing.T) {
 				t.Errorf("error = %q, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestParseAssistants(t *testing.T) {
+	cfg, err := Parse(strings.NewReader(`assistants:
+  support:
+    mode: loop
+    prompt: You are the support desk.
+    tools: [get_*, search_support_policy]
+    limits: {model_calls: 6, tool_calls: 12, deadline: 45s, result_bytes: 8000, total_bytes: 32000, same_call: 2}
+tenants:
+  - {id: a, assistant: support}
+`), env(nil))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	a := cfg.Assistants["support"]
+	if a.Mode != "loop" || len(a.Tools) != 2 || a.Limits.ToolCalls != 12 || time.Duration(a.Limits.Deadline) != 45*time.Second || cfg.Tenants[0].Assistant != "support" {
+		t.Errorf("assistant = %+v, tenant %+v", a, cfg.Tenants[0])
+	}
+	if p, err := a.LoadPrompt(); err != nil || p != "You are the support desk." {
+		t.Errorf("prompt %q %v", p, err)
 	}
 }
 

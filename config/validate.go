@@ -81,6 +81,29 @@ func (v *validator) validate(c *Config) {
 	if c.Limits.MaxBodyBytes < 0 {
 		v.errorf("limits.max_body_bytes", "must be positive")
 	}
+	for _, name := range sortedKeys(c.Assistants) {
+		a, p := c.Assistants[name], "assistants."+name
+		switch a.Mode {
+		case "", "single", "loop":
+		default:
+			v.errorf(p+".mode", "unknown mode %q (single or loop)", a.Mode)
+		}
+		if a.Prompt != "" && a.PromptFile != "" {
+			v.errorf(p, "set prompt or prompt_file, not both")
+		} else if _, err := a.LoadPrompt(); err != nil {
+			v.errorf(p+".prompt_file", "%v", err)
+		}
+		l := a.Limits
+		for _, f := range []struct {
+			name string
+			n    int64
+		}{{"model_calls", int64(l.ModelCalls)}, {"tool_calls", int64(l.ToolCalls)}, {"deadline", int64(l.Deadline)},
+			{"result_bytes", int64(l.ResultBytes)}, {"total_bytes", int64(l.TotalBytes)}, {"same_call", int64(l.SameCall)}} {
+			if f.n < 0 {
+				v.errorf(p+".limits."+f.name, "must not be negative")
+			}
+		}
+	}
 	tokens := map[string]string{}
 	tenants := map[string]bool{}
 	for i, t := range c.Tenants {
@@ -93,6 +116,9 @@ func (v *validator) validate(c *Config) {
 		tenants[t.ID] = true
 		if t.Strategy != "" && c.Strategies[t.Strategy] == nil && !builtinStrategies[t.Strategy] {
 			v.errorf(p+".strategy", "unknown strategy %q", t.Strategy)
+		}
+		if _, ok := c.Assistants[t.Assistant]; t.Assistant != "" && !ok {
+			v.errorf(p+".assistant", "no assistant named %q in assistants", t.Assistant)
 		}
 		if t.Timezone != "" {
 			if _, err := time.LoadLocation(t.Timezone); err != nil {

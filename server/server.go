@@ -201,7 +201,10 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	if err != nil {
 		return err
 	}
-	tc := engineConfig(cfg, env, registry, tools, models, observers)
+	tc, err := engineConfig(cfg, env, registry, tools, models, observers)
+	if err != nil {
+		return err
+	}
 	tc.Locker, tc.Journal = s.Locker, s.Journal
 	s.Engine, err = turn.New(tc)
 	if err != nil {
@@ -313,14 +316,26 @@ func buildObservers(ctx context.Context, env *Env, kinds Kinds) (func(*turn.Trac
 	}, routes, nil
 }
 
-func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, observe func(*turn.Trace)) turn.Config {
+func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, observe func(*turn.Trace)) (turn.Config, error) {
+	assistants := map[string]turn.Assistant{}
+	for name, a := range cfg.Assistants {
+		prompt, err := a.LoadPrompt()
+		if err != nil {
+			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
+		}
+		l := a.Limits
+		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Limits: turn.Limits{
+			ModelCalls: l.ModelCalls, ToolCalls: l.ToolCalls, Deadline: time.Duration(l.Deadline),
+			ResultBytes: l.ResultBytes, TotalBytes: l.TotalBytes, SameCall: l.SameCall,
+		}}
+	}
 	tenants := map[string]turn.Tenant{}
 	for _, t := range cfg.Tenants {
 		roles := map[string]turn.Role{}
 		for name, r := range t.Roles {
 			roles[name] = turn.Role{Tools: r.Tools}
 		}
-		tenants[t.ID] = turn.Tenant{ID: t.ID, Timezone: t.Timezone, Language: t.Language, AssistantName: t.AssistantName, Roles: roles, Strategy: t.Strategy}
+		tenants[t.ID] = turn.Tenant{ID: t.ID, Timezone: t.Timezone, Language: t.Language, AssistantName: t.AssistantName, Roles: roles, Strategy: t.Strategy, Assistant: t.Assistant}
 	}
 	commands := map[string]turn.Command{"/tasks": {Tool: "list_my_tasks"}}
 	for name, c := range cfg.Commands {
@@ -331,7 +346,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		Tools: registry, Context: tools.Context, Links: tools.Links,
 		Model: m.model, Strategy: m.strategy, Strategies: m.strategies,
 		InvalidFallback: cfg.Retry.InvalidFallback,
-		Prices:          m.prices, Tenants: tenants,
+		Prices:          m.prices, Tenants: tenants, Assistants: assistants,
 		Memory:       turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
 		PendingTTL:   time.Duration(cfg.Confirmation.TTL),
 		ModelTimeout: time.Duration(cfg.Limits.ModelTimeout),
@@ -342,7 +357,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		NewID:        env.NewID,
 		Logger:       env.Logger,
 		Observe:      observe,
-	}
+	}, nil
 }
 
 // serveHTTP builds the API, the channels and the handler serving them.

@@ -59,25 +59,26 @@ func matchesAny(patterns []string, name string) bool {
 	return false
 }
 
-func catalogKey(id chat.Identity, lang string) string {
+func catalogKey(id chat.Identity, tenant Tenant, lang string) string {
 	scopes := make([]string, len(id.Scopes))
 	for i, s := range id.Scopes {
 		scopes[i] = string(s)
 	}
 	sort.Strings(scopes)
-	return id.TenantID + "\x00" + id.Role + "\x00" + strings.Join(scopes, ",") + "\x00" + lang
+	return id.TenantID + "\x00" + id.Role + "\x00" + strings.Join(scopes, ",") + "\x00" + lang + "\x00" + tenant.Assistant
 }
 
 func (e *Engine) catalogFor(id chat.Identity, tenant Tenant, lang string) *catalog {
-	key := catalogKey(id, lang)
+	key := catalogKey(id, tenant, lang)
 	if c, ok := e.catalogs.Load(key); ok {
 		return c.(*catalog)
 	}
+	assistant := e.assistantFor(tenant)
 	c := &catalog{byName: map[string]*tool.Entry{}, required: map[string]map[string]bool{}}
 	var schemas []decision.ToolSchema
 	for _, name := range e.cfg.Tools.Names() {
 		entry, _ := e.cfg.Tools.Lookup(name)
-		if !permitted(id, tenant, entry.Spec) {
+		if !permitted(id, tenant, entry.Spec) || len(assistant.Tools) > 0 && !matchesAny(assistant.Tools, name) {
 			continue
 		}
 		c.entries = append(c.entries, entry)
@@ -94,7 +95,11 @@ func (e *Engine) catalogFor(id chat.Identity, tenant Tenant, lang string) *catal
 		e.cfg.Logger.Error("build decision schema", "tenant", id.TenantID, "role", id.Role, "err", err)
 		c.schema = &llm.Schema{Name: "decision", JSON: decision.SchemaJSON}
 	}
-	c.prompt = systemPrompt(tenant, lang, c.entries)
+	if assistant.Mode == ModeLoop {
+		c.prompt = loopPrompt(tenant, lang, assistant.Prompt)
+	} else {
+		c.prompt = systemPrompt(tenant, lang, assistant.Prompt, c.entries)
+	}
 	actual, _ := e.catalogs.LoadOrStore(key, c)
 	return actual.(*catalog)
 }
@@ -112,8 +117,9 @@ func requiredArgs(schema json.RawMessage) map[string]bool {
 }
 
 // systemPrompt is the stable part of every request for one catalog: the
-// role of the model, the decision contract and the tools.
-func systemPrompt(tenant Tenant, lang string, entries []*tool.Entry) string {
+// role of the model, the assistant's own instructions, the decision
+// contract and the tools.
+func systemPrompt(tenant Tenant, lang, own string, entries []*tool.Entry) string {
 	var b strings.Builder
 	name := tenant.AssistantName
 	if name == "" {
@@ -124,6 +130,9 @@ func systemPrompt(tenant Tenant, lang string, entries []*tool.Entry) string {
 		language = "English"
 	}
 	b.WriteString("You are " + name + ", a work assistant of team \"" + tenant.ID + "\". You read the conversation and PROPOSE one decision; server code checks it and decides what really runs.\n\n")
+	if own != "" {
+		b.WriteString(strings.TrimSpace(own) + "\n\n")
+	}
 	b.WriteString("Answer with exactly one JSON object and nothing else:\n")
 	b.WriteString(`{"say": string, "tool": string or null, "args": object or null, "done": boolean, "newTopic": boolean, "buttons": [{"label": string, "value": string}]}` + "\n\n")
 	b.WriteString("Rules:\n")

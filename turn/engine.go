@@ -1,8 +1,10 @@
 // Package turn is the turn engine: Engine.HandleTurn takes one inbound
 // message through a fixed pipeline — route, lock, dedupe, load memory,
-// assemble, decide, validate, guards, confirm, execute, reply, journal —
-// one step per file. The model only proposes a Decision; every step after
-// "decide" is server code that may refuse it.
+// the deterministic routes, assemble, then the assistant's mode (a single
+// decision: decide, validate, guards, confirm, execute; or a bounded loop
+// of tool calls through the same guards), reply, journal — one step per
+// file. The model only proposes; every step after it is server code that
+// may refuse what it proposed.
 //
 // The engine returns the reply and never calls back into a channel. It
 // depends on the contracts in chat, llm, tool and store, never on a concrete
@@ -16,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -56,6 +59,9 @@ type Tenant struct {
 	// Strategy names the entry of Config.Strategies that decides this
 	// tenant's turns; empty means Config.Strategy.
 	Strategy string
+	// Assistant names the entry of Config.Assistants this tenant's turns
+	// run under; empty means the default single-decision assistant.
+	Assistant string
 }
 
 // MemoryPolicy bounds what the model sees of a conversation.
@@ -103,8 +109,10 @@ type Config struct {
 	// trying models until something parses hides broken prompts.
 	InvalidFallback bool
 	// Prices by model name, for the journal's cost estimate.
-	Prices     llm.Prices
-	Tenants    map[string]Tenant
+	Prices  llm.Prices
+	Tenants map[string]Tenant
+	// Assistants are the named profiles tenants choose (Tenant.Assistant).
+	Assistants map[string]Assistant
 	Memory     MemoryPolicy
 	PendingTTL time.Duration
 	// ModelTimeout bounds one model request including the retries and
@@ -200,6 +208,10 @@ func New(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("tenant %s: time zone %q: %w", id, t.Timezone, err)
 		}
 	}
+	cfg.Assistants = maps.Clone(cfg.Assistants)
+	if err := checkAssistants(&cfg); err != nil {
+		return nil, err
+	}
 	j, ok := cfg.State.(store.Journal)
 	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal}, nil
 }
@@ -223,11 +235,13 @@ type state struct {
 	// received is when the message arrived (chat.Inbound.ReceivedAt).
 	received time.Time
 	tenant   Tenant
-	loc      *time.Location
-	lang     string
-	route    route
-	lease    store.Lease
-	cat      *catalog
+	// assistant is the profile the turn runs under.
+	assistant Assistant
+	loc       *time.Location
+	lang      string
+	route     route
+	lease     store.Lease
+	cat       *catalog
 	// model decides this turn, under the strategy's name.
 	model    llm.Provider
 	strategy string
@@ -313,6 +327,7 @@ func (e *Engine) newState(in chat.Inbound) *state {
 	if s.tenant.ID == "" {
 		s.tenant.ID = in.Identity.TenantID
 	}
+	s.assistant = e.assistantFor(s.tenant)
 	s.lang = in.Identity.Language
 	if s.lang == "" {
 		s.lang = s.tenant.Language
@@ -391,10 +406,5 @@ func (e *Engine) run(ctx context.Context, s *state) {
 		return
 	}
 	s.trace.Route = RouteModel
-	messages := e.assemble(ctx, s)
-	d, ok := e.decide(ctx, s, messages)
-	if !ok {
-		return
-	}
-	e.act(ctx, s, d)
+	modes[s.assistant.Mode](e, ctx, s)
 }

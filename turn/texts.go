@@ -34,6 +34,7 @@ const (
 	txtCallArgs
 	txtPreviewFailed
 	txtFromUntrusted
+	txtHandedOff
 )
 
 var texts = map[string]map[textKey]string{
@@ -64,6 +65,7 @@ var texts = map[string]map[textKey]string{
 		txtNoAttachment:      "Прикрепить можно только файл, который вы сами прислали в этом разговоре. Если его ещё нет — пришлите файл и повторите просьбу.",
 		txtFromUntrusted:     "Эти значения взяты из пересланного или найденного, а не из ваших слов: %s. Проверьте их.",
 		txtPreviewFailed:     "Не удалось проверить, что изменит «%s», поэтому ничего не выполнено и подтверждать нечего. Попробуйте чуть позже.",
+		txtHandedOff:         "Я передал обращение сотруднику: он проверит и ответит вам.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -92,6 +94,7 @@ var texts = map[string]map[textKey]string{
 		txtNoAttachment:      "I can only attach a file you sent yourself in this conversation. If there is none yet, send it and ask again.",
 		txtFromUntrusted:     "These values come from forwarded or retrieved content, not from your words: %s. Check them.",
 		txtPreviewFailed:     "I could not check what \"%s\" would change, so nothing was done and nothing waits for confirmation. Please try again shortly.",
+		txtHandedOff:         "I have passed this to a colleague, who will check it and get back to you.",
 	},
 }
 

@@ -38,6 +38,26 @@ const (
 	StatusInvalidOutput Status = "invalid_output" // the model broke the contract twice
 	StatusFailed        Status = "failed"         // every model failed, or (with a step) no reply was possible
 	StatusInterrupted   Status = "interrupted"    // the process ended before the turn completed
+	// StatusNeedsReview: a person takes the task over (Trace.Review says
+	// why); the user was told so and got no invented answer.
+	StatusNeedsReview Status = "needs_review"
+)
+
+// ReviewReason says why a task was handed to a person.
+type ReviewReason string
+
+// Review reasons: a limit of the assistant reached, a dependency that
+// stayed down, or a model that could not be used.
+const (
+	ReviewModelCalls     ReviewReason = "model_calls"
+	ReviewToolCalls      ReviewReason = "tool_calls"
+	ReviewDeadline       ReviewReason = "deadline"
+	ReviewResultBytes    ReviewReason = "result_bytes"
+	ReviewTotalBytes     ReviewReason = "total_bytes"
+	ReviewRepeatedCall   ReviewReason = "repeated_call"
+	ReviewDependencyDown ReviewReason = "dependency_down"
+	ReviewModelDown      ReviewReason = "model_down"
+	ReviewInvalidOutput  ReviewReason = "invalid_output"
 )
 
 // FailedAt is the status of a turn that could not reply because step

@@ -272,6 +272,7 @@ func TestBrowser(t *testing.T) {
 		"taskboard", "timeout <img src=x>", // context sources
 		`"tool": "create_task"`,             // the decision
 		"invalid JSON <b>", `{"say": <oops`, // the repair
+		"777", "repeated_call", "lookup called 3 times <b>", "draft <i>reply</i>", // the loop and its hand-off
 		"catalog", "not_granted", // a veto
 		"confirmed",                         // the confirmation
 		"pending:p-1", "created <i>T-1</i>", // the execution and its result

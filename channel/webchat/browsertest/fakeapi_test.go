@@ -494,6 +494,8 @@ func (f *fakeAPI) record(req httpapi.MessageRequest, say string, executed []turn
 		CostUSD:      0.00041,
 		Decision:     json.RawMessage(`{"say":"<script>window.__pwned=5</script>","tool":"create_task","args":{"title":"Check the signup form"},"done":false,"newTopic":false,"buttons":[]}`),
 		Repair:       &turn.RepairTrace{Output: `{"say": <oops`, Problems: []decision.Problem{{Location: "/", Message: "invalid JSON <b>"}}, Repaired: true, SecondOutput: `{"say":"ok"}`},
+		Loop:         &turn.LoopTrace{ModelCalls: 3, ToolCalls: 5, ResultBytes: 777, Ended: "needs_review"},
+		Review:       &turn.ReviewTrace{Reason: turn.ReviewRepeatedCall, Detail: "lookup called 3 times <b>", Draft: "draft <i>reply</i>"},
 		Vetoes:       []turn.Veto{{Guard: "catalog", Tool: "delete_task", Reason: "not_granted"}},
 		Confirmation: confirmation,
 		Executed:     executed,

@@ -103,6 +103,20 @@ function render(t) {
   out.push(section('trace-decision', 'Decision',
     t.decision === null || t.decision === undefined ? empty('No decision: no model was asked.') : h('pre', {class: 'json', tabindex: '0'}, pretty(t.decision))));
   if (t.repair) out.push(section('trace-repair', 'Repair', repair(t.repair)));
+  if (t.loop && typeof t.loop === 'object') {
+    out.push(section('trace-loop', 'Agent loop', dl([
+      ['Model calls', fmtInt(t.loop.model_calls)],
+      ['Tool calls', fmtInt(t.loop.tool_calls)],
+      ['Result bytes', fmtInt(t.loop.result_bytes)],
+      ['Ended', badge(t.loop.ended)],
+    ])));
+  }
+  if (t.review && typeof t.review === 'object') {
+    out.push(section('trace-review', 'Needs review', dl([
+      ['Reason', badge(t.review.reason)],
+      ['Detail', String(t.review.detail || '')],
+    ]), t.review.draft ? h('pre', {class: 'json', tabindex: '0'}, String(t.review.draft)) : empty('The model left no draft.')));
+  }
   out.push(section('trace-vetoes', 'Vetoes', vetoes(t)));
   out.push(section('trace-confirmation', 'Confirmation', t.confirmation ? dl([
     ['Pending action', String(t.confirmation.id || '')],

@@ -1,0 +1,85 @@
+package server_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/server/servertest"
+)
+
+// A loop assistant configured in YAML, over HTTP: the model reads through
+// native tool calls and answers; a task that repeats one call is handed
+// off and listed for people as needs_review.
+func TestLoopAssistantOverHTTP(t *testing.T) {
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	t.Cleanup(model.Close)
+	yaml := `models:
+  - {name: fake, kind: openai, protocol: tools, base_url: "` + model.URL + `", model: m, api_key: sk-x}
+assistants:
+  desk:
+    mode: loop
+    prompt: You keep the team's board in order.
+    tools: [list_*, comment_task]
+    limits: {same_call: 1}
+tenants:
+  - id: acme
+    language: en
+    assistant: desk
+    roles: {owner: {tools: ["*"]}}
+    users:
+      - {id: dmitry, name: Dmitry, role: owner, keys: [{token: k-dmitry, scopes: [read, "write:safe"]}]}
+tools:
+  taskboard: {columns: [Inbox, Doing, Done]}
+`
+	e := servertest.New(t, yaml, server.Builtin(), model, func(string) string { return "" })
+
+	model.Enqueue(
+		llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "call_1", Name: "list_my_tasks", Arguments: `{}`}}},
+		llmtest.HTTPReply{Content: "You have no open tasks."},
+	)
+	status, body := e.Post("k-dmitry", `{"conversation_id":"c1","message_id":"m1","text":"What is on my plate?"}`)
+	if status != 200 || body["say"] != "You have no open tasks." {
+		_, rec := e.Do("GET", "/v1/turns/"+body["turn_id"].(string), "k-dmitry", "")
+		t.Fatalf("status %d, body %v\n%v", status, body, rec)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	var offered []string
+	for _, tl := range reqs[0].Tools {
+		offered = append(offered, tl.Function.Name)
+	}
+	if strings.Join(offered, ",") != "comment_task,list_my_tasks" && strings.Join(offered, ",") != "list_my_tasks,comment_task" || reqs[0].ResponseFormat != nil {
+		t.Errorf("offered %v, response_format %+v", offered, reqs[0].ResponseFormat)
+	}
+	if reqs[0].ParallelToolCalls != nil {
+		t.Errorf("parallel_tool_calls = %v, want the API's default (allowed)", *reqs[0].ParallelToolCalls)
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last.Role != "tool" || last.ToolCallID != "call_1" || !strings.Contains(last.Content, `"observed_at"`) {
+		t.Errorf("tool message = %+v", last)
+	}
+
+	// The same call twice, with same_call 1: handed off.
+	repeat := llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{Name: "list_my_tasks", Arguments: `{}`}}}
+	model.Enqueue(repeat, repeat)
+	status, body = e.Post("k-dmitry", `{"conversation_id":"c2","message_id":"m2","text":"Find the launch tasks"}`)
+	if status != 200 || !strings.Contains(body["say"].(string), "passed this to a colleague") {
+		t.Fatalf("status %d, body %v", status, body)
+	}
+	handedOff := body["turn_id"].(string)
+	status, list := e.Do("GET", "/v1/turns?status=needs_review", "k-dmitry", "")
+	turns, _ := list["turns"].([]any)
+	if status != 200 || len(turns) != 1 || turns[0].(map[string]any)["turn_id"] != handedOff {
+		t.Fatalf("needs_review list: %d %v", status, list)
+	}
+	status, rec := e.Do("GET", "/v1/turns/"+handedOff, "k-dmitry", "")
+	raw, _ := json.Marshal(rec["review"])
+	if status != 200 || !strings.Contains(string(raw), `"reason":"repeated_call"`) {
+		t.Errorf("turn %d, review %s", status, raw)
+	}
+}

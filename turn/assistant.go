@@ -1,0 +1,122 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Mode is how an assistant gets from a message to its reply. A mode is the
+// step of the pipeline after "assemble": it takes the prompt and ends the
+// turn with a reply, an action put to the user, or a hand-off. Each mode
+// lives in its own file and is listed in modes; adding one is adding a
+// file and a row.
+type Mode string
+
+// Modes.
+const (
+	// ModeSingle: one decision per turn — a reply, or one tool call
+	// through the guards (mode_single.go). The default.
+	ModeSingle Mode = "single"
+	// ModeLoop: model → tool calls → results → model, until a final answer
+	// or a limit (mode_loop.go).
+	ModeLoop Mode = "loop"
+)
+
+// modes are the assistant modes by name.
+var modes = map[Mode]func(e *Engine, ctx context.Context, s *state){
+	ModeSingle: (*Engine).runSingle,
+	ModeLoop:   (*Engine).runLoop,
+}
+
+// Assistant is a named profile a tenant's turns run under: what the model
+// is told, which tools it may see, how it decides and within what limits.
+type Assistant struct {
+	// Prompt is the assistant's own instructions, placed at the top of
+	// its system prompt.
+	Prompt string
+	// Tools narrows the catalog (names or globs) within what the caller's
+	// role and scopes allow; a tool outside it is not shown and does not
+	// run, by any path. Empty: everything the role allows.
+	Tools []string
+	// Mode is ModeSingle (default) or ModeLoop.
+	Mode   Mode
+	Limits Limits
+}
+
+// Defaults of Limits.
+const (
+	DefaultModelCalls  = 8
+	DefaultToolCalls   = 16
+	DefaultDeadline    = 60 * time.Second
+	DefaultResultBytes = 16 << 10
+	DefaultTotalBytes  = 64 << 10
+	DefaultSameCall    = 2
+)
+
+// Limits bound one task of a loop assistant. Reaching any of them ends the
+// task as needs_review, handed to a person with the reason; zero fields
+// take the defaults.
+type Limits struct {
+	ModelCalls int // model calls per task
+	ToolCalls  int // tool calls per task, refused ones included
+	// Deadline bounds the task's wall-clock time (never beyond the turn's
+	// timeout).
+	Deadline time.Duration
+	// ResultBytes bounds one tool result as the model would see it;
+	// TotalBytes all of a task's results together.
+	ResultBytes int
+	TotalBytes  int
+	// SameCall is how many times one call — the same tool with the same
+	// canonical arguments — may run in a task.
+	SameCall int
+}
+
+// withDefaults returns l with zero fields set to the defaults.
+func (l Limits) withDefaults() Limits {
+	set := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	set(&l.ModelCalls, DefaultModelCalls)
+	set(&l.ToolCalls, DefaultToolCalls)
+	set(&l.ResultBytes, DefaultResultBytes)
+	set(&l.TotalBytes, DefaultTotalBytes)
+	set(&l.SameCall, DefaultSameCall)
+	if l.Deadline <= 0 {
+		l.Deadline = DefaultDeadline
+	}
+	return l
+}
+
+// checkAssistants validates the profiles and the tenants' choices, and
+// fills the defaults.
+func checkAssistants(cfg *Config) error {
+	for name, a := range cfg.Assistants {
+		switch a.Mode {
+		case "":
+			a.Mode = ModeSingle
+		case ModeSingle, ModeLoop:
+		default:
+			return fmt.Errorf("assistant %s: unknown mode %q", name, a.Mode)
+		}
+		a.Limits = a.Limits.withDefaults()
+		cfg.Assistants[name] = a
+	}
+	for id, t := range cfg.Tenants {
+		if _, ok := cfg.Assistants[t.Assistant]; t.Assistant != "" && !ok {
+			return fmt.Errorf("tenant %s: unknown assistant %q", id, t.Assistant)
+		}
+	}
+	return nil
+}
+
+// assistantFor returns the profile tenant t's turns run under: its
+// assistant, or the default single-decision one.
+func (e *Engine) assistantFor(t Tenant) Assistant {
+	if a, ok := e.cfg.Assistants[t.Assistant]; ok && t.Assistant != "" {
+		return a
+	}
+	return Assistant{Mode: ModeSingle}
+}

@@ -1,0 +1,392 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// Tests of the loop assistant: model → tool calls → results → model, its
+// limits and its hand-offs, against fake tools that record every call.
+
+// loopBench is a support desk's tools: reads of a ticket's payment and
+// subscription, a policy search, a note (a write that runs at once) and a
+// refund (a write that always waits for a yes).
+type loopBench struct {
+	t      *testing.T
+	eng    *turn.Engine
+	st     *sqlitestore.Store
+	model  *llmtest.Scripted
+	id     chat.Identity
+	mu     sync.Mutex
+	runs   map[string]int
+	result map[string]func(args string) (tool.Result, error) // per tool; nil = a small ok result
+	// started counts reads under way, to see them overlap.
+	started chan string
+}
+
+func newLoopBench(t *testing.T, a turn.Assistant) *loopBench {
+	t.Helper()
+	b := &loopBench{t: t, model: llmtest.NewScripted(), runs: map[string]int{}, result: map[string]func(string) (tool.Result, error){}}
+	var tools []tool.Tool
+	add := func(name string, risk tool.Risk, confirm tool.Confirm) {
+		tools = append(tools, &deskTool{b: b, spec: tool.Spec{Name: name, Description: name + ".", Risk: risk, Confirm: confirm, Idempotent: true,
+			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ticket_id":{"type":"string"},"query":{"type":"string"},"text":{"type":"string"}}}`)}})
+	}
+	add("get_payment_status", tool.RiskRead, "")
+	add("get_subscription_status", tool.RiskRead, "")
+	add("search_support_policy", tool.RiskRead, "")
+	add("add_note", tool.RiskWriteSafe, "")
+	add("create_refund", tool.RiskWriteFull, tool.ConfirmAlways)
+	reg, err := tool.NewRegistry(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.st, err = sqlitestore.Open(filepath.Join(t.TempDir(), "loop.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.st.Close() })
+	a.Mode = turn.ModeLoop
+	b.eng, err = turn.New(turn.Config{
+		State: b.st, Locker: b.st, Journal: b.st, Tools: reg, Model: b.model,
+		Assistants: map[string]turn.Assistant{"support": a},
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
+			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.id = chat.Identity{TenantID: "t", UserID: "u", Role: "desk", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe, chat.ScopeWriteFull}}
+	return b
+}
+
+// deskTool is one of the bench's tools: it counts its runs and answers
+// with the bench's result function for it.
+type deskTool struct {
+	b    *loopBench
+	spec tool.Spec
+}
+
+func (d *deskTool) Spec() tool.Spec { return d.spec }
+
+func (d *deskTool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
+	b := d.b
+	b.mu.Lock()
+	b.runs[d.spec.Name]++
+	f := b.result[d.spec.Name]
+	started := b.started
+	b.mu.Unlock()
+	if started != nil {
+		started <- d.spec.Name
+	}
+	if f != nil {
+		return f(string(c.Args))
+	}
+	return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"ticket_id":"T-4821","state":"confirmed"}`)}, nil
+}
+
+func (b *loopBench) send(text string) (chat.Outbound, loopView) {
+	b.t.Helper()
+	out, err := b.eng.HandleTurn(context.Background(), chat.Inbound{Identity: b.id, Chat: "c", Text: text})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var tv loopView
+	if err := json.Unmarshal(rec.Trace, &tv); err != nil {
+		b.t.Fatal(err)
+	}
+	tv.Status = rec.Status
+	return out, tv
+}
+
+func (b *loopBench) ran(name string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.runs[name]
+}
+
+type loopView struct {
+	Status string
+	Loop   *turn.LoopTrace
+	Review *turn.ReviewTrace
+	Vetoes []turn.Veto
+}
+
+func call(id, name, args string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
+}
+
+const ticket = `{"ticket_id":"T-4821"}`
+
+func TestLoopAnswersFromToolResults(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{Prompt: "You are the support desk.", Tools: []string{"get_*", "search_support_policy", "add_note"}})
+	// Both reads must be under way at once: each waits for the other.
+	b.started = make(chan string, 2)
+	overlap := func(string) (tool.Result, error) {
+		select {
+		case <-time.After(5 * time.Second):
+			return tool.Result{}, errors.New("the other read never started: reads ran one after another")
+		case <-waitBoth(b.started):
+		}
+		return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"state":"confirmed","amount":990}`)}, nil
+	}
+	b.result["get_payment_status"], b.result["get_subscription_status"] = overlap, overlap
+	b.model.Push(
+		llmtest.ToolCalls("Checking.", call("c1", "get_payment_status", ticket), call("c2", "get_subscription_status", ticket)),
+		llmtest.ToolCalls("The payment of 990 RUB is confirmed; access is not open yet."),
+	)
+	out, tv := b.send("Money was taken but access did not open")
+	if out.Say != "The payment of 990 RUB is confirmed; access is not open yet." {
+		t.Errorf("reply = %q", out.Say)
+	}
+	if tv.Status != "ok" || tv.Loop == nil || *tv.Loop != (turn.LoopTrace{ModelCalls: 2, ToolCalls: 2, ResultBytes: tv.Loop.ResultBytes, Ended: "answer"}) || tv.Loop.ResultBytes == 0 {
+		t.Errorf("status %s, loop %+v", tv.Status, tv.Loop)
+	}
+	if len(out.Executed) != 2 || out.Executed[0].Status != "ok" || out.Executed[1].Status != "ok" {
+		t.Errorf("executed = %+v", out.Executed)
+	}
+	reqs := b.model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	// The first request: the assistant's prompt, its tools only, no JSON
+	// contract restated, parallel calls allowed.
+	first := reqs[0]
+	if sys := first.Messages[0].Content; !strings.Contains(sys, "You are the support desk.") || strings.Contains(sys, `"say"`) || strings.Contains(sys, "args schema") {
+		t.Errorf("loop system prompt:\n%s", sys)
+	}
+	var names []string
+	for _, d := range first.Tools {
+		names = append(names, d.Name)
+	}
+	if strings.Join(names, ",") != "add_note,get_payment_status,get_subscription_status,search_support_policy" && strings.Join(names, ",") != "get_payment_status,get_subscription_status,search_support_policy,add_note" {
+		t.Errorf("tools offered = %v, want the assistant's four (never create_refund)", names)
+	}
+	if !first.ParallelToolCalls {
+		t.Error("parallel calls not allowed")
+	}
+	// The second: the calls and their results, matched by ID, as data
+	// with source and observed_at.
+	if err := llm.CheckMessages(reqs[1].Messages); err != nil {
+		t.Errorf("second request's transcript: %v", err)
+	}
+	tail := reqs[1].Messages[len(reqs[1].Messages)-3:]
+	if tail[0].Role != llm.RoleAssistant || len(tail[0].ToolCalls) != 2 || tail[1].ToolCallID != "c1" || tail[2].ToolCallID != "c2" {
+		t.Fatalf("transcript tail = %+v", tail)
+	}
+	var res struct {
+		Tool       string          `json:"tool"`
+		Source     string          `json:"source"`
+		ObservedAt string          `json:"observed_at"`
+		Status     string          `json:"status"`
+		Data       json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(tail[1].Content), &res); err != nil || res.Tool != "get_payment_status" || res.Source == "" || res.ObservedAt == "" || res.Status != "ok" || !strings.Contains(string(res.Data), "990") {
+		t.Errorf("tool message = %s (%v)", tail[1].Content, err)
+	}
+}
+
+// waitBoth returns a channel closed once two names have arrived on c.
+func waitBoth(c chan string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		<-c
+		<-c
+		close(done)
+		// Let the other waiter through as well.
+		c <- "again"
+		c <- "again"
+	}()
+	return done
+}
+
+// Every limit ends the task as needs_review with its reason; nothing the
+// model drafted is sent as the answer.
+func TestLoopLimits(t *testing.T) {
+	fail := func(string) (tool.Result, error) {
+		return tool.Result{Status: tool.StatusError, Error: "payments: 503"}, nil
+	}
+	big := func(string) (tool.Result, error) {
+		return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"text":"` + strings.Repeat("x", 1000) + `"}`)}, nil
+	}
+	query := func(q string) string { return `{"query":"` + q + `"}` }
+	tests := []struct {
+		name    string
+		limits  turn.Limits
+		script  []llmtest.Reply
+		result  map[string]func(string) (tool.Result, error)
+		reason  turn.ReviewReason
+		runs    map[string]int
+		noDraft bool
+	}{
+		{"model calls", turn.Limits{ModelCalls: 3}, []llmtest.Reply{
+			llmtest.ToolCalls("step 1", call("a", "search_support_policy", query("a"))),
+			llmtest.ToolCalls("step 2", call("b", "search_support_policy", query("b"))),
+			llmtest.ToolCalls("step 3", call("c", "search_support_policy", query("c"))),
+		}, nil, turn.ReviewModelCalls, map[string]int{"search_support_policy": 3}, false},
+		{"tool calls", turn.Limits{ToolCalls: 3}, []llmtest.Reply{
+			llmtest.ToolCalls("two", call("a", "get_payment_status", ticket), call("b", "get_subscription_status", ticket)),
+			llmtest.ToolCalls("two more", call("c", "search_support_policy", query("refund")), call("d", "search_support_policy", query("access"))),
+		}, nil, turn.ReviewToolCalls, map[string]int{"get_payment_status": 1, "get_subscription_status": 1}, false},
+		{"repeated identical call", turn.Limits{}, []llmtest.Reply{
+			llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
+			llmtest.ToolCalls("", call("b", "get_payment_status", `{ "ticket_id" : "T-4821" }`)),
+			llmtest.ToolCalls("", call("c", "get_payment_status", ticket)),
+		}, nil, turn.ReviewRepeatedCall, map[string]int{"get_payment_status": 2}, true},
+		{"dependency that stays down", turn.Limits{}, []llmtest.Reply{
+			llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
+			llmtest.ToolCalls("", call("b", "get_payment_status", ticket)),
+		}, map[string]func(string) (tool.Result, error){"get_payment_status": fail}, turn.ReviewDependencyDown, map[string]int{"get_payment_status": 2}, true},
+		{"bytes of one result", turn.Limits{ResultBytes: 500}, []llmtest.Reply{
+			llmtest.ToolCalls("", call("a", "search_support_policy", query("refund"))),
+		}, map[string]func(string) (tool.Result, error){"search_support_policy": big}, turn.ReviewResultBytes, map[string]int{"search_support_policy": 1}, true},
+		{"bytes of all results", turn.Limits{ResultBytes: 2000, TotalBytes: 1500}, []llmtest.Reply{
+			llmtest.ToolCalls("", call("a", "search_support_policy", query("a"))),
+			llmtest.ToolCalls("", call("b", "search_support_policy", query("b"))),
+		}, map[string]func(string) (tool.Result, error){"search_support_policy": big}, turn.ReviewTotalBytes, map[string]int{"search_support_policy": 2}, true},
+		{"model down", turn.Limits{}, []llmtest.Reply{
+			llmtest.ToolCalls("I will check", call("a", "get_payment_status", ticket)),
+			llmtest.FailKind(llm.ErrTransient, "503 from the provider"),
+		}, nil, turn.ReviewModelDown, map[string]int{"get_payment_status": 1}, false},
+		{"output that breaks the contract", turn.Limits{}, []llmtest.Reply{
+			llmtest.Text(`{"say": "refund done", "tool": `),
+		}, nil, turn.ReviewInvalidOutput, map[string]int{}, true},
+		{"deadline", turn.Limits{Deadline: 200 * time.Millisecond}, []llmtest.Reply{
+			llmtest.ToolCalls("looking", call("a", "get_payment_status", ticket)),
+			llmtest.Func(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+				<-ctx.Done()
+				return llm.Response{}, &llm.Error{Kind: llm.ErrCanceled, Message: ctx.Err().Error(), Err: ctx.Err()}
+			}),
+		}, nil, turn.ReviewDeadline, map[string]int{"get_payment_status": 1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newLoopBench(t, turn.Assistant{Limits: tt.limits})
+			for k, f := range tt.result {
+				b.result[k] = f
+			}
+			b.model.Push(tt.script...)
+			out, tv := b.send("Money was taken but access did not open")
+			if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != tt.reason {
+				t.Fatalf("status %s, review %+v, want needs_review for %s", tv.Status, tv.Review, tt.reason)
+			}
+			if out.Say != "I have passed this to a colleague, who will check it and get back to you." {
+				t.Errorf("reply = %q", out.Say)
+			}
+			if tv.Review.Detail == "" || (!tt.noDraft && tv.Review.Draft == "") {
+				t.Errorf("review without detail or draft: %+v", tv.Review)
+			}
+			for name, want := range tt.runs {
+				if got := b.ran(name); got != want {
+					t.Errorf("%s ran %d times, want %d", name, got, want)
+				}
+			}
+			if b.ran("create_refund")+b.ran("add_note") != 0 {
+				t.Error("a write ran")
+			}
+			if n := b.model.Remaining(); n != 0 {
+				t.Errorf("%d scripted answers left: the loop stopped early or late", n)
+			}
+		})
+	}
+}
+
+// A refused call goes back to the model as a refusal it can act on; the
+// tool outside the assistant's set never runs.
+func TestLoopRefusedCallGoesBack(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{Tools: []string{"get_*"}})
+	b.model.Push(
+		llmtest.ToolCalls("", call("a", "create_refund", `{"ticket_id":"T-4821"}`), call("b", "get_payment_status", `{"ticket_id":7}`)),
+		llmtest.ToolCalls("", call("c", "get_payment_status", ticket)),
+		llmtest.ToolCalls("The payment is confirmed."),
+	)
+	out, tv := b.send("Refund me")
+	if out.Say != "The payment is confirmed." || tv.Status != "ok" {
+		t.Errorf("reply %q, status %s", out.Say, tv.Status)
+	}
+	if b.ran("create_refund") != 0 || b.ran("get_payment_status") != 1 {
+		t.Errorf("runs = %v", b.runs)
+	}
+	if len(tv.Vetoes) != 2 || tv.Vetoes[0].Reason != "not_granted" || tv.Vetoes[1].Reason != "invalid_args" {
+		t.Errorf("vetoes = %+v", tv.Vetoes)
+	}
+	second := b.model.Requests()[1].Messages
+	refusal, bad := second[len(second)-2], second[len(second)-1]
+	if !refusal.IsError || !strings.Contains(refusal.Content, `"not_available"`) || strings.Contains(refusal.Content, "not_granted") {
+		t.Errorf("refusal = %+v", refusal)
+	}
+	if !bad.IsError || !strings.Contains(bad.Content, `"problems"`) {
+		t.Errorf("invalid arguments answer = %+v", bad)
+	}
+}
+
+// A write in a loop: one that runs at once does, before any read; after
+// the model has read a tool's result it waits for the user's yes, as does
+// a write whose policy always asks. The yes runs it exactly once.
+func TestLoopWrites(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{})
+	b.model.Push(
+		llmtest.ToolCalls("", call("a", "add_note", `{"text":"customer wrote in"}`)),
+		llmtest.ToolCalls("", call("b", "get_payment_status", ticket)),
+		llmtest.ToolCalls("", call("c", "add_note", `{"text":"payment confirmed"}`), call("d", "get_subscription_status", ticket)),
+	)
+	out, tv := b.send("Money was taken but access did not open")
+	if b.ran("add_note") != 1 || b.ran("get_payment_status") != 1 || b.ran("get_subscription_status") != 0 {
+		t.Errorf("runs = %v: the note after the read must wait, and nothing else of its answer runs", b.runs)
+	}
+	if out.Pending == nil || out.Pending.Tool != "add_note" || tv.Loop.Ended != "confirmation" {
+		t.Fatalf("pending %+v, loop %+v", out.Pending, tv.Loop)
+	}
+	out, _ = b.send("yes")
+	if b.ran("add_note") != 2 || len(out.Executed) != 1 || out.Executed[0].Status != "ok" {
+		t.Errorf("after yes: runs %v, executed %+v", b.runs, out.Executed)
+	}
+	out, _ = b.send("yes")
+	if b.ran("add_note") != 2 {
+		t.Errorf("a second yes ran the note again: %v (%q)", b.runs, out.Say)
+	}
+
+	b.model.Push(llmtest.ToolCalls("Refund issued!", call("e", "create_refund", `{"ticket_id":"T-4821","text":"refund"}`)))
+	out, _ = b.send("please refund")
+	if b.ran("create_refund") != 0 || out.Pending == nil || out.Pending.Tool != "create_refund" || strings.Contains(out.Say, "Refund issued") {
+		t.Errorf("refund: runs %v, pending %+v, reply %q", b.runs, out.Pending, out.Say)
+	}
+}
+
+func TestAssistantConfigErrors(t *testing.T) {
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "a.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, tt := range []struct {
+		name string
+		cfg  turn.Config
+		want string
+	}{
+		{"unknown mode", turn.Config{Assistants: map[string]turn.Assistant{"a": {Mode: "swarm"}}}, `unknown mode "swarm"`},
+		{"unknown assistant", turn.Config{Tenants: map[string]turn.Tenant{"t": {ID: "t", Assistant: "nobody"}}}, `unknown assistant "nobody"`},
+	} {
+		tt.cfg.State, tt.cfg.Locker, tt.cfg.Journal = st, st, st
+		if _, err := turn.New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
