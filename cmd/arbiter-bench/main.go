@@ -2,11 +2,14 @@
 // multiple of an in-repo baseline (plain net/http + encoding/json, no
 // persistence) doing the same turn in the same process and the same run:
 // message over loopback HTTP -> fake OpenAI-compatible model -> read tool
-// on the task board -> reply.
+// on the task board -> reply (single); and the agent turn of a loop
+// assistant, model -> tool -> model over native tool calling, against a
+// baseline doing the same two calls (loop).
 //
 // Rounds of baseline and engine turns alternate so machine noise hits both
-// alike. The last line printed is
+// alike. The last two lines printed are
 //
+//	loop_cost_ratio=<engine CPU per loop turn / baseline's> loop_allocs_per_turn=<engine allocations per loop turn>
 //	turn_cost_ratio=<engine CPU per turn / baseline CPU per turn> allocs_per_turn=<engine allocations per turn>
 //
 // With -stores it instead compares the embedded store with Redis (on
@@ -18,11 +21,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/bench"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
 )
 
 func main() {
@@ -55,23 +60,43 @@ func run(turns, rounds int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	engine, err := bench.NewEngine(dir)
+	loopRatio, loopAllocs, err := compare("loop", filepath.Join(dir, "loop"), bench.NewLoopEngine, bench.NewLoopBaseline, turns, rounds)
 	if err != nil {
 		return err
+	}
+	ratio, allocs, err := compare("single", filepath.Join(dir, "single"), bench.NewEngine, bench.NewBaseline, turns, rounds)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("loop_cost_ratio=%.2f loop_allocs_per_turn=%d\n", loopRatio, loopAllocs)
+	fmt.Printf("turn_cost_ratio=%.2f allocs_per_turn=%d\n", ratio, allocs)
+	return nil
+}
+
+// compare measures one kind of turn on the engine and on its baseline, in
+// alternating rounds, and returns the engine's CPU per turn as a multiple
+// of the baseline's and its allocations per turn.
+func compare(name, dir string, newEngine func(string) (*bench.Engine, error), newBaseline func(*llmtest.ChatRequest) *bench.Baseline, turns, rounds int) (float64, uint64, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, 0, err
+	}
+	engine, err := newEngine(dir)
+	if err != nil {
+		return 0, 0, err
 	}
 	defer engine.Close()
 	// Warm up the engine first: it also records the prompt the baseline
 	// will send, so both put the same bytes on the wire.
 	for i := range 200 {
 		if err := engine.Turn(i); err != nil {
-			return err
+			return 0, 0, err
 		}
 	}
-	baseline := bench.NewBaseline(engine.LastRequest())
+	baseline := newBaseline(engine.LastRequest())
 	defer baseline.Close()
 	for i := range 200 {
 		if err := baseline.Turn(i); err != nil {
-			return err
+			return 0, 0, err
 		}
 	}
 
@@ -83,19 +108,18 @@ func run(turns, rounds int) error {
 			t    *tally
 		}{{baseline, &base}, {engine, &eng}} {
 			if err := measure(w.load, w.t, r*per, per); err != nil {
-				return err
+				return 0, 0, err
 			}
 		}
 	}
-	report := func(name string, t tally) {
-		fmt.Printf("%-9s %6d turns  cpu %8.1f µs/turn  allocs %6d/turn\n", name, t.turns,
+	report := func(kind string, t tally) {
+		fmt.Printf("%-6s %-9s %6d turns  cpu %8.1f µs/turn  allocs %6d/turn\n", name, kind, t.turns,
 			float64(t.cpu.Microseconds())/float64(t.turns), t.allocs/uint64(t.turns))
 	}
 	report("baseline", base)
 	report("engine", eng)
 	ratio := (float64(eng.cpu) / float64(eng.turns)) / (float64(base.cpu) / float64(base.turns))
-	fmt.Printf("turn_cost_ratio=%.2f allocs_per_turn=%d\n", ratio, eng.allocs/uint64(eng.turns))
-	return nil
+	return ratio, eng.allocs / uint64(eng.turns), nil
 }
 
 // measure runs n turns and adds the process CPU time (user + system) and

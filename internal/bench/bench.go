@@ -44,14 +44,24 @@ type Workload interface {
 	Close()
 }
 
-func modelServer(capture func(*llmtest.ChatRequest)) *llmtest.Server {
+// modelServer is the fake model: a decision to list my tasks, or in a
+// loop a call of list_my_tasks and, once its result is back, the answer.
+// capture sees each turn's first request.
+func modelServer(capture func(*llmtest.ChatRequest), loop bool) *llmtest.Server {
+	usage := &llmtest.WireUsage{PromptTokens: 900, CompletionTokens: 40, TotalTokens: 940}
 	return llmtest.NewServer(llmtest.ServerConfig{
 		SkipRecording: true,
 		Respond: func(r *llmtest.ChatRequest) llmtest.HTTPReply {
+			if loop && len(r.Messages) > 0 && r.Messages[len(r.Messages)-1].Role == "tool" {
+				return llmtest.HTTPReply{Content: loopAnswer, Usage: usage}
+			}
 			if capture != nil {
 				capture(r)
 			}
-			return llmtest.HTTPReply{Content: decision, Usage: &llmtest.WireUsage{PromptTokens: 900, CompletionTokens: 40, TotalTokens: 940}}
+			if loop {
+				return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "call_1", Name: "list_my_tasks", Arguments: "{}"}}, Usage: usage}
+			}
+			return llmtest.HTTPReply{Content: decision, Usage: usage}
 		},
 	})
 }
@@ -71,6 +81,7 @@ type Engine struct {
 	// to send the same bytes.
 	prompt  atomic.Pointer[llmtest.ChatRequest]
 	checked bool
+	loop    bool // a loop assistant answers
 }
 
 // NewEngine wires an arbiter in dir, on the embedded store, with a task
@@ -79,25 +90,42 @@ func NewEngine(dir string) (*Engine, error) {
 	return NewEngineOn(dir, fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "arbiter.db")), server.Builtin())
 }
 
+// NewLoopEngine is NewEngine with a loop assistant over native tool
+// calling: a turn is model → list_my_tasks → model.
+func NewLoopEngine(dir string) (*Engine, error) {
+	return newEngine(dir, fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "arbiter.db")), server.Builtin(), true)
+}
+
 // NewEngineOn is NewEngine on the store the YAML mapping describes (the
 // value of the configuration's store key), one of kinds.
 func NewEngineOn(dir, storeYAML string, kinds server.Kinds) (*Engine, error) {
-	e := &Engine{client: client()}
-	e.model = modelServer(func(r *llmtest.ChatRequest) { e.prompt.Store(r) })
+	return newEngine(dir, storeYAML, kinds, false)
+}
+
+func newEngine(dir, storeYAML string, kinds server.Kinds, loop bool) (*Engine, error) {
+	e := &Engine{client: client(), loop: loop}
+	e.model = modelServer(func(r *llmtest.ChatRequest) { e.prompt.Store(r) }, loop)
+	protocol, assistant := "json", ""
+	if loop {
+		protocol, assistant = "tools", "desk"
+	}
 	yaml := fmt.Sprintf(`store: %s
 journal: {kind: sqlite, path: %q}
 models:
-  - {name: fake, kind: openai, base_url: %q, model: gpt-oss-20b, api_key: sk-bench}
+  - {name: fake, kind: openai, protocol: %s, base_url: %q, model: gpt-oss-20b, api_key: sk-bench}
+assistants:
+  desk: {mode: loop}
 tenants:
   - id: bench
     timezone: Europe/Moscow
+    assistant: %q
     roles: {owner: {tools: ["*"]}}
     users:
       - {id: u1, name: Дмитрий Иванов, role: owner, keys: [{token: %q, scopes: [read, "write:safe"]}]}
       - {id: u2, name: Ольга Смирнова, role: owner}
 tools:
   taskboard: {confirm: {create_task: never}}
-`, storeYAML, filepath.Join(dir, "journal.db"), e.model.URL, token)
+`, storeYAML, filepath.Join(dir, "journal.db"), protocol, e.model.URL, assistant, token)
 	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
 	if err != nil {
 		return nil, err
@@ -142,7 +170,11 @@ func (e *Engine) Turn(i int) error {
 	}
 	if !e.checked {
 		e.checked = true
-		if !bytes.Contains(out, []byte(`"status":"ok"`)) || !bytes.Contains(out, []byte("Задача 1")) {
+		want := []byte("Задача 1") // the tool's reply
+		if e.loop {
+			want = []byte(loopAnswer)
+		}
+		if !bytes.Contains(out, []byte(`"status":"ok"`)) || !bytes.Contains(out, want) {
 			return fmt.Errorf("engine turn did not run list_my_tasks: %s", out)
 		}
 	}
@@ -195,6 +227,7 @@ type Baseline struct {
 	client   *http.Client
 	prompt   []baselineMessage
 	format   json.RawMessage
+	tools    json.RawMessage // the loop's tool definitions
 	maxToken int
 	cards    []baselineCard
 	mu       sync.Mutex
@@ -210,16 +243,15 @@ type baselineCard struct {
 // replaced by the incoming text) and the same response format, so both put
 // the same bytes on the wire.
 func NewBaseline(like *llmtest.ChatRequest) *Baseline {
-	b := &Baseline{model: modelServer(nil), client: client(), maxToken: 1000}
+	b := &Baseline{model: modelServer(nil, false), client: client(), maxToken: 1000}
 	if like != nil {
 		for _, m := range like.Messages {
 			b.prompt = append(b.prompt, baselineMessage{Role: m.Role, Content: m.Content})
 		}
-		var raw struct {
-			ResponseFormat json.RawMessage `json:"response_format"`
+		// The decoded form: the fake model keeps no raw bodies here.
+		if like.ResponseFormat != nil {
+			b.format, _ = json.Marshal(like.ResponseFormat)
 		}
-		_ = json.Unmarshal(like.Body, &raw)
-		b.format = raw.ResponseFormat
 	}
 	for i := range 5 {
 		b.cards = append(b.cards, baselineCard{
@@ -294,6 +326,12 @@ func (b *Baseline) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unexpected decision", http.StatusBadGateway)
 		return
 	}
+	data, text := b.listMine()
+	b.reply(w, text, data)
+}
+
+// listMine is list_my_tasks: the user's open cards as data and as text.
+func (b *Baseline) listMine() ([]byte, string) {
 	var mine []baselineCard
 	var text strings.Builder
 	text.WriteString("Ваши открытые задачи:")
@@ -304,12 +342,17 @@ func (b *Baseline) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"cards": mine, "total": len(mine)})
+	return data, text.String()
+}
+
+// reply answers a turn that ran list_my_tasks.
+func (b *Baseline) reply(w http.ResponseWriter, say string, data []byte) {
 	b.mu.Lock()
 	b.seq++
 	id := strconv.Itoa(b.seq)
 	b.mu.Unlock()
 	out := map[string]any{
-		"turn_id": id, "say": text.String(), "buttons": []any{}, "pending": nil, "duplicate": false,
+		"turn_id": id, "say": say, "buttons": []any{}, "pending": nil, "duplicate": false,
 		"executed": []any{map[string]any{"tool": "list_my_tasks", "args": json.RawMessage("{}"), "status": "ok", "result": json.RawMessage(data)}},
 	}
 	w.Header().Set("Content-Type", "application/json")
