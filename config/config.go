@@ -433,8 +433,12 @@ type HTTPTool struct {
 	Risk        string         `yaml:"risk"`
 	Confirm     string         `yaml:"confirm"`
 	// Idempotent: the endpoint applies each Idempotency-Key at most once.
-	Idempotent bool     `yaml:"idempotent"`
-	Timeout    Duration `yaml:"timeout"`
+	Idempotent bool `yaml:"idempotent"`
+	// Claims are phrases with which a reply would say the endpoint's
+	// action happened; a reply saying one without a successful call in its
+	// task goes to a person instead.
+	Claims  []string `yaml:"claims"`
+	Timeout Duration `yaml:"timeout"`
 	// Headers are sent as given; HeadersEnv names environment variables
 	// whose values are sent (for secrets).
 	Headers    map[string]string `yaml:"headers"`

@@ -82,6 +82,11 @@ type Spec struct {
 	// this process.
 	Server     string `json:"server,omitempty"`
 	RemoteName string `json:"remote_name,omitempty"`
+	// Claims are phrases (any language, any letter case) with which a
+	// reply would say this tool's action happened — "возврат выполнен",
+	// "refund issued". A model's reply that says one while no call of the
+	// tool succeeded in its task is not sent: the task goes to a person.
+	Claims []string `json:"claims,omitempty"`
 }
 
 // Attachment is a file the user sent, as the server stored it: how it was

@@ -22,6 +22,9 @@ func (e *Engine) act(ctx context.Context, s *state, p proposal) {
 		s.resetMemory = true
 	}
 	if p.Tool == "" {
+		if e.claimsUnconfirmed(s, p.Say) {
+			return
+		}
 		e.replyText(s, p.Say, p.Buttons)
 		return
 	}

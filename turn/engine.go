@@ -146,6 +146,8 @@ type Engine struct {
 	journalInState bool
 	catalogs       sync.Map // catalogKey -> *catalog
 	zones          sync.Map // name -> *time.Location
+	// claims are the registered tools' claims (tool.Spec.Claims).
+	claims []claim
 }
 
 // New validates cfg, fills defaults and returns an Engine.
@@ -213,7 +215,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	j, ok := cfg.State.(store.Journal)
-	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal}, nil
+	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claimsOf(cfg.Tools)}, nil
 }
 
 // newID returns a time-ordered random id: 12 hex digits of milliseconds,

@@ -25,14 +25,15 @@ import (
 // subscription, a policy search, a note (a write that runs at once) and a
 // refund (a write that always waits for a yes).
 type loopBench struct {
-	t      *testing.T
-	eng    *turn.Engine
-	st     *sqlitestore.Store
-	model  *llmtest.Scripted
-	id     chat.Identity
-	mu     sync.Mutex
-	runs   map[string]int
-	result map[string]func(args string) (tool.Result, error) // per tool; nil = a small ok result
+	t        *testing.T
+	eng      *turn.Engine
+	st       *sqlitestore.Store
+	model    *llmtest.Scripted
+	registry *tool.Registry
+	id       chat.Identity
+	mu       sync.Mutex
+	runs     map[string]int
+	result   map[string]func(args string) (tool.Result, error) // per tool; nil = a small ok result
 	// started counts reads under way, to see them overlap.
 	started chan string
 }
@@ -41,8 +42,9 @@ func newLoopBench(t *testing.T, a turn.Assistant) *loopBench {
 	t.Helper()
 	b := &loopBench{t: t, model: llmtest.NewScripted(), runs: map[string]int{}, result: map[string]func(string) (tool.Result, error){}}
 	var tools []tool.Tool
+	claims := map[string][]string{"create_refund": {"Возврат выполнен", "refund issued"}, "add_note": {"note added"}}
 	add := func(name string, risk tool.Risk, confirm tool.Confirm) {
-		tools = append(tools, &deskTool{b: b, spec: tool.Spec{Name: name, Description: name + ".", Risk: risk, Confirm: confirm, Idempotent: true,
+		tools = append(tools, &deskTool{b: b, spec: tool.Spec{Name: name, Description: name + ".", Risk: risk, Confirm: confirm, Idempotent: true, Claims: claims[name],
 			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ticket_id":{"type":"string"},"query":{"type":"string"},"text":{"type":"string"}}}`)}})
 	}
 	add("get_payment_status", tool.RiskRead, "")
@@ -54,6 +56,7 @@ func newLoopBench(t *testing.T, a turn.Assistant) *loopBench {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.registry = reg
 	b.st, err = sqlitestore.Open(filepath.Join(t.TempDir(), "loop.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -388,5 +391,52 @@ func TestAssistantConfigErrors(t *testing.T) {
 		if _, err := turn.New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+// A reply may say an action happened only when a call of its tool
+// succeeded in the task; otherwise the draft goes to a person.
+func TestLoopUnconfirmedClaims(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{Tools: []string{"get_*", "add_note"}})
+	// A claim its own successful call backs is sent.
+	b.model.Push(
+		llmtest.ToolCalls("", call("a", "add_note", `{"text":"customer asked for a refund"}`)),
+		llmtest.ToolCalls("Note added to the ticket; the refund is not issued yet."),
+	)
+	out, tv := b.send("Write it down")
+	if tv.Status != "ok" || out.Say != "Note added to the ticket; the refund is not issued yet." {
+		t.Errorf("status %s, reply %q", tv.Status, out.Say)
+	}
+
+	// A refund claimed by an assistant that cannot even see the refund
+	// tool: the draft goes to a person.
+	b.model.Push(
+		llmtest.ToolCalls("", call("b", "get_payment_status", ticket)),
+		llmtest.ToolCalls("Платёж подтверждён.  ВОЗВРАТ\nвыполнён, доступ откроется завтра."),
+	)
+	out, tv = b.send("Верните деньги")
+	if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != turn.ReviewUnconfirmedClaim ||
+		!strings.Contains(tv.Review.Draft, "ВОЗВРАТ") || !strings.Contains(tv.Review.Detail, "create_refund") {
+		t.Fatalf("status %s, review %+v", tv.Status, tv.Review)
+	}
+	if strings.Contains(out.Say, "ВОЗВРАТ") {
+		t.Errorf("the unconfirmed claim was sent: %q", out.Say)
+	}
+}
+
+// The single-decision assistant keeps the same rule for its plain replies.
+func TestSingleUnconfirmedClaim(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{})
+	st := b.st
+	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: b.registry, Model: b.model,
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.eng = eng
+	b.model.Push(llmtest.Text(`{"say":"Good news: refund issued!","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+	out, tv := b.send("Where is my money?")
+	if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != turn.ReviewUnconfirmedClaim || strings.Contains(out.Say, "refund issued") {
+		t.Errorf("status %s, review %+v, reply %q", tv.Status, tv.Review, out.Say)
 	}
 }

@@ -74,10 +74,10 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 	for {
 		switch {
 		case taskCtx.Err() != nil:
-			e.handOff(s, t, ReviewDeadline, "the task took longer than "+t.lim.Deadline.String())
+			e.handOff(s, t.draft, ReviewDeadline, "the task took longer than "+t.lim.Deadline.String())
 			return
 		case t.trace.ModelCalls >= t.lim.ModelCalls:
-			e.handOff(s, t, ReviewModelCalls, strconv.Itoa(t.lim.ModelCalls)+" model calls without a final answer")
+			e.handOff(s, t.draft, ReviewModelCalls, strconv.Itoa(t.lim.ModelCalls)+" model calls without a final answer")
 			return
 		}
 		t.trace.ModelCalls++
@@ -87,28 +87,31 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 		})
 		if err != nil {
 			if taskCtx.Err() != nil {
-				e.handOff(s, t, ReviewDeadline, "the task took longer than "+t.lim.Deadline.String())
+				e.handOff(s, t.draft, ReviewDeadline, "the task took longer than "+t.lim.Deadline.String())
 			} else {
-				e.handOff(s, t, ReviewModelDown, clip(err.Error(), 300))
+				e.handOff(s, t.draft, ReviewModelDown, clip(err.Error(), 300))
 			}
 			return
 		}
 		calls, text, native, problems := e.answerCalls(s, resp)
 		if problems != nil {
 			s.trace.Repair = &RepairTrace{Output: clip(resp.Text, 2000), Problems: problems}
-			e.handOff(s, t, ReviewInvalidOutput, problems[0].Message)
+			e.handOff(s, t.draft, ReviewInvalidOutput, problems[0].Message)
 			return
 		}
 		if text != "" {
 			t.draft = text
 		}
 		if len(calls) == 0 {
+			if e.claimsUnconfirmed(s, text) {
+				return
+			}
 			t.trace.Ended = "answer"
 			e.replyText(s, text, nil)
 			return
 		}
 		if t.trace.ToolCalls+len(calls) > t.lim.ToolCalls {
-			e.handOff(s, t, ReviewToolCalls, strconv.Itoa(t.lim.ToolCalls)+" tool calls reached")
+			e.handOff(s, t.draft, ReviewToolCalls, strconv.Itoa(t.lim.ToolCalls)+" tool calls reached")
 			return
 		}
 		t.trace.ToolCalls += len(calls)
@@ -159,7 +162,7 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 		}
 		lc.key = lc.a.tg.spec.Name + "\x00" + string(lc.a.args)
 		if t.runs[lc.key]++; t.runs[lc.key] > t.lim.SameCall {
-			e.handOff(s, t, ReviewRepeatedCall, lc.a.tg.spec.Name+" called "+strconv.Itoa(t.runs[lc.key])+" times with the same arguments")
+			e.handOff(s, t.draft, ReviewRepeatedCall, lc.a.tg.spec.Name+" called "+strconv.Itoa(t.runs[lc.key])+" times with the same arguments")
 			return false
 		}
 		if lc.a.confirm {
@@ -207,13 +210,13 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 		}
 		switch {
 		case len(content) > t.lim.ResultBytes:
-			e.handOff(s, t, ReviewResultBytes, lc.call.Name+" returned "+strconv.Itoa(len(content))+" bytes, over the limit of "+strconv.Itoa(t.lim.ResultBytes))
+			e.handOff(s, t.draft, ReviewResultBytes, lc.call.Name+" returned "+strconv.Itoa(len(content))+" bytes, over the limit of "+strconv.Itoa(t.lim.ResultBytes))
 			return false
 		case t.trace.ResultBytes+len(content) > t.lim.TotalBytes:
-			e.handOff(s, t, ReviewTotalBytes, "tool results passed "+strconv.Itoa(t.lim.TotalBytes)+" bytes")
+			e.handOff(s, t.draft, ReviewTotalBytes, "tool results passed "+strconv.Itoa(t.lim.TotalBytes)+" bytes")
 			return false
 		case lc.veto == nil && lc.res.Status == tool.StatusError && t.runs[lc.key] >= t.lim.SameCall:
-			e.handOff(s, t, ReviewDependencyDown, lc.call.Name+" failed "+strconv.Itoa(t.runs[lc.key])+" times: "+clip(lc.res.Error, 200))
+			e.handOff(s, t.draft, ReviewDependencyDown, lc.call.Name+" failed "+strconv.Itoa(t.runs[lc.key])+" times: "+clip(lc.res.Error, 200))
 			return false
 		}
 		t.trace.ResultBytes += len(content)
@@ -278,10 +281,12 @@ func refusalContent(v *Veto) string {
 // handOff ends the task as needs_review: a person takes it over with the
 // reason and the model's last draft; the user is told so, and nothing the
 // model drafted is sent as the answer.
-func (e *Engine) handOff(s *state, t *loopTask, reason ReviewReason, detail string) {
-	t.trace.Ended = string(StatusNeedsReview)
+func (e *Engine) handOff(s *state, draft string, reason ReviewReason, detail string) {
+	if s.trace.Loop != nil {
+		s.trace.Loop.Ended = string(StatusNeedsReview)
+	}
 	s.trace.Status = StatusNeedsReview
-	s.trace.Review = &ReviewTrace{Reason: reason, Detail: detail, Draft: clip(t.draft, 4000)}
+	s.trace.Review = &ReviewTrace{Reason: reason, Detail: detail, Draft: clip(draft, 4000)}
 	e.replyText(s, say(s.lang, txtHandedOff), nil)
 }
 

@@ -58,6 +58,9 @@ const (
 	ReviewDependencyDown ReviewReason = "dependency_down"
 	ReviewModelDown      ReviewReason = "model_down"
 	ReviewInvalidOutput  ReviewReason = "invalid_output"
+	// ReviewUnconfirmedClaim: the reply says an action happened that no
+	// successful call of its tool confirms (tool.Spec.Claims).
+	ReviewUnconfirmedClaim ReviewReason = "unconfirmed_claim"
 )
 
 // FailedAt is the status of a turn that could not reply because step

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,9 @@ type Config struct {
 	// header at most once, so the engine may repeat a call whose outcome
 	// is unknown with the same key.
 	Idempotent bool
+	// Claims are the phrases a reply would use to say the endpoint's
+	// action happened (tool.Spec.Claims).
+	Claims []string
 	// Timeout bounds one call, answer included; zero means
 	// tool.DefaultTimeout.
 	Timeout time.Duration
@@ -201,6 +205,7 @@ func New(cfg Config) (*Tool, error) {
 		Timeout:        t.timeout,
 		MaxResultBytes: t.maxBytes,
 		Idempotent:     cfg.Idempotent,
+		Claims:         slices.Clone(cfg.Claims),
 	}
 	return t, nil
 }
