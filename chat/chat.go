@@ -10,9 +10,15 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 )
+
+// ErrCaseConflict is wrapped by a Handler's error for a message whose Case
+// names another case than the one its conversation is bound to; nothing of
+// the message was handled.
+var ErrCaseConflict = errors.New("the conversation is bound to another case")
 
 // Scope is a permission carried by an API key or channel identity. A tool
 // may run only when the caller holds the scope of its risk level.
@@ -23,6 +29,9 @@ const (
 	ScopeRead      Scope = "read"
 	ScopeWriteSafe Scope = "write:safe"
 	ScopeWriteFull Scope = "write:full"
+	// ScopeContextBind lets a trusted integration (a helpdesk) bind a
+	// conversation to its case (Inbound.Case); it runs no tool.
+	ScopeContextBind Scope = "context:bind"
 )
 
 // Identity is an authenticated caller, resolved by the channel from its own
@@ -111,6 +120,11 @@ type Inbound struct {
 	// decision and passes the same guards — catalog, schema, rights,
 	// confirmation — with no model involved. Text and Button are ignored.
 	Call *Call
+	// Case is the case the conversation is about ({"ticket_id":
+	// "T-4821"}), set by a trusted integration. Its first values bind the
+	// conversation for good; tool arguments declared bound
+	// (tool.Spec.BoundArgs) are filled from it and may not differ.
+	Case map[string]string
 }
 
 // Call names a tool of the catalog and its arguments.

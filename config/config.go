@@ -437,7 +437,10 @@ type HTTPTool struct {
 	// Claims are phrases with which a reply would say the endpoint's
 	// action happened; a reply saying one without a successful call in its
 	// task goes to a person instead.
-	Claims  []string `yaml:"claims"`
+	Claims []string `yaml:"claims"`
+	// Bound are arguments filled from the conversation's case ("context"
+	// of POST /v1/messages), such as ticket_id.
+	Bound   []string `yaml:"bound"`
 	Timeout Duration `yaml:"timeout"`
 	// Headers are sent as given; HeadersEnv names environment variables
 	// whose values are sent (for secrets).

@@ -283,7 +283,7 @@ func httpToolsKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 		t, err := httptool.New(httptool.Config{
 			Name: h.Name, Title: h.Title, Description: h.Description,
 			URL: h.URL, Method: h.Method, InputSchema: schema,
-			Risk: tool.Risk(h.Risk), Confirm: confirm, Idempotent: h.Idempotent, Claims: h.Claims,
+			Risk: tool.Risk(h.Risk), Confirm: confirm, Idempotent: h.Idempotent, Claims: h.Claims, BoundArgs: h.Bound,
 			Timeout: time.Duration(h.Timeout), Headers: headers,
 		})
 		if err != nil {

@@ -83,3 +83,31 @@ tools:
 		t.Errorf("turn %d, review %s", status, raw)
 	}
 }
+
+// POST /v1/messages with a case: only a key with context:bind may send
+// one, and a conversation keeps the case it was first bound to.
+func TestCaseContextOverHTTP(t *testing.T) {
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	t.Cleanup(model.Close)
+	yaml := servertest.OwnerTenantYAML(model.URL, "en") +
+		`      - {id: desk, role: owner, keys: [{token: k-helpdesk, scopes: [read, "context:bind"]}]}
+      - {id: dmitry, role: owner, keys: [{token: k-dmitry, scopes: [read, "write:safe"]}]}
+`
+	e := servertest.New(t, yaml, server.Builtin(), model, func(string) string { return "" })
+	model.Enqueue(llmtest.HTTPReply{Content: `{"say":"Looking into it.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`})
+
+	status, body := e.Post("k-dmitry", `{"conversation_id":"T-4821","text":"hi","context":{"ticket_id":"T-4821"}}`)
+	if status != 403 || body["error"].(map[string]any)["code"] != "forbidden" {
+		t.Errorf("context from a key without context:bind: %d %v", status, body)
+	}
+	if status, body = e.Post("k-helpdesk", `{"conversation_id":"T-4821","text":"hi","context":{"ticket_id":""}}`); status != 400 {
+		t.Errorf("empty context value: %d %v", status, body)
+	}
+	if status, body = e.Post("k-helpdesk", `{"conversation_id":"T-4821","message_id":"m1","text":"Money taken, no access","context":{"ticket_id":"T-4821"}}`); status != 200 || body["say"] != "Looking into it." {
+		t.Fatalf("bound message: %d %v", status, body)
+	}
+	status, body = e.Post("k-helpdesk", `{"conversation_id":"T-4821","message_id":"m2","text":"another one","context":{"ticket_id":"T-9999"}}`)
+	if status != 409 || body["error"].(map[string]any)["code"] != "case_conflict" || model.Count() != 1 {
+		t.Errorf("another case in the same conversation: %d %v (model calls %d)", status, body, model.Count())
+	}
+}

@@ -87,6 +87,11 @@ type Spec struct {
 	// "refund issued". A model's reply that says one while no call of the
 	// tool succeeded in its task is not sent: the task goes to a person.
 	Claims []string `json:"claims,omitempty"`
+	// BoundArgs are arguments that belong to the conversation's case
+	// (chat.Inbound.Case), such as "ticket_id": the server fills them from
+	// the case and refuses a call that names another value, or that comes
+	// from a conversation bound to no case.
+	BoundArgs []string `json:"bound_args,omitempty"`
 }
 
 // Attachment is a file the user sent, as the server stored it: how it was

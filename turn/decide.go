@@ -197,7 +197,11 @@ func (e *Engine) parseProposal(s *state, resp llm.Response) (proposal, []decisio
 	}
 	entry, _ := s.cat.lookup(d.Tool)
 	start := e.cfg.Now()
-	args, problems := validateArgs(entry, s.cat.required[d.Tool], d.Args)
+	raw := d.Args
+	if bound, v := e.bindArgs(s, entry.Spec, raw); v == nil {
+		raw = bound // a refusal comes from authorize, after the schema
+	}
+	args, problems := validateArgs(entry, s.cat.required[d.Tool], raw)
 	s.trace.step(StepValidate, d.Tool, start, e.cfg.Now(), problemNote(problems))
 	if problems != nil {
 		return proposal{}, problems

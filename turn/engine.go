@@ -250,7 +250,9 @@ type state struct {
 
 	conv    store.Conversation
 	pending *store.PendingAction
-	claimed bool // the inbox record of in.MessageID is ours to complete
+	// caseVals is the case the conversation is bound to (see case.go).
+	caseVals map[string]string
+	claimed  bool // the inbox record of in.MessageID is ours to complete
 	// interrupted is the earlier turn that accepted in.MessageID and never
 	// completed (its process died), and when it accepted it.
 	interrupted   string
@@ -291,6 +293,10 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 	// effect and its record must complete together.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.TurnTimeout)
 	defer cancel()
+	if err := e.checkCase(ctx, s); err != nil {
+		e.cfg.Logger.Warn("message refused", "turn", s.id, "err", err)
+		return chat.Outbound{}, err
+	}
 
 	if dup, err := e.dedupe(ctx, s); err != nil || dup {
 		if err != nil {
@@ -306,6 +312,7 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 		e.journalFailure(s, StepLoadMemory, err)
 		return chat.Outbound{}, err
 	}
+	e.bindCase(s)
 	if err := e.loadInterrupted(ctx, s); err != nil {
 		e.journalFailure(s, StepLoadInterrupted, err)
 		return chat.Outbound{}, err

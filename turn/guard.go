@@ -156,6 +156,11 @@ func (e *Engine) authorizeCall(ctx context.Context, s *state, r callRequest) (au
 		r.canonical = r.canonical && bytes.Equal(filled, args)
 		args = filled
 	}
+	if bound, v := e.bindArgs(s, entry.Spec, args); v != nil {
+		return authorized{}, v
+	} else if !bytes.Equal(bound, args) {
+		args, r.canonical = bound, false
+	}
 	if !r.canonical {
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = []byte("{}")

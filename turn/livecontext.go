@@ -2,6 +2,8 @@ package turn
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -18,6 +20,13 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 	b.WriteString("Facts from the server, current as of the next message:\n")
 	b.WriteString("User: " + id.Name + " (id " + id.UserID + "), role " + id.Role + "\n")
 	b.WriteString("Local time: " + local.Format("2006-01-02 15:04 Monday") + ", time zone " + s.loc.String() + "\n")
+	if len(s.caseVals) > 0 {
+		b.WriteString("Case of this conversation:")
+		for _, k := range slices.Sorted(maps.Keys(s.caseVals)) {
+			b.WriteString(" " + k + "=" + neutralize(s.caseVals[k]))
+		}
+		b.WriteString("\n")
+	}
 
 	sources := e.cfg.Context
 	if len(sources) == 0 {

@@ -33,6 +33,7 @@ type loopBench struct {
 	id       chat.Identity
 	mu       sync.Mutex
 	runs     map[string]int
+	args     map[string][]string // per tool, the arguments of each run
 	result   map[string]func(args string) (tool.Result, error) // per tool; nil = a small ok result
 	// started counts reads under way, to see them overlap.
 	started chan string
@@ -40,11 +41,12 @@ type loopBench struct {
 
 func newLoopBench(t *testing.T, a turn.Assistant) *loopBench {
 	t.Helper()
-	b := &loopBench{t: t, model: llmtest.NewScripted(), runs: map[string]int{}, result: map[string]func(string) (tool.Result, error){}}
+	b := &loopBench{t: t, model: llmtest.NewScripted(), runs: map[string]int{}, args: map[string][]string{}, result: map[string]func(string) (tool.Result, error){}}
 	var tools []tool.Tool
 	claims := map[string][]string{"create_refund": {"Возврат выполнен", "refund issued"}, "add_note": {"note added"}}
+	bound := map[string][]string{"get_payment_status": {"ticket_id"}, "create_refund": {"ticket_id"}}
 	add := func(name string, risk tool.Risk, confirm tool.Confirm) {
-		tools = append(tools, &deskTool{b: b, spec: tool.Spec{Name: name, Description: name + ".", Risk: risk, Confirm: confirm, Idempotent: true, Claims: claims[name],
+		tools = append(tools, &deskTool{b: b, spec: tool.Spec{Name: name, Description: name + ".", Risk: risk, Confirm: confirm, Idempotent: true, Claims: claims[name], BoundArgs: bound[name],
 			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ticket_id":{"type":"string"},"query":{"type":"string"},"text":{"type":"string"}}}`)}})
 	}
 	add("get_payment_status", tool.RiskRead, "")
@@ -89,6 +91,7 @@ func (d *deskTool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	b := d.b
 	b.mu.Lock()
 	b.runs[d.spec.Name]++
+	b.args[d.spec.Name] = append(b.args[d.spec.Name], string(c.Args))
 	f := b.result[d.spec.Name]
 	started := b.started
 	b.mu.Unlock()
@@ -103,7 +106,12 @@ func (d *deskTool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 
 func (b *loopBench) send(text string) (chat.Outbound, loopView) {
 	b.t.Helper()
-	out, err := b.eng.HandleTurn(context.Background(), chat.Inbound{Identity: b.id, Chat: "c", Text: text})
+	return b.sendIn(chat.Inbound{Identity: b.id, Chat: "c", Text: text, Case: map[string]string{"ticket_id": "T-4821"}})
+}
+
+func (b *loopBench) sendIn(in chat.Inbound) (chat.Outbound, loopView) {
+	b.t.Helper()
+	out, err := b.eng.HandleTurn(context.Background(), in)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -316,7 +324,7 @@ func TestLoopLimits(t *testing.T) {
 func TestLoopRefusedCallGoesBack(t *testing.T) {
 	b := newLoopBench(t, turn.Assistant{Tools: []string{"get_*"}})
 	b.model.Push(
-		llmtest.ToolCalls("", call("a", "create_refund", `{"ticket_id":"T-4821"}`), call("b", "get_payment_status", `{"ticket_id":7}`)),
+		llmtest.ToolCalls("", call("a", "create_refund", `{"ticket_id":"T-4821"}`), call("b", "get_subscription_status", `{"ticket_id":7}`)),
 		llmtest.ToolCalls("", call("c", "get_payment_status", ticket)),
 		llmtest.ToolCalls("The payment is confirmed."),
 	)
@@ -438,5 +446,56 @@ func TestSingleUnconfirmedClaim(t *testing.T) {
 	out, tv := b.send("Where is my money?")
 	if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != turn.ReviewUnconfirmedClaim || strings.Contains(out.Say, "refund issued") {
 		t.Errorf("status %s, review %+v, reply %q", tv.Status, tv.Review, out.Say)
+	}
+}
+
+// A conversation bound to a case: bound arguments come from the case, a
+// call naming another case is refused before it runs, and a message
+// naming another case is refused whole.
+func TestCaseBinding(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{})
+	in := chat.Inbound{Identity: b.id, Chat: "T-4821", Text: "Деньги списались, доступа нет", Case: map[string]string{"ticket_id": "T-4821"}}
+	b.model.Push(
+		llmtest.ToolCalls("", call("a", "get_payment_status", `{}`), call("b", "get_payment_status", `{"ticket_id":"T-9999"}`)),
+		llmtest.ToolCalls("Платёж подтверждён."),
+	)
+	out, tv := b.sendIn(in)
+	if out.Say != "Платёж подтверждён." || tv.Status != "ok" {
+		t.Fatalf("reply %q, status %s", out.Say, tv.Status)
+	}
+	if got := b.args["get_payment_status"]; len(got) != 1 || got[0] != `{"ticket_id":"T-4821"}` {
+		t.Errorf("payment tool ran with %v, want only the bound case", got)
+	}
+	if len(tv.Vetoes) != 1 || tv.Vetoes[0].Reason != "outside_case" || tv.Vetoes[0].Guard != "case" {
+		t.Errorf("vetoes = %+v", tv.Vetoes)
+	}
+	sys := b.model.Requests()[0].Messages
+	if !strings.Contains(sys[len(sys)-2].Content, "ticket_id=T-4821") {
+		t.Errorf("the live context does not name the case: %s", sys[len(sys)-2].Content)
+	}
+
+	// The same conversation may not switch cases; nothing of that message
+	// is recorded or run.
+	turnsBefore := b.model.Calls()
+	in.Case = map[string]string{"ticket_id": "T-9999"}
+	in.Text = "а теперь другой тикет"
+	if _, err := b.eng.HandleTurn(context.Background(), in); !errors.Is(err, chat.ErrCaseConflict) {
+		t.Fatalf("err = %v, want ErrCaseConflict", err)
+	}
+	if b.model.Calls() != turnsBefore || b.ran("get_payment_status") != 1 {
+		t.Error("a message for another case reached the model or a tool")
+	}
+	// The bound value again, or no context at all, goes on in the case.
+	b.model.Push(llmtest.ToolCalls("", call("c", "get_payment_status", `{"ticket_id":"T-4821"}`)), llmtest.ToolCalls("Всё ещё подтверждён."))
+	in.Case, in.Text = nil, "проверьте ещё раз"
+	if out, _ := b.sendIn(in); out.Say != "Всё ещё подтверждён." || b.ran("get_payment_status") != 2 {
+		t.Errorf("reply %q, runs %v", out.Say, b.runs)
+	}
+
+	// A bound argument in a conversation with no case is refused.
+	b.model.Push(llmtest.ToolCalls("", call("d", "get_payment_status", `{"ticket_id":"T-4821"}`)), llmtest.ToolCalls("Не могу проверить."))
+	_, tv = b.sendIn(chat.Inbound{Identity: b.id, Chat: "no-case", Text: "проверьте платёж T-4821"})
+	if b.ran("get_payment_status") != 2 || len(tv.Vetoes) != 1 || tv.Vetoes[0].Reason != "no_case" {
+		t.Errorf("runs %v, vetoes %+v", b.runs, tv.Vetoes)
 	}
 }

@@ -35,6 +35,7 @@ const (
 	txtPreviewFailed
 	txtFromUntrusted
 	txtHandedOff
+	txtOutsideCase
 )
 
 var texts = map[string]map[textKey]string{
@@ -66,6 +67,7 @@ var texts = map[string]map[textKey]string{
 		txtFromUntrusted:     "Эти значения взяты из пересланного или найденного, а не из ваших слов: %s. Проверьте их.",
 		txtPreviewFailed:     "Не удалось проверить, что изменит «%s», поэтому ничего не выполнено и подтверждать нечего. Попробуйте чуть позже.",
 		txtHandedOff:         "Я передал обращение сотруднику: он проверит и ответит вам.",
+		txtOutsideCase:       "Это действие относится не к текущему обращению, поэтому я его не выполнил.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -95,6 +97,7 @@ var texts = map[string]map[textKey]string{
 		txtFromUntrusted:     "These values come from forwarded or retrieved content, not from your words: %s. Check them.",
 		txtPreviewFailed:     "I could not check what \"%s\" would change, so nothing was done and nothing waits for confirmation. Please try again shortly.",
 		txtHandedOff:         "I have passed this to a colleague, who will check it and get back to you.",
+		txtOutsideCase:       "That action is outside the current case, so I did not do it.",
 	},
 }
 

@@ -20,6 +20,8 @@ const (
 	maxButtonLen   = 64
 	maxEvidence    = 20
 	maxEvidenceLen = 32 << 10
+	maxContext     = 16
+	maxContextLen  = 256
 )
 
 // MessageRequest is the body of POST /v1/messages.
@@ -29,6 +31,9 @@ type MessageRequest struct {
 	Text           string          `json:"text"`
 	Button         string          `json:"button"`
 	Evidence       []chat.Evidence `json:"evidence"`
+	// Context binds the conversation to a case ({"ticket_id": "T-4821"});
+	// only a key with the scope context:bind may send it.
+	Context map[string]string `json:"context"`
 }
 
 var evidenceKinds = map[string]bool{chat.EvidenceForward: true, chat.EvidenceAttachment: true, chat.EvidenceQuote: true}
@@ -93,6 +98,17 @@ func (m *MessageRequest) validate() error {
 		}
 		if len(ev.Text) > maxEvidenceLen || !utf8.ValidString(ev.Text) || len(ev.Source) > 1024 {
 			return fmt.Errorf("evidence[%d] is too long or not UTF-8", i)
+		}
+	}
+	if len(m.Context) > maxContext {
+		return fmt.Errorf("at most %d context values", maxContext)
+	}
+	for k, v := range m.Context {
+		if err := checkID("context key", k, true); err != nil {
+			return err
+		}
+		if v == "" || len(v) > maxContextLen || !utf8.ValidString(v) {
+			return fmt.Errorf("context value of %q must be 1 to %d bytes of UTF-8", k, maxContextLen)
 		}
 	}
 	if strings.TrimSpace(m.Text) == "" && m.Button == "" && len(m.Evidence) == 0 {

@@ -115,6 +115,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		s.writeBodyError(w, err)
 		return
 	}
+	if len(req.Context) > 0 && !id.HasScope(chat.ScopeContextBind) {
+		writeError(w, http.StatusForbidden, "forbidden", "binding a conversation to a case (context) needs a key with the scope context:bind")
+		return
+	}
 	in := chat.Inbound{
 		Identity:  id,
 		Chat:      req.ConversationID,
@@ -122,10 +126,15 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		Text:      req.Text,
 		Button:    req.Button,
 		Evidence:  req.Evidence,
+		Case:      req.Context,
 		Channel:   "http",
 	}
 	in.Live = httpLive{board: s.questions, owner: questionOwner(id), conversation: req.ConversationID}
 	out, err := s.cfg.Handler.HandleTurn(r.Context(), in)
+	if errors.Is(err, chat.ErrCaseConflict) {
+		writeError(w, http.StatusConflict, "case_conflict", err.Error())
+		return
+	}
 	if err != nil {
 		// No reply was possible (lock wait, store down); nothing was
 		// committed for this message, so a retry is safe.

@@ -70,6 +70,9 @@ type Config struct {
 	// Claims are the phrases a reply would use to say the endpoint's
 	// action happened (tool.Spec.Claims).
 	Claims []string
+	// BoundArgs are the arguments filled from the conversation's case
+	// (tool.Spec.BoundArgs).
+	BoundArgs []string
 	// Timeout bounds one call, answer included; zero means
 	// tool.DefaultTimeout.
 	Timeout time.Duration
@@ -206,6 +209,7 @@ func New(cfg Config) (*Tool, error) {
 		MaxResultBytes: t.maxBytes,
 		Idempotent:     cfg.Idempotent,
 		Claims:         slices.Clone(cfg.Claims),
+		BoundArgs:      slices.Clone(cfg.BoundArgs),
 	}
 	return t, nil
 }

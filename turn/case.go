@@ -1,0 +1,114 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/decision"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// caseSlot keeps, in the conversation's state, the case it is bound to.
+const caseSlot = "case"
+
+// Veto reasons of case binding.
+const (
+	reasonOutsideCase = "outside_case" // a bound argument names another case
+	reasonNoCase      = "no_case"      // a bound argument, and the conversation has no case
+)
+
+// checkCase refuses a message whose case contradicts the one its
+// conversation is bound to, before anything of it is recorded: the first
+// values bind for good, new keys may join them.
+func (e *Engine) checkCase(ctx context.Context, s *state) error {
+	if len(s.in.Case) == 0 {
+		return nil
+	}
+	conv, err := e.cfg.State.LoadConversation(ctx, s.key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("load case of %s: %w", s.key, err)
+	}
+	bound := caseOf(conv)
+	for _, k := range slices.Sorted(maps.Keys(s.in.Case)) {
+		if b, ok := bound[k]; ok && b != s.in.Case[k] {
+			return fmt.Errorf("%w: %s is %q here, not %q", chat.ErrCaseConflict, k, b, s.in.Case[k])
+		}
+	}
+	return nil
+}
+
+// bindCase sets the turn's case, the conversation's binding with this
+// message's new values added, and stores it with the conversation.
+func (e *Engine) bindCase(s *state) {
+	s.caseVals = caseOf(s.conv)
+	added := false
+	for k, v := range s.in.Case {
+		if _, ok := s.caseVals[k]; !ok {
+			if s.caseVals == nil {
+				s.caseVals = map[string]string{}
+			}
+			s.caseVals[k], added = v, true
+		}
+	}
+	if added {
+		raw, _ := json.Marshal(s.caseVals)
+		if s.conv.Slots == nil {
+			s.conv.Slots = map[string]json.RawMessage{}
+		}
+		s.conv.Slots[caseSlot] = raw
+	}
+}
+
+func caseOf(conv store.Conversation) map[string]string {
+	var c map[string]string
+	if raw, ok := conv.Slots[caseSlot]; ok {
+		_ = json.Unmarshal(raw, &c)
+	}
+	return c
+}
+
+// bindArgs fills the arguments spec declares bound from the turn's case.
+// A call that names another value, or a bound argument in a conversation
+// without a case, is refused before anything runs. Arguments that are not
+// a JSON object are left to the schema check.
+func (e *Engine) bindArgs(s *state, spec tool.Spec, args []byte) ([]byte, *Veto) {
+	if len(spec.BoundArgs) == 0 {
+		return args, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args, nil
+	}
+	if m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	for _, name := range spec.BoundArgs {
+		refuse := func(reason, why string) ([]byte, *Veto) {
+			return nil, &Veto{Guard: "case", Tool: spec.Name, Reason: reason, say: txtOutsideCase,
+				Problems: []decision.Problem{{Location: "/" + name, Message: why}}}
+		}
+		want, ok := s.caseVals[name]
+		if !ok {
+			return refuse(reasonNoCase, "the conversation is bound to no case")
+		}
+		if got, given := m[name]; given && string(got) != "null" {
+			var v string
+			if json.Unmarshal(got, &v) != nil || strings.TrimSpace(v) != want {
+				return refuse(reasonOutsideCase, "outside the current case")
+			}
+		}
+		m[name], _ = json.Marshal(want)
+	}
+	out, _ := json.Marshal(m)
+	return out, nil
+}
