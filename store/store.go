@@ -22,6 +22,9 @@ import (
 var (
 	// ErrNotFound: the record does not exist or has expired.
 	ErrNotFound = errors.New("not found")
+	// ErrConflict: an update's precondition no longer holds (an action
+	// someone else decided first).
+	ErrConflict = errors.New("conflict")
 	// ErrLockTimeout: the conversation lock was not granted within the wait.
 	ErrLockTimeout = errors.New("conversation lock wait timed out")
 	// ErrFenced: a newer lock holder exists; the commit was refused.
@@ -323,4 +326,74 @@ func (f TurnFilter) PageSize() int {
 // tool calls but not their Trace. Safe for concurrent use.
 type TurnLister interface {
 	ListTurns(ctx context.Context, tenant string, f TurnFilter) ([]TurnRecord, error)
+}
+
+// Action statuses: a write that waits for people of other roles to
+// approve it, and what became of it. proposed → approved → executing →
+// confirmed | failed | unknown; proposed → rejected | expired.
+const (
+	ActionProposed  = "proposed"
+	ActionApproved  = "approved"
+	ActionRejected  = "rejected"
+	ActionExpired   = "expired"
+	ActionExecuting = "executing"
+	ActionConfirmed = "confirmed" // the write happened (the tool said so, or reconciliation found it)
+	ActionFailed    = "failed"    // it did not happen
+	ActionUnknown   = "unknown"   // nothing could tell; never repeated blindly
+)
+
+// Action is a proposed write that members of other roles approve.
+type Action struct {
+	ID     string `json:"id"`
+	Tenant string `json:"tenant"`
+	// Key is the conversation the action was proposed in; its resumed
+	// turn runs there, as Requester.
+	Key       chat.ConversationKey `json:"key"`
+	Requester chat.Identity        `json:"requester"`
+	Case      map[string]string    `json:"case,omitempty"`
+	Tool      string               `json:"tool"`
+	Title     string               `json:"title"`
+	Args      json.RawMessage      `json:"args"`
+	ArgsHash  string               `json:"args_hash"`
+	// Fields are the call's values as the server rendered them for the
+	// approver, resolved targets included.
+	Fields []ActionField `json:"fields"`
+	// Approvers are the roles whose members may decide.
+	Approvers []string  `json:"approvers"`
+	Status    string    `json:"status"`
+	TurnID    string    `json:"turn_id"` // the turn that proposed it
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	DecidedBy string    `json:"decided_by,omitempty"` // the approver's user id
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+	// IdempotencyKey is the write's key, derived from the case, the
+	// action and its approval; Result what the tool (or reconciliation)
+	// said; Reason why it failed, is unknown or was rejected.
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Reason         string          `json:"reason,omitempty"`
+}
+
+// ActionField is one value of an action as shown to its approver.
+type ActionField struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Actions is an optional capability of a State: keeping actions that wait
+// for approval. Safe for concurrent use.
+type Actions interface {
+	// PutAction stores a new action.
+	PutAction(ctx context.Context, a Action) error
+	// GetAction returns tenant's action id, or ErrNotFound.
+	GetAction(ctx context.Context, tenant, id string) (Action, error)
+	// ListActions returns tenant's actions with status (any when empty),
+	// newest first, at most limit.
+	ListActions(ctx context.Context, tenant, status string, limit int) ([]Action, error)
+	// UpdateAction replaces the stored action a.ID with a if its status is
+	// still from, and returns a. Otherwise nothing changes and it returns
+	// the stored action with ErrConflict (ErrNotFound when there is none):
+	// of two updates from the same status, exactly one succeeds.
+	UpdateAction(ctx context.Context, a Action, from string) (Action, error)
 }

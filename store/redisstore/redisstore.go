@@ -3,8 +3,9 @@
 // with fencing live in Redis (7.0 or later), so several arbiter processes
 // can serve the same conversations.
 //
-// It implements store.State, store.Locker and store.ChannelInbox (see
-// Accept) and passes the store/storetest suite. It is not a store.Journal:
+// It implements store.State, store.Locker, store.ChannelInbox (see
+// Accept) and store.Actions (see actions.go for their keys) and passes the
+// store/storetest suite. It is not a store.Journal:
 // turn records belong in a durable database (store/sqlitestore or a
 // PostgreSQL backend), and a Commit that carries one (Commit.Turn) is
 // refused with an error, writing nothing.
@@ -314,6 +315,7 @@ type Store struct {
 	takeScript, completeScript, commitScript  *redis.Script
 	channelAcceptScript, channelPendingScript *redis.Script
 	channelDoneScript                         *redis.Script
+	actionPutScript, actionUpdateScript       *redis.Script
 
 	// queue is the timing of the lock queues; wake delivers their wake-up
 	// messages (nil turns wake-ups off, leaving waiters to poll).
@@ -351,6 +353,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		channelAcceptScript:  redis.NewScript(channelAcceptSrc),
 		channelPendingScript: redis.NewScript(channelPendingSrc),
 		channelDoneScript:    redis.NewScript(channelDoneSrc),
+		actionPutScript:      redis.NewScript(actionPutSrc),
+		actionUpdateScript:   redis.NewScript(actionUpdateSrc),
 		queue:                defaultQueueTiming,
 		closing:              make(chan struct{}),
 	}
@@ -375,7 +379,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, s.fail(ctx, "open redis store", where, err)
 	}
 	for _, sc := range []*redis.Script{s.lockScript, s.extendScript, s.releaseScript, s.takeScript, s.completeScript,
-		s.commitScript, s.channelAcceptScript, s.channelPendingScript, s.channelDoneScript} {
+		s.commitScript, s.channelAcceptScript, s.channelPendingScript, s.channelDoneScript,
+		s.actionPutScript, s.actionUpdateScript} {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			s.closeClient()
 			return nil, s.fail(ctx, "open redis store: load script", where, err)

@@ -190,6 +190,19 @@ var migrations = [][]string{{
 	`ALTER TABLE executions ADD COLUMN chat TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE executions ADD COLUMN user_id TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE executions ADD COLUMN message_id TEXT NOT NULL DEFAULT ''`,
+}, {
+	// Actions waiting for approval and their lifecycle (store.Actions):
+	// the action as JSON, with the columns its lists and updates select on.
+	`CREATE TABLE actions (
+		tenant     TEXT NOT NULL,
+		id         TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		body       TEXT NOT NULL,
+		PRIMARY KEY (tenant, id)
+	) WITHOUT ROWID`,
+	`CREATE INDEX actions_by_status ON actions (tenant, status, created_at)`,
+	`CREATE INDEX actions_by_time ON actions (tenant, created_at)`,
 }}
 
 // migrate brings the schema up to date in one transaction. It is a no-op on

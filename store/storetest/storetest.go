@@ -113,6 +113,10 @@ func defaultOptions() Options {
 //   - Pending with n <= 0 returns no items and no error;
 //   - a duplicate Accept changes nothing of the stored item.
 //
+// A backend whose State implements store.Actions runs the Actions
+// subtests: round trip, lists newest first by status, exactly one of
+// concurrent updates from one status wins, tenants apart.
+//
 // Times in records must round-trip at least to the microsecond; the suite's
 // clock starts on a microsecond boundary and moves in whole seconds or more.
 func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backend) {
@@ -125,6 +129,7 @@ func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backe
 		{"Lock", lockTests},
 		{"Journal", journalTests},
 		{"ChannelInbox", channelTests},
+		{"Actions", actionTests},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {
