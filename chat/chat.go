@@ -125,6 +125,10 @@ type Inbound struct {
 	// conversation for good; tool arguments declared bound
 	// (tool.Spec.BoundArgs) are filled from it and may not differ.
 	Case map[string]string
+	// Resume, set by the engine itself, makes this the turn that carries
+	// out a decided action (see Approver) in its conversation and answers
+	// there; it holds the action's id.
+	Resume string
 }
 
 // Call names a tool of the catalog and its arguments.
@@ -178,4 +182,55 @@ type Outbound struct {
 // messages of one conversation are serialized by the handler itself.
 type Handler interface {
 	HandleTurn(ctx context.Context, in Inbound) (Outbound, error)
+}
+
+// ActionView is an action that waits (or waited) for approval by members
+// of other roles, as an approver sees it: every value the server rendered,
+// never the model's words.
+type ActionView struct {
+	ID             string            `json:"id"`
+	ConversationID string            `json:"conversation_id"`
+	RequestedBy    string            `json:"requested_by"` // user id of the conversation
+	Case           map[string]string `json:"case,omitempty"`
+	Tool           string            `json:"tool"`
+	Title          string            `json:"title"`
+	Fields         []Field           `json:"fields"`
+	// Status is proposed, approved, rejected, expired, executing,
+	// confirmed, failed or unknown.
+	Status    string          `json:"status"`
+	CreatedAt time.Time       `json:"created_at"`
+	ExpiresAt time.Time       `json:"expires_at"`
+	DecidedBy string          `json:"decided_by,omitempty"`
+	DecidedAt *time.Time      `json:"decided_at,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+}
+
+// Field is a named value as the server rendered it.
+type Field struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Errors of an Approver, wrapped.
+var (
+	// ErrActionNotFound: no such action, or none the approver may see.
+	ErrActionNotFound = errors.New("no such action")
+	// ErrActionClosed: the action was decided already, or expired; the
+	// decision changed nothing.
+	ErrActionClosed = errors.New("the action is no longer waiting for a decision")
+)
+
+// Approver lists the actions an identity may decide and takes decisions.
+// The engine implements it; channels expose it.
+type Approver interface {
+	// Actions lists the approver's tenant's actions it may decide (or
+	// decided), with status (any when empty), newest first.
+	Actions(ctx context.Context, approver Identity, status string) ([]ActionView, error)
+	// Decide approves or rejects a proposed action, once: an action no
+	// longer proposed is ErrActionClosed and nothing runs. An approved
+	// action is carried out in its conversation before Decide returns; the
+	// result is the action's final state and the reply that conversation
+	// got.
+	Decide(ctx context.Context, approver Identity, id string, approve bool) (ActionView, Outbound, error)
 }

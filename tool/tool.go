@@ -92,6 +92,11 @@ type Spec struct {
 	// the case and refuses a call that names another value, or that comes
 	// from a conversation bound to no case.
 	BoundArgs []string `json:"bound_args,omitempty"`
+	// Approve names the roles whose members approve a call of this write
+	// tool (a staff member for a refund): the call becomes an action that
+	// waits for one of them, and the requesting user's own "yes" does not
+	// run it.
+	Approve []string `json:"approve,omitempty"`
 }
 
 // Attachment is a file the user sent, as the server stored it: how it was
@@ -215,6 +220,25 @@ type ContextSource interface {
 // runnable; the engine vetoes the proposal. Safe for concurrent use.
 type Resolver interface {
 	Resolve(ctx context.Context, caller Caller, args json.RawMessage) (Spec, error)
+}
+
+// Prechecker is a write tool that can check, right before an approved
+// call runs, that it still makes sense — the payment is still confirmed
+// and not refunded yet. A non-nil error (a failed precondition, or a check
+// that could not be made) means the call does not run; its text says why.
+// Safe for concurrent use.
+type Prechecker interface {
+	Precheck(ctx context.Context, call Call) error
+}
+
+// Reconciler is a write tool that can tell, by reading its system, whether
+// a call with call.IdempotencyKey took effect: Result status ok (with what
+// happened as Data) when it did, not_found when it did not. An error means
+// nothing can tell. The engine asks it when a call's outcome is unknown (a
+// timeout after sending) instead of reporting or repeating anything. Safe
+// for concurrent use.
+type Reconciler interface {
+	Reconcile(ctx context.Context, call Call) (Result, error)
 }
 
 // Previewer is an optional capability of a tool whose arguments name

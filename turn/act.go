@@ -38,6 +38,12 @@ func (e *Engine) act(ctx context.Context, s *state, p proposal) {
 
 // carryOut puts an authorized call to the user or runs it.
 func (e *Engine) carryOut(ctx context.Context, s *state, a authorized) {
+	if a.approve {
+		if act, ok := e.proposeApproval(ctx, s, a); ok {
+			e.replyText(s, say(s.lang, txtSentForApproval, act.Title), nil)
+		}
+		return
+	}
 	if a.confirm {
 		e.propose(ctx, s, a.tg, a.args, a.why)
 		return

@@ -115,6 +115,9 @@ type Config struct {
 	Assistants map[string]Assistant
 	Memory     MemoryPolicy
 	PendingTTL time.Duration
+	// ApprovalTTL is how long an action waits for its approvers; zero
+	// means DefaultApprovalTTL.
+	ApprovalTTL time.Duration
 	// ModelTimeout bounds one model request including the retries and
 	// fallbacks a provider chain may make inside it; each provider bounds
 	// its own calls (15 s by default).
@@ -172,6 +175,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.PendingTTL <= 0 {
 		cfg.PendingTTL = DefaultPendingTTL
+	}
+	if cfg.ApprovalTTL <= 0 {
+		cfg.ApprovalTTL = DefaultApprovalTTL
 	}
 	if cfg.ModelTimeout <= 0 {
 		cfg.ModelTimeout = DefaultModelTimeout
@@ -388,6 +394,9 @@ func (e *Engine) location(name string) *time.Location {
 func (e *Engine) run(ctx context.Context, s *state) {
 	s.cat = e.catalogFor(s.in.Identity, s.tenant, s.lang)
 	if e.finishInterrupted(ctx, s) {
+		return
+	}
+	if e.runResume(ctx, s) {
 		return
 	}
 	if e.resolvePending(ctx, s) {

@@ -22,7 +22,10 @@ type ExecutionTrace struct {
 	Result         *tool.Result    `json:"result,omitempty"`
 	// Reused is true when the result came from the execution record of an
 	// earlier attempt and the tool was not called again.
-	Reused     bool  `json:"reused,omitempty"`
+	Reused bool `json:"reused,omitempty"`
+	// Reconciled is true when the outcome was read from the tool's system
+	// after an unclear answer (tool.Reconciler).
+	Reconciled bool  `json:"reconciled,omitempty"`
 	DurationMS int64 `json:"duration_ms"`
 }
 

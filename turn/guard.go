@@ -102,15 +102,19 @@ type callRequest struct {
 	// confirmation is the pending action the user confirmed; empty for a
 	// call that was not confirmed.
 	confirmation string
+	// approved is the action its approvers approved; empty otherwise.
+	approved string
 }
 
 // authorized is a call that may run: what runs, with which arguments, and
-// whether it waits for the user's "yes" first (and why).
+// whether it waits for the user's "yes" first (and why), or for a member
+// of the roles the tool names (approve).
 type authorized struct {
 	tg      target
 	args    []byte
 	confirm bool
 	why     string
+	approve bool
 }
 
 // authorize is the one path from a requested call to the decision about
@@ -128,6 +132,8 @@ func (e *Engine) authorize(ctx context.Context, s *state, r callRequest) (author
 		note = v.Reason
 	} else if a.confirm {
 		note = "confirm:" + a.why
+	} else if a.approve {
+		note = "approve"
 	}
 	s.trace.step(StepGuard, r.name, start, e.cfg.Now(), note)
 	return a, v
@@ -180,13 +186,22 @@ func (e *Engine) authorizeCall(ctx context.Context, s *state, r callRequest) (au
 	if !e.allowed(s, tg) {
 		return authorized{}, &Veto{Guard: r.guard, Tool: tg.spec.Name, Reason: reasonNotGranted, say: txtNotAvailable}
 	}
-	if tg.spec.Risk.Writes() && !hasOwnWords(s) {
+	if tg.spec.Risk.Writes() && !hasOwnWords(s) && r.approved == "" {
 		// Forwarded, attached or quoted material alone never asks for an
-		// action (the forwarded-Trello-link incident).
+		// action (the forwarded-Trello-link incident). An approved action
+		// was asked for in its own turn and decided by its approver.
 		return authorized{}, &Veto{Guard: "evidence", Tool: tg.spec.Name, Reason: reasonEvidenceOnly, say: txtEvidenceOnlyWrite}
 	}
 	a := authorized{tg: tg, args: args}
-	if r.confirmation != "" {
+	switch {
+	case r.approved != "":
+		a.tg.confirmation = r.approved
+		return a, nil
+	case tg.spec.Risk.Writes() && len(tg.spec.Approve) > 0:
+		// Only its approvers run it; the user's yes is not enough.
+		a.approve = true
+		return a, nil
+	case r.confirmation != "":
 		a.tg.confirmation = r.confirmation
 		return a, nil
 	}

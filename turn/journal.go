@@ -53,7 +53,10 @@ type Trace struct {
 	Review       *ReviewTrace       `json:"review,omitempty"`
 	Vetoes       []Veto             `json:"vetoes"`
 	Confirmation *ConfirmationTrace `json:"confirmation,omitempty"`
-	Executed     []ExecutionTrace   `json:"executed"`
+	// Approvals are the actions waiting for approvers that this turn
+	// proposed or carried out.
+	Approvals []ApprovalTrace  `json:"approvals,omitempty"`
+	Executed  []ExecutionTrace `json:"executed"`
 	// Progress holds the latest status updates tools reported while they
 	// ran; Questions what they asked the user.
 	Progress  []chat.Progress  `json:"progress,omitempty"`

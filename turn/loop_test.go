@@ -33,19 +33,24 @@ type loopBench struct {
 	id       chat.Identity
 	mu       sync.Mutex
 	runs     map[string]int
-	args     map[string][]string // per tool, the arguments of each run
+	args     map[string][]string                               // per tool, the arguments of each run
 	result   map[string]func(args string) (tool.Result, error) // per tool; nil = a small ok result
 	// started counts reads under way, to see them overlap.
 	started chan string
 }
 
-func newLoopBench(t *testing.T, a turn.Assistant) *loopBench {
+func newLoopBench(t *testing.T, a turn.Assistant, extra ...tool.Tool) *loopBench {
 	t.Helper()
 	b := &loopBench{t: t, model: llmtest.NewScripted(), runs: map[string]int{}, args: map[string][]string{}, result: map[string]func(string) (tool.Result, error){}}
 	var tools []tool.Tool
 	claims := map[string][]string{"create_refund": {"Возврат выполнен", "refund issued"}, "add_note": {"note added"}}
 	bound := map[string][]string{"get_payment_status": {"ticket_id"}, "create_refund": {"ticket_id"}}
 	add := func(name string, risk tool.Risk, confirm tool.Confirm) {
+		for _, x := range extra {
+			if x.Spec().Name == name {
+				return // the caller brings its own
+			}
+		}
 		tools = append(tools, &deskTool{b: b, spec: tool.Spec{Name: name, Description: name + ".", Risk: risk, Confirm: confirm, Idempotent: true, Claims: claims[name], BoundArgs: bound[name],
 			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ticket_id":{"type":"string"},"query":{"type":"string"},"text":{"type":"string"}}}`)}})
 	}
@@ -54,7 +59,7 @@ func newLoopBench(t *testing.T, a turn.Assistant) *loopBench {
 	add("search_support_policy", tool.RiskRead, "")
 	add("add_note", tool.RiskWriteSafe, "")
 	add("create_refund", tool.RiskWriteFull, tool.ConfirmAlways)
-	reg, err := tool.NewRegistry(tools...)
+	reg, err := tool.NewRegistry(append(tools, extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +74,8 @@ func newLoopBench(t *testing.T, a turn.Assistant) *loopBench {
 		State: b.st, Locker: b.st, Journal: b.st, Tools: reg, Model: b.model,
 		Assistants: map[string]turn.Assistant{"support": a},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
-			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}},
+			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"get_*"}}}}},
+		ApprovalTTL: time.Hour,
 	})
 	if err != nil {
 		t.Fatal(err)

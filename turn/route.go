@@ -18,6 +18,7 @@ const (
 	routeCommand                  // a slash command
 	routeEmpty                    // no words, no button, no evidence
 	routeCall                     // a tool call made by the caller's program (chat.Inbound.Call)
+	routeResume                   // the engine's own turn for a decided action (chat.Inbound.Resume)
 )
 
 // Button values the server puts on its own confirmation keyboards; the id
@@ -49,6 +50,8 @@ func (r route) name() Route {
 		return RouteEmpty
 	case routeCall:
 		return RouteCall
+	case routeResume:
+		return RouteResume
 	}
 	return RouteText
 }
@@ -67,6 +70,9 @@ var negatives = map[string]bool{
 // never counts as the user's words, so a forwarded "да" is not an
 // affirmative.
 func classify(in chat.Inbound, commands map[string]Command) route {
+	if in.Resume != "" {
+		return route{kind: routeResume}
+	}
 	if in.Call != nil {
 		return route{kind: routeCall, input: "/call " + in.Call.Tool + " " + string(in.Call.Args)}
 	}

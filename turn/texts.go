@@ -36,6 +36,8 @@ const (
 	txtFromUntrusted
 	txtHandedOff
 	txtOutsideCase
+	txtSentForApproval
+	txtActionRejected
 )
 
 var texts = map[string]map[textKey]string{
@@ -68,6 +70,8 @@ var texts = map[string]map[textKey]string{
 		txtPreviewFailed:     "Не удалось проверить, что изменит «%s», поэтому ничего не выполнено и подтверждать нечего. Попробуйте чуть позже.",
 		txtHandedOff:         "Я передал обращение сотруднику: он проверит и ответит вам.",
 		txtOutsideCase:       "Это действие относится не к текущему обращению, поэтому я его не выполнил.",
+		txtSentForApproval:   "«%s» передано на согласование сотруднику. Пока он не одобрит, ничего не выполнено.",
+		txtActionRejected:    "Сотрудник отклонил «%s», ничего не выполнено.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -98,6 +102,8 @@ var texts = map[string]map[textKey]string{
 		txtPreviewFailed:     "I could not check what \"%s\" would change, so nothing was done and nothing waits for confirmation. Please try again shortly.",
 		txtHandedOff:         "I have passed this to a colleague, who will check it and get back to you.",
 		txtOutsideCase:       "That action is outside the current case, so I did not do it.",
+		txtSentForApproval:   "\"%s\" is waiting for a colleague's approval; nothing is done until they approve it.",
+		txtActionRejected:    "A colleague rejected \"%s\"; nothing was done.",
 	},
 }
 

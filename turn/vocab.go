@@ -19,6 +19,7 @@ const (
 	RouteRecovered   Route = "recovered"    // a redelivery finished its interrupted turn's writes
 	RouteInterrupted Route = "interrupted"  // the record of a turn whose process ended
 	RouteCall        Route = "call"         // a client program's own call
+	RouteResume      Route = "resume"       // an approved (or rejected) action carried out in its conversation
 	RouteText        Route = "text"         // free text (before the model is asked)
 	RouteAffirm      Route = "affirm"
 	RouteDeny        Route = "deny"
@@ -85,6 +86,7 @@ const (
 	StepGuard           Step = "guard"
 	StepPreview         Step = "preview"
 	StepExecute         Step = "execute"
+	StepReconcile       Step = "reconcile" // an unclear write read back from its system
 	StepReply           Step = "reply"
 	StepCommit          Step = "commit" // names a failure only: the record rides in the commit
 )

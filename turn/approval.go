@@ -1,0 +1,441 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// DefaultApprovalTTL is how long an action waits for its approvers.
+const DefaultApprovalTTL = 24 * time.Hour
+
+// ApprovalTrace is what became of an action that waits for approvers, in
+// the turn that proposed or carried it out.
+type ApprovalTrace struct {
+	ID     string `json:"id"`
+	Tool   string `json:"tool"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Reconciled: the outcome was read from the tool's system after an
+	// unclear answer, not taken from the answer.
+	Reconciled bool `json:"reconciled,omitempty"`
+}
+
+var _ chat.Approver = (*Engine)(nil)
+
+// actions is the state's store.Actions, or nil.
+func (e *Engine) actions() store.Actions {
+	as, _ := e.cfg.State.(store.Actions)
+	return as
+}
+
+// proposeApproval stores an authorized write as an action waiting for its
+// approvers, with its values as the server resolves and renders them. It
+// reports false after replying when the call cannot be put to them (its
+// target does not resolve, or the store keeps no actions).
+func (e *Engine) proposeApproval(ctx context.Context, s *state, a authorized) (store.Action, bool) {
+	as := e.actions()
+	if as == nil {
+		e.veto(s, Veto{Guard: "approval", Tool: a.tg.spec.Name, Reason: "approvals_unavailable"}, txtNotAvailable)
+		return store.Action{}, false
+	}
+	resolved, ok := e.preview(ctx, s, a.tg, a.args)
+	if !ok {
+		return store.Action{}, false
+	}
+	act := store.Action{
+		ID: e.cfg.NewID(), Tenant: s.key.Tenant, Key: s.key, Requester: s.in.Identity, Case: s.caseVals,
+		Tool: a.tg.spec.Name, Title: a.tg.spec.Title, Args: a.args, ArgsHash: argsHash(a.tg.spec.Name, a.args),
+		Fields: renderFields(a.args, resolved), Approvers: a.tg.spec.Approve, Status: store.ActionProposed,
+		TurnID: s.id, CreatedAt: s.now, ExpiresAt: s.now.Add(e.cfg.ApprovalTTL), UpdatedAt: s.now,
+	}
+	if err := as.PutAction(ctx, act); err != nil {
+		e.cfg.Logger.Error("store action", "turn", s.id, "err", err)
+		s.trace.Notes = append(s.trace.Notes, "store action: "+err.Error())
+		e.veto(s, Veto{Guard: "approval", Tool: act.Tool, Reason: "store_unavailable"}, txtToolFailed, act.Title, "the store is unavailable")
+		return store.Action{}, false
+	}
+	s.trace.Approvals = append(s.trace.Approvals, ApprovalTrace{ID: act.ID, Tool: act.Tool, Status: act.Status})
+	return act, true
+}
+
+// renderFields shows every argument, as resolved where the tool resolved
+// it, each value inert, in name order.
+func renderFields(args []byte, resolved map[string]string) []store.ActionField {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(args, &m)
+	var out []store.ActionField
+	for _, k := range sortedKeys(m) {
+		v, ok := resolved[k]
+		if !ok {
+			v = argValue(m[k])
+		}
+		out = append(out, store.ActionField{Name: inert(k), Value: inert(v)})
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// proposedContent tells the model, as the result of its call, that the
+// action waits for approvers and has not happened.
+func proposedContent(act store.Action) string {
+	b, _ := json.Marshal(map[string]any{"tool": act.Tool, "status": store.ActionProposed, "action_id": act.ID,
+		"note": "waits for approval by " + strings.Join(act.Approvers, ", ") + "; it has not happened"})
+	return string(b)
+}
+
+// Actions lists the actions of approver's tenant that approver's role may
+// decide, with status (any when empty), newest first. An action past its
+// time shows as expired.
+func (e *Engine) Actions(ctx context.Context, approver chat.Identity, status string) ([]chat.ActionView, error) {
+	as := e.actions()
+	if as == nil {
+		return nil, errors.New("this store keeps no actions")
+	}
+	list, err := as.ListActions(ctx, approver.TenantID, status, 200)
+	if err != nil {
+		return nil, err
+	}
+	now := e.cfg.Now()
+	out := []chat.ActionView{}
+	for _, a := range list {
+		if !slices.Contains(a.Approvers, approver.Role) {
+			continue
+		}
+		if a.Status == store.ActionProposed && !now.Before(a.ExpiresAt) {
+			a = e.expire(ctx, as, a, now)
+			if status == store.ActionProposed {
+				continue
+			}
+		}
+		out = append(out, actionView(a))
+	}
+	return out, nil
+}
+
+// expire closes a proposed action past its time.
+func (e *Engine) expire(ctx context.Context, as store.Actions, a store.Action, now time.Time) store.Action {
+	next := a
+	next.Status, next.UpdatedAt = store.ActionExpired, now
+	if got, err := as.UpdateAction(ctx, next, store.ActionProposed); err == nil || errors.Is(err, store.ErrConflict) {
+		return got
+	}
+	return next
+}
+
+// Decide approves or rejects a proposed action once. Only a member of the
+// action's approver roles other than its requester may; anyone else reads
+// it as not found. The decided action is carried out (or its rejection
+// told) in its conversation, by a turn of that conversation, before Decide
+// returns.
+func (e *Engine) Decide(ctx context.Context, approver chat.Identity, id string, approve bool) (chat.ActionView, chat.Outbound, error) {
+	as := e.actions()
+	if as == nil {
+		return chat.ActionView{}, chat.Outbound{}, fmt.Errorf("decide %s: %w", id, chat.ErrActionNotFound)
+	}
+	a, err := as.GetAction(ctx, approver.TenantID, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return chat.ActionView{}, chat.Outbound{}, fmt.Errorf("decide %s: %w", id, chat.ErrActionNotFound)
+	case err != nil:
+		return chat.ActionView{}, chat.Outbound{}, err
+	case !slices.Contains(a.Approvers, approver.Role) || approver.UserID == a.Requester.UserID:
+		// Four eyes: whoever asked for the action does not approve it.
+		return chat.ActionView{}, chat.Outbound{}, fmt.Errorf("decide %s: %w", id, chat.ErrActionNotFound)
+	}
+	now := e.cfg.Now()
+	if a.Status == store.ActionProposed && !now.Before(a.ExpiresAt) {
+		a = e.expire(ctx, as, a, now)
+	}
+	if a.Status != store.ActionProposed {
+		return actionView(a), chat.Outbound{}, fmt.Errorf("decide %s: it is %s: %w", id, a.Status, chat.ErrActionClosed)
+	}
+	next := a
+	next.Status, next.DecidedBy, next.DecidedAt, next.UpdatedAt = store.ActionRejected, approver.UserID, now, now
+	if approve {
+		next.Status = store.ActionApproved
+	}
+	if got, err := as.UpdateAction(ctx, next, store.ActionProposed); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return actionView(got), chat.Outbound{}, fmt.Errorf("decide %s: it is %s: %w", id, got.Status, chat.ErrActionClosed)
+		}
+		return chat.ActionView{}, chat.Outbound{}, err
+	}
+	out, err := e.resume(ctx, next)
+	final, gerr := as.GetAction(ctx, a.Tenant, a.ID)
+	if gerr != nil {
+		final = next
+	}
+	return actionView(final), out, err
+}
+
+// resume runs the turn that carries out (or tells the rejection of) a
+// decided action in its conversation, as its requester.
+func (e *Engine) resume(ctx context.Context, a store.Action) (chat.Outbound, error) {
+	return e.HandleTurn(ctx, chat.Inbound{Identity: a.Requester, Chat: a.Key.Chat, Channel: "approval", Resume: a.ID})
+}
+
+// ResumeActions carries out every approved action of the configured
+// tenants that did not finish — its process stopped between the approval
+// and the end of the write — and reports how many it resumed. The write
+// itself is never repeated blindly: a begun one is reconciled (see
+// executeAction). Servers call it at start and now and then.
+func (e *Engine) ResumeActions(ctx context.Context) (int, error) {
+	as := e.actions()
+	if as == nil {
+		return 0, nil
+	}
+	n := 0
+	var errs []error
+	for _, tenant := range sortedKeys(e.cfg.Tenants) {
+		for _, status := range []string{store.ActionApproved, store.ActionExecuting} {
+			list, err := as.ListActions(ctx, tenant, status, 100)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			for _, a := range list {
+				if _, err := e.resume(ctx, a); err != nil {
+					errs = append(errs, fmt.Errorf("resume action %s: %w", a.ID, err))
+					continue
+				}
+				n++
+			}
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+func actionView(a store.Action) chat.ActionView {
+	v := chat.ActionView{
+		ID: a.ID, ConversationID: a.Key.Chat, RequestedBy: a.Requester.UserID, Case: a.Case, Tool: a.Tool, Title: a.Title,
+		Status: a.Status, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, DecidedBy: a.DecidedBy, Result: a.Result, Reason: a.Reason,
+	}
+	for _, f := range a.Fields {
+		v.Fields = append(v.Fields, chat.Field{Name: f.Name, Value: f.Value})
+	}
+	if !a.DecidedAt.IsZero() {
+		t := a.DecidedAt
+		v.DecidedAt = &t
+	}
+	return v
+}
+
+// runResume handles the turn of a decided action (chat.Inbound.Resume):
+// an approved one is carried out here, under the conversation's lock, and
+// the conversation is answered — by the executor's result, or in a loop
+// by the model reading it. It reports whether the turn was such a turn.
+func (e *Engine) runResume(ctx context.Context, s *state) bool {
+	if s.in.Resume == "" {
+		return false
+	}
+	s.trace.Route = RouteResume
+	as := e.actions()
+	if as == nil {
+		e.replyText(s, say(s.lang, txtNotAvailable), nil)
+		return true
+	}
+	a, err := as.GetAction(ctx, s.key.Tenant, s.in.Resume)
+	if err != nil || a.Key != s.key {
+		s.trace.Notes = append(s.trace.Notes, fmt.Sprintf("resume %s: %v", s.in.Resume, err))
+		return true
+	}
+	var res tool.Result
+	status := ""
+	switch a.Status {
+	case store.ActionApproved, store.ActionExecuting:
+		a, res, status = e.executeAction(ctx, s, as, a)
+	case store.ActionRejected:
+		res = tool.Result{Status: tool.StatusError, Error: "rejected by " + a.DecidedBy + "; nothing was done"}
+		status = store.ActionRejected
+		s.trace.Approvals = append(s.trace.Approvals, ApprovalTrace{ID: a.ID, Tool: a.Tool, Status: a.Status})
+	default:
+		// Finished already (a second resume): nothing to do or say.
+		s.trace.Notes = append(s.trace.Notes, "resume "+a.ID+": already "+a.Status)
+		return true
+	}
+	e.rememberResult(s, a.Tool, status, res)
+	if s.assistant.Mode == ModeLoop {
+		s.model, s.strategy = e.providerFor(s.tenant)
+		if s.model != nil {
+			// The model reads the outcome among the turn's messages and
+			// tells the user; it cannot start a write (no words of the
+			// user are in this turn).
+			e.runLoop(ctx, s)
+			return true
+		}
+	}
+	switch status {
+	case store.ActionRejected:
+		e.replyText(s, say(s.lang, txtActionRejected, a.Title), nil)
+	case store.ActionUnknown:
+		e.replyText(s, say(s.lang, txtOutcomeUnknown, a.Title), nil)
+	default:
+		e.replyResult(s, a.Title, string(res.Status), res)
+	}
+	return true
+}
+
+// executeAction runs an approved action exactly once: approved → executing
+// with a key derived from the case, the action and its approval; the
+// requester's right to the call and the tool's preconditions checked
+// again right before the write; the write; and when its answer leaves the
+// outcome unclear, the tool's system read (tool.Reconciler) before
+// anything is reported. An action found executing (its process stopped)
+// is never written again blindly: a finished record answers, a begun one
+// is reconciled, or repeated with the same key on a tool that dedupes by
+// it, or else closed as unknown.
+func (e *Engine) executeAction(ctx context.Context, s *state, as store.Actions, a store.Action) (store.Action, tool.Result, string) {
+	tr := ApprovalTrace{ID: a.ID, Tool: a.Tool}
+	defer func() { s.trace.Approvals = append(s.trace.Approvals, tr) }()
+	resumed := a.Status == store.ActionExecuting
+	if !resumed {
+		next := a
+		next.Status, next.IdempotencyKey, next.UpdatedAt = store.ActionExecuting, approvalKey(a), s.now
+		got, err := as.UpdateAction(ctx, next, store.ActionApproved)
+		if err != nil {
+			// Another process took it over, or the store is down: the
+			// write is theirs, or waits for ResumeActions.
+			tr.Status, tr.Reason = got.Status, err.Error()
+			return a, tool.Result{Status: tool.StatusError, Error: "the action is being carried out elsewhere"}, store.ActionExecuting
+		}
+		a = got
+	}
+	finish := func(status string, res tool.Result, reason string) (store.Action, tool.Result, string) {
+		next := a
+		next.Status, next.Reason, next.UpdatedAt = status, reason, e.cfg.Now()
+		next.Result, _ = json.Marshal(res)
+		if got, err := as.UpdateAction(ctx, next, store.ActionExecuting); err == nil {
+			a = got
+		} else {
+			e.cfg.Logger.Error("finish action", "turn", s.id, "action", a.ID, "err", err)
+		}
+		tr.Status, tr.Reason = status, reason
+		return a, res, status
+	}
+
+	auth, v := e.authorize(ctx, s, callRequest{guard: "approval", name: a.Tool, args: a.Args, approved: a.ID})
+	if v != nil {
+		s.trace.Vetoes = append(s.trace.Vetoes, *v)
+		return finish(store.ActionFailed, tool.Result{Status: tool.StatusError, Error: "no longer allowed: " + v.Reason}, "refused: "+v.Reason)
+	}
+	call := tool.Call{Caller: callerOf(s), Args: auth.args, IdempotencyKey: a.IdempotencyKey, Now: s.now}
+	if resumed {
+		if rec, err := e.cfg.State.GetExecution(ctx, s.key.Tenant, a.IdempotencyKey); err == nil {
+			if rec.State == store.ExecDone {
+				var res tool.Result
+				if json.Unmarshal(rec.Result, &res) == nil && res.Status == tool.StatusOK {
+					e.noteExecution(s, auth, res, ExecutionTrace{Status: string(res.Status), Reused: true})
+					return finish(store.ActionConfirmed, res, "")
+				}
+			}
+			// Begun, perhaps sent: read what happened before anything else.
+			if res, status, ok := e.reconcile(ctx, s, auth, call); ok {
+				tr.Reconciled = true
+				return finish(status, res, reconcileReason(status))
+			}
+		}
+	}
+	if pc, ok := auth.tg.entry.Tool.(tool.Prechecker); ok {
+		cctx, cancel := context.WithTimeout(ctx, auth.tg.spec.Timeout)
+		err := pc.Precheck(cctx, call)
+		cancel()
+		if err != nil {
+			res := tool.Result{Status: tool.StatusError, Error: "precondition: " + err.Error(), ObservedAt: s.now}
+			return finish(store.ActionFailed, res, "precondition: "+err.Error())
+		}
+	}
+	res, et := e.execute(ctx, s, auth.tg, auth.args, a.IdempotencyKey)
+	if res.Status == tool.StatusOK {
+		e.noteExecution(s, auth, res, et)
+		return finish(store.ActionConfirmed, res, "")
+	}
+	// Not a clear success: what the tool's system says wins over what the
+	// answer suggested.
+	if rres, status, ok := e.reconcile(ctx, s, auth, call); ok {
+		tr.Reconciled = true
+		e.noteExecution(s, auth, res, et)
+		return finish(status, rres, reconcileReason(status))
+	}
+	e.noteExecution(s, auth, res, et)
+	if et.Status == statusOutcomeUnknown || strings.HasPrefix(res.Error, "timed out") {
+		return finish(store.ActionUnknown, res, "the outcome is unknown: "+res.Error)
+	}
+	return finish(store.ActionFailed, res, res.Error)
+}
+
+// reconcile asks a tool.Reconciler whether the call took effect. ok is
+// false when the tool cannot tell (or is no Reconciler).
+func (e *Engine) reconcile(ctx context.Context, s *state, auth authorized, call tool.Call) (tool.Result, string, bool) {
+	rc, isRC := auth.tg.entry.Tool.(tool.Reconciler)
+	if !isRC {
+		return tool.Result{}, "", false
+	}
+	start := e.cfg.Now()
+	cctx, cancel := context.WithTimeout(ctx, auth.tg.spec.Timeout)
+	res, err := rc.Reconcile(cctx, call)
+	cancel()
+	note := string(res.Status)
+	if err != nil {
+		note = "error: " + err.Error()
+	}
+	s.trace.step(StepReconcile, auth.tg.spec.Name, start, e.cfg.Now(), note)
+	switch {
+	case err != nil:
+		s.trace.Notes = append(s.trace.Notes, "reconcile "+auth.tg.spec.Name+": "+err.Error())
+		return tool.Result{}, "", false
+	case res.Status == tool.StatusOK:
+		if res.ObservedAt.IsZero() {
+			res.ObservedAt = e.cfg.Now()
+		}
+		s.trace.Executed = append(s.trace.Executed, ExecutionTrace{Tool: auth.tg.spec.Name, Args: auth.args,
+			IdempotencyKey: call.IdempotencyKey, Status: string(tool.StatusOK), Result: &res, Reconciled: true})
+		return res, store.ActionConfirmed, true
+	case res.Status == tool.StatusNotFound:
+		return tool.Result{Status: tool.StatusError, Error: "not applied (the system has no record of it)", ObservedAt: e.cfg.Now()}, store.ActionFailed, true
+	}
+	return tool.Result{}, "", false
+}
+
+func reconcileReason(status string) string {
+	if status == store.ActionFailed {
+		return "reconciled: not applied"
+	}
+	return ""
+}
+
+// noteExecution puts an execution of an approved action in the turn's
+// record and reply.
+func (e *Engine) noteExecution(s *state, auth authorized, res tool.Result, et ExecutionTrace) {
+	if et.Tool == "" {
+		et.Tool, et.Args = auth.tg.spec.Name, auth.args
+	}
+	et.Result = &res
+	s.trace.Executed = append(s.trace.Executed, et)
+	s.out.Executed = append(s.out.Executed, chat.Execution{Tool: auth.tg.spec.Name, Args: auth.args, Status: et.Status, Result: res.Data, Error: res.Error})
+}
+
+// approvalKey is the idempotency key of an approved action's write: the
+// case, the action and its approval, so no other write shares it and every
+// attempt at this one does.
+func approvalKey(a store.Action) string {
+	caseJSON, _ := json.Marshal(a.Case)
+	origin := "approval:" + a.Tenant + "\x00" + string(caseJSON) + "\x00" + a.ID + "\x00" + a.DecidedBy + "\x00" + a.DecidedAt.UTC().Format(time.RFC3339Nano)
+	return "a:" + argsHash(origin, nil)[:40]
+}

@@ -1,0 +1,271 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// ledger is a payments system's refunds, keyed by idempotency key, with
+// the faults a real one shows.
+type ledger struct {
+	mu      sync.Mutex
+	refunds map[string]string // idempotency key -> payment
+	calls   int
+	// timeoutAfterCommit: the refund is recorded, then the answer never
+	// comes in time.
+	timeoutAfterCommit bool
+	refunded           map[string]bool // payment -> refunded before
+}
+
+// refundTool refunds a payment; staff approve it. It re-checks the payment
+// before the write and reads its ledger back when asked to reconcile.
+type refundTool struct{ l *ledger }
+
+func (r *refundTool) Spec() tool.Spec {
+	return tool.Spec{Name: "create_refund", Title: "Refund", Description: "Refund a payment.", Risk: tool.RiskWriteFull,
+		Approve: []string{"staff"}, BoundArgs: []string{"ticket_id"}, Claims: []string{"возврат выполнен"}, Timeout: 200 * time.Millisecond,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["ticket_id","payment_id","amount"],` +
+			`"properties":{"ticket_id":{"type":"string"},"payment_id":{"type":"string"},"amount":{"type":"integer"},"reason":{"type":"string"}}}`)}
+}
+
+func (r *refundTool) payment(c tool.Call) string {
+	var a struct {
+		PaymentID string `json:"payment_id"`
+	}
+	_ = json.Unmarshal(c.Args, &a)
+	return a.PaymentID
+}
+
+func (r *refundTool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
+	r.l.mu.Lock()
+	r.l.calls++
+	if c.IdempotencyKey == "" {
+		r.l.mu.Unlock()
+		return tool.Result{}, errors.New("no idempotency key")
+	}
+	if _, done := r.l.refunds[c.IdempotencyKey]; !done {
+		r.l.refunds[c.IdempotencyKey] = r.payment(c)
+	}
+	slow := r.l.timeoutAfterCommit
+	r.l.mu.Unlock()
+	if slow {
+		<-ctx.Done()
+		return tool.Result{}, ctx.Err()
+	}
+	return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"refund":"re_1","amount":990}`)}, nil
+}
+
+func (r *refundTool) Precheck(ctx context.Context, c tool.Call) error {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	if r.l.refunded[r.payment(c)] {
+		return errors.New("the payment is refunded already")
+	}
+	return nil
+}
+
+func (r *refundTool) Reconcile(ctx context.Context, c tool.Call) (tool.Result, error) {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	if _, ok := r.l.refunds[c.IdempotencyKey]; ok {
+		return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"refund":"re_1","found":true}`)}, nil
+	}
+	return tool.Result{Status: tool.StatusNotFound}, nil
+}
+
+func (l *ledger) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.refunds)
+}
+
+var staff = chat.Identity{TenantID: "t", UserID: "olga", Role: "staff", Scopes: []chat.Scope{chat.ScopeRead}}
+
+const refundArgs = `{"payment_id":"pay_4821","amount":990,"reason":"access never opened"}`
+
+// proposeRefund runs the loop turn that reads the payment and proposes the
+// refund, and returns the action waiting for staff.
+func proposeRefund(t *testing.T, b *loopBench) chat.ActionView {
+	t.Helper()
+	b.model.Push(
+		llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
+		llmtest.ToolCalls("", call("b", "create_refund", refundArgs)),
+		llmtest.ToolCalls("Платёж подтверждён; я запросил возврат, его одобрит сотрудник."),
+	)
+	out, tv := b.send("Деньги списались, доступа нет. Верните деньги.")
+	if tv.Status != "ok" || out.Say != "Платёж подтверждён; я запросил возврат, его одобрит сотрудник." {
+		t.Fatalf("status %s, reply %q", tv.Status, out.Say)
+	}
+	second := b.model.Requests()[2].Messages
+	if last := second[len(second)-1]; !strings.Contains(last.Content, `"status":"proposed"`) || !strings.Contains(last.Content, "has not happened") {
+		t.Errorf("the model was told %q", last.Content)
+	}
+	list, err := b.eng.Actions(context.Background(), staff, store.ActionProposed)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("staff see %+v (%v)", list, err)
+	}
+	return list[0]
+}
+
+func newApprovalBench(t *testing.T) (*loopBench, *ledger) {
+	l := &ledger{refunds: map[string]string{}, refunded: map[string]bool{}}
+	return newLoopBench(t, turn.Assistant{}, &refundTool{l: l}), l
+}
+
+func TestApprovalLifecycle(t *testing.T) {
+	b, l := newApprovalBench(t)
+	a := proposeRefund(t, b)
+	if l.calls != 0 {
+		t.Fatal("the refund ran before any approval")
+	}
+	fields := map[string]string{}
+	for _, f := range a.Fields {
+		fields[f.Name] = f.Value
+	}
+	if a.Tool != "create_refund" || a.Case["ticket_id"] != "T-4821" || fields["amount"] != "990" || fields["ticket_id"] != "T-4821" || fields["payment_id"] != "pay_4821" {
+		t.Errorf("staff see %+v", a)
+	}
+	// The requester's own role does not list it, and cannot decide it.
+	if mine, _ := b.eng.Actions(context.Background(), b.id, ""); len(mine) != 0 {
+		t.Errorf("the requester lists %+v", mine)
+	}
+	if _, _, err := b.eng.Decide(context.Background(), b.id, a.ID, true); !errors.Is(err, chat.ErrActionNotFound) {
+		t.Errorf("the requester's own approval: %v, want not found", err)
+	}
+
+	b.model.Push(llmtest.ToolCalls("Возврат выполнен: 990 ₽ вернутся на карту."))
+	view, out, err := b.eng.Decide(context.Background(), staff, a.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view.Status != store.ActionConfirmed || view.DecidedBy != "olga" || out.Say != "Возврат выполнен: 990 ₽ вернутся на карту." {
+		t.Errorf("view %+v, reply %q", view, out.Say)
+	}
+	if l.count() != 1 {
+		t.Errorf("%d refunds, want 1", l.count())
+	}
+	for key := range l.refunds {
+		if !strings.HasPrefix(key, "a:") {
+			t.Errorf("the refund's key %q is not the approval's", key)
+		}
+	}
+	// The resumed turn is a turn of the conversation.
+	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
+	if err != nil || rec.Route != string(turn.RouteResume) || rec.Chat != "c" {
+		t.Errorf("resumed turn %+v (%v)", rec, err)
+	}
+	// A second decision changes nothing and runs nothing.
+	if _, _, err := b.eng.Decide(context.Background(), staff, a.ID, false); !errors.Is(err, chat.ErrActionClosed) {
+		t.Errorf("second decision: %v, want ErrActionClosed", err)
+	}
+	if l.calls != 1 {
+		t.Errorf("the refund tool was called %d times", l.calls)
+	}
+}
+
+// The payments system commits the refund and then times out: the server
+// reads the ledger before saying anything, finds the refund, and reports
+// it confirmed — one refund, never a blind second one.
+func TestApprovalReconcilesATimeoutAfterCommit(t *testing.T) {
+	b, l := newApprovalBench(t)
+	a := proposeRefund(t, b)
+	l.timeoutAfterCommit = true
+	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
+	view, out, err := b.eng.Decide(context.Background(), staff, a.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view.Status != store.ActionConfirmed || l.count() != 1 || l.calls != 1 || out.Say != "Возврат выполнен." {
+		t.Errorf("status %s, refunds %d, calls %d, reply %q", view.Status, l.count(), l.calls, out.Say)
+	}
+	rec, _ := b.st.GetTurn(context.Background(), "t", out.TurnID)
+	if !strings.Contains(string(rec.Trace), `"reconciled":true`) {
+		t.Errorf("the turn does not show the reconciliation: %s", rec.Trace)
+	}
+}
+
+// A precondition that no longer holds stops the write; the model may not
+// claim it happened.
+func TestApprovalPreconditionAndRejection(t *testing.T) {
+	b, l := newApprovalBench(t)
+	a := proposeRefund(t, b)
+	l.refunded["pay_4821"] = true
+	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
+	view, out, err := b.eng.Decide(context.Background(), staff, a.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view.Status != store.ActionFailed || !strings.Contains(view.Reason, "refunded already") || l.calls != 0 {
+		t.Errorf("view %+v, calls %d", view, l.calls)
+	}
+	if strings.Contains(out.Say, "Возврат выполнен") {
+		t.Errorf("an unconfirmed claim reached the customer: %q", out.Say)
+	}
+
+	a = proposeRefund(t, b)
+	b.model.Push(llmtest.ToolCalls("Сотрудник отклонил возврат."))
+	view, out, err = b.eng.Decide(context.Background(), staff, a.ID, false)
+	if err != nil || view.Status != store.ActionRejected || out.Say != "Сотрудник отклонил возврат." || l.calls != 0 {
+		t.Errorf("reject: %+v %q %v calls %d", view, out.Say, err, l.calls)
+	}
+}
+
+// An action approved by a process that stopped before the write finished
+// is carried out by ResumeActions: a begun write is read back, not
+// repeated.
+func TestResumeActionsAfterACrash(t *testing.T) {
+	b, l := newApprovalBench(t)
+	a := proposeRefund(t, b)
+	ctx := context.Background()
+	as := store.Actions(b.st)
+	act, _ := as.GetAction(ctx, "t", a.ID)
+	// The first process approved it, began the write and committed the
+	// refund, then died.
+	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:crashed-write"
+	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund", State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	l.refunds[act.IdempotencyKey] = "pay_4821"
+	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
+	n, err := b.eng.ResumeActions(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("resumed %d (%v)", n, err)
+	}
+	got, _ := as.GetAction(ctx, "t", a.ID)
+	if got.Status != store.ActionConfirmed || l.count() != 1 || l.calls != 0 {
+		t.Errorf("status %s, refunds %d, calls %d", got.Status, l.count(), l.calls)
+	}
+	if n, _ := b.eng.ResumeActions(ctx); n != 0 {
+		t.Errorf("a finished action was resumed again")
+	}
+}
+
+func TestApprovalExpires(t *testing.T) {
+	b, l := newApprovalBench(t)
+	a := proposeRefund(t, b)
+	ctx := context.Background()
+	as := store.Actions(b.st)
+	act, _ := as.GetAction(ctx, "t", a.ID)
+	act.ExpiresAt = time.Now().Add(-time.Second)
+	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
+		t.Fatal(err)
+	}
+	view, _, err := b.eng.Decide(ctx, staff, a.ID, true)
+	if !errors.Is(err, chat.ErrActionClosed) || view.Status != store.ActionExpired || l.calls != 0 {
+		t.Errorf("late approval: %+v %v, calls %d", view, err, l.calls)
+	}
+}
