@@ -156,6 +156,9 @@ type Memory struct {
 // Confirmation configures pending actions.
 type Confirmation struct {
 	TTL Duration `yaml:"ttl"`
+	// ApprovalTTL is how long an action waits for its approvers; default
+	// 24h.
+	ApprovalTTL Duration `yaml:"approval_ttl"`
 }
 
 // Limits bound requests and model calls.
@@ -440,8 +443,16 @@ type HTTPTool struct {
 	Claims []string `yaml:"claims"`
 	// Bound are arguments filled from the conversation's case ("context"
 	// of POST /v1/messages), such as ticket_id.
-	Bound   []string `yaml:"bound"`
-	Timeout Duration `yaml:"timeout"`
+	Bound []string `yaml:"bound"`
+	// Approve names the roles whose members approve a call (a write);
+	// the requesting user's own "yes" does not run it.
+	Approve []string `yaml:"approve"`
+	// PrecheckURL is asked right before an approved write whether it
+	// still makes sense; ReconcileURL whether a write with an
+	// idempotency key took effect (see tool/httptool).
+	PrecheckURL  string   `yaml:"precheck_url"`
+	ReconcileURL string   `yaml:"reconcile_url"`
+	Timeout      Duration `yaml:"timeout"`
 	// Headers are sent as given; HeadersEnv names environment variables
 	// whose values are sent (for secrets).
 	Headers    map[string]string `yaml:"headers"`

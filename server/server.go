@@ -349,6 +349,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		Prices:          m.prices, Tenants: tenants, Assistants: assistants,
 		Memory:       turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
 		PendingTTL:   time.Duration(cfg.Confirmation.TTL),
+		ApprovalTTL:  time.Duration(cfg.Confirmation.ApprovalTTL),
 		ModelTimeout: time.Duration(cfg.Limits.ModelTimeout),
 		MaxTokens:    cfg.Limits.MaxTokens,
 		TurnTimeout:  time.Duration(cfg.Limits.TurnTimeout),
@@ -363,11 +364,17 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 // serveHTTP builds the API, the channels and the handler serving them.
 func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, routes map[string]http.Handler) error {
 	env, cfg := s.env, s.Config
+	var approvals chat.Approver
+	if _, ok := env.State.(store.Actions); ok {
+		approvals = s.Engine
+		s.runs = append(s.runs, s.resumeActions)
+	}
 	api, err := httpapi.New(httpapi.Config{
 		Handler:      s.Engine,
 		Keys:         env.Keys,
 		Turn:         httpapi.JournalTurn(s.Journal),
 		Turns:        httpapi.JournalTurns(s.Journal),
+		Approvals:    approvals,
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
 		Logger:       env.Logger,
 	})
@@ -404,6 +411,27 @@ func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, routes map[string]h
 // Close releases the stores, sessions and exporters, in reverse order of
 // opening.
 func (s *Server) Close() error { return s.env.close() }
+
+// resumeInterval is how often approved actions a stopped process left are
+// looked for.
+const resumeInterval = 30 * time.Second
+
+// resumeActions carries out, at start and then every resumeInterval,
+// the approved actions whose process stopped before they finished.
+func (s *Server) resumeActions(ctx context.Context) error {
+	for {
+		if n, err := s.Engine.ResumeActions(ctx); err != nil {
+			s.env.Logger.Warn("resume approved actions", "resumed", n, "err", err)
+		} else if n > 0 {
+			s.env.Logger.Info("resumed approved actions", "resumed", n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(resumeInterval):
+		}
+	}
+}
 
 // Run runs the channels' loops (Telegram polling or its inbox) until ctx
 // ends; with none it just waits.

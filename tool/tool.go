@@ -184,6 +184,11 @@ type Result struct {
 	// live values it could mean.
 	Field      string   `json:"field,omitempty"`
 	Candidates []string `json:"candidates,omitempty"`
+	// OutcomeUnknown marks a failed write that may have taken effect all
+	// the same: the request left, and no clear answer came back (a
+	// timeout, a dropped connection, a server error). It is never
+	// repeated blindly; a tool.Reconciler can tell.
+	OutcomeUnknown bool `json:"outcome_unknown,omitempty"`
 }
 
 // Tool is one operation the engine may run. Call returns a Go error only

@@ -374,7 +374,7 @@ func (e *Engine) executeAction(ctx context.Context, s *state, as store.Actions, 
 		return finish(status, rres, reconcileReason(status))
 	}
 	e.noteExecution(s, auth, res, et)
-	if et.Status == statusOutcomeUnknown || strings.HasPrefix(res.Error, "timed out") {
+	if et.Status == statusOutcomeUnknown || res.OutcomeUnknown {
 		return finish(store.ActionUnknown, res, "the outcome is unknown: "+res.Error)
 	}
 	return finish(store.ActionFailed, res, res.Error)

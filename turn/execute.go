@@ -133,7 +133,7 @@ func (e *Engine) call(ctx context.Context, s *state, entry *tool.Entry, spec too
 	endSession()
 	switch {
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
-		res = tool.Result{Status: tool.StatusError, Error: fmt.Sprintf("timed out after %s", spec.Timeout)}
+		res = tool.Result{Status: tool.StatusError, Error: fmt.Sprintf("timed out after %s", spec.Timeout), OutcomeUnknown: spec.Risk.Writes()}
 	case err != nil:
 		res = tool.Result{Status: tool.StatusError, Error: err.Error()}
 	case res.Status == "":

@@ -2,8 +2,9 @@
 // caller identified by its bearer key, GET /v1/turns/{id} shows a turn's
 // record within the caller's tenant, GET /v1/questions and POST
 // /v1/questions/{id} show and answer what a running turn asks the caller
-// (an MCP server's sampling or elicitation request), GET /healthz answers
-// liveness.
+// (an MCP server's sampling or elicitation request), GET /v1/approvals and
+// POST /v1/approvals/{id} list and decide the actions waiting for the
+// caller's role, GET /healthz answers liveness.
 //
 // It turns requests into chat.Inbound and replies into JSON; it knows
 // nothing of models, tools or stores beyond the small functions it is given.
@@ -44,7 +45,10 @@ type Config struct {
 	Turn func(ctx context.Context, tenant, turnID string) (json.RawMessage, error)
 	// Turns lists a tenant's turns, newest first; nil means the journal
 	// cannot list (GET /v1/turns answers 501).
-	Turns        func(ctx context.Context, tenant string, q TurnQuery) ([]TurnSummary, error)
+	Turns func(ctx context.Context, tenant string, q TurnQuery) ([]TurnSummary, error)
+	// Approvals lists and decides actions waiting for approval; nil
+	// means none are kept (GET and POST /v1/approvals answer 501).
+	Approvals    chat.Approver
 	MaxBodyBytes int64
 	Logger       *slog.Logger
 }
@@ -82,6 +86,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/turns", s.listTurns)
 	s.mux.HandleFunc("GET /v1/questions", s.listQuestions)
 	s.mux.HandleFunc("POST /v1/questions/{id}", s.answerQuestion)
+	s.mux.HandleFunc("GET /v1/approvals", s.listApprovals)
+	s.mux.HandleFunc("POST /v1/approvals/{id}", s.decideApproval)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

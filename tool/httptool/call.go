@@ -56,24 +56,49 @@ func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 			"Некорректные аргументы действия.", "Invalid action arguments."), nil
 	}
 
-	target := t.url
-	var body io.Reader
+	target, body := t.url, args
 	if t.method == http.MethodGet {
 		u, problem := t.queryURL(args)
 		if problem != "" {
 			return t.failure(c.Caller, "invalid arguments: "+problem,
 				"Некорректные аргументы действия.", "Invalid action arguments."), nil
 		}
-		target = u
-	} else {
-		body = bytes.NewReader(args)
+		target, body = u, nil
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, t.method, target.String(), body)
+	resp, err := t.send(ctx, t.method, target, body, c)
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("httptool %s: build request: %s", t.spec.Name, t.secrets.string(err.Error()))
+		var build buildError
+		if errors.As(err, &build) {
+			return tool.Result{}, err
+		}
+		return t.transportFailure(ctx, c.Caller, err), nil
+	}
+	defer func() {
+		// Drain a little so the connection can be reused.
+		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+		resp.Body.Close()
+	}()
+	return t.mapResponse(ctx, c.Caller, resp), nil
+}
+
+// buildError is a request that could not be built (a bug or a
+// misconfiguration, not a failure of the endpoint).
+type buildError struct{ error }
+
+// send makes one request of the endpoint at target with body (JSON, or
+// none), the static headers, the caller's tenant and user and the call's
+// idempotency key.
+func (t *Tool) send(ctx context.Context, method string, target *url.URL, body []byte, c tool.Call) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target.String(), rd)
+	if err != nil {
+		return nil, buildError{fmt.Errorf("httptool %s: build request: %s", t.spec.Name, t.secrets.string(err.Error()))}
 	}
 	for name, values := range t.headers {
 		req.Header[name] = append([]string(nil), values...)
@@ -95,16 +120,7 @@ func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 		req.Header.Set(HeaderUser, c.Caller.UserID)
 	}
 
-	resp, err := t.client.Do(req)
-	if err != nil {
-		return t.transportFailure(ctx, c.Caller, err), nil
-	}
-	defer func() {
-		// Drain a little so the connection can be reused.
-		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
-		resp.Body.Close()
-	}()
-	return t.mapResponse(ctx, c.Caller, resp), nil
+	return t.client.Do(req)
 }
 
 // queryURL returns the endpoint URL with the arguments added to its query,
@@ -198,9 +214,13 @@ func (t *Tool) mapResponse(ctx context.Context, c tool.Caller, resp *http.Respon
 		if wait := retryAfter(resp.Header); wait > 0 {
 			e += fmt.Sprintf("; the endpoint asks to wait %s", wait)
 		}
-		return t.failure(c, withMsg(e),
+		res := t.failure(c, withMsg(e),
 			fmt.Sprintf("Сервис временно недоступен (%d). Повторять автоматически не буду — попробуйте позже.", code),
 			fmt.Sprintf("The service is temporarily unavailable (%d). It is not retried automatically; try again later.", code))
+		// A server error may come after the write took effect; 429 and 503
+		// say it was not taken on.
+		res.OutcomeUnknown = t.spec.Risk.Writes() && code != http.StatusTooManyRequests && code != http.StatusServiceUnavailable
+		return res
 	case code >= 300 && code <= 399:
 		return t.failure(c, fmt.Sprintf("the endpoint answered with a redirect (status %d), which is not followed", code),
 			"Сервис ответил перенаправлением — инструмент настроен неверно.",
@@ -241,6 +261,7 @@ func (t *Tool) transportFailure(ctx context.Context, c tool.Caller, err error) t
 			"Сервис недоступен.", "The service could not be reached.")
 	}
 	if t.spec.Risk.Writes() && !unsent {
+		res.OutcomeUnknown = true
 		res.Error += "; the outcome is unknown"
 		res.Text += tr(c, " Выполнено ли действие, неизвестно — проверьте, прежде чем повторять.",
 			" Whether the action was applied is unknown; check before repeating.")

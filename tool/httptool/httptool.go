@@ -73,6 +73,15 @@ type Config struct {
 	// BoundArgs are the arguments filled from the conversation's case
 	// (tool.Spec.BoundArgs).
 	BoundArgs []string
+	// Approve names the roles whose members approve a call
+	// (tool.Spec.Approve).
+	Approve []string
+	// PrecheckURL, when set, is asked right before an approved write
+	// whether it still makes sense (see Tool.Precheck); ReconcileURL
+	// whether a write with a given idempotency key took effect (see
+	// Tool.Reconcile).
+	PrecheckURL  string
+	ReconcileURL string
 	// Timeout bounds one call, answer included; zero means
 	// tool.DefaultTimeout.
 	Timeout time.Duration
@@ -95,14 +104,17 @@ type Config struct {
 // Tool is an HTTP endpoint as a tool.Tool. It is immutable after New and
 // safe for concurrent use.
 type Tool struct {
-	spec     tool.Spec
-	method   string
-	url      *url.URL
-	headers  http.Header
-	client   *http.Client
-	timeout  time.Duration
-	maxBytes int
-	secrets  *redactor
+	spec   tool.Spec
+	method string
+	url    *url.URL
+	// precheck and reconcile are Config.PrecheckURL and ReconcileURL,
+	// nil when not set.
+	precheck, reconcile *url.URL
+	headers             http.Header
+	client              *http.Client
+	timeout             time.Duration
+	maxBytes            int
+	secrets             *redactor
 }
 
 var _ tool.Tool = (*Tool)(nil)
@@ -141,6 +153,18 @@ func New(cfg Config) (*Tool, error) {
 	u, err := parseURL(cfg.URL)
 	if err != nil {
 		return nil, fail("%v", err)
+	}
+	var extra [2]*url.URL
+	for i, raw := range [2]string{cfg.PrecheckURL, cfg.ReconcileURL} {
+		if raw == "" {
+			continue
+		}
+		if extra[i], err = parseURL(raw); err != nil {
+			return nil, fail("%s: %v", [2]string{"precheck", "reconcile"}[i], err)
+		}
+	}
+	if len(cfg.Approve) > 0 && !cfg.Risk.Writes() {
+		return nil, fail("approve applies to writes only")
 	}
 	method := strings.ToUpper(strings.TrimSpace(cfg.Method))
 	switch method {
@@ -198,6 +222,7 @@ func New(cfg Config) (*Tool, error) {
 	if t.maxBytes == 0 {
 		t.maxBytes = tool.DefaultMaxResultBytes
 	}
+	t.precheck, t.reconcile = extra[0], extra[1]
 	t.spec = tool.Spec{
 		Name:           cfg.Name,
 		Title:          cfg.Title,
@@ -210,6 +235,7 @@ func New(cfg Config) (*Tool, error) {
 		Idempotent:     cfg.Idempotent,
 		Claims:         slices.Clone(cfg.Claims),
 		BoundArgs:      slices.Clone(cfg.BoundArgs),
+		Approve:        slices.Clone(cfg.Approve),
 	}
 	return t, nil
 }
