@@ -89,6 +89,7 @@ func TestParseErrorsCarryLines(t *testing.T) {
 		{"unknown assistant mode", "assistants:\n  desk:\n    mode: swarm\n", `line 3: assistants.desk.mode: unknown mode "swarm"`},
 		{"unknown assistant", "tenants:\n  - id: a\n    assistant: desk\n", `line 3: tenants[0].assistant: no assistant named "desk"`},
 		{"missing prompt file", "assistants:\n  desk: {prompt_file: no/such/prompt.md}\n", `assistants.desk.prompt_file: assistant prompt: open no/such/prompt.md`},
+		{"unset variable in a URL", "tools:\n  http:\n    - {name: pay, description: d, url: \"${PAYSIM_URL}/pay\", risk: read, input_schema: {type: object}}\n", `line 3: tools.http[0].url: environment variable PAYSIM_URL is empty or unset`},
 		{"negative limit", "assistants:\n  desk:\n    limits: {tool_calls: -1}\n", `line 3: assistants.desk.limits.tool_calls: must not be negative`},
 	}
 	for _, tc := range tests {
@@ -123,6 +124,24 @@ tenants:
 	}
 	if p, err := a.LoadPrompt(); err != nil || p != "You are the support desk." {
 		t.Errorf("prompt %q %v", p, err)
+	}
+}
+
+func TestParseExpandsURLs(t *testing.T) {
+	cfg, err := Parse(strings.NewReader(`models:
+  - {name: m, kind: openai, base_url: "${OPENAI_BASE_URL:-https://api.openai.com/v1}", model: "${ARBITER_MODEL:-gpt-4.1-mini}", api_key: k}
+tools:
+  http:
+    - {name: pay, description: d, url: "${PAYSIM_URL}/payments/status", risk: read, input_schema: {type: object}}
+`), env(map[string]string{"PAYSIM_URL": "http://127.0.0.1:9000", "ARBITER_MODEL": "local-7b"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := cfg.Models[0]; m.BaseURL != "https://api.openai.com/v1" || m.Model != "local-7b" {
+		t.Errorf("model = %+v", m)
+	}
+	if u := cfg.Tools.HTTP[0].URL; u != "http://127.0.0.1:9000/payments/status" {
+		t.Errorf("url = %q", u)
 	}
 }
 

@@ -27,6 +27,7 @@ var (
 )
 
 func (v *validator) validate(c *Config) {
+	v.expandEnv(c)
 	// Kinds themselves are the program's (server.Check): only the settings
 	// of the kinds described here are checked.
 	if c.Store.Kind == "redis" && c.Store.URL == "" {
