@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -48,6 +49,10 @@ type Config struct {
 	// lines maps a value's path ("tenants[0].users[1].role") to its line
 	// in the file it was parsed from.
 	lines map[string]int
+	// Dir is the directory of the file the configuration was loaded from
+	// (empty for one parsed from elsewhere): files it names, such as an
+	// assistant's prompt_file, are relative to it.
+	Dir string `yaml:"-"`
 }
 
 // Problem formats a problem of the value at path the way Parse reports
@@ -187,7 +192,7 @@ type Tenant struct {
 // may see (within each role's), how it decides and its limits.
 type Assistant struct {
 	// Prompt is the assistant's instructions; PromptFile reads them from
-	// a file instead (relative to the working directory).
+	// a file instead (relative to the configuration file).
 	Prompt     string `yaml:"prompt"`
 	PromptFile string `yaml:"prompt_file"`
 	// Tools narrows what the model sees (names or globs); empty: all the
@@ -212,12 +217,17 @@ type AssistantLimits struct {
 }
 
 // LoadPrompt returns the assistant's instructions: Prompt, or the
-// contents of PromptFile.
-func (a Assistant) LoadPrompt() (string, error) {
+// contents of PromptFile, relative to dir (the configuration file's
+// directory) unless absolute.
+func (a Assistant) LoadPrompt(dir string) (string, error) {
 	if a.PromptFile == "" {
 		return a.Prompt, nil
 	}
-	b, err := os.ReadFile(a.PromptFile)
+	path := a.PromptFile
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("assistant prompt: %w", err)
 	}
@@ -516,11 +526,16 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("open config: %w", err)
 	}
 	defer f.Close()
-	return Parse(f, os.Getenv)
+	return parse(f, os.Getenv, filepath.Dir(path))
 }
 
-// Parse reads and validates a configuration. getenv resolves *_env names.
+// Parse reads and validates a configuration. getenv resolves *_env names;
+// files it names are relative to the working directory.
 func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
+	return parse(r, getenv, "")
+}
+
+func parse(r io.Reader, getenv func(string) string, dir string) (*Config, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
@@ -529,7 +544,7 @@ func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, Errors{cleanYAMLError(err)}
 	}
-	cfg := &Config{}
+	cfg := &Config{Dir: dir}
 	if len(root.Content) > 0 {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)

@@ -122,7 +122,7 @@ tenants:
 	if a.Mode != "loop" || len(a.Tools) != 2 || a.Limits.ToolCalls != 12 || time.Duration(a.Limits.Deadline) != 45*time.Second || cfg.Tenants[0].Assistant != "support" {
 		t.Errorf("assistant = %+v, tenant %+v", a, cfg.Tenants[0])
 	}
-	if p, err := a.LoadPrompt(); err != nil || p != "You are the support desk." {
+	if p, err := a.LoadPrompt(""); err != nil || p != "You are the support desk." {
 		t.Errorf("prompt %q %v", p, err)
 	}
 }

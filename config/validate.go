@@ -91,7 +91,7 @@ func (v *validator) validate(c *Config) {
 		}
 		if a.Prompt != "" && a.PromptFile != "" {
 			v.errorf(p, "set prompt or prompt_file, not both")
-		} else if _, err := a.LoadPrompt(); err != nil {
+		} else if _, err := a.LoadPrompt(c.Dir); err != nil {
 			v.errorf(p+".prompt_file", "%v", err)
 		}
 		l := a.Limits

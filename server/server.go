@@ -319,7 +319,7 @@ func buildObservers(ctx context.Context, env *Env, kinds Kinds) (func(*turn.Trac
 func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, observe func(*turn.Trace)) (turn.Config, error) {
 	assistants := map[string]turn.Assistant{}
 	for name, a := range cfg.Assistants {
-		prompt, err := a.LoadPrompt()
+		prompt, err := a.LoadPrompt(cfg.Dir)
 		if err != nil {
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
