@@ -202,6 +202,10 @@ type Assistant struct {
 	// calls and results until a final answer or a limit).
 	Mode   string          `yaml:"mode"`
 	Limits AssistantLimits `yaml:"limits"`
+	// Preflight are reads a loop assistant runs, in order, before the
+	// model sees the case (args: a JSON object; bound arguments are
+	// filled from the case).
+	Preflight []Command `yaml:"preflight"`
 }
 
 // AssistantLimits bound one task of a loop assistant; zero takes the

@@ -324,7 +324,11 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
 		l := a.Limits
-		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Limits: turn.Limits{
+		var preflight []turn.Command
+		for _, c := range a.Preflight {
+			preflight = append(preflight, turn.Command{Tool: c.Tool, Args: c.Args})
+		}
+		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Preflight: preflight, Limits: turn.Limits{
 			ModelCalls: l.ModelCalls, ToolCalls: l.ToolCalls, Deadline: time.Duration(l.Deadline),
 			ResultBytes: l.ResultBytes, TotalBytes: l.TotalBytes, SameCall: l.SameCall,
 		}}

@@ -42,6 +42,11 @@ type Assistant struct {
 	// Mode is ModeSingle (default) or ModeLoop.
 	Mode   Mode
 	Limits Limits
+	// Preflight are reads a loop assistant's task runs first, in this
+	// order and before the model is asked, so the model starts from the
+	// case's facts (the payment and the subscription of the ticket).
+	// They pass the same guards as the model's calls; a write is refused.
+	Preflight []Command
 }
 
 // Defaults of Limits.
@@ -102,6 +107,17 @@ func checkAssistants(cfg *Config) error {
 			return fmt.Errorf("assistant %s: unknown mode %q", name, a.Mode)
 		}
 		a.Limits = a.Limits.withDefaults()
+		for _, c := range a.Preflight {
+			entry, ok := cfg.Tools.Lookup(c.Tool)
+			switch {
+			case a.Mode != ModeLoop:
+				return fmt.Errorf("assistant %s: preflight reads need mode loop", name)
+			case !ok:
+				return fmt.Errorf("assistant %s: preflight tool %q is not registered", name, c.Tool)
+			case entry.Spec.Risk.Writes():
+				return fmt.Errorf("assistant %s: preflight tool %s writes; only reads run before the model", name, c.Tool)
+			}
+		}
 		cfg.Assistants[name] = a
 	}
 	for id, t := range cfg.Tenants {

@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,7 +87,7 @@ func (e *Engine) bindArgs(s *state, spec tool.Spec, args []byte) ([]byte, *Veto)
 		return args, nil
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil {
+	if len(bytes.TrimSpace(args)) > 0 && json.Unmarshal(args, &m) != nil {
 		return args, nil
 	}
 	if m == nil {

@@ -505,3 +505,53 @@ func TestCaseBinding(t *testing.T) {
 		t.Errorf("runs %v, vetoes %+v", b.runs, tv.Vetoes)
 	}
 }
+
+// Preflight reads run first, in order, through the guards, and the model
+// starts from their results.
+func TestLoopPreflight(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{Preflight: []turn.Command{{Tool: "get_payment_status"}, {Tool: "get_subscription_status", Args: `{"ticket_id":"T-4821"}`}}})
+	b.started = make(chan string, 4)
+	b.model.Push(llmtest.ToolCalls("Оплата подтверждена."))
+	out, tv := b.send("Деньги списались")
+	if out.Say != "Оплата подтверждена." || tv.Loop.ToolCalls != 2 || tv.Loop.ModelCalls != 1 {
+		t.Fatalf("reply %q, loop %+v", out.Say, tv.Loop)
+	}
+	if first, second := <-b.started, <-b.started; first != "get_payment_status" || second != "get_subscription_status" {
+		t.Errorf("preflight order %s, %s", first, second)
+	}
+	if got := b.args["get_payment_status"]; len(got) != 1 || got[0] != `{"ticket_id":"T-4821"}` {
+		t.Errorf("payment read with %v: the bound ticket must be filled", got)
+	}
+	msgs := b.model.Requests()[0].Messages
+	var seen int
+	for _, m := range msgs {
+		if strings.Contains(m.Content, `<tool_result tool="get_`) {
+			seen++
+		}
+	}
+	if seen != 2 {
+		t.Errorf("the model's first request holds %d preflight results, want 2", seen)
+	}
+}
+
+func TestPreflightConfig(t *testing.T) {
+	reg, _ := tool.NewRegistry(&deskTool{spec: tool.Spec{Name: "pay", Description: "p", Risk: tool.RiskWriteFull, InputSchema: json.RawMessage(`{"type":"object"}`)}})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "p.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, tt := range []struct {
+		a    turn.Assistant
+		want string
+	}{
+		{turn.Assistant{Mode: turn.ModeLoop, Preflight: []turn.Command{{Tool: "pay"}}}, "writes"},
+		{turn.Assistant{Mode: turn.ModeLoop, Preflight: []turn.Command{{Tool: "nope"}}}, "not registered"},
+		{turn.Assistant{Preflight: []turn.Command{{Tool: "pay"}}}, "need mode loop"},
+	} {
+		_, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Assistants: map[string]turn.Assistant{"a": tt.a}})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: err = %v, want %q", tt.a, err, tt.want)
+		}
+	}
+}

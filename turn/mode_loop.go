@@ -75,6 +75,9 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 	s.trace.Loop = &t.trace
 	taskCtx, cancel := context.WithTimeout(ctx, t.lim.Deadline)
 	defer cancel()
+	if s.in.Resume == "" && !e.preflight(taskCtx, s, t) {
+		return
+	}
 	t.msgs = e.assemble(taskCtx, s)
 	for {
 		switch {
@@ -124,6 +127,30 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 			return
 		}
 	}
+}
+
+// preflight runs the assistant's preflight reads in order; their results
+// join the turn's messages as data, as if the model had read them. A read
+// that fails is shown as failed; a read refused is recorded and skipped.
+// It reports false when a limit ended the task.
+func (e *Engine) preflight(ctx context.Context, s *state, t *loopTask) bool {
+	for _, c := range s.assistant.Preflight {
+		if t.trace.ToolCalls >= t.lim.ToolCalls {
+			e.handOff(s, "", ReviewToolCalls, "the preflight reads passed "+strconv.Itoa(t.lim.ToolCalls)+" tool calls")
+			return false
+		}
+		t.trace.ToolCalls++
+		a, v := e.authorize(ctx, s, callRequest{guard: "preflight", name: c.Tool, args: json.RawMessage(c.Args)})
+		if v != nil {
+			s.trace.Vetoes = append(s.trace.Vetoes, *v)
+			continue
+		}
+		lc := loopCall{a: a}
+		lc.res, lc.tr = e.execute(ctx, s, a.tg, a.args, "")
+		e.recordLoopResult(s, &lc)
+		t.runs[a.tg.spec.Name+"\x00"+string(a.args)]++
+	}
+	return true
 }
 
 // answerCalls reads the calls and the text of an answer: native tool calls
