@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -73,7 +74,7 @@ func renderFields(args []byte, resolved map[string]string) []store.ActionField {
 	var m map[string]json.RawMessage
 	_ = json.Unmarshal(args, &m)
 	var out []store.ActionField
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v, ok := resolved[k]
 		if !ok {
 			v = argValue(m[k])
@@ -81,15 +82,6 @@ func renderFields(args []byte, resolved map[string]string) []store.ActionField {
 		out = append(out, store.ActionField{Name: inert(k), Value: inert(v)})
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // proposedContent tells the model, as the result of its call, that the
@@ -203,7 +195,7 @@ func (e *Engine) ResumeActions(ctx context.Context) (int, error) {
 	}
 	n := 0
 	var errs []error
-	for _, tenant := range sortedKeys(e.cfg.Tenants) {
+	for _, tenant := range slices.Sorted(maps.Keys(e.cfg.Tenants)) {
 		for _, status := range []string{store.ActionApproved, store.ActionExecuting} {
 			list, err := as.ListActions(ctx, tenant, status, 100)
 			if err != nil {

@@ -116,23 +116,34 @@ func requiredArgs(schema json.RawMessage) map[string]bool {
 	return req
 }
 
+// speaker is how the prompts name the assistant and the language it
+// answers in.
+func speaker(tenant Tenant, lang string) (name, language string) {
+	name, language = tenant.AssistantName, "Russian"
+	if name == "" {
+		name = "the assistant"
+	}
+	if lang == "en" {
+		language = "English"
+	}
+	return name, language
+}
+
+// writeOwn adds the assistant's own instructions, if any.
+func writeOwn(b *strings.Builder, own string) {
+	if own = strings.TrimSpace(own); own != "" {
+		b.WriteString(own + "\n\n")
+	}
+}
+
 // systemPrompt is the stable part of every request for one catalog: the
 // role of the model, the assistant's own instructions, the decision
 // contract and the tools.
 func systemPrompt(tenant Tenant, lang, own string, entries []*tool.Entry) string {
 	var b strings.Builder
-	name := tenant.AssistantName
-	if name == "" {
-		name = "the assistant"
-	}
-	language := "Russian"
-	if lang == "en" {
-		language = "English"
-	}
+	name, language := speaker(tenant, lang)
 	b.WriteString("You are " + name + ", a work assistant of team \"" + tenant.ID + "\". You read the conversation and PROPOSE one decision; server code checks it and decides what really runs.\n\n")
-	if own != "" {
-		b.WriteString(strings.TrimSpace(own) + "\n\n")
-	}
+	writeOwn(&b, own)
 	b.WriteString("Answer with exactly one JSON object and nothing else:\n")
 	b.WriteString(`{"say": string, "tool": string or null, "args": object or null, "done": boolean, "newTopic": boolean, "buttons": [{"label": string, "value": string}]}` + "\n\n")
 	b.WriteString("Rules:\n")

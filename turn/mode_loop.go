@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
@@ -277,10 +276,7 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 // later turns, and counts it as content the model saw: a write proposed
 // after reading it waits for the user's yes (see needsConfirmation).
 func (e *Engine) recordLoopResult(s *state, lc *loopCall) {
-	name := lc.a.tg.entry.Spec.Name
-	s.trace.Executed = append(s.trace.Executed, lc.tr)
-	s.out.Executed = append(s.out.Executed, chat.Execution{Tool: name, Args: lc.a.args, Status: lc.tr.Status, Result: lc.res.Data, Error: lc.res.Error})
-	e.rememberResult(s, name, lc.tr.Status, lc.res)
+	e.noteRun(s, lc.a.tg.entry.Spec.Name, lc.a.args, lc.res, lc.tr)
 	// A copy, since s.viewed[1] may share its array with s.added.
 	s.viewed[1] = append(slices.Clip(s.viewed[1]), s.added[len(s.added)-1])
 }
@@ -339,18 +335,9 @@ func (e *Engine) handOff(s *state, draft string, reason ReviewReason, detail str
 // restates a JSON contract.
 func loopPrompt(tenant Tenant, lang, own string) string {
 	var b strings.Builder
-	name := tenant.AssistantName
-	if name == "" {
-		name = "the assistant"
-	}
-	language := "Russian"
-	if lang == "en" {
-		language = "English"
-	}
+	name, language := speaker(tenant, lang)
 	b.WriteString("You are " + name + ", an assistant of team \"" + tenant.ID + "\". Server code checks every tool call you make and decides what really runs.\n\n")
-	if own != "" {
-		b.WriteString(strings.TrimSpace(own) + "\n\n")
-	}
+	writeOwn(&b, own)
 	b.WriteString("How you work:\n")
 	b.WriteString("- Call the tools you need; call several at once when they do not depend on each other. Their results come back as tool messages; then decide the next step.\n")
 	b.WriteString("- A call may be refused or fail; its result says so. Do not repeat a call with the same arguments hoping for another answer.\n")

@@ -45,15 +45,20 @@ func (e *Engine) recordUserInput(s *state) {
 // runTool executes a call and replies from its result: the model's claim
 // about what happened is never shown in place of the executor's.
 func (e *Engine) runTool(ctx context.Context, s *state, tg target, args []byte, idemKey string) {
-	entry := tg.entry
 	res, tr := e.execute(ctx, s, tg, args, idemKey)
-	s.trace.Executed = append(s.trace.Executed, tr)
-	s.out.Executed = append(s.out.Executed, chat.Execution{Tool: entry.Spec.Name, Args: args, Status: tr.Status, Result: res.Data, Error: res.Error})
+	e.noteRun(s, tg.entry.Spec.Name, args, res, tr)
 
 	start := e.cfg.Now()
-	e.rememberResult(s, entry.Spec.Name, tr.Status, res)
 	e.replyResult(s, tg.spec.Title, tr.Status, res)
 	s.trace.step(StepReply, "", start, e.cfg.Now(), "")
+}
+
+// noteRun puts a tool's run in the turn's record, its reply's executions
+// and the conversation's memory.
+func (e *Engine) noteRun(s *state, name string, args []byte, res tool.Result, tr ExecutionTrace) {
+	s.trace.Executed = append(s.trace.Executed, tr)
+	s.out.Executed = append(s.out.Executed, chat.Execution{Tool: name, Args: args, Status: tr.Status, Result: res.Data, Error: res.Error})
+	e.rememberResult(s, name, tr.Status, res)
 }
 
 // rememberResult keeps what the model sees of a tool's answer next turn:

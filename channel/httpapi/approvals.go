@@ -11,16 +11,23 @@ import (
 var actionStatuses = map[string]bool{"": true, "proposed": true, "approved": true, "rejected": true, "expired": true,
 	"executing": true, "confirmed": true, "failed": true, "unknown": true}
 
+// keepsApprovals answers 501 when the server keeps no approvals.
+func (s *Server) keepsApprovals(w http.ResponseWriter) bool {
+	if s.cfg.Approvals == nil {
+		writeError(w, http.StatusNotImplemented, "not_implemented", "this server keeps no approvals")
+		return false
+	}
+	return true
+}
+
 // listApprovals answers GET /v1/approvals?status=: the caller's tenant's
 // actions its role may decide, newest first.
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.authenticate(r)
+	id, ok := s.caller(w, r)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
 		return
 	}
-	if s.cfg.Approvals == nil {
-		writeError(w, http.StatusNotImplemented, "not_implemented", "this server keeps no approvals")
+	if !s.keepsApprovals(w) {
 		return
 	}
 	status := r.URL.Query().Get("status")
@@ -45,13 +52,11 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 // "reject"}: the decision, once; the action's final state and the reply
 // its conversation got.
 func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.authenticate(r)
+	id, ok := s.caller(w, r)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
 		return
 	}
-	if s.cfg.Approvals == nil {
-		writeError(w, http.StatusNotImplemented, "not_implemented", "this server keeps no approvals")
+	if !s.keepsApprovals(w) {
 		return
 	}
 	var body struct {

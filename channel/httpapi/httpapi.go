@@ -110,10 +110,18 @@ func (s *Server) authenticate(r *http.Request) (chat.Identity, bool) {
 	return s.cfg.Keys[i].Identity, true
 }
 
-func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
+// caller authenticates the request, answering 401 when it cannot.
+func (s *Server) caller(w http.ResponseWriter, r *http.Request) (chat.Identity, bool) {
 	id, ok := s.authenticate(r)
 	if !ok {
 		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
+	}
+	return id, ok
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.caller(w, r)
+	if !ok {
 		return
 	}
 	req, err := DecodeMessage(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
@@ -159,9 +167,8 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.authenticate(r)
+	id, ok := s.caller(w, r)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
 		return
 	}
 	turnID := r.PathValue("id")

@@ -41,9 +41,8 @@ type questionList struct {
 }
 
 func (s *Server) listQuestions(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.authenticate(r)
+	id, ok := s.caller(w, r)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
 		return
 	}
 	conv := r.URL.Query().Get("conversation_id")
@@ -57,9 +56,8 @@ func (s *Server) listQuestions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.authenticate(r)
+	id, ok := s.caller(w, r)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
 		return
 	}
 	a, err := decodeAnswer(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))

@@ -33,9 +33,8 @@ type TurnSummary struct {
 // with the caller's tenant's turns, newest first, and the cursor of the
 // next page.
 func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.authenticate(r)
+	id, ok := s.caller(w, r)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
 		return
 	}
 	if s.cfg.Turns == nil {

@@ -276,17 +276,30 @@ type baselineRequest struct {
 	ResponseFormat json.RawMessage   `json:"response_format,omitempty"`
 }
 
-func (b *Baseline) serve(w http.ResponseWriter, r *http.Request) {
+// message is the part of POST /v1/messages the baselines read.
+type message struct {
+	ConversationID string `json:"conversation_id"`
+	Text           string `json:"text"`
+}
+
+// readMessage checks the bearer token and decodes the message, answering
+// the error itself.
+func readMessage(w http.ResponseWriter, r *http.Request) (message, bool) {
+	var in message
 	if r.Header.Get("Authorization") != "Bearer "+token {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
-		return
-	}
-	var in struct {
-		ConversationID string `json:"conversation_id"`
-		Text           string `json:"text"`
+		return in, false
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return in, false
+	}
+	return in, true
+}
+
+func (b *Baseline) serve(w http.ResponseWriter, r *http.Request) {
+	in, ok := readMessage(w, r)
+	if !ok {
 		return
 	}
 	req := baselineRequest{Model: "gpt-oss-20b", MaxTokens: b.maxToken, ResponseFormat: b.format}

@@ -59,16 +59,8 @@ type modelMessage struct {
 }
 
 func (b *Baseline) serveLoop(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Authorization") != "Bearer "+token {
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
-		return
-	}
-	var in struct {
-		ConversationID string `json:"conversation_id"`
-		Text           string `json:"text"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	in, ok := readMessage(w, r)
+	if !ok {
 		return
 	}
 	req := loopRequest{Model: "gpt-oss-20b", MaxTokens: b.maxToken, Tools: b.tools, ToolChoice: "auto"}
