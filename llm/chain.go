@@ -151,6 +151,21 @@ func (c *Chain) Name() string { return c.cfg.Strategy }
 // Model returns the first model's name.
 func (c *Chain) Model() string { return c.cfg.Entries[0].Provider.Model() }
 
+// Protocol is ProtocolTools when every model of the chain decides by
+// native tool calling, else ProtocolJSON: whichever model answers, the
+// prompt fits it.
+func (c *Chain) Protocol() Protocol {
+	for _, e := range c.cfg.Entries {
+		if ProtocolOf(e.Provider) != ProtocolTools {
+			return ProtocolJSON
+		}
+	}
+	return ProtocolTools
+}
+
+// Protocol is the chain's (see Chain.Protocol).
+func (t *ChainTurn) Protocol() Protocol { return t.chain.Protocol() }
+
 // Entries returns the chain's models in order.
 func (c *Chain) Entries() []ChainEntry { return c.cfg.Entries }
 

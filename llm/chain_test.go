@@ -292,3 +292,31 @@ func TestChainsShareBreaker(t *testing.T) {
 		t.Errorf("other strategy: %s %v", kinds(resp.Attempts), err)
 	}
 }
+
+type protocolProvider struct {
+	llm.Provider
+	p llm.Protocol
+}
+
+func (p protocolProvider) Protocol() llm.Protocol { return p.p }
+
+func TestChainProtocol(t *testing.T) {
+	tools := protocolProvider{llmtest.NewScripted(), llm.ProtocolTools}
+	chain := func(ps ...llm.Provider) *llm.Chain {
+		var entries []llm.ChainEntry
+		for _, p := range ps {
+			entries = append(entries, llm.ChainEntry{Provider: p})
+		}
+		c, err := llm.NewChain(llm.ChainConfig{Strategy: "s", Entries: entries})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if got := llm.ProtocolOf(chain(tools, tools).ForTurn()); got != llm.ProtocolTools {
+		t.Errorf("all tools: %s", got)
+	}
+	if got := llm.ProtocolOf(chain(tools, llmtest.NewScripted())); got != llm.ProtocolJSON {
+		t.Errorf("mixed: %s, want json (the prompt must fit whichever answers)", got)
+	}
+}

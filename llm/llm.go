@@ -183,6 +183,21 @@ type Response struct {
 	Attempts []Attempt
 }
 
+// Protocoled is a provider that says how its model decides, so a caller
+// can write the prompt to match (no JSON contract for native tool
+// calling).
+type Protocoled interface {
+	Protocol() Protocol
+}
+
+// ProtocolOf returns the protocol p reports, or ProtocolJSON.
+func ProtocolOf(p Provider) Protocol {
+	if pp, ok := p.(Protocoled); ok {
+		return pp.Protocol()
+	}
+	return ProtocolJSON
+}
+
 // Provider completes requests against one model. Implementations are safe
 // for concurrent use, do not retry, and return *Error for every failure.
 type Provider interface {

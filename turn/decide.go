@@ -61,7 +61,7 @@ func (e *Engine) decide(ctx context.Context, s *state, messages []llm.Message) (
 		repair.Operation = opRepair
 		repair.Messages = append(append([]llm.Message(nil), req.Messages...),
 			llm.Message{Role: llm.RoleAssistant, Content: said},
-			llm.Message{Role: llm.RoleUser, Content: repairInstruction(problems)})
+			llm.Message{Role: llm.RoleUser, Content: repairInstruction(problems, resp.Protocol)})
 		resp, err = e.complete(ctx, s, repair)
 		if err != nil {
 			e.modelFailed(s, err)
@@ -218,7 +218,7 @@ func problemNote(problems []decision.Problem) string {
 	return strconv.Itoa(len(problems)) + " problem(s)"
 }
 
-func repairInstruction(problems []decision.Problem) string {
+func repairInstruction(problems []decision.Problem, protocol llm.Protocol) string {
 	var b strings.Builder
 	b.WriteString("Your previous answer broke the contract and nothing was done. Problems:\n")
 	for _, p := range problems {
@@ -228,7 +228,11 @@ func repairInstruction(problems []decision.Problem) string {
 		}
 		b.WriteString(p.Message + "\n")
 	}
-	b.WriteString("Answer again with exactly one JSON object that follows the schema: say, tool, args, done, newTopic, buttons.")
+	if protocol == llm.ProtocolTools {
+		b.WriteString("Answer again: a short text, and at most one tool call whose arguments follow the tool's schema.")
+	} else {
+		b.WriteString("Answer again with exactly one JSON object that follows the schema: say, tool, args, done, newTopic, buttons.")
+	}
 	return b.String()
 }
 

@@ -204,6 +204,9 @@ func New(cfg Config) (*Provider, error) {
 	}, nil
 }
 
+// Protocol returns the configured protocol (Config.Protocol).
+func (p *Provider) Protocol() llm.Protocol { return p.protocol }
+
 // Name returns the provider name from Config.Name.
 func (p *Provider) Name() string { return p.name }
 

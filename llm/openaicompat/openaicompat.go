@@ -206,6 +206,9 @@ func validHeaderName(s string) bool {
 	return true
 }
 
+// Protocol returns the configured protocol (Config.Protocol).
+func (p *Provider) Protocol() llm.Protocol { return p.protocol }
+
 // Name returns the provider name from Config.Name.
 func (p *Provider) Name() string { return p.name }
 

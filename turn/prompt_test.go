@@ -1,0 +1,48 @@
+package turn_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// toolsModel is a scripted model that decides by native tool calling.
+type toolsModel struct{ *llmtest.Scripted }
+
+func (toolsModel) Protocol() llm.Protocol { return llm.ProtocolTools }
+
+// A single-decision assistant on a model that calls tools natively is not
+// told the JSON contract or the tool schemas again: they travel as the
+// tool definitions. A JSON model still gets both.
+func TestSinglePromptFollowsTheProtocol(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{})
+	model := toolsModel{llmtest.NewScripted(llmtest.ToolCalls("Hello."))}
+	eng, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: model,
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.eng = eng
+	if out, _ := b.send("hi"); out.Say != "Hello." {
+		t.Fatalf("reply %q", out.Say)
+	}
+	tools := model.Requests()[0]
+	sys := tools.Messages[0].Content
+	if strings.Contains(sys, `"say"`) || strings.Contains(sys, "args schema") || !strings.Contains(sys, "call exactly one of the tools") || len(tools.Tools) == 0 {
+		t.Errorf("tools-protocol prompt:\n%s", sys)
+	}
+
+	json := llmtest.NewScripted(llmtest.Text(`{"say":"Hello.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+	eng, _ = turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: json,
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
+	b.eng = eng
+	b.send("hi again")
+	jsonSys := json.Requests()[0].Messages[0].Content
+	if !strings.Contains(jsonSys, `"say"`) || !strings.Contains(jsonSys, "args schema") {
+		t.Errorf("JSON prompt lost its contract:\n%s", jsonSys)
+	}
+	t.Logf("system prompt: %d bytes for native tool calling, %d with the JSON contract and schemas", len(sys), len(jsonSys))
+}
