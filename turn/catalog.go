@@ -3,6 +3,7 @@ package turn
 import (
 	"encoding/json"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,6 +31,9 @@ type catalog struct {
 	// encoding. toolsPrompt is the single-decision prompt for them.
 	toolDefs    []llm.ToolDef
 	toolsPrompt string
+	// loopDefs are toolDefs and the server's hand-off tool, for a loop
+	// assistant.
+	loopDefs []llm.ToolDef
 }
 
 func (c *catalog) lookup(name string) (*tool.Entry, bool) {
@@ -98,6 +102,7 @@ func (e *Engine) catalogFor(id chat.Identity, tenant Tenant, lang string) *catal
 	}
 	if assistant.Mode == ModeLoop {
 		c.prompt = loopPrompt(tenant, lang, assistant.Prompt)
+		c.loopDefs = append(slices.Clip(c.toolDefs), handOffDef)
 	} else {
 		c.prompt = systemPrompt(tenant, lang, assistant.Prompt, c.entries)
 		c.toolsPrompt = toolsPrompt(tenant, lang, assistant.Prompt, c.entries)

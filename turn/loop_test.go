@@ -193,8 +193,8 @@ func TestLoopAnswersFromToolResults(t *testing.T) {
 	for _, d := range first.Tools {
 		names = append(names, d.Name)
 	}
-	if strings.Join(names, ",") != "add_note,get_payment_status,get_subscription_status,search_support_policy" && strings.Join(names, ",") != "get_payment_status,get_subscription_status,search_support_policy,add_note" {
-		t.Errorf("tools offered = %v, want the assistant's four (never create_refund)", names)
+	if strings.Join(names, ",") != "add_note,get_payment_status,get_subscription_status,search_support_policy,hand_off_to_human" {
+		t.Errorf("tools offered = %v, want the assistant's four (never create_refund) and the hand-off", names)
 	}
 	if !first.ParallelToolCalls {
 		t.Error("parallel calls not allowed")
@@ -553,5 +553,23 @@ func TestPreflightConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: err = %v, want %q", tt.a, err, tt.want)
 		}
+	}
+}
+
+// The model may hand the case over itself when facts are missing: the
+// task ends as needs_review with its reason, nothing else of that answer
+// runs.
+func TestLoopModelHandsOff(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{})
+	b.model.Push(
+		llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
+		llmtest.ToolCalls("Checking the refund rules.", call("b", "hand_off_to_human", `{"reason":"no payment record for this customer"}`), call("c", "add_note", `{"text":"x"}`)),
+	)
+	out, tv := b.send("Where is my money?")
+	if tv.Status != string(turn.StatusNeedsReview) || tv.Review.Reason != turn.ReviewMissingFacts || tv.Review.Detail != "no payment record for this customer" {
+		t.Fatalf("status %s, review %+v", tv.Status, tv.Review)
+	}
+	if b.ran("add_note") != 0 || !strings.Contains(out.Say, "colleague") {
+		t.Errorf("runs %v, reply %q", b.runs, out.Say)
 	}
 }
