@@ -152,6 +152,9 @@ func newDesk(t *testing.T, a *agent, refundTimeout string, faults ...string) (*d
 	if refundTimeout != "" {
 		text = strings.Replace(text, "timeout: 2s", "timeout: "+refundTimeout, 1)
 	}
+	// The reads give up sooner than in the shipped file, so a fault costs
+	// the tests little time.
+	text = strings.ReplaceAll(text, "timeout: 5s", "timeout: 300ms")
 	s, err := sim.New(faults...)
 	if err != nil {
 		t.Fatal(err)
@@ -474,4 +477,33 @@ func lastReplies(t *testing.T, d *desk, conv string) []string {
 		}
 	}
 	return out
+}
+
+// The payments system does not answer: the agent says it cannot confirm
+// the payment, and no refund is proposed or made.
+func TestPaymentsDown(t *testing.T) {
+	d, _ := newDesk(t, &agent{}, "", sim.FaultPaymentsTimeout)
+	d.sim.Delay = time.Second
+	status, body := d.customer("T-4821", "m1")
+	if status != 200 || !strings.Contains(body["say"].(string), "не могу подтвердить оплату") {
+		t.Fatalf("reply %d %v", status, body)
+	}
+	if len(d.proposed()) != 0 || len(d.sim.Refunds()) != 0 {
+		t.Errorf("proposed %v, refunds %v", d.proposed(), d.sim.Refunds())
+	}
+	status, rec := d.Do("GET", "/v1/turns/"+body["turn_id"].(string), "k-helpdesk-01", "")
+	raw, _ := json.Marshal(rec["executed"])
+	if status != 200 || !strings.Contains(string(raw), "did not answer within") {
+		t.Errorf("the turn does not show the timed-out read: %s", raw)
+	}
+}
+
+// The activation is still pending: the draft carries what the
+// subscription system recorded.
+func TestActivationDelay(t *testing.T) {
+	d, _ := newDesk(t, &agent{}, "", sim.FaultActivationDelay)
+	status, body := d.customer("T-4821", "m1")
+	if status != 200 || !strings.Contains(body["say"].(string), "activation queued after payment pay_4821") {
+		t.Fatalf("reply %d %v", status, body)
+	}
 }
