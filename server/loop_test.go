@@ -53,7 +53,7 @@ tools:
 	for _, tl := range reqs[0].Tools {
 		offered = append(offered, tl.Function.Name)
 	}
-	if strings.Join(offered, ",") != "comment_task,list_my_tasks" && strings.Join(offered, ",") != "list_my_tasks,comment_task" || reqs[0].ResponseFormat != nil {
+	if strings.Join(offered, ",") != "comment_task,list_my_tasks,hand_off_to_human" || reqs[0].ResponseFormat != nil {
 		t.Errorf("offered %v, response_format %+v", offered, reqs[0].ResponseFormat)
 	}
 	if reqs[0].ParallelToolCalls != nil {
