@@ -173,6 +173,18 @@ type Outbound struct {
 	Pending   *PendingView `json:"pending"`
 	Executed  []Execution  `json:"executed"`
 	Duplicate bool         `json:"duplicate"`
+	// Final is an interview's delivered result (Say holds its content
+	// too); nil otherwise.
+	Final *Final `json:"final,omitempty"`
+}
+
+// Final is the result an interview delivered.
+type Final struct {
+	Content string `json:"content"`
+	// ConfidenceScore is the model's own estimate (0..1) of how fully the
+	// result solves the task; nil when it gave none (a fallback model
+	// that answered in plain text).
+	ConfidenceScore *float64 `json:"confidence_score"`
 }
 
 // Handler processes one inbound message and returns the reply. It returns

@@ -42,6 +42,10 @@ type Message struct {
 	// IsError, on a RoleTool message, says the call failed and Content
 	// says why.
 	IsError bool
+	// Cache asks providers with explicit prompt caching to cache the
+	// prompt up to and including this message (a heavy first input that
+	// every later request repeats); others cache prefixes on their own.
+	Cache bool
 }
 
 // OutputMode says how a provider constrains the model's output format.

@@ -84,12 +84,17 @@ func (e *Engine) runCommand(ctx context.Context, s *state) bool {
 		return true
 	case "/reset":
 		s.resetMemory, s.dropPending = true, true
+		delete(s.conv.Slots, interviewSlot)
 		e.replyText(s, say(s.lang, txtReset), nil)
 		return true
 	case "/cancel":
 		key := txtNothingPending
 		if s.pending != nil {
 			key, s.dropPending = txtCancelled, true
+		}
+		if _, ok := s.conv.Slots[interviewSlot]; ok {
+			key = txtCancelled
+			delete(s.conv.Slots, interviewSlot)
 		}
 		e.replyText(s, say(s.lang, key), nil)
 		return true

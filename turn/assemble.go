@@ -20,7 +20,7 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 	start := e.cfg.Now()
 	live := e.liveContext(ctx, s)
 	history, current := s.conv.Messages, s.added
-	window := e.cfg.Memory.Window
+	window := s.memory.Window
 	if len(current) > window {
 		current = current[len(current)-window:]
 	}

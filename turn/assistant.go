@@ -21,12 +21,17 @@ const (
 	// ModeLoop: model → tool calls → results → model, until a final answer
 	// or a limit (mode_loop.go).
 	ModeLoop Mode = "loop"
+	// ModeInterview: the model interviews the user — one question at a
+	// time, at most MaxQuestions — then delivers a result; the server
+	// holds it to that (mode_interview.go).
+	ModeInterview Mode = "interview"
 )
 
 // modes are the assistant modes by name.
 var modes = map[Mode]func(e *Engine, ctx context.Context, s *state){
-	ModeSingle: (*Engine).runSingle,
-	ModeLoop:   (*Engine).runLoop,
+	ModeSingle:    (*Engine).runSingle,
+	ModeLoop:      (*Engine).runLoop,
+	ModeInterview: (*Engine).runInterview,
 }
 
 // Assistant is a named profile a tenant's turns run under: what the model
@@ -47,7 +52,28 @@ type Assistant struct {
 	// case's facts (the payment and the subscription of the ticket).
 	// They pass the same guards as the model's calls; a write is refused.
 	Preflight []Command
+	// MaxQuestions bounds an interview's questions (default
+	// DefaultMaxQuestions).
+	MaxQuestions int
+	// MaxTokens bounds one model answer of this assistant; zero means
+	// the engine's (an interview's deliverable may be long: default
+	// DefaultInterviewTokens). MaxReplyChars bounds a delivered result;
+	// zero means DefaultMaxReplyChars.
+	MaxTokens     int
+	MaxReplyChars int
+	// Memory overrides the engine's memory policy where set: an
+	// interview is not cut by the task assistant's pause (its defaults
+	// are a day).
+	Memory MemoryPolicy
 }
+
+// Defaults of an interview assistant.
+const (
+	DefaultMaxQuestions    = 3
+	DefaultInterviewTokens = 4000
+	DefaultMaxReplyChars   = 32000
+	DefaultInterviewPause  = 24 * time.Hour
+)
 
 // Defaults of Limits.
 const (
@@ -102,11 +128,28 @@ func checkAssistants(cfg *Config) error {
 		switch a.Mode {
 		case "":
 			a.Mode = ModeSingle
-		case ModeSingle, ModeLoop:
+		case ModeSingle, ModeLoop, ModeInterview:
 		default:
 			return fmt.Errorf("assistant %s: unknown mode %q", name, a.Mode)
 		}
 		a.Limits = a.Limits.withDefaults()
+		if a.Mode == ModeInterview {
+			if a.MaxQuestions <= 0 {
+				a.MaxQuestions = DefaultMaxQuestions
+			}
+			if a.MaxTokens <= 0 {
+				a.MaxTokens = DefaultInterviewTokens
+			}
+			if a.Memory.Pause <= 0 {
+				a.Memory.Pause = DefaultInterviewPause
+			}
+			if a.Memory.TTL <= 0 {
+				a.Memory.TTL = DefaultInterviewPause
+			}
+		}
+		if a.MaxReplyChars <= 0 {
+			a.MaxReplyChars = DefaultMaxReplyChars
+		}
 		for _, c := range a.Preflight {
 			entry, ok := cfg.Tools.Lookup(c.Tool)
 			switch {
@@ -126,6 +169,21 @@ func checkAssistants(cfg *Config) error {
 		}
 	}
 	return nil
+}
+
+// memoryFor is the engine's memory policy with a's own values.
+func (e *Engine) memoryFor(a Assistant) MemoryPolicy {
+	m := e.cfg.Memory
+	if a.Memory.Window > 0 {
+		m.Window = a.Memory.Window
+	}
+	if a.Memory.TTL > 0 {
+		m.TTL = a.Memory.TTL
+	}
+	if a.Memory.Pause > 0 {
+		m.Pause = a.Memory.Pause
+	}
+	return m
 }
 
 // assistantFor returns the profile tenant t's turns run under: its

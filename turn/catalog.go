@@ -100,10 +100,13 @@ func (e *Engine) catalogFor(id chat.Identity, tenant Tenant, lang string) *catal
 		e.cfg.Logger.Error("build decision schema", "tenant", id.TenantID, "role", id.Role, "err", err)
 		c.schema = &llm.Schema{Name: "decision", JSON: decision.SchemaJSON}
 	}
-	if assistant.Mode == ModeLoop {
+	switch assistant.Mode {
+	case ModeInterview:
+		c.prompt = interviewPrompt(tenant, lang, assistant.Prompt, assistant.MaxQuestions)
+	case ModeLoop:
 		c.prompt = loopPrompt(tenant, lang, assistant.Prompt)
 		c.loopDefs = append(slices.Clip(c.toolDefs), handOffDef)
-	} else {
+	default:
 		c.prompt = systemPrompt(tenant, lang, assistant.Prompt, c.entries)
 		c.toolsPrompt = toolsPrompt(tenant, lang, assistant.Prompt, c.entries)
 	}

@@ -243,8 +243,10 @@ type state struct {
 	// received is when the message arrived (chat.Inbound.ReceivedAt).
 	received time.Time
 	tenant   Tenant
-	// assistant is the profile the turn runs under.
+	// assistant is the profile the turn runs under; memory its memory
+	// policy (the engine's, with the assistant's own values).
 	assistant Assistant
+	memory    MemoryPolicy
 	loc       *time.Location
 	lang      string
 	route     route
@@ -343,6 +345,7 @@ func (e *Engine) newState(in chat.Inbound) *state {
 		s.tenant.ID = in.Identity.TenantID
 	}
 	s.assistant = e.assistantFor(s.tenant)
+	s.memory = e.memoryFor(s.assistant)
 	s.lang = in.Identity.Language
 	if s.lang == "" {
 		s.lang = s.tenant.Language
@@ -397,6 +400,12 @@ func (e *Engine) run(ctx context.Context, s *state) {
 		return
 	}
 	if e.runResume(ctx, s) {
+		return
+	}
+	if s.assistant.Mode == ModeInterview && s.route.kind != routeCommand && s.route.kind != routeCall && s.route.kind != routeEmpty {
+		// Every message is the interview's: an answer such as "да" is an
+		// answer, not a confirmation (an interviewer runs no tools).
+		e.runInterview(ctx, s)
 		return
 	}
 	if e.resolvePending(ctx, s) {

@@ -50,6 +50,7 @@ type Trace struct {
 	Repair    *RepairTrace    `json:"repair,omitempty"`
 	// Loop is a loop assistant's task; Review why it went to a person.
 	Loop         *LoopTrace         `json:"loop,omitempty"`
+	Interview    *InterviewTrace    `json:"interview,omitempty"`
 	Review       *ReviewTrace       `json:"review,omitempty"`
 	Vetoes       []Veto             `json:"vetoes"`
 	Confirmation *ConfirmationTrace `json:"confirmation,omitempty"`

@@ -29,11 +29,11 @@ func (e *Engine) loadMemory(ctx context.Context, s *state) error {
 	default:
 		s.pending = &p
 	}
-	kept, fresh := applyMemoryPolicy(conv, s.now, e.cfg.Memory)
+	kept, fresh := applyMemoryPolicy(conv, s.now, s.memory)
 	conv.Messages = kept
 	if fresh {
 		conv.StartedAt = time.Time{}
-		s.trace.Notes = append(s.trace.Notes, "pause longer than "+e.cfg.Memory.Pause.String()+": new conversation")
+		s.trace.Notes = append(s.trace.Notes, "pause longer than "+s.memory.Pause.String()+": new conversation")
 	}
 	s.conv = conv
 	s.trace.MemoryMessages = len(kept)
@@ -88,8 +88,8 @@ func (e *Engine) updateMemory(s *state) {
 		}
 	}
 	msgs = append(append([]store.Message(nil), msgs...), s.added...)
-	if len(msgs) > e.cfg.Memory.Window {
-		msgs = msgs[len(msgs)-e.cfg.Memory.Window:]
+	if len(msgs) > s.memory.Window {
+		msgs = msgs[len(msgs)-s.memory.Window:]
 	}
 	s.conv.Messages = msgs
 	if s.conv.StartedAt.IsZero() {

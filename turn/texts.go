@@ -38,6 +38,8 @@ const (
 	txtOutsideCase
 	txtSentForApproval
 	txtActionRejected
+	txtInterviewNoResult
+	txtCutAt
 )
 
 var texts = map[string]map[textKey]string{
@@ -72,6 +74,8 @@ var texts = map[string]map[textKey]string{
 		txtOutsideCase:       "Это действие относится не к текущему обращению, поэтому я его не выполнил.",
 		txtSentForApproval:   "«%s» передано на согласование сотруднику. Пока он не одобрит, ничего не выполнено.",
 		txtActionRejected:    "Сотрудник отклонил «%s», ничего не выполнено.",
+		txtInterviewNoResult: "Не получилось подготовить итоговый ответ по вашим ответам. Попробуйте описать задачу подробнее одним сообщением.",
+		txtCutAt:             "(ответ обрезан на %d символах)",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -104,6 +108,8 @@ var texts = map[string]map[textKey]string{
 		txtOutsideCase:       "That action is outside the current case, so I did not do it.",
 		txtSentForApproval:   "\"%s\" is waiting for a colleague's approval; nothing is done until they approve it.",
 		txtActionRejected:    "A colleague rejected \"%s\"; nothing was done.",
+		txtInterviewNoResult: "I could not put together a final answer from your replies. Please describe the task in more detail in one message.",
+		txtCutAt:             "(cut at %d characters)",
 	},
 }
 

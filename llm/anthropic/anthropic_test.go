@@ -607,3 +607,26 @@ func TestToolTranscript(t *testing.T) {
 		}
 	}
 }
+
+// A message marked Cache carries the cache breakpoint on its last block,
+// after the system prompt's.
+func TestCacheBreakpointOnAMessage(t *testing.T) {
+	srv, p := newTest(t, Config{})
+	srv.Enqueue(llmtest.AnthropicReply{Text: "ok"})
+	req := llm.Request{Messages: []llm.Message{
+		{Role: llm.RoleSystem, Content: "You interview."},
+		{Role: llm.RoleUser, Content: "a 50 KB log", Cache: true},
+		{Role: llm.RoleAssistant, Content: "Which version?"},
+		{Role: llm.RoleUser, Content: "11"},
+	}}
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Requests()[0]
+	if cc := got.Messages[0].Content[0].CacheControl; cc == nil || cc.Type != "ephemeral" {
+		t.Errorf("first message blocks %+v: want a cache breakpoint", got.Messages[0].Content)
+	}
+	if got.Messages[2].Content[0].CacheControl != nil || got.System[0].CacheControl == nil {
+		t.Errorf("breakpoints elsewhere: %s", got.Body)
+	}
+}

@@ -124,19 +124,24 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 			b = append(b, `","content":[`...)
 		}
 		role = wireRole
-		if m.Role == llm.RoleTool {
+		switch {
+		case m.Role == llm.RoleTool:
 			b = appendToolResult(b, m)
-			continue
-		}
-		if !isBlank(m.Content) {
-			b = append(b, `{"type":"text","text":`...)
-			b = wire.AppendJSONString(b, m.Content)
-			b = append(b, '}')
-			if len(m.ToolCalls) > 0 {
-				b = append(b, ',')
+		default:
+			if !isBlank(m.Content) {
+				b = append(b, `{"type":"text","text":`...)
+				b = wire.AppendJSONString(b, m.Content)
+				b = append(b, '}')
+				if len(m.ToolCalls) > 0 {
+					b = append(b, ',')
+				}
 			}
+			b = appendToolUses(b, m.ToolCalls)
 		}
-		b = appendToolUses(b, m.ToolCalls)
+		if m.Cache && b[len(b)-1] == '}' {
+			// The breakpoint goes on the message's last block.
+			b = append(b[:len(b)-1], `,"cache_control":{"type":"ephemeral"}}`...)
+		}
 	}
 	if role == "" {
 		return nil, p.newError(llm.ErrBadRequest, "request has no user or assistant message with content", nil)

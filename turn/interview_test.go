@@ -1,0 +1,220 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// interviewBench is an engine whose tenant's assistant interviews.
+type interviewBench struct {
+	t     *testing.T
+	eng   *turn.Engine
+	st    *sqlitestore.Store
+	model *llmtest.Scripted
+	id    chat.Identity
+}
+
+func newInterviewBench(t *testing.T, a turn.Assistant) *interviewBench {
+	t.Helper()
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "iv.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	reg, _ := tool.NewRegistry()
+	a.Mode = turn.ModeInterview
+	b := &interviewBench{t: t, st: st, model: llmtest.NewScripted(),
+		id: chat.Identity{TenantID: "t", UserID: "u", Role: "user", Scopes: []chat.Scope{chat.ScopeRead}}}
+	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: b.model,
+		Assistants: map[string]turn.Assistant{"iv": a},
+		Tenants:    map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Assistant: "iv", Roles: map[string]turn.Role{"user": {}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (b *interviewBench) send(in chat.Inbound) (chat.Outbound, map[string]any) {
+	b.t.Helper()
+	in.Identity, in.Chat = b.id, "c"
+	out, err := b.eng.HandleTurn(context.Background(), in)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var trace map[string]any
+	_ = json.Unmarshal(rec.Trace, &trace)
+	return out, trace
+}
+
+func ask(id, question, reasoning string, options ...string) llm.ToolCall {
+	args, _ := json.Marshal(map[string]any{"question": question, "reasoning": reasoning, "options": options})
+	return llm.ToolCall{ID: id, Name: "ask_user", Arguments: args}
+}
+
+func deliver(id, content string, confidence float64) llm.ToolCall {
+	args, _ := json.Marshal(map[string]any{"content": content, "confidence_score": confidence})
+	return llm.ToolCall{ID: id, Name: "deliver_final_result", Arguments: args}
+}
+
+// The seed's flow: a vague request, one question with options, the
+// answer by button, the result.
+func TestInterviewSeedFlow(t *testing.T) {
+	b := newInterviewBench(t, turn.Assistant{Prompt: "Ты — эксперт-исполнитель."})
+	const question = "Уточните, пожалуйста, какую версию Laravel вы используете?"
+	b.model.Push(
+		llmtest.ToolCalls("", ask("call_q1", question, "SECRET-REASONING: the API differs by version", "Laravel 10", "Laravel 11", "Не знаю")),
+		llmtest.ToolCalls("", deliver("call_f", "Вот оптимизированная функция для Laravel 11: …", 0.85)),
+	)
+	out, trace := b.send(chat.Inbound{Text: "оптимизируй функцию"})
+	if out.Say != question || len(out.Buttons) != 3 || out.Buttons[1].Value != "Laravel 11" || out.Final != nil {
+		t.Fatalf("question turn: %+v", out)
+	}
+	iv := trace["interview"].(map[string]any)
+	if iv["questions"] != 1.0 || !strings.Contains(iv["reasoning"].(string), "SECRET-REASONING") {
+		t.Errorf("trace interview %v", iv)
+	}
+	first := b.model.Requests()[0]
+	if first.ToolChoice.Mode != llm.ToolRequired || len(first.Tools) != 2 || !first.Messages[1].Cache ||
+		!strings.Contains(first.Messages[0].Content, "Ты — эксперт-исполнитель.") {
+		t.Errorf("first request: choice %+v, tools %d, messages %+v", first.ToolChoice, len(first.Tools), first.Messages)
+	}
+
+	// "Laravel 11" pressed; "да" would be an answer too, never a confirmation.
+	out, trace = b.send(chat.Inbound{Button: "Laravel 11"})
+	if out.Final == nil || out.Final.Content != "Вот оптимизированная функция для Laravel 11: …" || *out.Final.ConfidenceScore != 0.85 || out.Say != out.Final.Content {
+		t.Fatalf("final turn: %+v", out)
+	}
+	second := b.model.Requests()[1].Messages
+	if last := second[len(second)-1]; last.Role != llm.RoleTool || last.ToolCallID != "call_q1" || last.Content != "Laravel 11" {
+		t.Errorf("the answer went to the model as %+v", last)
+	}
+	if iv := trace["interview"].(map[string]any); iv["ended"] != "final" || iv["confidence_score"] != 0.85 {
+		t.Errorf("trace interview %v", iv)
+	}
+	// The interview is over: the next message starts another.
+	b.model.Push(llmtest.ToolCalls("", deliver("call_g", "ok", 1)))
+	b.send(chat.Inbound{Text: "да"})
+	if msgs := b.model.Requests()[2].Messages; len(msgs) != 2 || msgs[1].Content != "да" {
+		t.Errorf("a new interview starts from the new message: %+v", msgs)
+	}
+}
+
+// After max_questions answers the request names deliver_final_result; a
+// model that still asks gets one repair, then the interview ends with what
+// there is and says so — never a fourth question.
+func TestInterviewQuestionLimit(t *testing.T) {
+	b := newInterviewBench(t, turn.Assistant{})
+	for i := range 3 {
+		b.model.Push(llmtest.ToolCalls("", ask(fmt.Sprintf("q%d", i), fmt.Sprintf("Вопрос %d?", i+1), "r")))
+	}
+	b.model.Push(
+		llmtest.ToolCalls("", ask("q4", "Четвёртый вопрос?", "r")),
+		llmtest.ToolCalls("", ask("q5", "И ещё один?", "r")),
+	)
+	out, _ := b.send(chat.Inbound{Text: "сделай мне сайт"})
+	for i := 2; i <= 3; i++ {
+		if out.Say != fmt.Sprintf("Вопрос %d?", i-1) {
+			t.Fatalf("question %d: %q", i-1, out.Say)
+		}
+		out, _ = b.send(chat.Inbound{Text: "ответ"})
+	}
+	if out.Say != "Вопрос 3?" {
+		t.Fatalf("third question: %q", out.Say)
+	}
+	out, trace := b.send(chat.Inbound{Text: "ответ"})
+	if strings.Contains(out.Say, "Четвёртый") || strings.Contains(out.Say, "ещё один") || out.Final == nil {
+		t.Fatalf("after three answers: %+v", out)
+	}
+	reqs := b.model.Requests()
+	if c := reqs[3].ToolChoice; c.Mode != llm.ToolNamed || c.Name != "deliver_final_result" {
+		t.Errorf("fourth request's tool choice %+v", c)
+	}
+	if iv := trace["interview"].(map[string]any); iv["ended"] != "no_result" || len(iv["problems"].([]any)) != 2 {
+		t.Errorf("trace interview %v", iv)
+	}
+}
+
+// Random model behaviours: the user never sees more than max_questions
+// questions, never the reasoning, and every interview ends in a result or
+// a clear failure.
+func TestInterviewProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 46502))
+	const interviews = 200
+	b := newInterviewBench(t, turn.Assistant{MaxQuestions: 3})
+	next := 0
+	behave := func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		next++
+		id := fmt.Sprintf("c%d", next)
+		tools := func(text string, calls ...llm.ToolCall) (llm.Response, error) {
+			return llm.Response{Protocol: llm.ProtocolTools, Text: text, ToolCalls: calls, Provider: "p", Model: "m"}, nil
+		}
+		switch rng.IntN(9) {
+		case 0, 1: // asks (forever, if it can)
+			return tools("", ask(id, "Какой у вас бюджет?", "REASONING-"+id, "мало", "много"))
+		case 2: // two questions in one
+			return tools("", ask(id, "Какой стек? А какая база?", "REASONING-"+id))
+		case 3: // two calls
+			return tools("", ask(id, "Кто аудитория?", "REASONING-"+id), ask(id+"b", "Какие сроки?", "REASONING-"+id+"b"))
+		case 4: // text instead of a tool
+			return tools("Просто текстовый ответ.")
+		case 5: // malformed arguments
+			return tools("", llm.ToolCall{ID: id, Name: "ask_user", Arguments: json.RawMessage(`"question?"`)})
+		case 6: // provider error
+			return llm.Response{}, &llm.Error{Kind: llm.ErrTransient, Provider: "p", Model: "m", Message: "503"}
+		case 7: // a result with a broken score
+			return tools("", llm.ToolCall{ID: id, Name: "deliver_final_result", Arguments: json.RawMessage(`{"content":"x","confidence_score":7}`)})
+		}
+		return tools("", deliver(id, "Итог "+id, 0.7))
+	}
+	for range interviews * 12 {
+		b.model.Push(llmtest.Func(behave))
+	}
+	finals, failures := 0, 0
+	for i := range interviews {
+		questions := 0
+		in := chat.Inbound{Text: fmt.Sprintf("задача %d", i)}
+		for turnNo := 0; ; turnNo++ {
+			if turnNo > 10 {
+				t.Fatalf("interview %d does not end", i)
+			}
+			out, _ := b.send(in)
+			if strings.Contains(out.Say, "REASONING") || strings.Contains(fmt.Sprint(out.Buttons), "REASONING") {
+				t.Fatalf("interview %d: the reasoning reached the user: %+v", i, out)
+			}
+			if out.Final != nil {
+				finals++
+				break
+			}
+			if strings.Contains(out.Say, "модели сейчас недоступны") {
+				failures++
+				b.send(chat.Inbound{Text: "/reset"})
+				break
+			}
+			questions++
+			if questions > 3 || strings.Count(out.Say, "?") != 1 {
+				t.Fatalf("interview %d: question %d shown: %q", i, questions, out.Say)
+			}
+			in = chat.Inbound{Text: "ответ"}
+		}
+	}
+	t.Logf("%d interviews: %d results, %d clear failures", interviews, finals, failures)
+	if finals == 0 || failures == 0 {
+		t.Errorf("the random behaviours did not reach both endings: %d results, %d failures", finals, failures)
+	}
+}
