@@ -206,6 +206,15 @@ type Assistant struct {
 	// model sees the case (args: a JSON object; bound arguments are
 	// filled from the case).
 	Preflight []Command `yaml:"preflight"`
+	// MaxQuestions bounds an interview (mode interview; default 3).
+	MaxQuestions int `yaml:"max_questions"`
+	// MaxTokens bounds one model answer (default: limits.max_tokens; an
+	// interview 4000); MaxReplyChars a delivered result (default 32000).
+	MaxTokens     int `yaml:"max_tokens"`
+	MaxReplyChars int `yaml:"max_reply_chars"`
+	// Memory overrides the memory policy for this assistant's
+	// conversations (an interview's default pause and TTL are a day).
+	Memory Memory `yaml:"memory"`
 }
 
 // AssistantLimits bound one task of a loop assistant; zero takes the

@@ -85,9 +85,9 @@ func (v *validator) validate(c *Config) {
 	for _, name := range sortedKeys(c.Assistants) {
 		a, p := c.Assistants[name], "assistants."+name
 		switch a.Mode {
-		case "", "single", "loop":
+		case "", "single", "loop", "interview":
 		default:
-			v.errorf(p+".mode", "unknown mode %q (single or loop)", a.Mode)
+			v.errorf(p+".mode", "unknown mode %q (single, loop or interview)", a.Mode)
 		}
 		if a.Prompt != "" && a.PromptFile != "" {
 			v.errorf(p, "set prompt or prompt_file, not both")
@@ -99,9 +99,14 @@ func (v *validator) validate(c *Config) {
 			name string
 			n    int64
 		}{{"model_calls", int64(l.ModelCalls)}, {"tool_calls", int64(l.ToolCalls)}, {"deadline", int64(l.Deadline)},
-			{"result_bytes", int64(l.ResultBytes)}, {"total_bytes", int64(l.TotalBytes)}, {"same_call", int64(l.SameCall)}} {
+			{"result_bytes", int64(l.ResultBytes)}, {"total_bytes", int64(l.TotalBytes)}, {"same_call", int64(l.SameCall)},
+			{"max_questions", int64(a.MaxQuestions)}, {"max_tokens", int64(a.MaxTokens)}, {"max_reply_chars", int64(a.MaxReplyChars)}} {
+			at := p + ".limits." + f.name
+			if strings.HasPrefix(f.name, "max_") {
+				at = p + "." + f.name
+			}
 			if f.n < 0 {
-				v.errorf(p+".limits."+f.name, "must not be negative")
+				v.errorf(at, "must not be negative")
 			}
 		}
 	}

@@ -328,10 +328,12 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		for _, c := range a.Preflight {
 			preflight = append(preflight, turn.Command{Tool: c.Tool, Args: c.Args})
 		}
-		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Preflight: preflight, Limits: turn.Limits{
-			ModelCalls: l.ModelCalls, ToolCalls: l.ToolCalls, Deadline: time.Duration(l.Deadline),
-			ResultBytes: l.ResultBytes, TotalBytes: l.TotalBytes, SameCall: l.SameCall,
-		}}
+		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Preflight: preflight,
+			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars,
+			Memory: turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)}, Limits: turn.Limits{
+				ModelCalls: l.ModelCalls, ToolCalls: l.ToolCalls, Deadline: time.Duration(l.Deadline),
+				ResultBytes: l.ResultBytes, TotalBytes: l.TotalBytes, SameCall: l.SameCall,
+			}}
 	}
 	tenants := map[string]turn.Tenant{}
 	for _, t := range cfg.Tenants {
