@@ -15,11 +15,13 @@ import (
 
 // Field limits of POST /v1/messages.
 const (
-	maxIDLen       = 128
-	maxTextRunes   = 8000
+	maxIDLen = 128
+	// A pasted log or document is a message too: the body limit
+	// (limits.max_body_bytes) is what bounds it.
+	maxTextRunes   = 128_000
 	maxButtonLen   = 64
 	maxEvidence    = 20
-	maxEvidenceLen = 32 << 10
+	maxEvidenceLen = 128 << 10
 	maxContext     = 16
 	maxContextLen  = 256
 )

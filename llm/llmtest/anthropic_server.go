@@ -40,6 +40,10 @@ type AnthropicServerConfig struct {
 	// SkipRecording stops the server from keeping the decoded requests
 	// (Count still counts them), so long benchmarks run in constant memory.
 	SkipRecording bool
+	// PromptCache makes estimated usage follow the API's prompt cache: a
+	// prefix up to a cache_control breakpoint that an earlier request
+	// wrote is reported as cache reads (see promptCache).
+	PromptCache bool
 }
 
 // AnthropicReply scripts one answer of AnthropicServer. The zero value is a
@@ -395,6 +399,7 @@ type AnthropicServer struct {
 	mu       sync.Mutex
 	queue    []AnthropicReply
 	requests []*AnthropicRequest
+	cache    promptCache
 }
 
 // NewAnthropicServer starts an AnthropicServer on a loopback port. Call
@@ -541,6 +546,16 @@ func (s *AnthropicServer) answer(w http.ResponseWriter, r *http.Request, req *An
 	id := s.seq.Add(1)
 	h.Set("Request-Id", "req_llmtest_"+strconv.FormatInt(id, 10))
 
+	if s.cfg.PromptCache && reply.Usage == nil && status == http.StatusOK && reply.Body == nil {
+		s.mu.Lock()
+		in, read, created := s.cache.usage(req)
+		s.mu.Unlock()
+		out := len(reply.Text) / 4
+		for _, tu := range reply.ToolUses {
+			out += len(tu.Input) / 4
+		}
+		reply.Usage = &AnthropicUsage{InputTokens: in, CacheReadInputTokens: read, CacheCreationInputTokens: created, OutputTokens: out + 1}
+	}
 	var body []byte
 	switch {
 	case reply.Body != nil:
