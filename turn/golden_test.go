@@ -74,15 +74,16 @@ type harness struct {
 	// tenant is the first tenant of the configuration, which checks read.
 	tenant string
 	out    strings.Builder
+	calls  int // tool calls scripted so far
 }
 
 // testEnv is the environment golden configurations see: the example's
 // keys come from it.
 var testEnv = map[string]string{"TASKBOT_DMITRY_KEY": "k-taskbot-dmitry", "TASKBOT_OLGA_KEY": "k-taskbot-olga"}
 
-func newHarness(t *testing.T, cfgYAML []byte, withModel bool) *harness {
+func newHarness(t *testing.T, cfgYAML []byte, withModel bool, env map[string]string) *harness {
 	t.Helper()
-	getenv := func(k string) string { return testEnv[k] }
+	getenv := func(k string) string { return env[k] }
 	cfg, err := config.Parse(bytes.NewReader(cfgYAML), getenv)
 	if err != nil {
 		t.Fatalf("test config: %v", err)
@@ -110,17 +111,24 @@ func newHarness(t *testing.T, cfgYAML []byte, withModel bool) *harness {
 }
 
 func TestGolden(t *testing.T) {
-	runGolden(t, "testdata", filepath.Join("testdata", "config.yaml"))
+	runGolden(t, "testdata", filepath.Join("testdata", "config.yaml"), testEnv)
 }
 
 // TestExampleTaskbot runs the example's transcripts on its own
 // configuration, so the example stays true.
 func TestExampleTaskbot(t *testing.T) {
 	dir := filepath.Join("..", "examples", "taskbot")
-	runGolden(t, filepath.Join(dir, "testdata"), filepath.Join(dir, "config.yaml"))
+	runGolden(t, filepath.Join(dir, "testdata"), filepath.Join(dir, "config.yaml"), testEnv)
 }
 
-func runGolden(t *testing.T, dir, configPath string) {
+// TestExampleInterviewer runs the interviewer example's flow on its own
+// configuration (its model replaced by the script).
+func TestExampleInterviewer(t *testing.T) {
+	dir := filepath.Join("..", "examples", "interviewer")
+	runGolden(t, filepath.Join(dir, "testdata"), filepath.Join(dir, "arbiter.yaml"), map[string]string{"OPENAI_API_KEY": "sk-example"})
+}
+
+func runGolden(t *testing.T, dir, configPath string, env map[string]string) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden transcripts in %s: %v", dir, err)
@@ -150,7 +158,7 @@ func runGolden(t *testing.T, dir, configPath string) {
 					want, wantIdx = string(f.Data), i
 				}
 			}
-			h := newHarness(t, cfg, withModel)
+			h := newHarness(t, cfg, withModel, env)
 			h.run(script)
 			got := h.out.String()
 			if *update {
@@ -196,8 +204,9 @@ func (h *harness) run(script string) {
 				h.t.Fatalf("%s: %v", where, err)
 			}
 			var calls []llm.ToolCall
-			for i, c := range a.Calls {
-				calls = append(calls, llm.ToolCall{ID: fmt.Sprintf("call_%d", i), Name: c.Name, Arguments: c.Arguments})
+			for _, c := range a.Calls {
+				h.calls++ // ids unique across the conversation, as a provider's are
+				calls = append(calls, llm.ToolCall{ID: fmt.Sprintf("call_%d", h.calls), Name: c.Name, Arguments: c.Arguments})
 			}
 			h.model.Push(llmtest.ToolCalls(a.Say, calls...))
 		case "model-fail":
@@ -316,6 +325,13 @@ func (h *harness) send(where, rest string) {
 	}
 	if out.Pending != nil {
 		fmt.Fprintf(&h.out, "< pending: %s %s\n", out.Pending.Tool, out.Pending.Args)
+	}
+	if out.Final != nil {
+		score := "none"
+		if out.Final.ConfidenceScore != nil {
+			score = strconv.FormatFloat(*out.Final.ConfidenceScore, 'g', -1, 64)
+		}
+		fmt.Fprintf(&h.out, "< final: confidence_score=%s\n", score)
 	}
 	for _, ex := range out.Executed {
 		fmt.Fprintf(&h.out, "< executed: %s %s %s -> %s\n", ex.Tool, ex.Args, ex.Status, ex.Result)
@@ -471,6 +487,10 @@ func (h *harness) check(where, rest string) {
 	case "say-has":
 		if !strings.Contains(h.last.Say, unq()) {
 			t.Errorf("%s: reply %q lacks %q", where, h.last.Say, unq())
+		}
+	case "say-lacks":
+		if strings.Contains(h.last.Say, unq()) || strings.Contains(fmt.Sprint(h.last.Buttons), unq()) {
+			t.Errorf("%s: reply %q shows %q", where, h.last.Say, unq())
 		}
 	case "executed":
 		if len(h.last.Executed) != atoi() {
