@@ -157,6 +157,28 @@ func (b *browser) consoleClean() {
 	}
 }
 
+// TestBrowserInterview: an interviewer's question shows its options as
+// chips, a click answers it, and the result is marked with the model's
+// confidence.
+func TestBrowserInterview(t *testing.T) {
+	const token = "k-browser-test-0123456789"
+	b, api, srv := startBrowser(t, token)
+	b.do("open the app", chromedp.Navigate(srv.URL+"/"))
+	b.do("sign in", chromedp.WaitVisible(chromedp.ID("login-key")), chromedp.SendKeys(chromedp.ID("login-key"), token+kb.Enter))
+	b.wait("the chat", `!document.getElementById('view-chat').hidden`)
+	b.do("a vague request", chromedp.SendKeys(chromedp.ID("message-input"), "optimize the function"+kb.Enter))
+	b.wait("the question's chips", `document.querySelectorAll('#messages [data-turn="t-1"] .chip').length === 3`)
+	if got := b.texts("chips", `#messages [data-turn="t-1"] .chip`); strings.Join(got, "|") != "Laravel 10|Laravel 11|Не знаю" {
+		t.Errorf("chips = %q", got)
+	}
+	b.do("answer with a chip", chromedp.Click(chromedp.CSS(`#messages [data-turn="t-1"] .chip[data-value="Laravel 11"]`)))
+	b.wait("the result", `document.querySelector('#messages [data-turn="t-2"] .badge.final')?.textContent === 'Result · confidence 80%'`)
+	if last := api.sent()[len(api.sent())-1]; last.Button != "Laravel 11" || last.Text != "" {
+		t.Errorf("the option chip sent %+v", last)
+	}
+	b.check("the answered question's chips are disabled", `document.querySelector('#messages [data-turn="t-1"] .chip').disabled`)
+}
+
 // TestBrowser drives the app in headless Chromium, on a phone-sized
 // window, against a fake of the API: sign-in, a reply with chips, a chip,
 // a confirmation with Да, the typing indicator, a retry after 503, the

@@ -186,6 +186,14 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 		out.Buttons = []chat.Button{{Label: "Show my tasks", Value: "/tasks"}, {Label: "<b>bold</b>", Value: "/help"}}
 	case req.Button == "/tasks":
 		out.Say = "You have 2 tasks: check the signup form; call Anna."
+	case req.Text == "optimize the function":
+		// An interviewer's question: its options are chips.
+		out.Say = "Which Laravel version do you use?"
+		out.Buttons = []chat.Button{{Label: "Laravel 10", Value: "Laravel 10"}, {Label: "Laravel 11", Value: "Laravel 11"}, {Label: "Не знаю", Value: "Не знаю"}}
+	case req.Button == "Laravel 11":
+		score := 0.8
+		out.Say = "Use collections: $users->filter(...)."
+		out.Final = &chat.Final{Content: out.Say, ConfidenceScore: &score}
 	case req.Text == "create a task":
 		out.Say = "Create the task «Check the signup form»?"
 		out.Pending = &chat.PendingView{Tool: "create_task", Args: json.RawMessage(`{"title":"Check the signup form"}`), ExpiresAt: f.clock.Add(10 * time.Minute)}

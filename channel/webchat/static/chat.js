@@ -222,7 +222,8 @@ function renderMessage(m) {
     h('p', {class: 'meta'},
       h('span', {class: 'who'}, 'Assistant'), ' ',
       h('time', {datetime: new Date(m.at).toISOString()}, fmtClock(m.at)),
-      m.duplicate ? h('span', {class: 'badge'}, 'repeated reply') : null),
+      m.duplicate ? h('span', {class: 'badge'}, 'repeated reply') : null,
+      m.final ? h('span', {class: 'badge final'}, m.final.confidence === null ? 'Result' : 'Result · confidence ' + Math.round(m.final.confidence * 100) + '%') : null),
     h('p', {class: 'text'}, m.text || ''),
     m.executed && m.executed.length ? renderExecuted(m.executed) : null,
     m.pending || confirmButtons.length ? renderPending(m, confirmButtons) : null,
@@ -236,6 +237,15 @@ function renderMessage(m) {
       }, b.label || b.value))) : null,
     m.turnId ? h('p', {class: 'trace-link'},
       h('a', {href: '/turns/' + encodeURIComponent(m.turnId)}, 'Trace', vh(' of this reply'))) : null);
+}
+
+// finalOf keeps an interview's result mark: the model's confidence, or
+// null when it gave none.
+function finalOf(reply) {
+  const f = reply.final;
+  if (!f || typeof f !== 'object') return null;
+  const c = f.confidence_score;
+  return {confidence: typeof c === 'number' && c >= 0 && c <= 1 ? c : null};
 }
 
 function isConfirm(v) {
@@ -338,6 +348,7 @@ async function deliver(conv, msg, body) {
       pending: reply.pending && typeof reply.pending === 'object' ? reply.pending : null,
       executed: Array.isArray(reply.executed) ? reply.executed : [],
       duplicate: reply.duplicate === true,
+      final: finalOf(reply),
     });
     return true;
   } catch (e) {
