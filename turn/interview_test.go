@@ -218,3 +218,22 @@ func TestInterviewProperty(t *testing.T) {
 		t.Errorf("the random behaviours did not reach both endings: %d results, %d failures", finals, failures)
 	}
 }
+
+// A deliverable past the assistant's reply length is cut, and says so; a
+// fallback model's plain text is the result.
+func TestInterviewResultLimitsAndFallback(t *testing.T) {
+	b := newInterviewBench(t, turn.Assistant{MaxReplyChars: 20, MaxTokens: 1234})
+	b.model.Push(llmtest.ToolCalls("", deliver("f", strings.Repeat("код ", 30), 0.9)))
+	out, _ := b.send(chat.Inbound{Text: "напиши код"})
+	if !strings.HasPrefix(out.Say, strings.Repeat("код ", 5)) || !strings.Contains(out.Say, "обрезан на 20") || out.Final == nil {
+		t.Errorf("cut result %q", out.Say)
+	}
+	if got := b.model.Requests()[0].MaxTokens; got != 1234 {
+		t.Errorf("max tokens %d, want the assistant's 1234", got)
+	}
+	b.model.Push(llmtest.ToolCalls("Вот ответ текстом."))
+	out, trace := b.send(chat.Inbound{Text: "ещё"})
+	if out.Say != "Вот ответ текстом." || out.Final == nil || out.Final.ConfidenceScore != nil || trace["interview"].(map[string]any)["ended"] != "text" {
+		t.Errorf("fallback: %+v", out)
+	}
+}
