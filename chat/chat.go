@@ -44,6 +44,19 @@ type Identity struct {
 	Scopes   []Scope
 	Timezone string // IANA zone; empty means the tenant's zone
 	Language string // reply language ("ru", "en"); empty means the tenant's
+	// Connected are the integrations this user has connected ("google",
+	// "trello"): tools that require one are shown only with it.
+	Connected []string
+}
+
+// Connects reports whether the identity has the integration connected.
+func (id Identity) Connects(integration string) bool {
+	for _, c := range id.Connected {
+		if c == integration {
+			return true
+		}
+	}
+	return false
 }
 
 // HasScope reports whether the identity holds s.
@@ -125,6 +138,9 @@ type Inbound struct {
 	// conversation for good; tool arguments declared bound
 	// (tool.Spec.BoundArgs) are filled from it and may not differ.
 	Case map[string]string
+	// Client is what the user is doing in the client's interface, as the
+	// client reports it: data for the router, never an instruction.
+	Client *ClientHint
 	// Resume, set by the engine itself, makes this the turn that carries
 	// out a decided action (see Approver) in its conversation and answers
 	// there; it holds the action's id.
@@ -176,6 +192,9 @@ type Outbound struct {
 	// Final is an interview's delivered result (Say holds its content
 	// too); nil otherwise.
 	Final *Final `json:"final,omitempty"`
+	// Skill is the skill active in the chat after this turn (a router
+	// assistant's conversational mode), or null.
+	Skill *string `json:"skill"`
 }
 
 // Final is the result an interview delivered.
@@ -194,6 +213,13 @@ type Final struct {
 // messages of one conversation are serialized by the handler itself.
 type Handler interface {
 	HandleTurn(ctx context.Context, in Inbound) (Outbound, error)
+}
+
+// ClientHint is what the user is doing in the client's interface.
+type ClientHint struct {
+	OpenDocument string `json:"open_document,omitempty"` // the file open in the editor
+	ActiveMode   string `json:"active_mode,omitempty"`   // a mode switched on in the UI (image, video, music, voice, mail)
+	Tab          string `json:"tab,omitempty"`           // the tab in front
 }
 
 // ActionView is an action that waits (or waited) for approval by members

@@ -473,9 +473,12 @@ type HTTPTool struct {
 	// PrecheckURL is asked right before an approved write whether it
 	// still makes sense; ReconcileURL whether a write with an
 	// idempotency key took effect (see tool/httptool).
-	PrecheckURL  string   `yaml:"precheck_url"`
-	ReconcileURL string   `yaml:"reconcile_url"`
-	Timeout      Duration `yaml:"timeout"`
+	PrecheckURL  string `yaml:"precheck_url"`
+	ReconcileURL string `yaml:"reconcile_url"`
+	// Requires names the integration a user must have connected (google,
+	// trello) to be shown the tool at all.
+	Requires string   `yaml:"requires"`
+	Timeout  Duration `yaml:"timeout"`
 	// Headers are sent as given; HeadersEnv names environment variables
 	// whose values are sent (for secrets).
 	Headers    map[string]string `yaml:"headers"`

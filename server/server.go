@@ -505,6 +505,12 @@ func Identity(t config.Tenant, u config.User, scopes []string) chat.Identity {
 	if id.Name == "" {
 		id.Name = u.ID
 	}
+	if u.Google != nil {
+		id.Connected = append(id.Connected, "google")
+	}
+	if u.Trello != nil {
+		id.Connected = append(id.Connected, "trello")
+	}
 	return id
 }
 

@@ -97,6 +97,9 @@ type Spec struct {
 	// waits for one of them, and the requesting user's own "yes" does not
 	// run it.
 	Approve []string `json:"approve,omitempty"`
+	// Requires names the integration the user must have connected for
+	// the tool to be shown or run at all ("google"); empty: none.
+	Requires string `json:"requires,omitempty"`
 }
 
 // Attachment is a file the user sent, as the server stored it: how it was

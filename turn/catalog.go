@@ -49,6 +49,9 @@ func permitted(id chat.Identity, tenant Tenant, spec tool.Spec) bool {
 	if !ok || !matchesAny(role.Tools, spec.Name) {
 		return false
 	}
+	if spec.Requires != "" && !id.Connects(spec.Requires) {
+		return false // the integration is not connected for this user
+	}
 	return id.HasScope(chat.Scope(spec.Risk))
 }
 
@@ -70,7 +73,11 @@ func catalogKey(id chat.Identity, tenant Tenant, lang string) string {
 		scopes[i] = string(s)
 	}
 	sort.Strings(scopes)
-	return id.TenantID + "\x00" + id.Role + "\x00" + strings.Join(scopes, ",") + "\x00" + lang + "\x00" + tenant.Assistant
+	key := id.TenantID + "\x00" + id.Role + "\x00" + strings.Join(scopes, ",") + "\x00" + lang + "\x00" + tenant.Assistant
+	if len(id.Connected) > 0 {
+		key += "\x00" + strings.Join(slices.Sorted(slices.Values(id.Connected)), ",")
+	}
+	return key
 }
 
 func (e *Engine) catalogFor(id chat.Identity, tenant Tenant, lang string) *catalog {

@@ -76,6 +76,9 @@ type Config struct {
 	// Approve names the roles whose members approve a call
 	// (tool.Spec.Approve).
 	Approve []string
+	// Requires names the integration a user must have connected to be
+	// shown the tool (tool.Spec.Requires).
+	Requires string
 	// PrecheckURL, when set, is asked right before an approved write
 	// whether it still makes sense (see Tool.Precheck); ReconcileURL
 	// whether a write with a given idempotency key took effect (see
@@ -236,6 +239,7 @@ func New(cfg Config) (*Tool, error) {
 		Claims:         slices.Clone(cfg.Claims),
 		BoundArgs:      slices.Clone(cfg.BoundArgs),
 		Approve:        slices.Clone(cfg.Approve),
+		Requires:       cfg.Requires,
 	}
 	return t, nil
 }
