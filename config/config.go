@@ -215,6 +215,35 @@ type Assistant struct {
 	// Memory overrides the memory policy for this assistant's
 	// conversations (an interview's default pause and TTL are a day).
 	Memory Memory `yaml:"memory"`
+	// Router sets up a router assistant (mode router).
+	Router *Router `yaml:"router"`
+}
+
+// Router is a router assistant's setup: its prompt (what not to confuse
+// with what), skills, web-search tool, intercepts and guards.
+type Router struct {
+	Prompt     string            `yaml:"prompt"`
+	WebSearch  string            `yaml:"web_search"`
+	Intercepts []string          `yaml:"intercepts"`
+	Guards     []RouterGuard     `yaml:"guards"`
+	Generation map[string]string `yaml:"generation"`
+	EditTool   string            `yaml:"edit_tool"`
+	Skills     []Skill           `yaml:"skills"`
+}
+
+// RouterGuard applies a named guard to some tools (all when empty).
+type RouterGuard struct {
+	Guard string   `yaml:"guard"`
+	Tools []string `yaml:"tools"`
+}
+
+// Skill is a conversational mode a chat may switch to: the assistant
+// profile that answers while it is on; auto lets the router switch to it.
+type Skill struct {
+	ID        string `yaml:"id"`
+	Assistant string `yaml:"assistant"`
+	Label     string `yaml:"label"`
+	Auto      bool   `yaml:"auto"`
 }
 
 // AssistantLimits bound one task of a loop assistant; zero takes the

@@ -85,9 +85,19 @@ func (v *validator) validate(c *Config) {
 	for _, name := range sortedKeys(c.Assistants) {
 		a, p := c.Assistants[name], "assistants."+name
 		switch a.Mode {
-		case "", "single", "loop", "interview":
+		case "", "single", "loop", "interview", "router":
 		default:
-			v.errorf(p+".mode", "unknown mode %q (single, loop or interview)", a.Mode)
+			v.errorf(p+".mode", "unknown mode %q (single, loop, interview or router)", a.Mode)
+		}
+		if (a.Mode == "router") != (a.Router != nil) {
+			v.errorf(p+".router", "a router section goes with mode router, and mode router needs one")
+		}
+		if a.Router != nil {
+			for i, sk := range a.Router.Skills {
+				if _, ok := c.Assistants[sk.Assistant]; !ok {
+					v.errorf(fmt.Sprintf("%s.router.skills[%d].assistant", p, i), "no assistant named %q", sk.Assistant)
+				}
+			}
 		}
 		if a.Prompt != "" && a.PromptFile != "" {
 			v.errorf(p, "set prompt or prompt_file, not both")

@@ -328,7 +328,17 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		for _, c := range a.Preflight {
 			preflight = append(preflight, turn.Command{Tool: c.Tool, Args: c.Args})
 		}
-		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Preflight: preflight,
+		var router *turn.Router
+		if r := a.Router; r != nil {
+			router = &turn.Router{Prompt: r.Prompt, WebSearch: r.WebSearch, Intercepts: r.Intercepts, Generation: r.Generation, EditTool: r.EditTool}
+			for _, g := range r.Guards {
+				router.Guards = append(router.Guards, turn.GuardRule{Guard: g.Guard, Tools: g.Tools})
+			}
+			for _, sk := range r.Skills {
+				router.Skills = append(router.Skills, turn.Skill{ID: sk.ID, Assistant: sk.Assistant, Label: sk.Label, Auto: sk.Auto})
+			}
+		}
+		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Preflight: preflight, Router: router,
 			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars,
 			Memory: turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)}, Limits: turn.Limits{
 				ModelCalls: l.ModelCalls, ToolCalls: l.ToolCalls, Deadline: time.Duration(l.Deadline),

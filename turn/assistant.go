@@ -32,6 +32,7 @@ var modes = map[Mode]func(e *Engine, ctx context.Context, s *state){
 	ModeSingle:    (*Engine).runSingle,
 	ModeLoop:      (*Engine).runLoop,
 	ModeInterview: (*Engine).runInterview,
+	ModeRouter:    (*Engine).runRouter,
 }
 
 // Assistant is a named profile a tenant's turns run under: what the model
@@ -65,6 +66,8 @@ type Assistant struct {
 	// interview is not cut by the task assistant's pause (its defaults
 	// are a day).
 	Memory MemoryPolicy
+	// Router is a router assistant's setup (ModeRouter).
+	Router *Router
 }
 
 // Defaults of an interview assistant.
@@ -128,7 +131,7 @@ func checkAssistants(cfg *Config) error {
 		switch a.Mode {
 		case "":
 			a.Mode = ModeSingle
-		case ModeSingle, ModeLoop, ModeInterview:
+		case ModeSingle, ModeLoop, ModeInterview, ModeRouter:
 		default:
 			return fmt.Errorf("assistant %s: unknown mode %q", name, a.Mode)
 		}
@@ -162,6 +165,13 @@ func checkAssistants(cfg *Config) error {
 			}
 		}
 		cfg.Assistants[name] = a
+	}
+	for name, a := range cfg.Assistants {
+		if a.Mode == ModeRouter {
+			if err := checkRouter(name, a, cfg); err != nil {
+				return err
+			}
+		}
 	}
 	for id, t := range cfg.Tenants {
 		if _, ok := cfg.Assistants[t.Assistant]; t.Assistant != "" && !ok {

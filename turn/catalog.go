@@ -32,8 +32,11 @@ type catalog struct {
 	toolDefs    []llm.ToolDef
 	toolsPrompt string
 	// loopDefs are toolDefs and the server's hand-off tool, for a loop
-	// assistant.
-	loopDefs []llm.ToolDef
+	// assistant; routerDefs toolDefs and use_skill, for a router, with
+	// its routerPrompt.
+	loopDefs     []llm.ToolDef
+	routerDefs   []llm.ToolDef
+	routerPrompt string
 }
 
 func (c *catalog) lookup(name string) (*tool.Entry, bool) {
@@ -110,6 +113,13 @@ func (e *Engine) catalogFor(id chat.Identity, tenant Tenant, lang string) *catal
 	switch assistant.Mode {
 	case ModeInterview:
 		c.prompt = interviewPrompt(tenant, lang, assistant.Prompt, assistant.MaxQuestions)
+	case ModeRouter:
+		c.prompt = answerPrompt(tenant, lang, assistant.Prompt, "")
+		c.routerPrompt = routerPrompt(tenant, assistant.Router.Prompt)
+		c.routerDefs = c.toolDefs
+		if slices.ContainsFunc(assistant.Router.Skills, func(s Skill) bool { return s.Auto }) {
+			c.routerDefs = append(slices.Clip(c.toolDefs), useSkillDef(assistant.Router.Skills))
+		}
 	case ModeLoop:
 		c.prompt = loopPrompt(tenant, lang, assistant.Prompt)
 		c.loopDefs = append(slices.Clip(c.toolDefs), handOffDef)

@@ -174,9 +174,10 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 			s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: OutcomeStaleButton}
 			e.replyText(s, say(s.lang, txtStaleButton), nil)
 			return true
-		case r.kind == routeAffirm:
+		case r.kind == routeAffirm && !skillAwaitsAnswer(s):
 			// A "yes" is consent to what the user was shown, never to what
-			// a model would propose next (a burst of "да да да").
+			// a model would propose next (a burst of "да да да"). In a
+			// skill's interview it is the answer to its question.
 			s.trace.Route = RouteConfirm
 			s.trace.Confirmation = &ConfirmationTrace{Outcome: OutcomeNothingPending}
 			e.recordUserInput(s)

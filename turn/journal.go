@@ -51,6 +51,7 @@ type Trace struct {
 	// Loop is a loop assistant's task; Review why it went to a person.
 	Loop         *LoopTrace         `json:"loop,omitempty"`
 	Interview    *InterviewTrace    `json:"interview,omitempty"`
+	Router       *RouterTrace       `json:"router,omitempty"`
 	Review       *ReviewTrace       `json:"review,omitempty"`
 	Vetoes       []Veto             `json:"vetoes"`
 	Confirmation *ConfirmationTrace `json:"confirmation,omitempty"`

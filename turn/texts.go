@@ -40,6 +40,8 @@ const (
 	txtActionRejected
 	txtInterviewNoResult
 	txtCutAt
+	txtSkillOn
+	txtSkillOff
 )
 
 var texts = map[string]map[textKey]string{
@@ -76,6 +78,8 @@ var texts = map[string]map[textKey]string{
 		txtActionRejected:    "Сотрудник отклонил «%s», ничего не выполнено.",
 		txtInterviewNoResult: "Не получилось подготовить итоговый ответ по вашим ответам. Попробуйте описать задачу подробнее одним сообщением.",
 		txtCutAt:             "(ответ обрезан на %d символах)",
+		txtSkillOn:           "Включён режим «%s».",
+		txtSkillOff:          "Вернулся в обычный режим.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -110,6 +114,8 @@ var texts = map[string]map[textKey]string{
 		txtActionRejected:    "A colleague rejected \"%s\"; nothing was done.",
 		txtInterviewNoResult: "I could not put together a final answer from your replies. Please describe the task in more detail in one message.",
 		txtCutAt:             "(cut at %d characters)",
+		txtSkillOn:           "The %s skill is on.",
+		txtSkillOff:          "Back to the ordinary conversation.",
 	},
 }
 

@@ -36,6 +36,9 @@ type MessageRequest struct {
 	// Context binds the conversation to a case ({"ticket_id": "T-4821"});
 	// only a key with the scope context:bind may send it.
 	Context map[string]string `json:"context"`
+	// Client is what the user is doing in the client (an open document,
+	// a mode switched on, the tab in front): data for a router.
+	Client *chat.ClientHint `json:"client"`
 }
 
 var evidenceKinds = map[string]bool{chat.EvidenceForward: true, chat.EvidenceAttachment: true, chat.EvidenceQuote: true}
@@ -111,6 +114,13 @@ func (m *MessageRequest) validate() error {
 		}
 		if v == "" || len(v) > maxContextLen || !utf8.ValidString(v) {
 			return fmt.Errorf("context value of %q must be 1 to %d bytes of UTF-8", k, maxContextLen)
+		}
+	}
+	if c := m.Client; c != nil {
+		for _, v := range []string{c.OpenDocument, c.ActiveMode, c.Tab} {
+			if len(v) > 256 || !utf8.ValidString(v) {
+				return errors.New("client values must be at most 256 bytes of UTF-8")
+			}
 		}
 	}
 	if strings.TrimSpace(m.Text) == "" && m.Button == "" && len(m.Evidence) == 0 {

@@ -141,6 +141,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		Button:    req.Button,
 		Evidence:  req.Evidence,
 		Case:      req.Context,
+		Client:    req.Client,
 		Channel:   "http",
 	}
 	in.Live = httpLive{board: s.questions, owner: questionOwner(id), conversation: req.ConversationID}

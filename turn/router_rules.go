@@ -1,0 +1,138 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/arbiterhq/arbiter/intent"
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// The router's deterministic rules, each added after a real complaint and
+// named in the turn's record. Intercepts decide before the model; guards
+// veto the model's calls after it. Adding one is a function and a row.
+
+// intercepts are the pre-model rules by name. Each reports whether it
+// took the turn.
+var intercepts = map[string]func(e *Engine, ctx context.Context, s *state, skill string) bool{
+	// A reply to a skill's question goes straight to the skill ("3
+	// годика", "второй день, 37,5" used to start new tasks).
+	"skill_interview": (*Engine).interceptSkillInterview,
+	// While a generation mode is on, the text is its prompt.
+	"generation": (*Engine).interceptGeneration,
+	// With a file open, an unambiguous edit goes to the edit tool.
+	"open_document": (*Engine).interceptOpenDocument,
+}
+
+func (e *Engine) interceptSkillInterview(ctx context.Context, s *state, skill string) bool {
+	text := s.route.input
+	if skill == "" || utf8.RuneCountInString(text) >= interviewReplyRunes || intent.Markers.First(text) != "" || !lastAskedQuestion(s) {
+		return false
+	}
+	e.answer(ctx, s, skill)
+	return true
+}
+
+// lastAskedQuestion reports whether the assistant's last message ended
+// with a question.
+func lastAskedQuestion(s *state) bool {
+	for i := len(s.conv.Messages) - 1; i >= 0; i-- {
+		if m := s.conv.Messages[i]; m.Role == store.RoleAssistant {
+			return strings.HasSuffix(strings.TrimSpace(m.Text), "?")
+		}
+	}
+	return false
+}
+
+func (e *Engine) interceptGeneration(ctx context.Context, s *state, skill string) bool {
+	c := s.in.Client
+	if c == nil || c.ActiveMode == "" {
+		return false
+	}
+	name, ok := s.assistant.Router.Generation[c.ActiveMode]
+	if !ok {
+		return false
+	}
+	args, _ := json.Marshal(map[string]string{"prompt": s.route.input})
+	e.runFixedCall(ctx, s, "generation", name, args)
+	return true
+}
+
+func (e *Engine) interceptOpenDocument(ctx context.Context, s *state, skill string) bool {
+	r, c := s.assistant.Router, s.in.Client
+	if r.EditTool == "" || c == nil || c.OpenDocument == "" || !intent.EditRequest(s.route.input) {
+		return false
+	}
+	args, _ := json.Marshal(map[string]string{"document": c.OpenDocument, "change": s.route.input})
+	e.runFixedCall(ctx, s, "open_document", r.EditTool, args)
+	return true
+}
+
+// guards are the post-model rules by name: each says why a call is
+// vetoed, or "".
+var guards = map[string]func(s *state, c llm.ToolCall) string{
+	// "где купить запчасти на запорожец" turned into random product cards.
+	"info_question": func(s *state, c llm.ToolCall) string {
+		if ok, why := intent.InfoQuestion(s.route.input); ok {
+			return "an information question (" + why + "), not a product search"
+		}
+		return ""
+	},
+	// A sell card for someone who is buying.
+	"buying": func(s *state, c llm.ToolCall) string {
+		if intent.Buying(s.route.input) {
+			return "the user is buying, not selling"
+		}
+		return ""
+	},
+	// "какую конфигурацию ПК собрать" grew a step "пишу статью".
+	"creation": func(s *state, c llm.ToolCall) string {
+		if !intent.CreationRequest(s.route.input) {
+			return "no creation verb with a content noun in the request"
+		}
+		return ""
+	},
+	// Going round in circles.
+	"repeated_call": func(s *state, c llm.ToolCall) string {
+		if doneBefore(s, c.Name, c.Arguments) {
+			return "the same call succeeded before in this chat"
+		}
+		return ""
+	},
+	// Deleting a goal or a filter only on an explicit request.
+	"explicit_delete": func(s *state, c llm.ToolCall) string {
+		if !intent.DeleteRequest(s.route.input) {
+			return "no explicit request to delete"
+		}
+		return ""
+	},
+	// "добавь цель в Метрике" wrote into someone's open table.
+	"named_document": func(s *state, c llm.ToolCall) string {
+		var a struct {
+			Document string `json:"document"`
+		}
+		_ = json.Unmarshal(c.Arguments, &a)
+		if a.Document == "" || !strings.Contains(strings.ToLower(s.route.input), strings.ToLower(a.Document)) {
+			return "the request does not name the document " + clip(a.Document, 100)
+		}
+		return ""
+	},
+}
+
+// guardCall applies the router's guards to a call; the first that vetoes
+// it is journaled by name.
+func (e *Engine) guardCall(s *state, r *Router, c llm.ToolCall) *Veto {
+	for _, g := range r.Guards {
+		if !g.applies(c.Name) {
+			continue
+		}
+		if why := guards[g.Guard](s, c); why != "" {
+			s.trace.Notes = append(s.trace.Notes, "guard "+g.Guard+" vetoed "+c.Name+": "+why)
+			return &Veto{Guard: "router:" + g.Guard, Tool: c.Name, Reason: g.Guard}
+		}
+	}
+	return nil
+}
