@@ -229,6 +229,8 @@ type Router struct {
 	Generation map[string]string `yaml:"generation"`
 	EditTool   string            `yaml:"edit_tool"`
 	Skills     []Skill           `yaml:"skills"`
+	// Timeout bounds the router's model call (default 15s).
+	Timeout Duration `yaml:"timeout"`
 }
 
 // RouterGuard applies a named guard to some tools (all when empty).

@@ -330,7 +330,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		}
 		var router *turn.Router
 		if r := a.Router; r != nil {
-			router = &turn.Router{Prompt: r.Prompt, WebSearch: r.WebSearch, Intercepts: r.Intercepts, Generation: r.Generation, EditTool: r.EditTool}
+			router = &turn.Router{Prompt: r.Prompt, WebSearch: r.WebSearch, Intercepts: r.Intercepts, Generation: r.Generation, EditTool: r.EditTool, Timeout: time.Duration(r.Timeout)}
 			for _, g := range r.Guards {
 				router.Guards = append(router.Guards, turn.GuardRule{Guard: g.Guard, Tools: g.Tools})
 			}

@@ -148,7 +148,11 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 // error, a timeout, output it cannot use — is a plain answer, noted in
 // the record only.
 func (e *Engine) routeCall(ctx context.Context, s *state, skill string, rt *RouterTrace) []llm.ToolCall {
-	rctx, cancel := context.WithTimeout(ctx, RouterTimeout)
+	timeout := s.assistant.Router.Timeout
+	if timeout <= 0 {
+		timeout = RouterTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: s.cat.routerPrompt}, {Role: llm.RoleUser, Content: routerContext(s, skill)}}
 	history := append(append([]store.Message(nil), s.conv.Messages...), s.added...)

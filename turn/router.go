@@ -48,6 +48,8 @@ type Router struct {
 	// document and change (the open-document intercept and the named-
 	// document guard).
 	EditTool string
+	// Timeout bounds the router's call; zero means RouterTimeout.
+	Timeout time.Duration
 }
 
 // Skill is a conversational mode a chat switches to: while it is on, the

@@ -1,0 +1,288 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/arbiterhq/arbiter/config"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/server/servertest"
+)
+
+var update = flag.Bool("update", false, "rewrite the want sections of the transcripts")
+
+// The transcripts in testdata run this configuration over the HTTP API
+// with a fake model scripted per transcript: "router …" lines are what the
+// router model answers, "answer …" lines what the answering model writes.
+
+// fakeModel answers the router's calls and the answer's from two queues.
+type fakeModel struct {
+	mu      sync.Mutex
+	routes  []string // JSON: {"calls":[…]}, {"text":…}, {"status":500}, {"delay":"1s"}
+	answers []string
+	counts  map[string]int
+}
+
+func (f *fakeModel) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	answering := false
+	for _, t := range r.Tools {
+		answering = answering || t.Function.Name == "respond"
+	}
+	if answering {
+		f.counts["turn"]++
+		if len(f.answers) == 0 {
+			return llmtest.HTTPReply{Status: 500, ErrorMessage: "no scripted answer"}
+		}
+		text := f.answers[0]
+		f.answers = f.answers[1:]
+		args, _ := json.Marshal(map[string]string{"text": text})
+		return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{Name: "respond", Arguments: string(args)}}}
+	}
+	f.counts["route"]++
+	if len(f.routes) == 0 {
+		return llmtest.HTTPReply{Content: "no tool needed"}
+	}
+	var step struct {
+		Calls []struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+			Raw       string          `json:"raw"`
+		} `json:"calls"`
+		Text   string `json:"text"`
+		Status int    `json:"status"`
+		Delay  string `json:"delay"`
+	}
+	_ = json.Unmarshal([]byte(f.routes[0]), &step)
+	f.routes = f.routes[1:]
+	reply := llmtest.HTTPReply{Content: step.Text, Status: step.Status}
+	if step.Status != 0 {
+		reply.ErrorMessage = "scripted failure"
+	}
+	if step.Delay != "" {
+		reply.Delay, _ = time.ParseDuration(step.Delay)
+		reply.Content = "late"
+	}
+	for _, c := range step.Calls {
+		args := string(c.Arguments)
+		if c.Raw != "" {
+			args = c.Raw // arguments that are not JSON at all
+		}
+		reply.ToolCalls = append(reply.ToolCalls, llmtest.WireToolCall{Name: c.Name, Arguments: args})
+	}
+	if reply.Content == "" && len(reply.ToolCalls) == 0 && reply.Status == 0 {
+		reply.Content = "no tool needed"
+	}
+	return reply
+}
+
+func TestTranscripts(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transcripts: %v", err)
+	}
+	base, err := os.ReadFile("arbiter.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var script []byte
+			wantIdx := -1
+			for i, f := range ar.Files {
+				switch f.Name {
+				case "script":
+					script = f.Data
+				case "want":
+					wantIdx = i
+				}
+			}
+			got := play(t, string(base), string(script))
+			if *update {
+				if wantIdx < 0 {
+					ar.Files = append(ar.Files, txtar.File{Name: "want"})
+					wantIdx = len(ar.Files) - 1
+				}
+				ar.Files[wantIdx].Data = []byte(got)
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if wantIdx < 0 || string(ar.Files[wantIdx].Data) != got {
+				want := ""
+				if wantIdx >= 0 {
+					want = string(ar.Files[wantIdx].Data)
+				}
+				t.Errorf("transcript differs (rerun with -update after checking):\n--- got\n%s\n--- want\n%s", got, want)
+			}
+		})
+	}
+}
+
+// play plays a script and returns its transcript.
+func play(t *testing.T, yaml, script string) string {
+	model := &fakeModel{counts: map[string]int{}}
+	srv := llmtest.NewServer(llmtest.ServerConfig{Respond: model.respond})
+	t.Cleanup(srv.Close)
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test"}
+	yaml = strings.Replace(yaml, "      web_search: web_search", "      timeout: 500ms\n      web_search: web_search", 1)
+	store := filepath.Join(t.TempDir(), "router.db")
+	start := func() *servertest.Server {
+		cfg, err := config.Parse(strings.NewReader(yaml), func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Store.Path = store
+		s, err := server.Build(cfg, kinds(), server.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &servertest.Server{T: t, Server: s, API: servertest.Serve(t, s), Model: srv}
+		t.Cleanup(func() { s.Close() })
+		return e
+	}
+	e := start()
+	var out strings.Builder
+	for n, line := range strings.Split(script, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		verb, rest, _ := strings.Cut(line, " ")
+		switch verb {
+		case "router":
+			model.mu.Lock()
+			model.routes = append(model.routes, rest)
+			model.mu.Unlock()
+		case "answer":
+			model.mu.Lock()
+			model.answers = append(model.answers, rest)
+			model.mu.Unlock()
+		case "restart":
+			e.API.Close()
+			e.Close()
+			e = start()
+			out.WriteString("~ restart\n")
+		case "send":
+			send(t, e, model, rest, &out)
+		default:
+			t.Fatalf("line %d: unknown verb %q", n+1, verb)
+		}
+	}
+	return out.String()
+}
+
+func send(t *testing.T, e *servertest.Server, model *fakeModel, rest string, out *strings.Builder) {
+	kv := parseArgs(t, rest)
+	conv := kv["conv"]
+	if conv == "" {
+		conv = "c1"
+	}
+	body := map[string]any{"conversation_id": conv}
+	if v, ok := kv["text"]; ok {
+		body["text"] = v
+	}
+	if v, ok := kv["button"]; ok {
+		body["button"] = v
+	}
+	if doc, mode := kv["doc"], kv["mode"]; doc != "" || mode != "" {
+		body["client"] = map[string]string{"open_document": doc, "active_mode": mode}
+	}
+	raw, _ := json.Marshal(body)
+	model.mu.Lock()
+	before := map[string]int{"route": model.counts["route"], "turn": model.counts["turn"]}
+	model.mu.Unlock()
+	fmt.Fprintf(out, "> %s", kv["text"]+kv["button"])
+	if kv["doc"] != "" {
+		fmt.Fprintf(out, "  [open: %s]", kv["doc"])
+	}
+	out.WriteString("\n")
+	status, reply := e.Post("k-router-01", string(raw))
+	if status != 200 {
+		fmt.Fprintf(out, "< error %d: %v\n", status, reply)
+		return
+	}
+	fmt.Fprintf(out, "< say: %s\n", reply["say"])
+	skill := "none"
+	if s, ok := reply["skill"].(string); ok {
+		skill = s
+	}
+	fmt.Fprintf(out, "< skill: %s\n", skill)
+	for _, x := range reply["executed"].([]any) {
+		ex := x.(map[string]any)
+		args, _ := json.Marshal(ex["args"])
+		fmt.Fprintf(out, "< executed: %s %s %s\n", ex["tool"], args, ex["status"])
+	}
+	if p, ok := reply["pending"].(map[string]any); ok {
+		fmt.Fprintf(out, "< pending: %s\n", p["tool"])
+	}
+	_, rec := e.Do("GET", "/v1/turns/"+reply["turn_id"].(string), "k-router-01", "")
+	if r, ok := rec["router"].(map[string]any); ok {
+		var parts []string
+		for _, k := range []string{"intercept", "web_search", "switched", "failed"} {
+			if v, ok := r[k].(string); ok && v != "" {
+				parts = append(parts, k+"="+strconv.Quote(v))
+			}
+		}
+		if p, ok := r["proposed"].([]any); ok {
+			for _, c := range p {
+				parts = append(parts, "proposed="+strconv.Quote(c.(string)))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(out, "< router: %s\n", strings.Join(parts, " "))
+		}
+	}
+	if vs, ok := rec["vetoes"].([]any); ok {
+		for _, v := range vs {
+			m := v.(map[string]any)
+			fmt.Fprintf(out, "< veto: %s %s\n", m["guard"], m["tool"])
+		}
+	}
+	model.mu.Lock()
+	fmt.Fprintf(out, "< model calls: route=%d turn=%d\n", model.counts["route"]-before["route"], model.counts["turn"]-before["turn"])
+	model.mu.Unlock()
+}
+
+// parseArgs reads key="quoted value" and key=value pairs.
+func parseArgs(t *testing.T, s string) map[string]string {
+	kv := map[string]string{}
+	s = strings.TrimSpace(s)
+	for s != "" {
+		key, after, ok := strings.Cut(s, "=")
+		if !ok {
+			t.Fatalf("expected key=value in %q", s)
+		}
+		var val string
+		if strings.HasPrefix(after, `"`) {
+			q, err := strconv.QuotedPrefix(after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			val, _ = strconv.Unquote(q)
+			after = after[len(q):]
+		} else {
+			val, after, _ = strings.Cut(after, " ")
+		}
+		kv[strings.TrimSpace(key)] = val
+		s = strings.TrimSpace(after)
+	}
+	return kv
+}
