@@ -195,6 +195,8 @@ type Outbound struct {
 	// Skill is the skill active in the chat after this turn (a router
 	// assistant's conversational mode), or null.
 	Skill *string `json:"skill"`
+	// SkillLabel is the active skill's name as people read it.
+	SkillLabel string `json:"skill_label,omitempty"`
 }
 
 // Final is the result an interview delivered.

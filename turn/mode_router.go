@@ -56,7 +56,7 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 		rt.Skill = skill
 		if skill != "" {
 			id := skill
-			s.out.Skill = &id
+			s.out.Skill, s.out.SkillLabel = &id, findSkill(r, skill).Label
 		}
 	}()
 	text := s.route.input

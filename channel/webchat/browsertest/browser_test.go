@@ -177,6 +177,16 @@ func TestBrowserInterview(t *testing.T) {
 		t.Errorf("the option chip sent %+v", last)
 	}
 	b.check("the answered question's chips are disabled", `document.querySelector('#messages [data-turn="t-1"] .chip').disabled`)
+
+	// A skill's badge over the message box, and its × leaving it.
+	b.check("no skill badge yet", `document.getElementById('skill-badge').hidden`)
+	b.do("a health question", chromedp.SendKeys(chromedp.ID("message-input"), "my tummy hurts"+kb.Enter))
+	b.wait("the skill badge", `!document.getElementById('skill-badge').hidden && document.querySelector('#skill-badge .skill-name').textContent === 'Skill: Здоровье'`)
+	b.do("leave with the ×", chromedp.Click(chromedp.ID("skill-off")))
+	b.wait("the badge goes", `document.getElementById('skill-badge').hidden`)
+	if last := api.sent()[len(api.sent())-1]; last.Button != "skill:none" {
+		t.Errorf("the × sent %+v", last)
+	}
 }
 
 // TestBrowser drives the app in headless Chromium, on a phone-sized

@@ -186,6 +186,11 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 		out.Buttons = []chat.Button{{Label: "Show my tasks", Value: "/tasks"}, {Label: "<b>bold</b>", Value: "/help"}}
 	case req.Button == "/tasks":
 		out.Say = "You have 2 tasks: check the signup form; call Anna."
+	case req.Text == "my tummy hurts":
+		skill := "health"
+		out.Say, out.Skill, out.SkillLabel = "How long has it hurt?", &skill, "Здоровье"
+	case req.Button == "skill:none":
+		out.Say = "Back to the ordinary conversation."
 	case req.Text == "optimize the function":
 		// An interviewer's question: its options are chips.
 		out.Say = "Which Laravel version do you use?"

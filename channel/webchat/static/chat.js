@@ -33,7 +33,11 @@ export function initChat(context) {
     form: $('composer'),
     input: $('message-input'),
     send: $('send'),
+    skill: $('skill-badge'),
+    skillOff: $('skill-off'),
   };
+  // The × on a skill's badge leaves it: a decision like entering.
+  els.skillOff.addEventListener('click', () => send({button: 'skill:none'}, 'Leave the skill'));
   els.newConv.addEventListener('click', () => {
     startConversation();
     els.input.focus();
@@ -164,6 +168,15 @@ function renderThread() {
   setText(els.title, conversationTitle(conv));
   els.turns.setAttribute('href', '/turns?conversation_id=' + encodeURIComponent(conv.id));
   replaceLog(conv.messages.map(renderMessage));
+  renderSkill(conv);
+}
+
+// renderSkill shows the chat's active skill over the message box, with a
+// × that leaves it; none, no badge.
+function renderSkill(conv) {
+  const skill = conv && conv.skill;
+  els.skill.hidden = !skill;
+  setText(els.skill.querySelector('.skill-name'), skill ? 'Skill: ' + (skill.label || skill.id) : '');
 }
 
 // replaceLog swaps in a new log element: a live region announces changes
@@ -350,6 +363,9 @@ async function deliver(conv, msg, body) {
       duplicate: reply.duplicate === true,
       final: finalOf(reply),
     });
+    conv.skill = typeof reply.skill === 'string' && reply.skill ? {id: reply.skill, label: typeof reply.skill_label === 'string' ? reply.skill_label : ''} : null;
+    save();
+    if (conv.id === data.current) renderSkill(conv);
     return true;
   } catch (e) {
     setText(els.status, '');
