@@ -100,6 +100,39 @@ type Spec struct {
 	// Requires names the integration the user must have connected for
 	// the tool to be shown or run at all ("google"); empty: none.
 	Requires string `json:"requires,omitempty"`
+	// Titles are Title in each language people read it in; Labels name
+	// the arguments for people, per argument and language — a
+	// confirmation shows «Срок» / "Due", not dueIso. Without a label the
+	// schema property's title is used, then the argument's name.
+	Titles Localized            `json:"titles,omitempty"`
+	Labels map[string]Localized `json:"labels,omitempty"`
+}
+
+// Localized is one text in several languages, by code ("ru", "en").
+type Localized map[string]string
+
+// In returns the text in lang, else in Russian, English, or any.
+func (l Localized) In(lang string) string {
+	for _, k := range []string{lang, "ru", "en"} {
+		if v := l[k]; v != "" {
+			return v
+		}
+	}
+	for _, v := range l {
+		return v
+	}
+	return ""
+}
+
+// TitleIn is the tool's title in lang.
+func (s Spec) TitleIn(lang string) string {
+	if t := s.Titles.In(lang); t != "" {
+		return t
+	}
+	if s.Title != "" {
+		return s.Title
+	}
+	return s.Name
 }
 
 // Attachment is a file the user sent, as the server stored it: how it was

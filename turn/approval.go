@@ -54,8 +54,8 @@ func (e *Engine) proposeApproval(ctx context.Context, s *state, a authorized) (s
 	}
 	act := store.Action{
 		ID: e.cfg.NewID(), Tenant: s.key.Tenant, Key: s.key, Requester: s.in.Identity, Case: s.caseVals,
-		Tool: a.tg.spec.Name, Title: a.tg.spec.Title, Args: a.args, ArgsHash: argsHash(a.tg.spec.Name, a.args),
-		Fields: renderFields(a.args, resolved), Approvers: a.tg.spec.Approve, Status: store.ActionProposed,
+		Tool: a.tg.spec.Name, Title: a.tg.spec.TitleIn(s.lang), Args: a.args, ArgsHash: argsHash(a.tg.spec.Name, a.args),
+		Fields: renderFields(s.lang, s.loc, a.tg.spec, a.args, resolved), Approvers: a.tg.spec.Approve, Status: store.ActionProposed,
 		TurnID: s.id, CreatedAt: s.now, ExpiresAt: s.now.Add(e.cfg.ApprovalTTL), UpdatedAt: s.now,
 	}
 	if err := as.PutAction(ctx, act); err != nil {
@@ -68,18 +68,12 @@ func (e *Engine) proposeApproval(ctx context.Context, s *state, a authorized) (s
 	return act, true
 }
 
-// renderFields shows every argument, as resolved where the tool resolved
-// it, each value inert, in name order.
-func renderFields(args []byte, resolved map[string]string) []store.ActionField {
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(args, &m)
+// renderFields shows every argument as the confirmation does (labels,
+// resolved values, local times), each value inert, in name order.
+func renderFields(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string) []store.ActionField {
 	var out []store.ActionField
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		v, ok := resolved[k]
-		if !ok {
-			v = argValue(m[k])
-		}
-		out = append(out, store.ActionField{Name: inert(k), Value: inert(v)})
+	for _, f := range confirmationFields(lang, loc, spec, args, resolved) {
+		out = append(out, store.ActionField{Name: f.label, Value: f.value})
 	}
 	return out
 }

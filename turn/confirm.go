@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode"
 
@@ -52,7 +51,7 @@ func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, 
 	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
 	tainted := e.fromUntrusted(s, tg.entry.Spec, args)
 	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: OutcomeProposed, Reason: why, FromUntrusted: tainted}
-	e.replyText(s, renderConfirmation(s.lang, tg.spec, args, fields, tainted), confirmButtons(s.lang, id))
+	e.replyText(s, renderConfirmation(s.lang, s.loc, tg.spec, args, fields, tainted), confirmButtons(s.lang, id))
 }
 
 // preview resolves what the call would change, for its confirmation. It
@@ -71,43 +70,15 @@ func (e *Engine) preview(ctx context.Context, s *state, tg target, args []byte) 
 	switch {
 	case err != nil:
 		s.trace.Notes = append(s.trace.Notes, "preview "+tg.spec.Name+": "+err.Error())
-		e.veto(s, Veto{Guard: "preview", Tool: tg.spec.Name, Reason: reasonPreviewFailed}, txtPreviewFailed, tg.spec.Title)
+		e.veto(s, Veto{Guard: "preview", Tool: tg.spec.Name, Reason: reasonPreviewFailed}, txtPreviewFailed, tg.spec.TitleIn(s.lang))
 		return nil, false
 	case p.Problem != nil:
 		s.trace.Vetoes = append(s.trace.Vetoes, Veto{Guard: "preview", Tool: tg.spec.Name, Reason: reasonTargetUnresolved})
 		e.rememberResult(s, tg.entry.Spec.Name, string(p.Problem.Status), *p.Problem)
-		e.replyResult(s, tg.spec.Title, string(p.Problem.Status), *p.Problem)
+		e.replyResult(s, tg.spec.TitleIn(s.lang), string(p.Problem.Status), *p.Problem)
 		return nil, false
 	}
 	return p.Fields, true
-}
-
-// renderConfirmation shows the tool's title and every argument, as
-// resolved where the tool resolved it, each value inert: it cannot add
-// lines, reorder text or hide characters. Arguments taken from content of
-// others are named before the question, so the user weighs them first.
-func renderConfirmation(lang string, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []string) string {
-	var b strings.Builder
-	b.WriteString(say(lang, txtConfirmHeader, spec.Title))
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(args, &m)
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v, ok := resolved[k]
-		if !ok {
-			v = argValue(m[k])
-		}
-		b.WriteString("\n• " + inert(k) + ": " + inert(v))
-	}
-	if len(fromUntrusted) > 0 {
-		b.WriteString("\n⚠ " + say(lang, txtFromUntrusted, strings.Join(fromUntrusted, ", ")))
-	}
-	b.WriteString("\n" + say(lang, txtConfirmQuestion))
-	return b.String()
 }
 
 func argValue(raw json.RawMessage) string {

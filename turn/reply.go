@@ -49,7 +49,7 @@ func (e *Engine) runTool(ctx context.Context, s *state, tg target, args []byte, 
 	e.noteRun(s, tg.entry.Spec.Name, args, res, tr)
 
 	start := e.cfg.Now()
-	e.replyResult(s, tg.spec.Title, tr.Status, res)
+	e.replyResult(s, tg.spec.TitleIn(s.lang), tr.Status, res)
 	s.trace.step(StepReply, "", start, e.cfg.Now(), "")
 }
 

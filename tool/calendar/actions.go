@@ -30,7 +30,7 @@ var actionConfirm = map[string]tool.Confirm{
 
 var actionDefs = map[string]action.Def{
 	ActionCreateEvent: {
-		Title: "Создать встречу",
+		Title: "Создать встречу", Titles: tool.Localized{"ru": "Создать встречу", "en": "Create a meeting"}, Labels: calendarLabels,
 		Description: "Book a calendar event for the caller with the named participants (team members: full name, first name or id; " +
 			"the caller always takes part). startIso is an ISO 8601 time: with an offset (2026-12-02T10:00:00+03:00, or Z for UTC) it is " +
 			"that instant; without one (2026-12-02T10:00) it is read in the caller's time zone. Give endIso or durationMin, or neither " +
@@ -52,7 +52,7 @@ var actionDefs = map[string]action.Def{
 }`,
 	},
 	ActionSchedule: {
-		Title: "Подобрать время встречи",
+		Title: "Подобрать время встречи", Titles: tool.Localized{"ru": "Подобрать время встречи", "en": "Find a meeting time"}, Labels: calendarLabels,
 		Description: "Find the earliest common free slots (up to three) for a meeting of the caller and the named team members, " +
 			"inside working hours in each participant's own time zone, and offer them to the user as choices. It books nothing: " +
 			"once the user picks a slot, propose create_event with that slot's startUtc and endUtc, the same title and participants. " +
@@ -224,4 +224,15 @@ func candidateNames(ms []Member) []string {
 		}
 	}
 	return out
+}
+
+// calendarLabels name the actions' arguments for people.
+var calendarLabels = map[string]tool.Localized{
+	"title":        {"ru": "Название", "en": "Title"},
+	"startIso":     {"ru": "Начало", "en": "Start"},
+	"endIso":       {"ru": "Конец", "en": "End"},
+	"durationMin":  {"ru": "Длительность", "en": "Duration"},
+	"participants": {"ru": "Участники", "en": "Participants"},
+	"description":  {"ru": "Описание", "en": "Description"},
+	"location":     {"ru": "Место", "en": "Location"},
 }

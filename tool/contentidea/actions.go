@@ -82,6 +82,9 @@ func (s *Store) spec(name string) tool.Spec {
 	switch name {
 	case ActionIdea:
 		spec.Title = "Сохранить контент-идею"
+		spec.Titles = tool.Localized{"ru": "Сохранить контент-идею", "en": "Save a content idea"}
+		spec.Labels = map[string]tool.Localized{"idea": {"ru": "Идея", "en": "Idea"}, "platform": {"ru": "Площадка", "en": "Platform"},
+			"format": {"ru": "Формат", "en": "Format"}, "notes": {"ru": "Заметки", "en": "Notes"}}
 		spec.Description = "Save a content idea to the team's content plan: what to publish (idea), the platform " +
 			"(one of " + list + "), an optional format (post, reels, stories, video, article, ...) and notes. " +
 			"Leave platform null when the user has not named one: the server then offers the platforms as buttons " +
@@ -101,6 +104,7 @@ func (s *Store) spec(name string) tool.Spec {
 }`)
 	case ActionList:
 		spec.Title = "Контент-идеи"
+		spec.Titles = tool.Localized{"ru": "Контент-идеи", "en": "Content ideas"}
 		spec.Description = "List the team's saved content ideas, newest first, optionally for one platform (" + list + ")."
 		spec.Risk = tool.RiskRead
 		spec.MaxResultBytes = 32 << 10

@@ -37,7 +37,8 @@ const (
 
 var actionDefs = map[string]action.Def{
 	ActionAdd: {
-		Title: "Добавить в базу знаний",
+		Title: "Добавить в базу знаний", Titles: tool.Localized{"ru": "Добавить в базу знаний", "en": "Add to the knowledge base"},
+		Labels: map[string]tool.Localized{"title": {"ru": "Заголовок", "en": "Title"}, "text": {"ru": "Текст", "en": "Text"}, "tags": {"ru": "Теги", "en": "Tags"}},
 		Description: "Save a note to the team knowledge base: a short title and the text to remember. " +
 			"source is where it came from — a URL, or the origin of a forwarded message (channel, chat or person); " +
 			"leave it null when the user states the fact themselves, and the caller is recorded as the source. " +
@@ -61,7 +62,7 @@ var actionDefs = map[string]action.Def{
 }`,
 	},
 	ActionSearch: {
-		Title: "Поиск в базе знаний",
+		Title: "Поиск в базе знаний", Titles: tool.Localized{"ru": "Поиск в базе знаний", "en": "Search the knowledge base"},
 		Description: "Full-text search of the team knowledge base in Russian or English. query is plain words " +
 			"(word forms are matched by stem; operators and quotes have no special meaning). Returns the best entries " +
 			"with title, a snippet (matched words wrapped in **), source and date; match is \"all\" when every word matched, " +

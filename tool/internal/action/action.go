@@ -23,11 +23,13 @@ import (
 // Def declares one operation of a tool package. A Def is a value that is
 // not changed after it is made; it is safe for concurrent use.
 type Def struct {
-	Title       string    // tool.Spec.Title
-	Description string    // tool.Spec.Description, what the model reads
-	Risk        tool.Risk // tool.Spec.Risk
-	Schema      string    // the JSON Schema of the arguments
-	MaxResult   int       // tool.Spec.MaxResultBytes; 0 for the engine's default
+	Title       string // tool.Spec.Title
+	Titles      tool.Localized
+	Labels      map[string]tool.Localized // tool.Spec.Labels
+	Description string                    // tool.Spec.Description, what the model reads
+	Risk        tool.Risk                 // tool.Spec.Risk
+	Schema      string                    // the JSON Schema of the arguments
+	MaxResult   int                       // tool.Spec.MaxResultBytes; 0 for the engine's default
 }
 
 // Spec is the tool.Spec of d named name with confirmation policy confirm.
@@ -37,6 +39,8 @@ func (d Def) Spec(name string, confirm tool.Confirm) tool.Spec {
 	return tool.Spec{
 		Name:           name,
 		Title:          d.Title,
+		Titles:         d.Titles,
+		Labels:         d.Labels,
 		Description:    d.Description,
 		InputSchema:    json.RawMessage(d.Schema),
 		Risk:           d.Risk,

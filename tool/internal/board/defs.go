@@ -8,6 +8,18 @@ import (
 	"github.com/arbiterhq/arbiter/tool/internal/action"
 )
 
+// labels name the actions' arguments for people.
+var labels = map[string]tool.Localized{
+	"title":       {"ru": "Название", "en": "Title"},
+	"assignee":    {"ru": "Исполнитель", "en": "Assignee"},
+	"dueIso":      {"ru": "Срок", "en": "Due"},
+	"column":      {"ru": "Колонка", "en": "Column"},
+	"description": {"ru": "Описание", "en": "Description"},
+	"card":        {"ru": "Задача", "en": "Task"},
+	"text":        {"ru": "Текст", "en": "Text"},
+	"attachment":  {"ru": "Вложение", "en": "Attachment"},
+}
+
 // defs declares the five actions with a board's docs. The schemas are the
 // same on every board but for the descriptions that name its things.
 func defs(d Docs) map[string]action.Def {
@@ -18,6 +30,8 @@ func defs(d Docs) map[string]action.Def {
 	return map[string]action.Def{
 		ActionCreate: {
 			Title:       "Создать задачу",
+			Titles:      tool.Localized{"ru": "Создать задачу", "en": "Create a task"},
+			Labels:      labels,
 			Description: d.Create,
 			Risk:        tool.RiskWriteSafe,
 			Schema: fmt.Sprintf(`{
@@ -36,6 +50,8 @@ func defs(d Docs) map[string]action.Def {
 		},
 		ActionUpdate: {
 			Title:       "Изменить задачу",
+			Titles:      tool.Localized{"ru": "Изменить задачу", "en": "Change a task"},
+			Labels:      labels,
 			Description: d.Update,
 			Risk:        tool.RiskWriteSafe,
 			Schema: fmt.Sprintf(`{
@@ -54,6 +70,8 @@ func defs(d Docs) map[string]action.Def {
 		},
 		ActionComment: {
 			Title:       "Прокомментировать задачу",
+			Titles:      tool.Localized{"ru": "Прокомментировать задачу", "en": "Comment on a task"},
+			Labels:      labels,
 			Description: d.Comment,
 			Risk:        tool.RiskWriteSafe,
 			Schema: fmt.Sprintf(`{
@@ -68,6 +86,8 @@ func defs(d Docs) map[string]action.Def {
 		},
 		ActionComplete: {
 			Title:       "Завершить задачу",
+			Titles:      tool.Localized{"ru": "Завершить задачу", "en": "Complete a task"},
+			Labels:      labels,
 			Description: d.Complete,
 			Risk:        tool.RiskWriteSafe,
 			Schema: fmt.Sprintf(`{
@@ -81,6 +101,8 @@ func defs(d Docs) map[string]action.Def {
 		},
 		ActionListMine: {
 			Title:       "Мои задачи",
+			Titles:      tool.Localized{"ru": "Мои задачи", "en": "My tasks"},
+			Labels:      labels,
 			Description: d.ListMine,
 			Risk:        tool.RiskRead,
 			Schema:      `{"type": "object", "properties": {}, "additionalProperties": false}`,

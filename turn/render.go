@@ -1,0 +1,218 @@
+package turn
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// A confirmation is the last check a person makes before a write runs, so
+// it shows the call the way a person checks it: the tool's title and each
+// argument under its label in the user's language, the objects it
+// changes as they are now (tool.Previewer), times in the user's zone with
+// the zone named — never raw UTC — lists as lists, nothing left out, and
+// every value inert.
+
+// field is one argument of a call as a person reads it.
+type field struct {
+	name, label, value string
+}
+
+// renderConfirmation is the text of a pending action's confirmation.
+// Arguments taken from content of others are named before the question,
+// so the user weighs them first.
+func renderConfirmation(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []string) string {
+	var b strings.Builder
+	b.WriteString(say(lang, txtConfirmHeader, spec.TitleIn(lang)))
+	for _, f := range confirmationFields(lang, loc, spec, args, resolved) {
+		b.WriteString("\n• " + f.label + ": " + f.value)
+	}
+	if len(fromUntrusted) > 0 {
+		var labels []string
+		for _, f := range confirmationFields(lang, loc, spec, args, resolved) {
+			if slices.Contains(fromUntrusted, f.name) {
+				labels = append(labels, f.label)
+			}
+		}
+		b.WriteString("\n⚠ " + say(lang, txtFromUntrusted, strings.Join(labels, ", ")))
+	}
+	b.WriteString("\n" + say(lang, txtConfirmQuestion))
+	return b.String()
+}
+
+// confirmationFields are a call's arguments, in name order, labelled and
+// rendered; resolved values replace the ones given.
+func confirmationFields(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string) []field {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(args, &m)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	// In the schema's order (title before due date), then by name.
+	order := propertyOrder(spec.InputSchema)
+	sort.Slice(keys, func(i, j int) bool {
+		oi, iok := order[keys[i]]
+		oj, jok := order[keys[j]]
+		if iok != jok {
+			return iok
+		}
+		if iok && oi != oj {
+			return oi < oj
+		}
+		return keys[i] < keys[j]
+	})
+	out := make([]field, 0, len(keys))
+	for _, k := range keys {
+		v, ok := resolved[k]
+		if !ok {
+			v = valueText(lang, loc, k, m[k])
+		}
+		out = append(out, field{name: k, label: inert(argLabel(spec, lang, k)), value: inert(v)})
+	}
+	return out
+}
+
+// propertyOrder maps each top-level property of a JSON Schema to its
+// position in the document.
+func propertyOrder(schema json.RawMessage) map[string]int {
+	order := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(schema))
+	depth := 0
+	inProps := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return order
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' || t == '[' {
+				depth++
+			} else {
+				depth--
+				if depth == 1 {
+					inProps = false
+				}
+			}
+		case string:
+			switch {
+			case depth == 1 && t == "properties" && !inProps:
+				inProps = true
+			case depth == 2 && inProps && dec.More():
+				// A key of "properties": skip its value.
+				order[t] = len(order)
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					return order
+				}
+			}
+		}
+	}
+}
+
+// argLabel names an argument for people: the tool's label in lang, else
+// the schema property's title, else its name.
+func argLabel(spec tool.Spec, lang, arg string) string {
+	if l := spec.Labels[arg].In(lang); l != "" {
+		return l
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Title string `json:"title"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(spec.InputSchema, &schema) == nil {
+		if t := strings.TrimSpace(schema.Properties[arg].Title); t != "" {
+			return t
+		}
+	}
+	return arg
+}
+
+// valueText renders one argument's JSON value as a person reads it.
+func valueText(lang string, loc *time.Location, name string, raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	switch x := v.(type) {
+	case string:
+		return timeText(lang, loc, x)
+	case float64:
+		n := strconv.FormatFloat(x, 'f', -1, 64)
+		if minutes(name) {
+			return n + " " + pick(lang, "мин", "min")
+		}
+		return n
+	case bool:
+		if x {
+			return pick(lang, "да", "yes")
+		}
+		return pick(lang, "нет", "no")
+	case []any:
+		parts := make([]string, len(x))
+		for i := range x {
+			item, _ := json.Marshal(x[i])
+			parts[i] = valueText(lang, loc, "", item)
+		}
+		return strings.Join(parts, ", ")
+	case map[string]any:
+		// A file reference shows its name and which file it is.
+		var parts []string
+		for _, k := range []string{"name", "url", "file"} {
+			if s, ok := x[k].(string); ok && s != "" {
+				parts = append(parts, s)
+			}
+		}
+		if len(parts) > 0 {
+			return strings.Join(parts, " · ")
+		}
+	case nil:
+		return pick(lang, "нет", "none")
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// timeText shows a time or a date in the user's zone, naming the zone; any
+// other text as it is.
+func timeText(lang string, loc *time.Location, s string) string {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return dateText(lang, t.In(loc)) + " " + t.In(loc).Format("15:04") + " (" + loc.String() + ")"
+	}
+	if t, err := time.ParseInLocation("2006-01-02T15:04", s, loc); err == nil {
+		return dateText(lang, t) + " " + t.Format("15:04") + " (" + loc.String() + ")"
+	}
+	if t, err := time.ParseInLocation("2006-01-02", s, loc); err == nil {
+		return dateText(lang, t)
+	}
+	return s
+}
+
+// dateText is "ср 02.12.2026" or "Wed 2026-12-02".
+func dateText(lang string, t time.Time) string {
+	if lang == "en" {
+		return t.Format("Mon 2006-01-02")
+	}
+	return [...]string{"вс", "пн", "вт", "ср", "чт", "пт", "сб"}[t.Weekday()] + " " + t.Format("02.01.2006")
+}
+
+// minutes reports whether an argument counts minutes (durationMin).
+func minutes(name string) bool {
+	low := strings.ToLower(name)
+	return strings.HasSuffix(name, "Min") || strings.HasSuffix(low, "_min") || strings.HasSuffix(low, "minutes")
+}
+
+func pick(lang, ru, en string) string {
+	if lang == "en" {
+		return en
+	}
+	return ru
+}
