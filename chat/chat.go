@@ -32,6 +32,9 @@ const (
 	// ScopeContextBind lets a trusted integration (a helpdesk) bind a
 	// conversation to its case (Inbound.Case); it runs no tool.
 	ScopeContextBind Scope = "context:bind"
+	// ScopeTurnsReadAll lets a key read every turn and question of its
+	// tenant (an operator); without it a user reads only their own.
+	ScopeTurnsReadAll Scope = "turns:read_all"
 )
 
 // Identity is an authenticated caller, resolved by the channel from its own

@@ -21,7 +21,7 @@ func (v *validator) errorf(path, format string, args ...any) {
 }
 
 var (
-	knownScopes    = map[string]bool{"read": true, "write:safe": true, "write:full": true, "context:bind": true}
+	knownScopes    = map[string]bool{"read": true, "write:safe": true, "write:full": true, "context:bind": true, "turns:read_all": true}
 	knownOutputs   = map[string]bool{"": true, "json_schema_strict": true, "json_schema": true, "json_object": true}
 	knownProtocols = map[string]bool{"": true, "json": true, "tools": true}
 )
@@ -186,7 +186,7 @@ func (v *validator) validate(c *Config) {
 				}
 				for s, scope := range key.Scopes {
 					if !knownScopes[scope] {
-						v.errorf(fmt.Sprintf("%s.scopes[%d]", kp, s), "unknown scope %q (read, write:safe, write:full, context:bind)", scope)
+						v.errorf(fmt.Sprintf("%s.scopes[%d]", kp, s), "unknown scope %q (read, write:safe, write:full, context:bind, turns:read_all)", scope)
 					}
 				}
 			}

@@ -34,6 +34,9 @@ tenants:
         name: Ольга
         role: owner
         keys: [{token: "k-olga-ro", scopes: [read]}]
+      - id: ops
+        role: viewer
+        keys: [{token: "k-acme-ops", scopes: [read, "turns:read_all"]}]
   - id: globex
     roles:
       owner: {tools: ["*"]}
@@ -167,9 +170,19 @@ func TestEndToEndCreateConfirmAndTrace(t *testing.T) {
 		t.Errorf("record = %v", tr)
 	}
 
-	// Same tenant may read it; another tenant may not even learn it exists.
-	if status, _ := e.Do("GET", "/v1/turns/"+firstTurn, "k-olga-ro", ""); status != 200 {
-		t.Errorf("same-tenant read: %d", status)
+	// Another user of the tenant may not read it, an operator with
+	// turns:read_all may; another tenant may not even learn it exists.
+	if status, _ := e.Do("GET", "/v1/turns/"+firstTurn, "k-olga-ro", ""); status != 404 {
+		t.Errorf("another user's read: %d", status)
+	}
+	if status, _ := e.Do("GET", "/v1/turns/"+firstTurn, "k-acme-ops", ""); status != 200 {
+		t.Errorf("operator's read: %d", status)
+	}
+	if status, list := e.Do("GET", "/v1/turns", "k-olga-ro", ""); status != 200 || len(list["turns"].([]any)) != 0 {
+		t.Errorf("another user lists %v", list)
+	}
+	if status, list := e.Do("GET", "/v1/turns?user_id=dmitry", "k-acme-ops", ""); status != 200 || len(list["turns"].([]any)) == 0 {
+		t.Errorf("the operator lists %d %v", status, list)
 	}
 	if status, body := e.Do("GET", "/v1/turns/"+firstTurn, "k-hank-globex", ""); status != 404 {
 		t.Errorf("cross-tenant read: %d %v", status, body)

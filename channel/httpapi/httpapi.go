@@ -174,6 +174,15 @@ func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {
 	}
 	turnID := r.PathValue("id")
 	rec, err := s.cfg.Turn(r.Context(), id.TenantID, turnID)
+	if err == nil && !id.HasScope(chat.ScopeTurnsReadAll) {
+		// Another user's turn reads as missing, as another tenant's does.
+		var owner struct {
+			UserID string `json:"user_id"`
+		}
+		if json.Unmarshal(rec, &owner) != nil || owner.UserID != id.UserID {
+			err = ErrTurnNotFound
+		}
+	}
 	switch {
 	case errors.Is(err, ErrTurnNotFound):
 		writeError(w, http.StatusNotFound, "not_found", "no turn "+turnID)

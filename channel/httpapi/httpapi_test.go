@@ -33,16 +33,19 @@ func (r *recorder) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbou
 var (
 	alice = chat.Identity{TenantID: "acme", UserID: "alice", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead}}
 	bob   = chat.Identity{TenantID: "globex", UserID: "bob", Role: "owner"}
+	carol = chat.Identity{TenantID: "acme", UserID: "carol", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead}}
+	admin = chat.Identity{TenantID: "acme", UserID: "root", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeTurnsReadAll}}
 )
 
 func newTestServer(t *testing.T, h *recorder) *httptest.Server {
 	t.Helper()
 	s, err := New(Config{
 		Handler: h,
-		Keys:    []Key{{Token: "k-alice-123", Identity: alice}, {Token: "k-bob-12345", Identity: bob}},
+		Keys: []Key{{Token: "k-alice-123", Identity: alice}, {Token: "k-bob-12345", Identity: bob},
+			{Token: "k-carol-123", Identity: carol}, {Token: "k-admin-123", Identity: admin}},
 		Turn: func(ctx context.Context, tenant, id string) (json.RawMessage, error) {
 			if tenant == "acme" && id == "t1" {
-				return json.RawMessage(`{"turn_id":"t1","route":"model"}`), nil
+				return json.RawMessage(`{"turn_id":"t1","user_id":"alice","route":"model"}`), nil
 			}
 			return nil, ErrTurnNotFound
 		},
@@ -171,6 +174,12 @@ func TestGetTurn(t *testing.T) {
 	}
 	if status, body := do(t, "GET", srv.URL+"/v1/turns/t1", "k-bob-12345", ""); status != 404 || errCode(body) != "not_found" {
 		t.Errorf("other tenant's turn: %d %v", status, body)
+	}
+	if status, body := do(t, "GET", srv.URL+"/v1/turns/t1", "k-carol-123", ""); status != 404 || errCode(body) != "not_found" {
+		t.Errorf("another user's turn: %d %v", status, body)
+	}
+	if status, body := do(t, "GET", srv.URL+"/v1/turns/t1", "k-admin-123", ""); status != 200 || body["turn_id"] != "t1" {
+		t.Errorf("a key with turns:read_all: %d %v", status, body)
 	}
 	if status, _ := do(t, "GET", srv.URL+"/v1/turns/t1", "", ""); status != 401 {
 		t.Errorf("no token: %d", status)

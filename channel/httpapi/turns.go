@@ -2,8 +2,11 @@ package httpapi
 
 import (
 	"net/http"
+
 	"strconv"
 	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
 )
 
 // TurnQuery filters GET /v1/turns; empty fields match everything.
@@ -43,6 +46,14 @@ func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) {
 	}
 	v := r.URL.Query()
 	q := TurnQuery{ConversationID: v.Get("conversation_id"), UserID: v.Get("user_id"), Status: v.Get("status"), Provider: v.Get("provider"), Limit: 50}
+	if !id.HasScope(chat.ScopeTurnsReadAll) {
+		// A user reads only their own turns.
+		if q.UserID != "" && q.UserID != id.UserID {
+			writeJSON(w, http.StatusOK, map[string]any{"turns": []TurnSummary{}})
+			return
+		}
+		q.UserID = id.UserID
+	}
 	if b := v.Get("before"); b != "" {
 		t, err := time.Parse(time.RFC3339Nano, b)
 		if err != nil {
