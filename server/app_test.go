@@ -298,3 +298,26 @@ func TestEndToEndTurnListAndWebChat(t *testing.T) {
 		t.Errorf("web chat at /: %d %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
 	}
 }
+
+// A model on a custom endpoint does not charge its vendor's list price
+// because of its name: its cost is unknown unless prices names it.
+func TestCostOfACustomEndpoint(t *testing.T) {
+	for _, tt := range []struct {
+		prices  string
+		unknown bool
+	}{{"", true}, {"prices: {gpt-4.1-mini: {input: 1, output: 2}}\n", false}} {
+		model := llmtest.NewServer(llmtest.ServerConfig{})
+		t.Cleanup(model.Close)
+		yaml := "models:\n  - {name: local, kind: openai, base_url: \"" + model.URL + "\", model: gpt-4.1-mini, api_key: sk-x}\n" + tt.prices +
+			"tenants:\n  - id: acme\n    roles: {owner: {tools: []}}\n    users:\n      - {id: u, role: owner, keys: [{token: k-cost-01, scopes: [read]}]}\n"
+		e := servertest.New(t, yaml, server.Builtin(), model, func(string) string { return "" })
+		model.Enqueue(llmtest.HTTPReply{Content: `{"say":"hi","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`,
+			Usage: &llmtest.WireUsage{PromptTokens: 1000000, CompletionTokens: 1000000, TotalTokens: 2000000}})
+		_, body := e.Post("k-cost-01", `{"conversation_id":"c","text":"hi"}`)
+		_, rec := e.Do("GET", "/v1/turns/"+body["turn_id"].(string), "k-cost-01", "")
+		unknown, _ := rec["cost_unknown"].(bool)
+		if unknown != tt.unknown || (tt.unknown && rec["cost_usd"] != 0.0) || (!tt.unknown && rec["cost_usd"] != 3.0) {
+			t.Errorf("prices %q: cost %v unknown %v", tt.prices, rec["cost_usd"], rec["cost_unknown"])
+		}
+	}
+}

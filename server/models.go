@@ -21,6 +21,9 @@ type models struct {
 	strategy   string
 	strategies map[string]llm.Provider
 	prices     llm.Prices
+	// unpriced are the providers of custom endpoints whose model the
+	// configuration's prices do not name: their cost is unknown.
+	unpriced map[string]bool
 }
 
 // EnvModels derives the models from the environment when the config names
@@ -53,7 +56,7 @@ func EnvModels(getenv func(string) string) []config.Model {
 
 // buildModels builds every strategy as a chain over one shared breaker.
 func buildModels(cfg *config.Config, kinds Kinds, env *Env, opts Options) (models, error) {
-	out := models{strategy: orDefault(cfg.Strategy, "balanced"), prices: llm.Prices{}}
+	out := models{strategy: orDefault(cfg.Strategy, "balanced"), prices: llm.Prices{}, unpriced: map[string]bool{}}
 	for _, k := range kinds.Models {
 		maps.Copy(out.prices, k.Prices)
 	}
@@ -91,6 +94,11 @@ func buildModels(cfg *config.Config, kinds Kinds, env *Env, opts Options) (model
 		if p != nil {
 			providers[m.Name] = p
 			order = append(order, m.Name)
+			// A self-hosted or custom endpoint does not charge its
+			// vendor's list prices, whatever its model is called.
+			if _, named := cfg.Prices[m.Model]; !named && orDefault(m.BaseURL, kinds.Models[m.Kind].Preset.BaseURL) != kinds.Models[m.Kind].Preset.BaseURL {
+				out.unpriced[p.Name()] = true
+			}
 		}
 	}
 	if len(order) == 0 {

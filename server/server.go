@@ -362,7 +362,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		Tools: registry, Context: tools.Context, Links: tools.Links,
 		Model: m.model, Strategy: m.strategy, Strategies: m.strategies,
 		InvalidFallback: cfg.Retry.InvalidFallback,
-		Prices:          m.prices, Tenants: tenants, Assistants: assistants,
+		Prices:          m.prices, Unpriced: m.unpriced, Tenants: tenants, Assistants: assistants,
 		Memory:       turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
 		PendingTTL:   time.Duration(cfg.Confirmation.TTL),
 		ApprovalTTL:  time.Duration(cfg.Confirmation.ApprovalTTL),

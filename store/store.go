@@ -200,9 +200,12 @@ type LLMCall struct {
 	CachedInputTokens int     `json:"cached_input_tokens"`
 	OutputTokens      int     `json:"output_tokens"`
 	CostUSD           float64 `json:"cost_usd"`
-	DurationMS        int64   `json:"duration_ms"`
-	Status            string  `json:"status"`
-	Error             string  `json:"error"`
+	// CostUnknown: no price is known for this model on this provider (a
+	// self-hosted or custom endpoint not named in prices); CostUSD is 0.
+	CostUnknown bool   `json:"cost_unknown,omitempty"`
+	DurationMS  int64  `json:"duration_ms"`
+	Status      string `json:"status"`
+	Error       string `json:"error"`
 	// Note says what the retry and fallback policy did ("blocked provider
 	// fireworks for 5m0s").
 	Note string `json:"note,omitempty"`

@@ -150,8 +150,14 @@ func (e *Engine) callModel(ctx context.Context, s *state, model llm.Provider, re
 		call := store.LLMCall{
 			Provider: a.Provider, Model: a.Model, Operation: req.Operation, Strategy: req.Strategy, Attempt: kind,
 			InputTokens: a.Usage.InputTokens, CachedInputTokens: a.Usage.CachedInputTokens, OutputTokens: a.Usage.OutputTokens,
-			CostUSD: e.price(a.Model).Cost(a.Usage), DurationMS: a.Duration.Milliseconds(),
-			Status: "ok", Note: a.Note, At: a.Started,
+			DurationMS: a.Duration.Milliseconds(),
+			Status:     "ok", Note: a.Note, At: a.Started,
+		}
+		if price, known := e.priceOf(a.Provider, a.Model); known {
+			call.CostUSD = price.Cost(a.Usage)
+		} else {
+			call.CostUnknown = true
+			s.trace.CostUnknown = true
 		}
 		if a.Err != nil {
 			call.Status = string(llm.KindOf(a.Err))
@@ -167,10 +173,14 @@ func (e *Engine) callModel(ctx context.Context, s *state, model llm.Provider, re
 	return resp, err
 }
 
-// price finds the model's price (see llm.Prices.Lookup).
-func (e *Engine) price(model string) llm.Price {
-	p, _ := e.cfg.Prices.Lookup(model)
-	return p
+// priceOf finds the price of model as provider serves it: none for a
+// provider whose prices are unknown (Config.Unpriced), else by name
+// (llm.Prices.Lookup).
+func (e *Engine) priceOf(provider, model string) (llm.Price, bool) {
+	if e.cfg.Unpriced[provider] {
+		return llm.Price{}, false
+	}
+	return e.cfg.Prices.Lookup(model)
 }
 
 // parseProposal parses an answer (JSON or tool calls) and validates the

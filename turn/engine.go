@@ -108,9 +108,12 @@ type Config struct {
 	// repair, ask the next model of the chain as well. Off by default:
 	// trying models until something parses hides broken prompts.
 	InvalidFallback bool
-	// Prices by model name, for the journal's cost estimate.
-	Prices  llm.Prices
-	Tenants map[string]Tenant
+	// Prices by model name, for the journal's cost estimate. Unpriced
+	// names providers whose models cost what no price list says (a
+	// self-hosted or custom endpoint): their calls are "cost unknown".
+	Prices   llm.Prices
+	Unpriced map[string]bool
+	Tenants  map[string]Tenant
 	// Assistants are the named profiles tenants choose (Tenant.Assistant).
 	Assistants map[string]Assistant
 	Memory     MemoryPolicy

@@ -44,10 +44,13 @@ type Trace struct {
 	Context           []ContextSourceTrace `json:"context_sources,omitempty"`
 	LLMCalls          []store.LLMCall      `json:"llm_calls"`
 	// DecidedBy is the provider and exact model whose answer the turn used.
-	DecidedBy *DecidedBy      `json:"decided_by,omitempty"`
-	CostUSD   float64         `json:"cost_usd"`
-	Decision  json.RawMessage `json:"decision"`
-	Repair    *RepairTrace    `json:"repair,omitempty"`
+	DecidedBy *DecidedBy `json:"decided_by,omitempty"`
+	CostUSD   float64    `json:"cost_usd"`
+	// CostUnknown: a model call of the turn has no known price, so
+	// CostUSD is a lower bound ("cost unknown" rather than a guess).
+	CostUnknown bool            `json:"cost_unknown,omitempty"`
+	Decision    json.RawMessage `json:"decision"`
+	Repair      *RepairTrace    `json:"repair,omitempty"`
 	// Loop is a loop assistant's task; Review why it went to a person.
 	Loop         *LoopTrace         `json:"loop,omitempty"`
 	Interview    *InterviewTrace    `json:"interview,omitempty"`

@@ -43,6 +43,7 @@ func JournalTurns(j store.Journal) func(ctx context.Context, tenant string, q Tu
 			seen := map[string]bool{}
 			for _, c := range r.LLMCalls {
 				sum.CostUSD += c.CostUSD
+				sum.CostUnknown = sum.CostUnknown || c.CostUnknown
 				if c.Provider != "" && !seen[c.Provider] {
 					seen[c.Provider] = true
 					sum.Providers = append(sum.Providers, c.Provider)

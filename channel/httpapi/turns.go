@@ -29,6 +29,7 @@ type TurnSummary struct {
 	StartedAt      time.Time `json:"started_at"`
 	DurationMS     int64     `json:"duration_ms"`
 	CostUSD        float64   `json:"cost_usd"`
+	CostUnknown    bool      `json:"cost_unknown,omitempty"`
 	Providers      []string  `json:"providers"`
 }
 

@@ -87,7 +87,7 @@ function render(t) {
     ['Started', h('time', {datetime: String(t.started_at || '')}, fmtTime(t.started_at))],
     ['Duration', fmtMs(t.duration_ms)],
     ['Lock wait', fmtMs(t.lock_wait_ms)],
-    ['Cost', fmtCost(t.cost_usd)],
+    ['Cost', t.cost_unknown === true ? 'unknown (a model without a known price)' : fmtCost(t.cost_usd)],
     ['Decided by', t.decided_by ? String(t.decided_by.provider || '?') + ' / ' + String(t.decided_by.model || '?') : 'no model'],
     ['Error', t.error ? h('span', {class: 'error'}, String(t.error)) : ''],
   ]), t.say ? h('div', {class: 'say'}, h('h3', null, 'Reply'), h('p', {class: 'text'}, String(t.say))) : null));
@@ -198,7 +198,7 @@ function llmCalls(t) {
       String(c.model || ''),
       [String(c.operation || ''), c.strategy ? ' (' + c.strategy + ')' : ''].join(''),
       fmtInt(c.input_tokens) + ' / ' + fmtInt(c.cached_input_tokens) + ' / ' + fmtInt(c.output_tokens),
-      fmtCost(c.cost_usd),
+      c.cost_unknown === true ? 'unknown' : fmtCost(c.cost_usd),
       fmtMs(c.duration_ms),
       badge(c.status),
       c.error ? h('span', {class: 'error'}, String(c.error)) : '—',

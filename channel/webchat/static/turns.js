@@ -153,6 +153,6 @@ function row(t) {
     cell('Route', String(t.route || '—')),
     cell('Status', h('span', {class: 'badge ' + statusClass(t.status)}, String(t.status || '—'))),
     cell('Duration', fmtMs(t.duration_ms)),
-    cell('Cost', fmtCost(t.cost_usd)),
+    cell('Cost', t.cost_unknown === true ? 'unknown' : fmtCost(t.cost_usd)),
     cell('Providers', providers(t).join(', ') || '—'));
 }
