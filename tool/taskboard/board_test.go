@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -556,15 +557,15 @@ func TestLiveContext(t *testing.T) {
 		"Дмитрий Иванов (id u1) — the caller",
 		"Алёна Ким (id ext1)",
 		"Входящие → В работе → Готово",
-		overdueID + " «Старая» — В работе, open, due 2026-11-19 (overdue)",
-		todayID + " «Сегодня» — Входящие, open, due 2026-11-20",
-		"1 other open cards",
+		overdueID + " «Старая» — В работе, open, assignee the caller, due 2026-11-19 (overdue)",
+		todayID + " «Сегодня» — Входящие, open, assignee the caller, due 2026-11-20",
+		"«Чужая» — Входящие, open, assignee Ольга Смирнова",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("context lacks %q:\n%s", want, all)
 		}
 	}
-	if strings.Contains(all, todayID+" «Сегодня» — Входящие, open, due 2026-11-20 (overdue)") || strings.Contains(all, "Чужая") {
+	if strings.Contains(all, "2026-11-20 (overdue)") {
 		t.Errorf("context is wrong:\n%s", all)
 	}
 }
@@ -645,5 +646,21 @@ func TestNew(t *testing.T) {
 	cols, err := b1.Columns(context.Background(), "t")
 	if err != nil || strings.Join(cols, ",") != "Todo,Done" {
 		t.Fatalf("columns = %v, %v", cols, err)
+	}
+}
+
+// The live context lists every open card, bounded, saying how many more.
+func TestLiveContextBound(t *testing.T) {
+	b := newBoard(t)
+	for i := range maxContextCards + 5 {
+		create(t, b, dmitry, fmt.Sprintf(`{"title":"Задача %d","assignee":"Ольга"}`, i))
+	}
+	sections, err := b.LiveContext(context.Background(), dmitry, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := sections[2].Lines
+	if len(lines) != maxContextCards+1 || lines[len(lines)-1] != "… and 5 more open cards (list_my_tasks lists the caller's; name others by title or id)" {
+		t.Errorf("%d lines, last %q", len(lines), lines[len(lines)-1])
 	}
 }

@@ -398,20 +398,32 @@ func (b *Board) renderContext(state *openState, caller tool.Caller, now time.Tim
 		memberLines = append(memberLines, "(no members)")
 	}
 	loc := reply.Location(caller)
-	var mine []Card
+	// Every open card, the caller's first, each by due date; bounded.
+	var mine, others []Card
 	for _, c := range open {
 		if c.AssigneeID == caller.UserID {
 			mine = append(mine, c)
+		} else {
+			others = append(others, c)
 		}
 	}
 	sortByDue(mine)
-	cardLines := make([]string, 0, min(len(mine), maxContextCards)+2)
-	for i, c := range mine {
+	sortByDue(others)
+	all := append(mine, others...)
+	cardLines := make([]string, 0, min(len(all), maxContextCards)+1)
+	for i, c := range all {
 		if i == maxContextCards {
-			cardLines = append(cardLines, fmt.Sprintf("… and %d more (list_my_tasks shows them)", len(mine)-i))
+			cardLines = append(cardLines, fmt.Sprintf("… and %d more open cards (list_my_tasks lists the caller's; name others by title or id)", len(all)-i))
 			break
 		}
-		line := fmt.Sprintf("%s «%s» — %s, %s", c.ID, c.Title, c.Column, c.Status)
+		who := "nobody"
+		switch {
+		case c.AssigneeID == caller.UserID:
+			who = "the caller"
+		case c.AssigneeName != "":
+			who = c.AssigneeName
+		}
+		line := fmt.Sprintf("%s «%s» — %s, %s, assignee %s", c.ID, c.Title, c.Column, c.Status, who)
 		if c.Due != "" {
 			line += ", due " + c.Due
 			if overdue(c.Due, now, loc) {
@@ -420,18 +432,15 @@ func (b *Board) renderContext(state *openState, caller tool.Caller, now time.Tim
 		}
 		cardLines = append(cardLines, line)
 	}
-	if len(mine) == 0 {
+	if len(all) == 0 {
 		cardLines = append(cardLines, "(none)")
-	}
-	if others := len(open) - len(mine); others > 0 {
-		cardLines = append(cardLines, fmt.Sprintf("%d other open cards belong to others or nobody; name them by title or id", others))
 	}
 	return []tool.ContextSection{
 		{Title: "Task board members", Lines: memberLines},
 		{Title: "Task board columns", Lines: []string{
 			strings.Join(cols, " → ") + " (complete_task moves a card to «" + cols[len(cols)-1] + "»)",
 		}},
-		{Title: "Caller's open cards on the task board", Lines: cardLines},
+		{Title: "Open cards on the task board", Lines: cardLines},
 	}
 }
 

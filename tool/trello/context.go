@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,44 +73,55 @@ func (c *Client) renderContext(s *session, st *boardState, now time.Time) []tool
 		}
 	}
 	loc := reply.Location(caller)
+	// Every open card, the caller's first, each by due date; bounded.
 	var cardLines []string
-	mineCount := 0
+	myID := ""
 	if meErr != nil {
-		cardLines = append(cardLines, "(the caller's Trello account is not linked, so their cards are unknown; name cards by title or short link)")
+		cardLines = append(cardLines, "(the caller's Trello account is not linked, so which cards are theirs is unknown)")
 	} else {
-		mine := c.openCardsOf(st, me.ID)
-		mineCount = len(mine)
-		for i, card := range mine {
-			if i == maxContextCards {
-				cardLines = append(cardLines, fmt.Sprintf("… and %d more (list_my_tasks shows them)", len(mine)-i))
-				break
-			}
-			line := fmt.Sprintf("%s «%s» — %s", card.ShortLink, card.Name, listName(st.lists, card.IDList))
-			if card.Due != "" {
-				line += ", due " + dueText(card.Due, loc)
-				if overdue(card.Due, now) {
-					line += " (overdue)"
-				}
-			}
-			cardLines = append(cardLines, line)
-		}
-		if len(mine) == 0 {
-			cardLines = append(cardLines, "(none)")
-		}
+		myID = me.ID
 	}
-	open := 0
-	for _, card := range st.cards {
-		if !card.Closed {
-			open++
-		}
+	mine := c.openCards(st, func(card apiCard) bool { return myID != "" && slices.Contains(card.IDMembers, myID) })
+	others := c.openCards(st, func(card apiCard) bool { return myID == "" || !slices.Contains(card.IDMembers, myID) })
+	all := append(mine, others...)
+	byID := map[string]apiMember{}
+	for _, m := range st.members {
+		byID[m.ID] = m
 	}
-	if others := open - mineCount; others > 0 {
-		cardLines = append(cardLines, fmt.Sprintf("%d other open cards on the board; name them by title or short link", others))
+	for i, card := range all {
+		if i == maxContextCards {
+			cardLines = append(cardLines, fmt.Sprintf("… and %d more open cards (list_my_tasks lists the caller's; name others by title or short link)", len(all)-i))
+			break
+		}
+		var who []string
+		for _, id := range card.IDMembers {
+			switch m, ok := byID[id]; {
+			case id == myID:
+				who = append(who, "the caller")
+			case ok:
+				who = append(who, memberLabel(m))
+			}
+		}
+		assignee := "nobody"
+		if len(who) > 0 {
+			assignee = strings.Join(who, ", ")
+		}
+		line := fmt.Sprintf("%s «%s» — %s, assignee %s", card.ShortLink, card.Name, listName(st.lists, card.IDList), assignee)
+		if card.Due != "" {
+			line += ", due " + dueText(card.Due, loc)
+			if overdue(card.Due, now) {
+				line += " (overdue)"
+			}
+		}
+		cardLines = append(cardLines, line)
+	}
+	if len(all) == 0 {
+		cardLines = append(cardLines, "(none)")
 	}
 	return []tool.ContextSection{
 		{Title: "Trello board members", Lines: memberLines},
 		{Title: "Trello board lists", Lines: []string{listLine}},
-		{Title: "Caller's open cards on Trello", Lines: cardLines},
+		{Title: "Open cards on Trello", Lines: cardLines},
 	}
 }
 

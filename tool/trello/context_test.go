@@ -36,7 +36,7 @@ func TestLiveContext(t *testing.T) {
 		t.Errorf("lists = %q", got)
 	}
 	cards := strings.Join(sections[2].Lines, "\n")
-	for _, want := range []string{"AbCd1234 «Проверить форму регистрации» — В работе, due 2026-11-25 12:00", "EfGh5678 «Обновить лендинг» — Входящие", "2 other open cards"} {
+	for _, want := range []string{"AbCd1234 «Проверить форму регистрации» — В работе, assignee the caller, due 2026-11-25 12:00", "EfGh5678 «Обновить лендинг» — Входящие, assignee the caller"} {
 		if !strings.Contains(cards, want) {
 			t.Errorf("cards lack %q:\n%s", want, cards)
 		}
@@ -54,7 +54,9 @@ func TestLiveContext(t *testing.T) {
 		t.Errorf("cached read: %v, %d requests", err, reads())
 	}
 	other, _ := c.LiveContext(ctx, olga, testNow)
-	if !strings.Contains(strings.Join(other[2].Lines, "\n"), "IjKl9012 «Обновить лендинг для партнёров» — Входящие, due 2026-11-19 12:00 (overdue)") {
+	// Every open card: hers first, then the others with their assignees.
+	if lines := strings.Join(other[2].Lines, "\n"); !strings.HasPrefix(lines, "IjKl9012 «Обновить лендинг для партнёров» — Входящие, assignee the caller, due 2026-11-19 12:00 (overdue)") ||
+		!strings.Contains(lines, "AbCd1234 «Проверить форму регистрации» — В работе, assignee Дмитрий Иванов (@dima)") {
 		t.Errorf("olga's cards = %v", other[2].Lines)
 	}
 	// After the TTL: read again.

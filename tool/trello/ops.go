@@ -436,13 +436,18 @@ func (c *Client) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 // openCardsOf returns the open cards of member id that are not done,
 // earliest due first (cards without a due date last), then in board order.
 func (c *Client) openCardsOf(st *boardState, memberID string) []apiCard {
+	return c.openCards(st, func(card apiCard) bool { return slices.Contains(card.IDMembers, memberID) })
+}
+
+// openCards are the board's open cards that keep says to, by due date.
+func (c *Client) openCards(st *boardState, keep func(apiCard) bool) []apiCard {
 	doneID := ""
 	if dl, ok := c.doneListOf(st.lists); ok {
 		doneID = dl.ID
 	}
 	var out []apiCard
 	for _, card := range st.cards {
-		if card.Closed || card.DueComplete || card.IDList == doneID || !slices.Contains(card.IDMembers, memberID) {
+		if card.Closed || card.DueComplete || card.IDList == doneID || !keep(card) {
 			continue
 		}
 		out = append(out, card)
