@@ -5,12 +5,12 @@
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"time"
 
@@ -592,24 +592,42 @@ func parse(r io.Reader, getenv func(string) string, dir string) (*Config, error)
 		return nil, Errors{cleanYAMLError(err)}
 	}
 	cfg := &Config{Dir: dir}
-	if len(root.Content) > 0 {
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-			return nil, Errors{cleanYAMLError(err)}
-		}
-	}
 	lines := map[string]int{}
+	var shape []shapeProblem
 	if len(root.Content) > 0 {
-		indexLines(root.Content[0], "", lines)
+		doc := root.Content[0]
+		indexLines(doc, "", lines)
+		// Every mistake of shape is reported, and taken out so that the
+		// rest decodes and is validated too.
+		checkShape(doc, reflect.TypeOf(cfg).Elem(), "", &shape)
+		if err := doc.Decode(cfg); err != nil {
+			shape = append(shape, shapeProblem{0, cleanYAMLError(err)})
+		}
 	}
 	cfg.lines = lines
 	v := &validator{cfg: cfg, getenv: getenv}
 	v.validate(cfg)
-	if len(v.errs) > 0 {
-		return nil, v.errs
+	if len(shape)+len(v.errs) > 0 {
+		return nil, mergeProblems(shape, v.errs)
 	}
 	return cfg, nil
+}
+
+// mergeProblems lists the problems of shape and of meaning together, by
+// line.
+func mergeProblems(shape []shapeProblem, semantic Errors) Errors {
+	all := append([]shapeProblem(nil), shape...)
+	for _, e := range semantic {
+		line := 0
+		fmt.Sscanf(e, "line %d:", &line)
+		all = append(all, shapeProblem{line, e})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].line < all[j].line })
+	out := make(Errors, len(all))
+	for i, p := range all {
+		out[i] = p.text
+	}
+	return out
 }
 
 func cleanYAMLError(err error) string {

@@ -67,7 +67,7 @@ func TestParseErrorsCarryLines(t *testing.T) {
 	}{
 		{"unknown field", "listen: x\nlisten_port: 5\n", "line 2"},
 		{"bad yaml", "tenants: [\n", "line"},
-		{"bad duration", "memory:\n  ttl: soon\n", `line 2: "soon" is not a duration`},
+		{"bad duration", "memory:\n  ttl: soon\n", `line 2: memory.ttl: "soon" is not a duration`},
 		{"unknown role", "tenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users:\n      - id: u\n        role: admin\n        keys: [{token: abcdefgh, scopes: [read]}]\n", `line 6: tenants[0].users[0].role: role "admin" is not defined`},
 		{"unknown scope", "tenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users:\n      - id: u\n        role: owner\n        keys:\n          - token: abcdefgh\n            scopes: [read, admin]\n", `line 9: tenants[0].users[0].keys[0].scopes[1]: unknown scope "admin"`},
 		{"duplicate token", "tenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users:\n      - {id: u, role: owner, keys: [{token: abcdefgh, scopes: [read]}]}\n      - {id: v, role: owner, keys: [{token: abcdefgh, scopes: [read]}]}\n", "line 6: tenants[0].users[1].keys[0]: the same token is already used by a/u"},
@@ -142,6 +142,56 @@ tools:
 	}
 	if u := cfg.Tools.HTTP[0].URL; u != "http://127.0.0.1:9000/payments/status" {
 		t.Errorf("url = %q", u)
+	}
+}
+
+// Nine mistakes of different kinds, all reported in one run, each at its
+// line, in the file's words.
+func TestParseReportsEveryMistake(t *testing.T) {
+	const file = `listen: 127.0.0.1:8080
+lisen: 127.0.0.1:9090
+memory:
+  window: many
+  ttl: soon
+store: [sqlite]
+models:
+  - {name: p, model: m}
+tenants:
+  - id: a
+    timezone: Mars/Olympus
+    roles: {owner: {tols: ["*"]}}
+    users:
+      - id: u
+        role: admin
+        keys: [{token: abcdefgh, scopes: [read, admin]}]
+retry: {invalid_fallback: sometimes}
+`
+	_, err := Parse(strings.NewReader(file), env(nil))
+	if err == nil {
+		t.Fatal("Parse accepted nine mistakes")
+	}
+	want := []string{
+		`line 2: lisen: unknown key "lisen" (did you mean "listen"?)`,
+		`line 4: memory.window: expected a whole number, found "many"`,
+		`line 5: memory.ttl: "soon" is not a duration`,
+		`line 6: store: expected a mapping (key: value), found a list`,
+		`line 8: models[0]: kind is required`,
+		`line 11: tenants[0].timezone: unknown time zone "Mars/Olympus"`,
+		`line 12: tenants[0].roles.owner.tols: unknown key "tols" (did you mean "tools"?)`,
+		`line 15: tenants[0].users[0].role: role "admin" is not defined`,
+		`line 16: tenants[0].users[0].keys[0].scopes[1]: unknown scope "admin"`,
+		`line 17: retry.invalid_fallback: expected true or false, found "sometimes"`,
+	}
+	got := err.Error()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("missing %q in:\n%s", w, got)
+		}
+	}
+	for _, goWords := range []string{"config.", "!!str", "!!seq", "unmarshal"} {
+		if strings.Contains(got, goWords) {
+			t.Errorf("the errors speak Go (%q):\n%s", goWords, got)
+		}
 	}
 }
 
