@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -66,7 +67,7 @@ func decodeStrict(r io.Reader, v any) error {
 		if errors.Is(err, io.EOF) {
 			return errors.New("empty body: expected a JSON object")
 		}
-		return fmt.Errorf("malformed JSON body: %w", err)
+		return jsonProblem(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var tooBig *http.MaxBytesError
@@ -76,6 +77,37 @@ func decodeStrict(r io.Reader, v any) error {
 		return errors.New("malformed JSON body: data after the object")
 	}
 	return nil
+}
+
+// jsonProblem says what is wrong with a body in its own words: JSON
+// field names and kinds, never Go types.
+func jsonProblem(err error) error {
+	var typ *json.UnmarshalTypeError
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &typ):
+		want := map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false", reflect.Slice: "a list",
+			reflect.Map: "an object", reflect.Struct: "an object", reflect.Pointer: "an object"}[typ.Type.Kind()]
+		if want == "" {
+			want = "a number"
+		}
+		got := map[string]string{"number": "a number", "string": "a string", "bool": "true or false", "array": "a list", "object": "an object"}[typ.Value]
+		if got == "" {
+			got = typ.Value
+		}
+		if typ.Field == "" {
+			return fmt.Errorf("the body must be a JSON object, not %s", got)
+		}
+		return fmt.Errorf("%s must be %s, not %s", typ.Field, want, got)
+	case errors.As(err, &syn):
+		return fmt.Errorf("malformed JSON body at byte %d: %s", syn.Offset, strings.TrimPrefix(syn.Error(), "json: "))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("malformed JSON body: it ends before the object does")
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("unknown field %s", msg)
+	}
+	return fmt.Errorf("malformed JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
 func (m *MessageRequest) validate() error {

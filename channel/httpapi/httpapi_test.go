@@ -221,3 +221,23 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 	})
 }
+
+// Errors speak the API's words: JSON field names and kinds, and a wrong
+// method is 405 with Allow.
+func TestErrorsInTheAPIsWords(t *testing.T) {
+	srv := newTestServer(t, &recorder{})
+	if status, body := do(t, "POST", srv.URL+"/v1/messages", "k-alice-123", `{"conversation_id":1,"text":"x"}`); status != 400 ||
+		body["error"].(map[string]any)["message"] != "conversation_id must be a string, not a number" {
+		t.Errorf("type error: %d %v", status, body)
+	}
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/messages", nil)
+	req.Header.Set("Authorization", "Bearer k-alice-123")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" {
+		t.Errorf("GET /v1/messages: %d Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+}
