@@ -11,9 +11,11 @@
 // made meanwhile return a StatusError result. The tool list is fetched on
 // connect and again on every notifications/tools/list_changed.
 //
-// A stdio server runs with an explicit environment: only the variables of
-// ServerConfig.Env plus those named in ServerConfig.InheritEnv (typically
-// PATH and HOME), never the engine's own environment with its keys.
+// A stdio server runs with an explicit environment: the minimal one the
+// official MCP SDKs give (HOME, LOGNAME, PATH, SHELL, TERM, USER), those
+// named in ServerConfig.InheritEnv, and ServerConfig.Env — never the
+// engine's own environment with its keys. A server that exits while
+// starting is reported with the last lines of its stderr.
 //
 // The client declares no roots. Sampling and elicitation are declared
 // only when ServerConfig enables them per server; then every request is
@@ -418,12 +420,22 @@ func (s *Server) current() *mcp.ClientSession {
 func (s *Server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	defer cancel()
-	t, err := s.transport(ctx)
+	t, stderr, err := s.transport(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sess, err := s.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})
 	if err != nil {
+		tail := stderr.tail()
+		if tail == "" && stderr != nil {
+			// The exit may be read before the last of stderr is.
+			time.Sleep(100 * time.Millisecond)
+			tail = stderr.tail()
+		}
+		if tail != "" {
+			// A server that exits while starting says why on stderr.
+			return nil, fmt.Errorf("connect: %w; the server's stderr ends: %s", err, clipText(tail, 800))
+		}
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	if err := s.list(ctx, sess); err != nil {

@@ -1,7 +1,9 @@
 package mcptool
 
 import (
+	"context"
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -208,8 +210,23 @@ func TestCommandEnvIsExplicit(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("env = %v, want %v", got, want)
 	}
-	if env := commandEnv(nil, nil, lookup); env == nil || len(env) != 0 {
-		t.Errorf("empty env = %#v, want empty and non-nil", env)
+	// With nothing configured a server still gets the SDKs' minimal
+	// environment, and never our keys.
+	if env := commandEnv(nil, nil, lookup); strings.Join(env, ",") != "HOME=/root,PATH=/bin" {
+		t.Errorf("default env = %#v, want HOME and PATH only", env)
+	}
+}
+
+// A stdio server that exits while starting is reported with the last
+// lines of its stderr.
+func TestStartFailureShowsStderr(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	_, err := Connect(context.Background(), ServerConfig{Name: "broken", Command: "sh",
+		Args: []string{"-c", "echo 'Error: Cannot find module @modelcontextprotocol/server-x' >&2; exit 1"}, ConnectTimeout: 5 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "Cannot find module @modelcontextprotocol/server-x") {
+		t.Errorf("err = %v, want the server's stderr in it", err)
 	}
 }
 

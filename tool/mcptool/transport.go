@@ -10,9 +10,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,32 +37,41 @@ var reservedHeaders = map[string]bool{
 	"Last-Event-Id":        true,
 }
 
-// transport makes the transport of one connection attempt.
-func (s *Server) transport(ctx context.Context) (mcp.Transport, error) {
+// transport makes the transport of one connection attempt, and for a
+// stdio server the log of its stderr, whose last lines explain a server
+// that exits while starting.
+func (s *Server) transport(ctx context.Context) (mcp.Transport, *lineLogger, error) {
 	switch {
 	case s.cfg.Dial != nil:
-		return s.cfg.Dial(ctx)
+		t, err := s.cfg.Dial(ctx)
+		return t, nil, err
 	case s.cfg.Command != "":
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Env = commandEnv(s.cfg.Env, s.cfg.InheritEnv, os.LookupEnv)
 		cmd.Dir = s.cfg.Dir
-		cmd.Stderr = &lineLogger{log: s.log}
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, nil
+		stderr := &lineLogger{log: s.log}
+		cmd.Stderr = stderr
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, stderr, nil
 	default:
 		client, err := httpClient(s.cfg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}, nil
+		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}, nil, nil
 	}
 }
 
-// commandEnv builds a stdio server's environment: the inherited names that
-// are set in ours, then env over them. Never nil, so nothing else leaks
-// in (exec.Cmd inherits everything when Env is nil).
+// defaultEnv is what a stdio server inherits whatever the configuration
+// says: the minimal environment the official MCP SDKs give their servers,
+// without which "npx …" servers cannot start. No secrets are among it.
+var defaultEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+// commandEnv builds a stdio server's environment: defaultEnv and the
+// inherited names that are set in ours, then env over them. Never nil, so
+// nothing else leaks in (exec.Cmd inherits everything when Env is nil).
 func commandEnv(env map[string]string, inherit []string, lookup func(string) (string, bool)) []string {
 	vars := map[string]string{}
-	for _, k := range inherit {
+	for _, k := range append(slices.Clone(defaultEnv), inherit...) {
 		if v, ok := lookup(k); ok {
 			vars[k] = v
 		}
@@ -155,9 +167,28 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // lineLogger logs a stdio server's stderr line by line at debug level,
 // each line cut to 512 bytes.
 type lineLogger struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
+	log  *slog.Logger
+	mu   sync.Mutex
+	buf  []byte
+	last []string // the last stderrTail lines
+}
+
+// stderrTail is how many of a server's last stderr lines a failed start
+// reports.
+const stderrTail = 5
+
+// tail returns the last lines the server wrote to stderr, joined.
+func (l *lineLogger) tail() string {
+	if l == nil {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lines := l.last
+	if len(l.buf) > 0 {
+		lines = append(slices.Clone(lines), string(l.buf))
+	}
+	return strings.Join(lines, " | ")
 }
 
 func (l *lineLogger) Write(p []byte) (int, error) {
@@ -183,5 +214,19 @@ func (l *lineLogger) emit(line []byte) {
 	if len(line) > 512 {
 		line = line[:512]
 	}
+	if l.last = append(l.last, string(line)); len(l.last) > stderrTail {
+		l.last = l.last[len(l.last)-stderrTail:]
+	}
 	l.log.Debug("mcp server stderr", "line", string(line))
+}
+
+// clipText cuts s to at most n bytes on a rune boundary.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
