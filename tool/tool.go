@@ -220,11 +220,25 @@ type Result struct {
 	// live values it could mean.
 	Field      string   `json:"field,omitempty"`
 	Candidates []string `json:"candidates,omitempty"`
+	// Choices, when given, complete the ambiguous request: one per
+	// candidate, in the same order, each the whole call that picking it
+	// means. The engine keeps them as the conversation's draft, so the
+	// user's button runs the stored call (still authorized and confirmed
+	// like any other) and no model has to copy values back from a memo.
+	Choices []Choice `json:"choices,omitempty"`
 	// OutcomeUnknown marks a failed write that may have taken effect all
 	// the same: the request left, and no clear answer came back (a
 	// timeout, a dropped connection, a server error). It is never
 	// repeated blindly; a tool.Reconciler can tell.
 	OutcomeUnknown bool `json:"outcome_unknown,omitempty"`
+}
+
+// Choice is one way to complete an ambiguous request: the call to make
+// when the user picks Label.
+type Choice struct {
+	Label string          `json:"label"`
+	Tool  string          `json:"tool"`
+	Args  json.RawMessage `json:"args"`
 }
 
 // Tool is one operation the engine may run. Call returns a Go error only

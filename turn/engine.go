@@ -328,7 +328,10 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 		e.journalFailure(s, StepLoadInterrupted, err)
 		return chat.Outbound{}, err
 	}
-	e.run(ctx, s)
+	if e.expandButton(s) {
+		e.run(ctx, s)
+	}
+	keepLongButtons(s)
 	e.updateMemory(s)
 	if err := e.commit(ctx, s); err != nil {
 		e.journalFailure(s, StepCommit, err)
@@ -412,6 +415,9 @@ func (e *Engine) run(ctx context.Context, s *state) {
 		return
 	}
 	if e.resolvePending(ctx, s) {
+		return
+	}
+	if e.runChoice(ctx, s) {
 		return
 	}
 	if e.runCommand(ctx, s) {

@@ -22,7 +22,7 @@ const (
 	// Limits of a question as the user sees it.
 	maxQuestionChars = 1000
 	maxOptions       = 8
-	maxOptionBytes   = 64 // a Telegram button's callback data
+	maxOptionBytes   = 512 // longer than a button's data: kept behind a short id
 )
 
 var interviewDefs = []llm.ToolDef{
@@ -293,7 +293,7 @@ func optionButtons(options []string) []chat.Button {
 	var out []chat.Button
 	for _, o := range options {
 		o = strings.TrimSpace(o)
-		if o == "" || len(o) > maxOptionBytes || strings.HasPrefix(o, confirmPrefix) || strings.HasPrefix(o, cancelPrefix) {
+		if o == "" || len(o) > maxOptionBytes || reservedButton(o) {
 			continue
 		}
 		if out = append(out, chat.Button{Label: inert(o), Value: o}); len(out) == maxOptions {

@@ -97,10 +97,13 @@ func (e *Engine) replyResult(s *state, title, status string, res tool.Result) {
 		if text == "" {
 			text = say(s.lang, txtClarify) + " " + strings.Join(res.Candidates, ", ")
 		}
-		var buttons []chat.Button
+		buttons := offerChoices(s, res)
 		for _, c := range res.Candidates {
-			if len(buttons) == 8 || len(c) > 64 {
+			if len(res.Choices) > 0 || len(buttons) == maxChoices {
 				break
+			}
+			if reservedButton(c) {
+				continue
 			}
 			buttons = append(buttons, chat.Button{Label: c, Value: c})
 		}

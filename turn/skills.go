@@ -16,9 +16,7 @@ import (
 // router's.
 func currentSkill(s *state) string {
 	var id string
-	if raw, ok := s.conv.Slots[skillSlot]; ok {
-		_ = json.Unmarshal(raw, &id)
-	}
+	getSlot(s, skillSlot, &id)
 	if s.assistant.Router == nil || findSkill(s.assistant.Router, id) == nil {
 		return ""
 	}
@@ -32,10 +30,7 @@ func setSkill(s *state, id string) string {
 		delete(s.conv.Slots, skillSlot)
 		return ""
 	}
-	if s.conv.Slots == nil {
-		s.conv.Slots = map[string]json.RawMessage{}
-	}
-	s.conv.Slots[skillSlot], _ = json.Marshal(id)
+	setSlot(s, skillSlot, id)
 	return id
 }
 

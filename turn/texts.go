@@ -42,6 +42,8 @@ const (
 	txtCutAt
 	txtSkillOn
 	txtSkillOff
+	txtChoiceGone
+	txtButtonGone
 )
 
 var texts = map[string]map[textKey]string{
@@ -80,6 +82,8 @@ var texts = map[string]map[textKey]string{
 		txtCutAt:             "(ответ обрезан на %d символах)",
 		txtSkillOn:           "Включён режим «%s».",
 		txtSkillOff:          "Вернулся в обычный режим.",
+		txtChoiceGone:        "Этот вариант уже не действует: выбор сделан раньше или предложение устарело. Ничего не выполнено — повторите запрос.",
+		txtButtonGone:        "Эта кнопка устарела. Ничего не выполнено — повторите запрос.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -116,6 +120,8 @@ var texts = map[string]map[textKey]string{
 		txtCutAt:             "(cut at %d characters)",
 		txtSkillOn:           "The %s skill is on.",
 		txtSkillOff:          "Back to the ordinary conversation.",
+		txtChoiceGone:        "That option is no longer open: a choice was made already or the offer is out of date. Nothing was done; please ask again.",
+		txtButtonGone:        "That button is out of date. Nothing was done; please ask again.",
 	},
 }
 

@@ -20,6 +20,7 @@ const (
 	RouteInterrupted Route = "interrupted"  // the record of a turn whose process ended
 	RouteCall        Route = "call"         // a client program's own call
 	RouteResume      Route = "resume"       // an approved (or rejected) action carried out in its conversation
+	RouteChoice      Route = "choice"       // a button completing the conversation's stored draft
 	RouteText        Route = "text"         // free text (before the model is asked)
 	RouteAffirm      Route = "affirm"
 	RouteDeny        Route = "deny"

@@ -2,6 +2,7 @@ package calendar
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -325,5 +326,27 @@ func (c *Calendar) scheduleMeeting(ctx context.Context, call tool.Call) tool.Res
 	out := c.reply.WithStatus(tool.StatusAmbiguous, data, text)
 	out.Field = "slot"
 	out.Candidates = labels
+	out.Choices = bookingChoices(title, people[1:], data.Slots)
+	return out
+}
+
+// bookingChoices are the create_event calls the slots stand for: picking
+// one books that slot for the same meeting (after the user's "yes"), with
+// the participants named exactly as resolved here.
+func bookingChoices(title string, others []Member, slots []slotView) []tool.Choice {
+	names := make([]string, len(others))
+	for i, m := range others {
+		names[i] = m.Name + " (" + m.ID + ")"
+	}
+	out := make([]tool.Choice, len(slots))
+	for i, s := range slots {
+		args, _ := json.Marshal(struct {
+			Title        string   `json:"title"`
+			StartISO     string   `json:"startIso"`
+			EndISO       string   `json:"endIso"`
+			Participants []string `json:"participants"`
+		}{title, s.StartUTC, s.EndUTC, names})
+		out[i] = tool.Choice{Label: s.Label, Tool: ActionCreateEvent, Args: args}
+	}
 	return out
 }

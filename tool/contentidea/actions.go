@@ -88,7 +88,7 @@ func (s *Store) spec(name string) tool.Spec {
 		spec.Description = "Save a content idea to the team's content plan: what to publish (idea), the platform " +
 			"(one of " + list + "), an optional format (post, reels, stories, video, article, ...) and notes. " +
 			"Leave platform null when the user has not named one: the server then offers the platforms as buttons " +
-			"and nothing is saved until the idea is proposed again with the chosen platform."
+			"and nothing is saved until the user picks one (the button completes the idea as proposed)."
 		spec.Risk = tool.RiskWriteSafe
 		spec.Idempotent = true
 		spec.InputSchema = json.RawMessage(`{
@@ -235,17 +235,26 @@ func (s *Store) askPlatform(c tool.Caller, given string, d draft) tool.Result {
 	list := strings.Join(s.platforms, ", ")
 	text := reply.Tr(c, fmt.Sprintf("Для какой площадки идея «%s»? Выберите: %s.", clip(d.Idea, 80), list),
 		fmt.Sprintf("Which platform is the idea %q for? Choose: %s.", clip(d.Idea, 80), list))
-	errText := "platform is missing; ask the user to choose one of the candidates, then propose the idea again with it"
+	errText := "platform is missing; the user was offered the candidates as buttons, and picking one saves this idea"
 	if given != "" {
 		text = reply.Tr(c, fmt.Sprintf("Площадки «%s» нет в списке. Выберите: %s.", given, list),
 			fmt.Sprintf("%q is not one of the platforms. Choose: %s.", given, list))
-		errText = fmt.Sprintf("platform %q is not configured; ask the user to choose one of the candidates, then propose the idea again with it", given)
+		errText = fmt.Sprintf("platform %q is not configured; the user was offered the candidates as buttons, and picking one saves this idea", given)
 	}
 	raw, _ := json.Marshal(struct {
 		Draft draft `json:"draft"`
 	}{d})
+	platforms := s.Platforms()
+	choices := make([]tool.Choice, len(platforms))
+	for i, p := range platforms {
+		args, _ := json.Marshal(struct {
+			draft
+			Platform string `json:"platform"`
+		}{d, p})
+		choices[i] = tool.Choice{Label: p, Tool: ActionIdea, Args: args}
+	}
 	return tool.Result{Status: tool.StatusAmbiguous, Data: raw, Text: text, Error: errText, Field: "platform",
-		Candidates: s.Platforms(), Source: SourceName, ObservedAt: s.now()}
+		Candidates: platforms, Choices: choices, Source: SourceName, ObservedAt: s.now()}
 }
 
 func (s *Store) savedResult(c tool.Caller, i *Idea) tool.Result {

@@ -1,0 +1,163 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// Drafts and long buttons live in the conversation's durable state, not in
+// the model's memory: a button completes exactly what the server offered.
+const (
+	// draftSlot keeps the latest offer whose choices are whole calls
+	// (tool.Result.Choices): the meeting awaiting a slot, the idea awaiting
+	// a platform.
+	draftSlot = "draft"
+	// buttonSlot maps short ids to button values too long for a channel's
+	// button data (Telegram's callback_data holds 64 bytes).
+	buttonSlot = "buttons"
+	// choicePrefix marks a press of a draft's choice: "choice:<draft>:<n>".
+	choicePrefix = "choice:"
+	// longButtonPrefix marks a button whose value is kept in buttonSlot.
+	longButtonPrefix = "b:"
+	// maxButtonBytes is the longest value a button carries itself.
+	maxButtonBytes = 64
+	// keptLongButtons bounds buttonSlot: the newest keyboards' values.
+	keptLongButtons = 32
+	// draftTTL bounds how long an offer can be taken up.
+	draftTTL = 24 * time.Hour
+	// maxChoices is the most buttons one offer shows.
+	maxChoices = 8
+)
+
+// draft is an offer the user completes with a button.
+type draft struct {
+	ID      string        `json:"id"`
+	Created time.Time     `json:"created"`
+	Choices []tool.Choice `json:"choices"`
+}
+
+// offerChoices keeps res's choices as the conversation's draft and returns
+// their buttons; nil when res offers no whole calls.
+func offerChoices(s *state, res tool.Result) []chat.Button {
+	if len(res.Choices) == 0 {
+		return nil
+	}
+	d := draft{ID: s.id, Created: s.now, Choices: res.Choices}
+	if len(d.Choices) > maxChoices {
+		d.Choices = d.Choices[:maxChoices]
+	}
+	buttons := make([]chat.Button, len(d.Choices))
+	for i, c := range d.Choices {
+		buttons[i] = chat.Button{Label: c.Label, Value: choicePrefix + d.ID + ":" + strconv.Itoa(i)}
+	}
+	setSlot(s, draftSlot, d)
+	return buttons
+}
+
+// runChoice completes the stored draft with the pressed choice: the stored
+// call goes through the same authorization as any other (a write still
+// asks for a "yes"), and no model is asked to copy it.
+func (e *Engine) runChoice(ctx context.Context, s *state) bool {
+	ref, ok := strings.CutPrefix(s.in.Button, choicePrefix)
+	if !ok {
+		return false
+	}
+	s.trace.Route = RouteChoice
+	var d draft
+	found := getSlot(s, draftSlot, &d)
+	id, n, _ := strings.Cut(ref, ":")
+	i, err := strconv.Atoi(n)
+	if !found || id != d.ID || err != nil || i < 0 || i >= len(d.Choices) || !s.now.Before(d.Created.Add(draftTTL)) {
+		s.trace.Notes = append(s.trace.Notes, "choice of an offer no longer open: "+clip(ref, 64))
+		e.replyText(s, say(s.lang, txtChoiceGone), nil)
+		return true
+	}
+	c := d.Choices[i]
+	delete(s.conv.Slots, draftSlot) // one offer, one choice
+	s.route.input = c.Label         // the user's words are the label they pressed
+	e.recordUserInput(s)
+	e.runFixedCall(ctx, s, "choice", c.Tool, c.Args)
+	return true
+}
+
+// keepLongButtons moves values longer than a button can carry into the
+// conversation's state, behind short ids, instead of dropping the button.
+func keepLongButtons(s *state) {
+	var kept []keptButton
+	for i := range s.out.Buttons {
+		b := &s.out.Buttons[i]
+		if len(b.Value) <= maxButtonBytes {
+			continue
+		}
+		if kept == nil {
+			getSlot(s, buttonSlot, &kept)
+		}
+		id := s.id + "." + strconv.Itoa(i)
+		kept = append(kept, keptButton{ID: id, Value: b.Value})
+		b.Value = longButtonPrefix + id
+	}
+	if kept == nil {
+		return
+	}
+	if len(kept) > keptLongButtons {
+		kept = kept[len(kept)-keptLongButtons:]
+	}
+	setSlot(s, buttonSlot, kept)
+}
+
+type keptButton struct {
+	ID    string `json:"id"`
+	Value string `json:"value"`
+}
+
+// expandButton puts a kept long value back in place of its short id and
+// routes the message by it; false when the id is no longer kept.
+func (e *Engine) expandButton(s *state) bool {
+	id, ok := strings.CutPrefix(s.in.Button, longButtonPrefix)
+	if !ok {
+		return true
+	}
+	var kept []keptButton
+	getSlot(s, buttonSlot, &kept)
+	for _, k := range kept {
+		if k.ID == id {
+			s.in.Button = k.Value
+			s.route = classify(s.in, e.cfg.Commands)
+			s.trace.Route = s.route.name()
+			return true
+		}
+	}
+	s.trace.Route = RouteStaleButton
+	s.trace.Notes = append(s.trace.Notes, "button no longer kept: "+clip(id, 64))
+	e.replyText(s, say(s.lang, txtButtonGone), nil)
+	return false
+}
+
+// reservedButton tells a value that would read as one of the server's own
+// buttons; such a value from a model or a tool is never made a button.
+func reservedButton(v string) bool {
+	for _, p := range []string{confirmPrefix, cancelPrefix, choicePrefix, longButtonPrefix, skillButtonPrefix} {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func getSlot(s *state, name string, v any) bool {
+	raw, ok := s.conv.Slots[name]
+	return ok && json.Unmarshal(raw, v) == nil
+}
+
+func setSlot(s *state, name string, v any) {
+	if s.conv.Slots == nil {
+		s.conv.Slots = map[string]json.RawMessage{}
+	}
+	s.conv.Slots[name], _ = json.Marshal(v)
+}
