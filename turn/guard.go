@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/arbiterhq/arbiter/decision"
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 )
 
@@ -209,9 +211,49 @@ func (e *Engine) authorizeCall(ctx context.Context, s *state, r callRequest) (au
 	return a, nil
 }
 
-// hasOwnWords reports whether the user wrote or pressed something this turn.
+// hasOwnWords reports whether the user wrote or pressed something this turn,
+// or, for material arriving alone, just before it.
 func hasOwnWords(s *state) bool {
-	return strings.TrimSpace(s.in.Text) != "" || s.in.Button != "" || s.in.Call != nil
+	if strings.TrimSpace(s.in.Text) != "" || s.in.Button != "" || s.in.Call != nil {
+		return true
+	}
+	if words := wordsAwaitingForward(s); words != "" {
+		s.trace.Notes = append(s.trace.Notes, "evidence completes the user's previous message: "+clip(words, 120))
+		return true
+	}
+	return false
+}
+
+// lateForwardWindow is how long the user's own words ("create a task from
+// what I forward") wait for the material that arrives on its own after
+// them, as the next message.
+const lateForwardWindow = 2 * time.Minute
+
+// wordsAwaitingForward returns the user's own words this evidence-only
+// message completes: the conversation's last user message, when it came
+// within lateForwardWindow, nothing was run on it, and no other material
+// came since. The write it leads to still waits for a "yes" (the
+// evidence is in the turn).
+func wordsAwaitingForward(s *state) string {
+	if len(s.in.Evidence) == 0 {
+		return ""
+	}
+	msgs := s.conv.Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		switch m := msgs[i]; m.Role {
+		case store.RoleAssistant:
+			continue
+		case store.RoleUser:
+			if s.received.Sub(m.At) > lateForwardWindow || strings.TrimSpace(m.Text) == "" ||
+				classifyText(m.Text, nil).kind != routeText { // "да", "нет", a command: no request
+				return ""
+			}
+			return m.Text
+		default: // a tool ran on those words, or material came already
+			return ""
+		}
+	}
+	return ""
 }
 
 // needsConfirmation: the tool's policy says so, or the model saw content
