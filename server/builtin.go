@@ -137,6 +137,7 @@ func taskboardKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 		ExtraMembers: extra,
 		Confirm:      ConfirmPolicies(tb.Confirm),
 		BaseURL:      env.PublicURL,
+		NoLinks:      env.PublicURL == "",
 		Now:          env.Now,
 		NewID:        env.NewID,
 	})

@@ -91,6 +91,10 @@ type Options struct {
 	// Sleep replaces the provider chain's retry wait (tests use a fake
 	// clock).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// NoPages says this process serves no web pages (arbiter chat, arbiter
+	// mcp): links the tools print name public_url when it is configured
+	// (another process serves them) and are left out otherwise.
+	NoPages bool
 }
 
 // Load reads a configuration file and checks it against kinds (see Check).
@@ -163,6 +167,9 @@ func newEnv(cfg *config.Config, opts Options) *Env {
 	env.Logger = newLogger(cfg.Log, opts.LogOut)
 	env.Listen = orDefault(cfg.Listen, "127.0.0.1:8080")
 	env.PublicURL = orDefault(cfg.PublicURL, "http://"+env.Listen)
+	if opts.NoPages && cfg.PublicURL == "" {
+		env.PublicURL = ""
+	}
 	return env
 }
 
@@ -385,7 +392,7 @@ func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, routes map[string]h
 		approvals = s.Engine
 		s.runs = append(s.runs, s.resumeActions)
 	}
-	api, err := httpapi.New(httpapi.Config{
+	apiCfg := httpapi.Config{
 		Handler:      s.Engine,
 		Keys:         env.Keys,
 		Turn:         httpapi.JournalTurn(s.Journal),
@@ -393,7 +400,18 @@ func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, routes map[string]h
 		Approvals:    approvals,
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
 		Logger:       env.Logger,
-	})
+	}
+	if b := s.Board; b != nil {
+		apiCfg.Board = func(ctx context.Context, tenant string) (any, error) { return b.View(ctx, tenant) }
+		apiCfg.Card = func(ctx context.Context, tenant, id string) (any, error) {
+			v, err := b.CardPage(ctx, tenant, id)
+			if errors.Is(err, taskboard.ErrNotFound) {
+				err = httpapi.ErrNotFound
+			}
+			return v, err
+		}
+	}
+	api, err := httpapi.New(apiCfg)
 	if err != nil {
 		return err
 	}
@@ -509,6 +527,15 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) 
 // Identity is the identity of user u of tenant t with scopes.
 func Identity(t config.Tenant, u config.User, scopes []string) chat.Identity {
 	id := chat.Identity{TenantID: t.ID, UserID: u.ID, Name: u.Name, Role: u.Role, Timezone: u.Timezone, Language: u.Language}
+	if id.Timezone == "" {
+		id.Timezone = t.Timezone // what the engine would use: clients can show the same
+	}
+	if id.Language == "" {
+		id.Language = t.Language
+	}
+	if id.Language == "" {
+		id.Language = turn.DefaultLanguage
+	}
 	for _, sc := range scopes {
 		id.Scopes = append(id.Scopes, chat.Scope(sc))
 	}

@@ -4,7 +4,9 @@
 // /v1/questions/{id} show and answer what a running turn asks the caller
 // (an MCP server's sampling or elicitation request), GET /v1/approvals and
 // POST /v1/approvals/{id} list and decide the actions waiting for the
-// caller's role, GET /healthz answers liveness.
+// caller's role, GET /v1/me tells the caller who they are (language, time
+// zone, scopes), GET /v1/board and GET /v1/board/cards/{id} read the
+// embedded task board, GET /healthz answers liveness.
 //
 // It turns requests into chat.Inbound and replies into JSON; it knows
 // nothing of models, tools or stores beyond the small functions it is given.
@@ -49,7 +51,12 @@ type Config struct {
 	Turns func(ctx context.Context, tenant string, q TurnQuery) ([]TurnSummary, error)
 	// Approvals lists and decides actions waiting for approval; nil
 	// means none are kept (GET and POST /v1/approvals answer 501).
-	Approvals    chat.Approver
+	Approvals chat.Approver
+	// Board and Card read the embedded task board for its pages (GET
+	// /v1/board, GET /v1/board/cards/{id}); Card returns ErrNotFound for a
+	// card the tenant does not have. nil means there is no board (404).
+	Board        func(ctx context.Context, tenant string) (any, error)
+	Card         func(ctx context.Context, tenant, id string) (any, error)
 	MaxBodyBytes int64
 	Logger       *slog.Logger
 }
@@ -89,6 +96,9 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/questions/{id}", s.answerQuestion)
 	s.mux.HandleFunc("GET /v1/approvals", s.listApprovals)
 	s.mux.HandleFunc("POST /v1/approvals/{id}", s.decideApproval)
+	s.mux.HandleFunc("GET /v1/me", s.getMe)
+	s.mux.HandleFunc("GET /v1/board", s.getBoard)
+	s.mux.HandleFunc("GET /v1/board/cards/{id}", s.getCard)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

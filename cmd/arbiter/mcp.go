@@ -35,7 +35,7 @@ func mcpCommand(ctx context.Context, configPath string, o mcpOptions, getenv fun
 	if err != nil {
 		return err
 	}
-	a, err := server.Build(cfg, kinds.All(), server.Options{LogOut: stderr})
+	a, err := server.Build(cfg, kinds.All(), server.Options{LogOut: stderr, NoPages: true})
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func chatLoop(ctx context.Context, configPath string, opts server.Options, stdin
 	if err != nil {
 		return err
 	}
-	a, err := server.Build(cfg, kinds.All(), opts)
+	a, err := server.Build(cfg, kinds.All(), withNoPages(opts))
 	if err != nil {
 		return err
 	}
@@ -93,4 +93,11 @@ func chatLoop(ctx context.Context, configPath string, opts server.Options, stdin
 			fmt.Fprintf(stdout, "  [%d] %s\n", i+1, b.Label)
 		}
 	}
+}
+
+// withNoPages marks a process that serves no web pages: the chat loop
+// prints no links to a server that is not running.
+func withNoPages(o server.Options) server.Options {
+	o.NoPages = true
+	return o
 }

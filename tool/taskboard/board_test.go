@@ -664,3 +664,26 @@ func TestLiveContextBound(t *testing.T) {
 		t.Errorf("%d lines, last %q", len(lines), lines[len(lines)-1])
 	}
 }
+
+// A board whose pages no server serves prints no links: not in replies,
+// not in the data the model reads.
+func TestNoLinks(t *testing.T) {
+	b, err := New(Config{DB: openDB(t, walPragmas), NoLinks: true, BaseURL: "https://board.example",
+		Members: func(string) []Member { return []Member{{ID: "u1", Name: "Дмитрий Иванов"}} },
+		Now:     func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, b, ActionCreate, dmitry, "k1", `{"title":"Проверить форму"}`)
+	mustStatus(t, res, tool.StatusOK)
+	id := decodeData(t, res).Card.ID
+	for _, r := range []tool.Result{res,
+		run(t, b, ActionComment, dmitry, "k2", `{"card":"`+id+`","text":"ok"}`),
+		run(t, b, ActionComplete, dmitry, "k3", `{"card":"`+id+`"}`),
+		run(t, b, "list_my_tasks", dmitry, "", `{}`)} {
+		if strings.Contains(r.Text, "http") || strings.Contains(r.Text, " — \n") || strings.HasSuffix(r.Text, " — ") ||
+			strings.Contains(string(r.Data), "/board/c/") {
+			t.Errorf("a link or its dash is printed: %q %s", r.Text, r.Data)
+		}
+	}
+}

@@ -50,7 +50,9 @@ func (b *Board) ReadLink(ctx context.Context, c tool.Caller, link string) (tool.
 	if card.Due != "" {
 		text.WriteString("\n" + reply.Tr(c, "Срок: ", "Due: ") + card.Due)
 	}
-	text.WriteString("\n" + card.URL)
+	if card.URL != "" {
+		text.WriteString("\n" + card.URL)
+	}
 	v := view(&card)
 	return b.reply.OK(struct {
 		Card        cardView `json:"card"`

@@ -96,8 +96,8 @@ func (b *Board) createdResult(c tool.Caller, card *Card, cols []string) tool.Res
 		where += reply.Tr(c, ", вложение «"+card.Attachment.Name+"»", ", attachment \""+card.Attachment.Name+"\"")
 	}
 	text := reply.Tr(c,
-		fmt.Sprintf("Создана задача «%s» (%s, %s%s) — %s", card.Title, who, when, where, card.URL),
-		fmt.Sprintf("Created task %q (%s, %s%s) — %s", card.Title, who, when, where, card.URL))
+		fmt.Sprintf("Создана задача «%s» (%s, %s%s)%s", card.Title, who, when, where, board.Link(card.URL)),
+		fmt.Sprintf("Created task %q (%s, %s%s)%s", card.Title, who, when, where, board.Link(card.URL)))
 	return b.reply.OK(struct {
 		Card cardView `json:"card"`
 	}{view(card)}, text)
@@ -225,8 +225,8 @@ func (b *Board) commentTask(ctx context.Context, call tool.Call, a board.Comment
 			Card    cardView    `json:"card"`
 			Comment commentView `json:"comment"`
 		}{view(card), commentView{author, text, now.UTC().Format("2006-01-02T15:04:05Z07:00")}},
-			reply.Tr(c, fmt.Sprintf("Комментарий к задаче «%s» добавлен — %s", card.Title, card.URL),
-				fmt.Sprintf("Comment added to task %q — %s", card.Title, card.URL))), nil
+			reply.Tr(c, fmt.Sprintf("Комментарий к задаче «%s» добавлен%s", card.Title, board.Link(card.URL)),
+				fmt.Sprintf("Comment added to task %q%s", card.Title, board.Link(card.URL)))), nil
 	})
 }
 
@@ -246,11 +246,11 @@ func (b *Board) completeTask(ctx context.Context, call tool.Call, a board.Comple
 				return tool.Result{}, fmt.Errorf("complete card %s: %w", card.ID, err)
 			}
 		}
-		text := reply.Tr(c, fmt.Sprintf("Задача «%s» выполнена и перенесена в «%s» — %s", next.Title, last, next.URL),
-			fmt.Sprintf("Task %q is done and moved to %q — %s", next.Title, last, next.URL))
+		text := reply.Tr(c, fmt.Sprintf("Задача «%s» выполнена и перенесена в «%s»%s", next.Title, last, board.Link(next.URL)),
+			fmt.Sprintf("Task %q is done and moved to %q%s", next.Title, last, board.Link(next.URL)))
 		if already {
-			text = reply.Tr(c, fmt.Sprintf("Задача «%s» уже выполнена — %s", next.Title, next.URL),
-				fmt.Sprintf("Task %q was already done — %s", next.Title, next.URL))
+			text = reply.Tr(c, fmt.Sprintf("Задача «%s» уже выполнена%s", next.Title, board.Link(next.URL)),
+				fmt.Sprintf("Task %q was already done%s", next.Title, board.Link(next.URL)))
 		}
 		return b.reply.OK(struct {
 			Card        cardView `json:"card"`

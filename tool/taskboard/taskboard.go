@@ -83,6 +83,9 @@ type Config struct {
 	// BaseURL prefixes card URLs: BaseURL + "/board/c/" + id.
 	// Default DefaultBaseURL.
 	BaseURL string
+	// NoLinks leaves card URLs out of every reply: no server serves the
+	// board's pages.
+	NoLinks bool
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// NewID, when set, supplies card ids (tests use it for stable ids); it
@@ -232,7 +235,10 @@ func New(cfg Config) (*Board, error) {
 		newID:   cfg.NewID,
 		writer:  sqlitex.NewWriter(cfg.DB),
 	}
-	if b.baseURL == "" {
+	switch {
+	case cfg.NoLinks:
+		b.baseURL = ""
+	case b.baseURL == "":
 		b.baseURL = DefaultBaseURL
 	}
 	if b.now == nil {
@@ -284,8 +290,13 @@ func (b *Board) Tools() []tool.Tool {
 	}})
 }
 
-// CardURL returns the URL of card id.
-func (b *Board) CardURL(id string) string { return b.baseURL + "/board/c/" + id }
+// CardURL returns the URL of card id; empty with Config.NoLinks.
+func (b *Board) CardURL(id string) string {
+	if b.baseURL == "" {
+		return ""
+	}
+	return b.baseURL + "/board/c/" + id
+}
 
 // Columns returns the tenant's columns in order: the stored ones once the
 // board has been written, the configured ones before.

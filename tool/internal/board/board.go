@@ -288,8 +288,8 @@ type ColumnWord struct{ RU, EN string }
 // changed.
 func UpdatedText(c tool.Caller, v Updated, changed []string, column ColumnWord) string {
 	if len(changed) == 0 {
-		return reply.Tr(c, fmt.Sprintf("Задача «%s» не изменилась — %s", v.Title, v.URL),
-			fmt.Sprintf("Task %q is unchanged — %s", v.Title, v.URL))
+		return reply.Tr(c, fmt.Sprintf("Задача «%s» не изменилась%s", v.Title, Link(v.URL)),
+			fmt.Sprintf("Task %q is unchanged%s", v.Title, Link(v.URL)))
 	}
 	parts := make([]string, 0, len(changed))
 	for _, f := range changed {
@@ -312,8 +312,8 @@ func UpdatedText(c tool.Caller, v Updated, changed []string, column ColumnWord) 
 			}
 		}
 	}
-	return reply.Tr(c, fmt.Sprintf("Задача «%s» обновлена: %s — %s", v.Title, strings.Join(parts, ", "), v.URL),
-		fmt.Sprintf("Updated task %q: %s — %s", v.Title, strings.Join(parts, ", "), v.URL))
+	return reply.Tr(c, fmt.Sprintf("Задача «%s» обновлена: %s%s", v.Title, strings.Join(parts, ", "), Link(v.URL)),
+		fmt.Sprintf("Updated task %q: %s%s", v.Title, strings.Join(parts, ", "), Link(v.URL)))
 }
 
 // NoMember is the answer when query matches no board member; members are
@@ -354,7 +354,7 @@ func ListText(c tool.Caller, cards []Listed, total int) string {
 		if card.Due != "" {
 			b.WriteString(reply.Tr(c, ", до ", ", due ") + card.Due)
 		}
-		b.WriteString(" — " + card.URL)
+		b.WriteString(Link(card.URL))
 	}
 	if total > len(cards) {
 		fmt.Fprintf(&b, "\n%s", reply.Tr(c, fmt.Sprintf("…и ещё %d", total-len(cards)), fmt.Sprintf("…and %d more", total-len(cards))))
@@ -370,4 +370,13 @@ func ListResult[V any](rb reply.Builder, views []V, total int, text string) tool
 		Total     int  `json:"total"`
 		Truncated bool `json:"truncated,omitempty"`
 	}{views, total, total > len(views)}, text)
+}
+
+// Link is " — url" after a card's words, or nothing when the board prints
+// no links (no server serves its pages).
+func Link(url string) string {
+	if url == "" {
+		return ""
+	}
+	return " — " + url
 }
