@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ type Config struct {
 	Retry        Retry            `yaml:"retry"`
 	Prices       map[string]Price `yaml:"prices"`
 	Memory       Memory           `yaml:"memory"`
+	Retention    Retention        `yaml:"retention"`
 	Confirmation Confirmation     `yaml:"confirmation"`
 	Limits       Limits           `yaml:"limits"`
 	Tenants      []Tenant         `yaml:"tenants"`
@@ -156,6 +158,22 @@ type Memory struct {
 	Window int      `yaml:"window"`
 	TTL    Duration `yaml:"ttl"`
 	Pause  Duration `yaml:"pause"`
+}
+
+// Retention bounds how long records are kept; they are deleted in small
+// batches in the background. Zero keeps a kind forever.
+type Retention struct {
+	// Turns is how long the journal keeps a turn (its trace, model and
+	// tool calls); default 90 days.
+	Turns Duration `yaml:"turns"`
+	// Executions is how long a finished write's execution record (the
+	// idempotency ledger: a redelivery older than this could run again)
+	// is kept; default 400 days.
+	Executions Duration `yaml:"executions"`
+	// Every is how often the pruning runs; default 10m.
+	Every Duration `yaml:"every"`
+	// Keep turns off pruning: every record is kept.
+	Keep bool `yaml:"keep"`
 }
 
 // Confirmation configures pending actions.
@@ -548,17 +566,30 @@ type Log struct {
 // Duration is a time.Duration written as "30s", "10m".
 type Duration time.Duration
 
-// UnmarshalYAML parses Go duration syntax.
+// UnmarshalYAML parses Go duration syntax, and whole days ("90d").
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
+	v, err := ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration (e.g. 30s, 10m)", n.Line, n.Value)
+		return fmt.Errorf("line %d: %q is not a duration (e.g. 30s, 10m, 90d)", n.Line, n.Value)
 	}
 	if v < 0 {
 		return fmt.Errorf("line %d: duration %q is negative", n.Line, n.Value)
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// ParseDuration reads Go duration syntax ("30s", "1h30m") or a whole
+// number of days ("90d"), the unit retention periods are thought in.
+func ParseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n > 100*365 {
+			return 0, fmt.Errorf("%q is not a number of days", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
 }
 
 // Errors collects every problem of a configuration, each with its line.

@@ -201,3 +201,18 @@ func TestParseEmpty(t *testing.T) {
 		t.Fatalf("empty config: %v", err)
 	}
 }
+
+func TestRetentionInDays(t *testing.T) {
+	cfg, err := Parse(strings.NewReader("retention: {turns: 90d, executions: 400d, every: 5m}\n"), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(cfg.Retention.Turns) != 90*24*time.Hour || time.Duration(cfg.Retention.Executions) != 400*24*time.Hour ||
+		time.Duration(cfg.Retention.Every) != 5*time.Minute {
+		t.Errorf("retention = %+v", cfg.Retention)
+	}
+	if _, err := Parse(strings.NewReader("retention: {turns: 9x0d}\n"), func(string) string { return "" }); err == nil ||
+		!strings.Contains(err.Error(), "90d") {
+		t.Errorf("a bad period: %v", err)
+	}
+}

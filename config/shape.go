@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -49,11 +48,11 @@ func checkShape(n *yaml.Node, t reflect.Type, path string, out *[]shapeProblem) 
 	switch {
 	case t == durationType:
 		if n.Kind != yaml.ScalarNode {
-			bad("expected a duration such as 30s or 10m, found %s", kindName(n))
+			bad("expected a duration such as 30s, 10m or 90d, found %s", kindName(n))
 			return
 		}
-		if d, err := time.ParseDuration(n.Value); err != nil {
-			bad("%q is not a duration (e.g. 30s, 10m)", n.Value)
+		if d, err := ParseDuration(n.Value); err != nil {
+			bad("%q is not a duration (e.g. 30s, 10m, 90d)", n.Value)
 			blank(n)
 		} else if d < 0 {
 			bad("duration %q is negative", n.Value)

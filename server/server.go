@@ -392,6 +392,9 @@ func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, routes map[string]h
 		approvals = s.Engine
 		s.runs = append(s.runs, s.resumeActions)
 	}
+	if _, _, on := s.retention(); on && len(s.pruners()) > 0 {
+		s.runs = append(s.runs, s.prune)
+	}
 	apiCfg := httpapi.Config{
 		Handler:      s.Engine,
 		Keys:         env.Keys,

@@ -400,3 +400,32 @@ type Actions interface {
 	// of two updates from the same status, exactly one succeeds.
 	UpdateAction(ctx context.Context, a Action, from string) (Action, error)
 }
+
+// Retention bounds what a store keeps (see Pruner). A zero period keeps
+// that kind forever.
+type Retention struct {
+	// Turns: journaled turns (with their model and tool calls) that
+	// started longer ago are deleted.
+	Turns time.Duration
+	// Executions: finished execution records older than this are deleted.
+	// A redelivery of a message older than this could run its write again,
+	// so keep it well beyond any channel's redelivery window. Records of
+	// writes still in progress are never deleted.
+	Executions time.Duration
+	// Batch is the most rows one short transaction deletes; the store's
+	// default when zero.
+	Batch int
+}
+
+// Pruned counts what a Prune deleted.
+type Pruned struct {
+	Turns      int `json:"turns"`
+	Executions int `json:"executions"`
+}
+
+// Pruner is a store that deletes records past their retention. It deletes
+// in small batches, each its own short transaction, so a turn waits for at
+// most one batch; space freed is reused by new records.
+type Pruner interface {
+	Prune(ctx context.Context, now time.Time, r Retention) (Pruned, error)
+}

@@ -35,11 +35,15 @@ func main() {
 	rounds := flag.Int("rounds", 8, "alternating rounds the turns are split into")
 	stores := flag.Bool("stores", false, "compare the embedded store with Redis under concurrent load")
 	redisURL := flag.String("redis", "redis://127.0.0.1:6379/0", "Redis for -stores")
+	retention := flag.Int("retention", 0, "compare turn latency with and without pruning a journal of this many old turns")
 	flag.Parse()
 	var err error
-	if *stores {
+	switch {
+	case *stores:
 		err = compareStores(*redisURL)
-	} else {
+	case *retention > 0:
+		err = compareRetention(*retention)
+	default:
 		err = run(*turns, *rounds)
 	}
 	if err != nil {

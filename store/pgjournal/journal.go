@@ -25,6 +25,8 @@ type queries struct {
 	// listProvider (which ends before the provider's placeholder and its
 	// closing parenthesis); listLLM and listTool read the calls of a page.
 	listTurns, listProvider, listLLM, listTool string
+	// pruneTurns deletes a batch of the oldest turns past retention.
+	pruneTurns string
 }
 
 func newQueries(quoted string) queries {
@@ -62,9 +64,11 @@ func newQueries(quoted string) queries {
 			FROM {schema}.llm_calls WHERE turn_id = ANY($1) AND tenant = $2 ORDER BY turn_id, seq`,
 		listTool: `SELECT turn_id, ` + toolCallColumns + `
 			FROM {schema}.tool_calls WHERE turn_id = ANY($1) AND tenant = $2 ORDER BY turn_id, seq`,
+		pruneTurns: `DELETE FROM {schema}.turns WHERE turn_id IN
+			(SELECT turn_id FROM {schema}.turns WHERE started_at < $1 ORDER BY started_at LIMIT $2)`,
 	}
 	for _, p := range []*string{&q.insertTurn, &q.insertLLM, &q.insertTool, &q.getTurn, &q.getLLM,
-		&q.getTool, &q.costPerDay, &q.conversationTurns, &q.listTurns, &q.listProvider, &q.listLLM, &q.listTool} {
+		&q.getTool, &q.costPerDay, &q.conversationTurns, &q.listTurns, &q.listProvider, &q.listLLM, &q.listTool, &q.pruneTurns} {
 		*p = withSchema(*p, quoted)
 	}
 	return q

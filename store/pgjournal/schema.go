@@ -104,6 +104,12 @@ var migrations = []migration{{
 		// Every call to one remote server over time (an MCP server's audit).
 		`CREATE INDEX tool_calls_by_server ON {schema}.tool_calls (server, at) WHERE server <> ''`,
 	},
+}, {
+	name: "retention",
+	stmts: []string{
+		// Prune deletes the oldest turns in batches read from this index.
+		`CREATE INDEX turns_by_start ON {schema}.turns (started_at)`,
+	},
 }}
 
 // withSchema puts the quoted schema name into sql.

@@ -203,6 +203,11 @@ var migrations = [][]string{{
 	) WITHOUT ROWID`,
 	`CREATE INDEX actions_by_status ON actions (tenant, status, created_at)`,
 	`CREATE INDEX actions_by_time ON actions (tenant, created_at)`,
+}, {
+	// Retention (Prune) deletes the oldest turns and finished executions
+	// in batches: each batch reads its rows from these indexes in order.
+	`CREATE INDEX turns_by_start ON turns (started_at)`,
+	`CREATE INDEX executions_finished ON executions (finished_at) WHERE state != 'started'`,
 }}
 
 // migrate brings the schema up to date in one transaction. It is a no-op on
