@@ -22,7 +22,20 @@ func TestBoardPagesAndMe(t *testing.T) {
 
 	e.Decide("create_task", `{"title":"Проверить форму","assignee":"Ольга","dueIso":"2026-12-02","column":null,"description":null}`)
 	_, body := e.Post("k-dmitry", `{"conversation_id":"c1","text":"Поставь Ольге задачу проверить форму"}`)
-	e.Post("k-dmitry", `{"conversation_id":"c1","button":"`+confirmButton(t, body)+`"}`)
+	pendingID := strings.TrimPrefix(confirmButton(t, body), "confirm:")
+	_, confirmed := e.Post("k-dmitry", `{"conversation_id":"c1","button":"`+confirmButton(t, body)+`"}`)
+
+	// The turn's record carries the audit columns of its tool calls.
+	_, rec := e.Do("GET", "/v1/turns/"+confirmed["turn_id"].(string), "k-dmitry", "")
+	calls, _ := rec["tool_calls"].([]any)
+	if len(calls) != 1 {
+		t.Fatalf("tool_calls of the confirmed turn: %v", rec["tool_calls"])
+	}
+	audit := calls[0].(map[string]any)
+	if audit["tool"] != "create_task" || len(audit["args_hash"].(string)) != 64 || audit["risk"] != "write:safe" ||
+		audit["scope"] != "write:safe" || audit["confirmation_id"] != pendingID || audit["status"] != "ok" {
+		t.Errorf("audit columns: %v", audit)
+	}
 	e.Decide("comment_task", `{"card":"Проверить форму","text":"Форма падает на Safari"}`)
 	e.Post("k-dmitry", `{"conversation_id":"c1","text":"Добавь комментарий: форма падает на Safari"}`)
 	cards, _ := e.Board.Cards(context.Background(), "acme")

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,8 +19,30 @@ func JournalTurn(j store.Journal) func(ctx context.Context, tenant, id string) (
 		if err != nil {
 			return nil, err
 		}
-		return rec.Trace, nil
+		return withToolCalls(rec), nil
 	}
+}
+
+// withToolCalls adds the journal's tool call rows — the audit columns:
+// server, remote tool, argument hash, risk, scope, confirmation — to the
+// turn's trace as "tool_calls".
+func withToolCalls(rec store.TurnRecord) json.RawMessage {
+	trace := bytes.TrimSpace(rec.Trace)
+	if len(rec.ToolCalls) == 0 || len(trace) < 2 || trace[len(trace)-1] != '}' {
+		return rec.Trace
+	}
+	calls, err := json.Marshal(rec.ToolCalls)
+	if err != nil {
+		return rec.Trace
+	}
+	out := make([]byte, 0, len(trace)+len(calls)+16)
+	out = append(out, trace[:len(trace)-1]...)
+	if len(bytes.TrimSpace(trace[1:len(trace)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"tool_calls":`...)
+	out = append(out, calls...)
+	return append(out, '}')
 }
 
 // JournalTurns lists turns (Config.Turns) from a journal that can list
