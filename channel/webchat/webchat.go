@@ -1,11 +1,14 @@
 // Package webchat is the browser channel: a small single-page app, plain
 // HTML, CSS and JavaScript embedded in the binary, that talks to the HTTP
 // API of package httpapi from the browser. It has a chat (log in with an API
-// key, conversations, reply buttons as chips, confirmations with Да/Нет,
-// cards for what a running turn asks — polled from GET /v1/questions while
-// a message waits for its reply —, a link from every reply to its trace)
-// and a trace viewer (/turns, a list of
-// turns; /turns/{id}, one turn's pipeline, model calls and decision).
+// key, conversations, reply buttons as chips, confirmations with the
+// server's own yes and no buttons, cards for what a running turn asks —
+// polled from GET /v1/questions while a message waits for its reply —, a
+// link from every reply to its trace), a trace viewer (/turns, a list of
+// turns; /turns/{id}, one turn's pipeline, model calls and decision) and
+// the task board, read only (/board; /board/c/{id}, the card pages the
+// board's links point at). The app speaks the user's language as GET
+// /v1/me names it (English or Russian) and shows times in the user's zone.
 //
 // The handler serves only the app's pages and assets; every other path gets
 // a plain 404, so it never stands in for the API. All data reaches the page
@@ -32,6 +35,8 @@
 //	/                        the chat
 //	/turns                   the list of turns
 //	/turns/{id}              one turn's trace
+//	/board                   the task board
+//	/board/c/{id}            one card of the board
 //	/assets/{version}/{file} the app's scripts, styles and icon
 //
 // Pages are sent with Cache-Control: no-cache and an ETag; assets live
@@ -102,6 +107,9 @@ func Handler() http.Handler {
 	mux.HandleFunc("/turns", a.servePage)
 	mux.HandleFunc("/turns/{$}", a.servePage)
 	mux.HandleFunc("/turns/{id}", a.servePage)
+	mux.HandleFunc("/board", a.servePage)
+	mux.HandleFunc("/board/{$}", a.servePage)
+	mux.HandleFunc("/board/c/{id}", a.servePage)
 	mux.HandleFunc("/assets/{version}/{file}", a.serveAsset)
 	mux.HandleFunc("/", notFound)
 	return secure(mux)

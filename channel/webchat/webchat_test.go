@@ -53,7 +53,8 @@ func assetPaths(t *testing.T, page string) map[string]string {
 func TestPageRoutes(t *testing.T) {
 	h := Handler()
 	var first string
-	for _, path := range []string{"/", "/turns", "/turns/", "/turns/t-123", "/turns/a%20b", "/?x=1", "/turns?status=ok&provider=openai"} {
+	for _, path := range []string{"/", "/turns", "/turns/", "/turns/t-123", "/turns/a%20b", "/?x=1", "/turns?status=ok&provider=openai",
+		"/board", "/board/", "/board/c/id0004", "/board/c/a%20b"} {
 		resp := get(t, h, http.MethodGet, path, nil)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: status %d", path, resp.StatusCode)
@@ -77,7 +78,7 @@ func TestPageRoutes(t *testing.T) {
 	if strings.Contains(first, versionPlaceholder) {
 		t.Error("the page still holds the version placeholder")
 	}
-	for _, want := range []string{`<html lang="en">`, `name="viewport"`, `id="view-login"`, `id="view-trace"`, `role="log"`, `aria-live="polite"`} {
+	for _, want := range []string{`<html lang="en">`, `name="viewport"`, `id="view-login"`, `id="view-trace"`, `id="view-board"`, `id="view-card"`, `role="log"`, `aria-live="polite"`} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the page lacks %s", want)
 		}
@@ -185,7 +186,7 @@ func TestAssets(t *testing.T) {
 	// Modules load each other by relative path, under the same version.
 	js := paths["app.js"]
 	dir := js[:strings.LastIndex(js, "/")+1]
-	for _, mod := range []string{"api.js", "chat.js", "dom.js", "questions.js", "session.js", "trace.js", "turns.js"} {
+	for _, mod := range []string{"api.js", "board.js", "chat.js", "dom.js", "i18n.js", "questions.js", "session.js", "trace.js", "turns.js"} {
 		resp := get(t, h, http.MethodGet, dir+mod, nil)
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/javascript; charset=utf-8" {
 			t.Errorf("GET %s: status %d, Content-Type %q", dir+mod, resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -208,6 +209,10 @@ func TestNotFound(t *testing.T) {
 		"/static/app.js",
 		"/index.html",
 		"/turns/a/b",
+		"/board/c",
+		"/board/c/",
+		"/board/c/a/b",
+		"/board/x",
 		"/nope",
 		"/v1/messages", // the API's paths are never answered with the page
 		"/v1/turns/t1",
@@ -283,7 +288,7 @@ func TestMounting(t *testing.T) {
 			t.Errorf("%s %s: %d %q, want the API's answer with %s", c.method, c.path, resp.StatusCode, b, c.want)
 		}
 	}
-	for _, path := range []string{"/", "/turns", "/turns/t1"} {
+	for _, path := range []string{"/", "/turns", "/turns/t1", "/board", "/board/c/id1"} {
 		resp := get(t, mux, http.MethodGet, path, nil)
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 			t.Errorf("GET %s: %d %q", path, resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -316,5 +321,91 @@ func TestScriptsAvoidHTMLSinks(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// catalog returns the keys of one language's texts in i18n.js: the
+// entries of "const name = {" up to its closing "};".
+func catalog(t *testing.T, src, name string) map[string]bool {
+	t.Helper()
+	start := strings.Index(src, "\nconst "+name+" = {\n")
+	if start < 0 {
+		t.Fatalf("i18n.js has no catalog %s", name)
+	}
+	end := strings.Index(src[start:], "\n};\n")
+	if end < 0 {
+		t.Fatalf("the catalog %s does not end", name)
+	}
+	keys := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^  '([a-zA-Z0-9_.]+)':`).FindAllStringSubmatch(src[start:start+end], -1) {
+		if keys[m[1]] {
+			t.Errorf("catalog %s: %s twice", name, m[1])
+		}
+		keys[m[1]] = true
+	}
+	if len(keys) == 0 {
+		t.Fatalf("the catalog %s is empty", name)
+	}
+	return keys
+}
+
+// TestTextsInEveryLanguage: English and Russian have the same texts, and
+// every text the page and the scripts name exists; the page has no words
+// that are not translated at start-up.
+func TestTextsInEveryLanguage(t *testing.T) {
+	read := func(name string) string {
+		b, err := fs.ReadFile(staticFS, "static/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	src := read("i18n.js")
+	en, ru := catalog(t, src, "en"), catalog(t, src, "ruText")
+	for k := range en {
+		if !ru[k] {
+			t.Errorf("%s has no Russian text", k)
+		}
+	}
+	for k := range ru {
+		if !en[k] {
+			t.Errorf("%s has no English text", k)
+		}
+	}
+
+	page := read("index.html")
+	for _, m := range regexp.MustCompile(`data-i18n(?:-[a-z-]+)?="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		if !en[m[1]] {
+			t.Errorf("index.html names the unknown text %q", m[1])
+		}
+	}
+	// Words between tags belong to an element that is translated, but for
+	// the name of the app, numbers, the × of a button named by its label,
+	// and the message for browsers without scripts.
+	body := page[strings.Index(page, "<body>"):]
+	body = regexp.MustCompile(`(?s)<noscript>.*?</noscript>`).ReplaceAllString(body, "")
+	for _, m := range regexp.MustCompile(`<([a-z0-9]+)((?:\s[^>]*)?)>([^<]*[^<\s][^<]*)<`).FindAllStringSubmatch(body, -1) {
+		text := strings.TrimSpace(m[3])
+		if strings.Contains(m[2], "data-i18n=") || text == "arbiter" || text == "×" || regexp.MustCompile(`^[0-9]+$`).MatchString(text) {
+			continue
+		}
+		t.Errorf("index.html: <%s%s> says %q, which is not translated", m[1], m[2], text)
+	}
+
+	// Every key a script asks for by name.
+	used := regexp.MustCompile(`\b(?:t|msg)\('([a-zA-Z0-9_.]+)'[,)]`)
+	entries, err := fs.ReadDir(staticFS, "static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".js") {
+			continue
+		}
+		for _, m := range used.FindAllStringSubmatch(read(e.Name()), -1) {
+			if !en[m[1]] {
+				t.Errorf("%s asks for the unknown text %q", e.Name(), m[1])
+			}
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/arbiterhq/arbiter/channel/webchat"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -26,8 +30,15 @@ type browser struct {
 	t   *testing.T
 	ctx context.Context
 
-	mu      sync.Mutex
-	console []chromedp.ConsoleMessage
+	mu        sync.Mutex
+	console   []chromedp.ConsoleMessage
+	responses []response
+}
+
+// response is one HTTP response the page got.
+type response struct {
+	URL    string
+	Status int
 }
 
 func (b *browser) do(step string, actions ...chromedp.Action[chromedp.Void]) {
@@ -129,6 +140,20 @@ func startBrowser(t *testing.T, token string) (*browser, *fakeAPI, *httptest.Ser
 			b.mu.Unlock()
 		}
 	}()
+	responses := chromedp.Events(tabCtx, network.ResponseReceived)
+	go func() {
+		for ev, err := range responses {
+			if err != nil {
+				return
+			}
+			if ev.Response == nil {
+				continue
+			}
+			b.mu.Lock()
+			b.responses = append(b.responses, response{URL: ev.Response.URL, Status: int(ev.Response.Status)})
+			b.mu.Unlock()
+		}
+	}()
 	return b, api, srv
 }
 
@@ -140,6 +165,108 @@ func (b *browser) signIn(url, token string) {
 	b.do("sign in with Enter", chromedp.SendKeys(chromedp.ID("login-key"), token+kb.Enter))
 	b.wait("the chat, with focus in the message box", `!document.getElementById('view-chat').hidden && document.activeElement.id === 'message-input'`)
 }
+
+// answered returns the responses the page got so far whose status is
+// status; zero returns them all.
+func (b *browser) answered(status int) []response {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []response
+	for _, r := range b.responses {
+		if status == 0 || r.Status == status {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// uiTextJS collects the page's own words: every text node and the
+// attributes people or screen readers get (aria-label, title, the labels
+// of stacked table cells) and the document's title, but for what came from
+// the server or the user: message texts, the server's button labels, JSON.
+const uiTextJS = `(() => {
+	const data = 'noscript, pre, .message .text, .chips, .confirm-buttons, .question .choices, .question-outcome strong, .conversation-title, .skill-name';
+	const parts = [document.title];
+	const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+	for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+		if (!n.parentElement.closest(data)) parts.push(n.data);
+	}
+	for (const el of document.querySelectorAll('[aria-label], [title], [placeholder], [alt], [data-label]')) {
+		if (el.closest(data)) continue;
+		for (const a of ['aria-label', 'title', 'placeholder', 'alt', 'data-label']) {
+			if (el.hasAttribute(a)) parts.push(el.getAttribute(a));
+		}
+	}
+	return parts.join('\n');
+})()`
+
+// englishUI are words of the app's English interface that no data of the
+// fake holds with the same case.
+var englishUI = []string{
+	"Skip to content", "Chat", "Turns", "Board", "Sign out", "Sign in", "API key", "Conversations", "Conversation", "New",
+	"Message", "Send", "Enter sends", "Trace", "Result", "Expires", "Waiting", "confirmation", "Confirmation", "Details", "You",
+	"Assistant", "Suggested", "typing", "Actions run", "Filter", "Clear", "Show", "Started", "Turn", "User", "Route", "Status",
+	"Duration", "Cost", "Providers", "Older", "All turns", "Summary", "Timeline", "Context sources", "Model calls", "Prompt",
+	"Decision", "Repair", "Agent loop", "Needs review", "Vetoes", "Executions", "Evidence", "Notes", "Tenant", "Channel",
+	"Lock wait", "Decided by", "Reply", "Arguments", "Idempotency", "Tool", "Outcome", "Reason", "Detail", "Questions",
+	"Progress", "bytes", "whole record", "Bars", "from", "Loading", "Column", "Assignee", "Due", "Created", "Updated",
+	"History", "Description", "Open", "Done", "cards", "Main",
+}
+
+// noEnglish fails the test for English words of the interface on the
+// page.
+func (b *browser) noEnglish(step string) {
+	b.t.Helper()
+	var text string
+	b.eval(step+": the page's words", uiTextJS, &text)
+	for _, w := range englishUI {
+		if regexp.MustCompile(`\b` + regexp.QuoteMeta(w) + `\b`).MatchString(text) {
+			b.t.Errorf("%s: the page says %q in English", step, w)
+		}
+	}
+}
+
+// noCyrillic fails the test for Russian letters in the page's own words.
+func (b *browser) noCyrillic(step string) {
+	b.t.Helper()
+	var text string
+	b.eval(step+": the page's words", uiTextJS, &text)
+	if m := regexp.MustCompile(`.{0,20}[А-Яа-яЁё]+.{0,20}`).FindString(text); m != "" {
+		b.t.Errorf("%s: the page's own words hold Russian: %q", step, m)
+	}
+}
+
+// scrollersJS lists what scrolls on the page: the document, and every
+// element whose content overflows a box that scrolls.
+const scrollersJS = `(() => {
+	const out = [];
+	const doc = document.scrollingElement;
+	if (doc.scrollHeight > doc.clientHeight + 1 || doc.scrollWidth > doc.clientWidth + 1) out.push('document');
+	for (const el of document.querySelectorAll('body *')) {
+		const cs = getComputedStyle(el);
+		const y = /auto|scroll/.test(cs.overflowY) && el.scrollHeight > el.clientHeight + 1;
+		const x = /auto|scroll/.test(cs.overflowX) && el.scrollWidth > el.clientWidth + 1;
+		if (x || y) out.push(el.id || el.className || el.tagName);
+	}
+	return out;
+})()`
+
+// oneScroller fails the test when more than one region of the page
+// scrolls, or when it is not want ("" for any).
+func (b *browser) oneScroller(step, want string) {
+	b.t.Helper()
+	var got []string
+	b.eval(step, scrollersJS, &got)
+	if len(got) > 1 || (want != "" && len(got) == 1 && got[0] != want) {
+		b.t.Errorf("%s: scrolling regions %q, want at most %q", step, got, want)
+	}
+}
+
+// composerInView checks the message box and its button are on screen.
+const composerInView = `(() => {
+	const r = document.getElementById('composer').getBoundingClientRect();
+	return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0;
+})()`
 
 // consoleClean fails the test for errors, exceptions and policy
 // violations the page logged, but for failed requests the test asked for.
@@ -190,10 +317,12 @@ func TestBrowserInterview(t *testing.T) {
 }
 
 // TestBrowser drives the app in headless Chromium, on a phone-sized
-// window, against a fake of the API: sign-in, a reply with chips, a chip,
-// a confirmation with Да, the typing indicator, a retry after 503, the
-// trace viewer, the list of turns with filters, server text with markup,
-// and a refused key.
+// window, against a fake of the API, as an English user: sign-in (with no
+// 404 on the way), a reply with chips, a chip, a confirmation with the
+// server's own text and buttons, the typing indicator, a retry after 503,
+// the trace viewer, the list of turns with filters, a server without a
+// board, server text with markup, no Russian in the interface, and a
+// refused key.
 func TestBrowser(t *testing.T) {
 	const token = "k-browser-test-0123456789"
 	b, api, srv := startBrowser(t, token)
@@ -210,6 +339,13 @@ func TestBrowser(t *testing.T) {
 	b.wait("the chat, with focus in the message box", `!document.getElementById('view-chat').hidden && document.activeElement.id === 'message-input'`)
 	b.check("the key is in sessionStorage", `sessionStorage.getItem('arbiter.webchat.key') === `+jsString(token))
 	b.check("nothing in localStorage or cookies", `localStorage.length === 0 && document.cookie === ''`)
+	b.check("the page is in the user's language", `document.documentElement.lang === 'en'`)
+	if got := b.answered(http.StatusNotFound); len(got) != 0 {
+		t.Errorf("signing in got 404 for %v", got)
+	}
+	if got := b.answered(http.StatusOK); !slices.ContainsFunc(got, func(r response) bool { return strings.HasSuffix(r.URL, "/v1/me") }) {
+		t.Errorf("signing in never asked GET /v1/me: %v", b.answered(0))
+	}
 
 	// A reply with chips; its text holds markup, shown as text.
 	b.do("send hello with Enter", chromedp.SendKeys(chromedp.ID("message-input"), "hello"+kb.Enter))
@@ -238,19 +374,31 @@ func TestBrowser(t *testing.T) {
 	b.check("used chips are disabled", `document.querySelector('#messages [data-turn="t-1"] .chip').disabled`)
 	b.check("focus returns to the message box", `document.activeElement.id === 'message-input'`)
 
-	// A pending action, confirmed with Да.
+	// A pending action: the server's text once, its own buttons, the
+	// expiry in the user's zone, the arguments behind a closed toggle.
 	b.do("ask for a task", chromedp.SendKeys(chromedp.ID("message-input"), "create a task"), chromedp.Click(chromedp.ID("send")))
 	b.wait("the confirmation", `document.querySelectorAll('#messages [data-turn="t-3"] .pending button').length === 2`)
-	if got := b.texts("confirmation buttons", `#messages [data-turn="t-3"] .pending button`); strings.Join(got, "|") != "Да|Нет" {
-		t.Errorf("confirmation buttons = %q", got)
-	}
-	b.do("confirm with Да", chromedp.Click(chromedp.CSS(`#messages [data-turn="t-3"] .pending button.yes`)))
+	confirmation(b, "t-3", confirmationWant{
+		text:    "Please confirm: Create a task\n• Title: Check the signup form\n• Due: Wed, Dec 2, 2026, 12:00 (America/New_York)\nGo ahead?",
+		buttons: "✅ Yes|✖️ No",
+		expires: []string{"Expires ", "4:10", "(America/New_York)"}, // 09:10 UTC in New York
+		details: "Details",
+	})
+	b.do("confirm with ✅ Yes", chromedp.Click(chromedp.CSS(`#messages [data-turn="t-3"] .pending button.yes`)))
 	b.wait("the executed action", `document.querySelector('#messages [data-turn="t-4"] .text')?.textContent.startsWith('Task created')`)
-	if last := api.sent()[2:]; len(last) != 2 || last[1].Button != "confirm:p-1" {
+	if last := api.sent()[2:]; len(last) != 2 || last[1].Button != "confirm:p-1" || last[1].Text != "" {
 		t.Errorf("the confirmation sent %+v", last)
 	}
+	b.check("the pressed button shows as the user's message, in the server's words", `Array.from(document.querySelectorAll('#messages .message.user .text')).some((e) => e.textContent === '✅ Yes')`)
 	b.check("the executed action is listed", `document.querySelector('#messages [data-turn="t-4"] .executed').textContent.includes('create_task')`)
-	b.check("Да and Нет are disabled once used", `Array.from(document.querySelectorAll('#messages [data-turn="t-3"] .pending button')).every((e) => e.disabled)`)
+	b.check("its result is behind a closed toggle", `(() => {
+		const d = document.querySelector('#messages [data-turn="t-4"] .executed details');
+		return !d.open && d.querySelector('summary').textContent === 'Result' && !d.querySelector('pre').checkVisibility();
+	})()`)
+	b.check("the buttons are disabled once used", `Array.from(document.querySelectorAll('#messages [data-turn="t-3"] .pending button')).every((e) => e.disabled)`)
+	b.check("the message box is in view, with the focus", composerInView+` && document.activeElement.id === 'message-input'`)
+	b.oneScroller("the chat scrolls only its log", "messages")
+	b.noCyrillic("the chat")
 
 	// The typing indicator shows while a turn runs.
 	b.do("send a slow message", chromedp.SendKeys(chromedp.ID("message-input"), "wait"+kb.Enter))
@@ -317,6 +465,8 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 	b.check("no horizontal scrolling on a phone", `window.innerWidth === 390 && document.documentElement.scrollWidth <= 390`)
+	b.oneScroller("the trace scrolls with the page", "document")
+	b.noCyrillic("the trace")
 
 	// The list of turns, filtered.
 	b.do("open the list", chromedp.Click(chromedp.CSS(`#main-nav a[data-nav="turns"]`)))
@@ -339,6 +489,13 @@ func TestBrowser(t *testing.T) {
 	}
 	b.do("go back", chromedp.Evaluate[chromedp.Void](`history.back()`))
 	b.wait("back to the whole list", `location.search === '' && document.querySelectorAll('#turns-body tr').length === 8`)
+	b.noCyrillic("the turns")
+
+	// A server without a board says so in the user's words.
+	b.do("open the board", chromedp.Click(chromedp.CSS(`#main-nav a[data-nav="board"]`)))
+	b.wait("no board", `location.pathname === '/board' && document.getElementById('board-error').textContent === 'This server has no task board.'`)
+	b.check("focus on the board's heading", `document.activeElement.id === 'board-title' && document.title === 'Board — arbiter'`)
+	b.noCyrillic("the board")
 
 	// Nothing the server sent ran or became markup.
 	b.check("no injected elements", `document.querySelectorAll('main script, main b, main i, main img').length === 0`)
@@ -508,10 +665,214 @@ func TestBrowserQuestions(t *testing.T) {
 	b.consoleClean()
 }
 
+// confirmationWant is what a confirmation shows: the server's text, the
+// labels of its buttons, parts of the expiry line and the toggle's name.
+type confirmationWant struct {
+	text, buttons string
+	expires       []string
+	details       string
+}
+
+// confirmation checks the pending action of the reply of turn: the
+// server's text shown once, no words of the app's own about it, the
+// server's buttons, the expiry, and the arguments only behind a closed
+// toggle, which opens.
+func confirmation(b *browser, turn string, want confirmationWant) {
+	b.t.Helper()
+	msg := `#messages [data-turn="` + turn + `"]`
+	if got := b.texts("the confirmation's text", msg+" .text"); len(got) != 1 || got[0] != want.text {
+		b.t.Errorf("the confirmation's text = %q, want %q", got, want.text)
+	}
+	if got := b.texts("the confirmation's buttons", msg+" .pending button"); strings.Join(got, "|") != want.buttons {
+		b.t.Errorf("the confirmation's buttons = %q, want %q", got, want.buttons)
+	}
+	expires := strings.Join(b.texts("the expiry", msg+" .pending .expires"), "")
+	for _, part := range want.expires {
+		if !strings.Contains(expires, part) {
+			b.t.Errorf("the expiry %q lacks %q", expires, part)
+		}
+	}
+	// What a person sees of the message: the arguments once, in the
+	// server's text, and no JSON.
+	var shown string
+	b.eval("the confirmation as seen", `document.querySelector(`+jsString(msg)+`).innerText`, &shown)
+	if strings.Contains(shown, "{") || strings.Contains(shown, `"title"`) {
+		b.t.Errorf("the confirmation shows JSON: %q", shown)
+	}
+	b.check("the arguments are behind a closed toggle", `(() => {
+		const d = document.querySelector(`+jsString(msg+" .pending details")+`);
+		return d && !d.open && d.querySelector('summary').textContent === `+jsString(want.details)+` &&
+			Array.from(document.querySelectorAll(`+jsString(msg+" pre")+`)).every((p) => !p.checkVisibility());
+	})()`)
+	b.do("open the details", chromedp.Click(chromedp.CSS(msg+" .pending details summary")))
+	b.wait("the arguments as JSON", `(() => {
+		const pre = document.querySelector(`+jsString(msg+" .pending details pre")+`);
+		return pre.checkVisibility() && pre.textContent.includes('"due": "2026-12-02T12:00:00+03:00"');
+	})()`)
+	b.do("close the details", chromedp.Click(chromedp.CSS(msg+" .pending details summary")))
+	b.wait("the details closed", `!document.querySelector(`+jsString(msg+" .pending details")+`).open`)
+}
+
 // cardSelector is a CSS selector for the i-th question card of the log.
 func cardSelector(b *browser, i int) string {
 	b.t.Helper()
 	var id string
 	b.eval("the id of question card "+strconv.Itoa(i), `document.querySelectorAll('#messages .message.question')[`+strconv.Itoa(i)+`].dataset.question`, &id)
 	return `#messages [data-question="` + id + `"]`
+}
+
+// russianBrowser makes the tab's browser ask for Russian, as a browser set
+// up in Russian does.
+func (b *browser) russianBrowser() {
+	b.t.Helper()
+	var ua string
+	b.eval("the browser's user agent", `navigator.userAgent`, &ua)
+	if _, err := chromedp.Call(b.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "ru-RU,ru"}); err != nil {
+		b.t.Fatalf("a Russian browser: %v", err)
+	}
+}
+
+// TestBrowserRussian: a Russian user in Moscow, on a phone. A card's
+// address opened before signing in comes back after it; the card and the
+// board in Russian with times in Moscow; a confirmation with the server's
+// text and buttons; a board link in a reply opens the card inside the app;
+// a reload speaks Russian before the server is asked again; the trace of a
+// turn with a long id fits the screen; no English anywhere in the
+// interface.
+func TestBrowserRussian(t *testing.T) {
+	const token = "k-browser-russian-0123456789"
+	b, api, srv := startBrowser(t, token)
+	api.setMe(russian)
+	api.withBoard()
+	b.russianBrowser()
+
+	// Before signing in: the browser's language. After: the card asked for.
+	b.do("open a card's address", chromedp.Navigate(srv.URL+"/board/c/id0004"))
+	b.wait("the sign-in form, focused", `!document.getElementById('view-login').hidden && document.activeElement.id === 'login-key'`)
+	b.check("the sign-in speaks the browser's language", `document.documentElement.lang === 'ru' && document.getElementById('login-title').textContent === 'Вход' && document.title === 'Вход — arbiter'`)
+	b.noEnglish("the sign-in")
+	b.do("sign in", chromedp.SendKeys(chromedp.ID("login-key"), token+kb.Enter))
+	b.wait("the card asked for", `location.pathname === '/board/c/id0004' && !document.getElementById('view-card').hidden && document.getElementById('card-title').textContent === 'Проверить форму регистрации'`)
+	if got := b.answered(http.StatusNotFound); len(got) != 0 {
+		t.Errorf("signing in got 404 for %v", got)
+	}
+	b.check("focus on the card's title", `document.activeElement.id === 'card-title' && document.title === 'Проверить форму регистрации — arbiter'`)
+	b.check("the user's language and the card in the nav", `document.documentElement.lang === 'ru' && document.querySelector('#main-nav a[aria-current="page"]').dataset.nav === 'board'`)
+	var facts map[string]string
+	b.eval("the card's facts", `Object.fromEntries(Array.from(document.querySelectorAll('#card-body > dl > dt'), (dt) => [dt.textContent, dt.nextElementSibling.textContent]))`, &facts)
+	for k, want := range map[string]string{
+		"Карточка": "id0004", "Колонка": "Входящие", "Статус": "Открыта", "Исполнитель": "Ольга Смирнова", "Автор": "Дмитрий Иванов",
+		"Создана": "12:00 (Europe/Moscow)", "Изменена": "13:15 (Europe/Moscow)", "Срок": "2 дек",
+	} {
+		if !strings.Contains(facts[k], want) {
+			t.Errorf("the card's %s = %q, want it to hold %q (all: %q)", k, facts[k], want, facts)
+		}
+	}
+	if got := b.texts("the description", "#card-body .card-section .text"); len(got) < 1 || got[0] != "Форма не принимает <script>window.__pwned=7</script> длинные адреса." {
+		t.Errorf("the description = %q", got)
+	}
+	history := b.texts("the history", "#card-body .history li")
+	if len(history) != 2 ||
+		!strings.HasPrefix(history[0], "Создана · Дмитрий Иванов · ") || !strings.Contains(history[0], "12:00 (Europe/Moscow)") ||
+		!strings.HasPrefix(history[1], "Комментарий · Ольга Смирнова · ") || !strings.Contains(history[1], "13:15 (Europe/Moscow)") || !strings.HasSuffix(history[1], "Начала проверку.") {
+		t.Errorf("the history = %q", history)
+	}
+	b.oneScroller("the card scrolls with the page", "")
+	b.noEnglish("the card")
+
+	// A confirmation in Russian: the server's text and buttons.
+	b.do("to the chat", chromedp.Click(chromedp.CSS(`#main-nav a[data-nav="chat"]`)))
+	b.wait("the chat", `!document.getElementById('view-chat').hidden && document.activeElement.id === 'message-input'`)
+	b.do("ask for a task", chromedp.SendKeys(chromedp.ID("message-input"), "создай задачу"+kb.Enter))
+	b.wait("the confirmation", `document.querySelectorAll('#messages [data-turn="t-1"] .pending button').length === 2`)
+	confirmation(b, "t-1", confirmationWant{
+		text:    "Подтвердите действие: Создать задачу\n• Название: Проверить форму регистрации\n• Срок: ср, 2 дек. 2026, 12:00 (Europe/Moscow)\nВыполнить?",
+		buttons: "✅ Да|✖️ Нет",
+		expires: []string{"Действует до ", "12:10", "(Europe/Moscow)"}, // 09:10 UTC in Moscow
+		details: "Подробности",
+	})
+	b.noEnglish("the confirmation")
+	b.do("confirm with ✅ Да", chromedp.Click(chromedp.CSS(`#messages [data-turn="t-1"] .pending button.yes`)))
+	b.wait("the executed action", `document.querySelector('#messages [data-turn="t-2"] .text')?.textContent.startsWith('Готово')`)
+	if last := api.sent(); len(last) != 2 || last[1].Button != "confirm:p-1" {
+		t.Errorf("the confirmation sent %+v", last)
+	}
+	b.check("the result's toggle", `document.querySelector('#messages [data-turn="t-2"] .executed summary').textContent === 'Результат'`)
+	b.check("the message box is in view, with the focus", composerInView+` && document.activeElement.id === 'message-input'`)
+	b.oneScroller("the chat scrolls only its log", "messages")
+	b.noEnglish("the chat")
+
+	// A reply with a card's link: the link opens the card inside the app.
+	b.do("ask for the card", chromedp.SendKeys(chromedp.ID("message-input"), "покажи карточку"+kb.Enter))
+	b.wait("the card's link", `document.querySelector('#messages [data-turn="t-3"] .text a') !== null`)
+	b.check("the link is the card's page on this site", `(() => {
+		const a = document.querySelector('#messages [data-turn="t-3"] .text a');
+		return a.getAttribute('href') === '/board/c/id0004' && a.textContent === location.origin + '/board/c/id0004' &&
+			a.parentElement.textContent === 'Проверить форму регистрации\nКолонка: Входящие\n' + location.origin + '/board/c/id0004';
+	})()`)
+	b.do("mark the page", chromedp.Evaluate[chromedp.Void](`window.__samePage = true`))
+	b.do("follow the link", chromedp.Click(chromedp.CSS(`#messages [data-turn="t-3"] .text a`)))
+	b.wait("the card", `location.pathname === '/board/c/id0004' && document.getElementById('card-title').textContent === 'Проверить форму регистрации' && document.querySelectorAll('#card-body .history li').length === 2`)
+	b.check("no page load", `window.__samePage === true`)
+
+	// The board: columns with their cards, each linking to its page.
+	b.do("open the board", chromedp.Click(chromedp.CSS(`#main-nav a[data-nav="board"]`)))
+	b.wait("the columns", `location.pathname === '/board' && document.querySelectorAll('#board-columns .board-column').length === 3`)
+	if got := b.texts("the columns", "#board-columns .board-column h2"); strings.Join(got, "|") != "Входящие (2 карточки)|В работе (0 карточек)|Готово (1 карточка)" {
+		t.Errorf("columns = %q", got)
+	}
+	var cards [][]string
+	b.eval("the cards", `Array.from(document.querySelectorAll('#board-columns .board-card'), (li) => [li.querySelector('a').getAttribute('href'), li.querySelector('a').textContent, li.querySelector('dl')?.textContent || ''])`, &cards)
+	if len(cards) != 3 ||
+		cards[0][0] != "/board/c/id0004" || cards[0][1] != "Проверить форму регистрации" || !strings.Contains(cards[0][2], "ИсполнительОльга Смирнова") || !strings.Contains(cards[0][2], "2 дек") || !strings.HasSuffix(cards[0][2], "СтатусОткрыта") ||
+		cards[1][0] != "/board/c/id0006" || cards[1][1] != "<b>Позвонить</b> Анне" ||
+		cards[2][0] != "/board/c/id0001" || !strings.HasSuffix(cards[2][2], "СтатусВыполнена") {
+		t.Errorf("cards = %q", cards)
+	}
+	b.check("an empty column says so", `document.querySelectorAll('#board-columns .board-column')[1].querySelector('.empty').textContent === 'Карточек нет.'`)
+	b.check("no horizontal scrolling on a phone", `document.scrollingElement.scrollWidth <= document.scrollingElement.clientWidth`)
+	b.oneScroller("the board scrolls with the page", "")
+	b.noEnglish("the board")
+
+	// A reload speaks Russian at once, before the server is asked again;
+	// an unknown card says so.
+	api.holdMe()
+	b.do("load an unknown card's page", chromedp.Navigate(srv.URL+"/board/c/id9999"))
+	b.wait("the unknown card", `document.getElementById('card-error').textContent === 'Карточки id9999 на доске нет.'`)
+	b.check("Russian while the server is not yet asked", `document.documentElement.lang === 'ru' && document.querySelector('#main-nav a[data-nav="board"]').textContent === 'Доска' && document.getElementById('logout').textContent === 'Выйти'`)
+	b.noEnglish("the unknown card")
+	api.releaseMe()
+
+	// A turn with a long id: its trace fits a phone's width.
+	b.do("to the chat", chromedp.Click(chromedp.CSS(`#main-nav a[data-nav="chat"]`)))
+	b.wait("the chat", `!document.getElementById('view-chat').hidden`)
+	b.do("send long id", chromedp.SendKeys(chromedp.ID("message-input"), "long id"+kb.Enter))
+	b.wait("the reply", `document.querySelector('#messages [data-turn="`+longTurnID+`"] .trace-link a') !== null`)
+	b.do("open its trace", chromedp.Click(chromedp.CSS(`#messages [data-turn="`+longTurnID+`"] .trace-link a`)))
+	b.wait("the trace", `document.querySelectorAll('#trace-body .timeline .step').length === 6`)
+	b.check("the title is the turn's", `document.getElementById('trace-title').textContent === 'Ход `+longTurnID+`'`)
+	b.check("the title fits the screen", `(() => {
+		const h = document.getElementById('trace-title');
+		return h.scrollWidth <= h.clientWidth && h.getBoundingClientRect().right <= document.documentElement.clientWidth;
+	})()`)
+	b.check("no horizontal scrolling on a phone", `window.innerWidth === 390 && document.scrollingElement.scrollWidth <= document.scrollingElement.clientWidth`)
+	b.oneScroller("the trace scrolls with the page", "document")
+	b.noEnglish("the trace")
+
+	// The list of turns.
+	b.do("open the list", chromedp.Click(chromedp.CSS(`#main-nav a[data-nav="turns"]`)))
+	b.wait("the turns", `document.querySelectorAll('#turns-body tr').length === 6`)
+	b.check("the summary", `document.getElementById('turns-summary').textContent.startsWith('Показано 6 ходов, общая стоимость $')`)
+	b.check("the stacked cells are labelled in Russian", `document.querySelector('#turns-body td').dataset.label === 'Начало'`)
+	b.oneScroller("the turns scroll with the page", "document")
+	b.noEnglish("the turns")
+
+	// Signing out goes back to the browser's language.
+	b.do("sign out", chromedp.Click(chromedp.ID("logout")))
+	b.wait("the sign-in form", `!document.getElementById('view-login').hidden && document.getElementById('login-submit').textContent === 'Войти'`)
+	b.check("nothing of the user is kept", `sessionStorage.getItem('arbiter.webchat.key') === null && sessionStorage.getItem('arbiter.webchat.profile') === null`)
+
+	b.check("no injected elements", `document.querySelectorAll('main script, main b, main i, main img').length === 0`)
+	b.check("no injected script ran", `window.__pwned === undefined`)
+	b.consoleClean()
 }

@@ -43,8 +43,11 @@ type turnListItem struct {
 //
 //	"hello"          a reply with two chips, one of them /tasks
 //	button /tasks    a list of tasks
-//	"create a task"  a pending create_task with confirm:p-1 / cancel:p-1
+//	"create a task"  a pending create_task with confirm:p-1 / cancel:p-1, in
+//	                 the user's language (also "создай задачу")
 //	button confirm:  the stored action executed
+//	"покажи карточку" a card's text with its link to the board page
+//	"long id"        a reply whose turn has a long unbroken id (longTurnID)
 //	"wait"           held until release is called
 //	"busy"           503 with Retry-After the first time a message_id comes
 //	"ask"            asks whether to allow a sampling request, replies with the choice
@@ -54,10 +57,15 @@ type turnListItem struct {
 //
 // The questions are kept on the same board as the real API's, listed by
 // GET /v1/questions and answered by POST /v1/questions/{id} with its
-// status codes and JSON.
+// status codes and JSON. GET /v1/me answers the user (English in New York
+// unless setMe says otherwise); GET /v1/board and /v1/board/cards/{id}
+// answer 404 no_board until withBoard is called.
 type fakeAPI struct {
 	mu       sync.Mutex
 	token    string
+	me       fakeMe
+	hasBoard bool
+	meHold   chan struct{}            // while set, GET /v1/me waits for it to close
 	messages []httpapi.MessageRequest // every POST /v1/messages, in order
 	queries  []url.Values             // every GET /v1/turns
 	traces   map[string][]byte
@@ -90,12 +98,26 @@ type fakeAnswer struct {
 	Status int
 }
 
+// fakeMe is the answer of GET /v1/me.
+type fakeMe struct {
+	Tenant   string   `json:"tenant"`
+	User     string   `json:"user"`
+	Name     string   `json:"name,omitempty"`
+	Language string   `json:"language,omitempty"`
+	Timezone string   `json:"timezone,omitempty"`
+	Scopes   []string `json:"scopes"`
+}
+
+// russian is a Russian user in Moscow.
+var russian = fakeMe{Tenant: "acme", User: "dmitry", Name: "Дмитрий", Language: "ru", Timezone: "Europe/Moscow", Scopes: []string{"read", "write:safe"}}
+
 // fakeOwner owns every question: the fake has one user.
 const fakeOwner = "acme\x00alice"
 
 func newFakeAPI(token string) *fakeAPI {
 	f := &fakeAPI{
 		token:    token,
+		me:       fakeMe{Tenant: "acme", User: "alice", Name: "Alice", Language: "en", Timezone: "America/New_York", Scopes: []string{"read", "write:safe"}},
 		traces:   map[string][]byte{},
 		attempts: map[string]int{},
 		clock:    time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC),
@@ -110,6 +132,9 @@ func newFakeAPI(token string) *fakeAPI {
 	f.mux.HandleFunc("GET /v1/turns/{id}", f.getTurn)
 	f.mux.HandleFunc("GET /v1/questions", f.listQuestions)
 	f.mux.HandleFunc("POST /v1/questions/{id}", f.answerQuestion)
+	f.mux.HandleFunc("GET /v1/me", f.getMe)
+	f.mux.HandleFunc("GET /v1/board", f.getBoard)
+	f.mux.HandleFunc("GET /v1/board/cards/{id}", f.getCard)
 	f.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
@@ -148,6 +173,45 @@ func (f *fakeAPI) listQueries() []url.Values {
 	return slices.Clone(f.queries)
 }
 
+// setMe makes GET /v1/me answer me.
+func (f *fakeAPI) setMe(me fakeMe) {
+	f.mu.Lock()
+	f.me = me
+	f.mu.Unlock()
+}
+
+func (f *fakeAPI) language() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.me.Language
+}
+
+// withBoard gives the fake an embedded board.
+func (f *fakeAPI) withBoard() {
+	f.mu.Lock()
+	f.hasBoard = true
+	f.mu.Unlock()
+}
+
+// holdMe makes GET /v1/me wait until releaseMe, so a test sees the page
+// before the server has named the user's language.
+func (f *fakeAPI) holdMe() {
+	f.mu.Lock()
+	if f.meHold == nil {
+		f.meHold = make(chan struct{})
+	}
+	f.mu.Unlock()
+}
+
+func (f *fakeAPI) releaseMe() {
+	f.mu.Lock()
+	if f.meHold != nil {
+		close(f.meHold)
+		f.meHold = nil
+	}
+	f.mu.Unlock()
+}
+
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mux.ServeHTTP(w, r)
 }
@@ -180,6 +244,7 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 	out := chat.Outbound{Buttons: []chat.Button{}, Executed: []chat.Execution{}}
 	var executed []turn.ExecutionTrace
 	var pending *turn.ConfirmationTrace
+	turnID := ""
 	switch {
 	case req.Text == "hello":
 		out.Say = "Hi! <script>window.__pwned=1</script> What shall we do?"
@@ -199,13 +264,23 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 		score := 0.8
 		out.Say = "Use collections: $users->filter(...)."
 		out.Final = &chat.Final{Content: out.Say, ConfidenceScore: &score}
-	case req.Text == "create a task":
-		out.Say = "Create the task «Check the signup form»?"
-		out.Pending = &chat.PendingView{Tool: "create_task", Args: json.RawMessage(`{"title":"Check the signup form"}`), ExpiresAt: f.clock.Add(10 * time.Minute)}
-		out.Buttons = []chat.Button{{Label: "✅ Да", Value: "confirm:p-1"}, {Label: "❌ Нет", Value: "cancel:p-1"}}
+	case req.Text == "create a task" || req.Text == "создай задачу":
+		// As the engine renders it: labels and the due time in the
+		// user's language and zone, the server's own buttons.
+		if f.language() == "ru" {
+			out.Say = "Подтвердите действие: Создать задачу\n• Название: Проверить форму регистрации\n• Срок: ср, 2 дек. 2026, 12:00 (Europe/Moscow)\nВыполнить?"
+			out.Buttons = []chat.Button{{Label: "✅ Да", Value: "confirm:p-1"}, {Label: "✖️ Нет", Value: "cancel:p-1"}}
+		} else {
+			out.Say = "Please confirm: Create a task\n• Title: Check the signup form\n• Due: Wed, Dec 2, 2026, 12:00 (America/New_York)\nGo ahead?"
+			out.Buttons = []chat.Button{{Label: "✅ Yes", Value: "confirm:p-1"}, {Label: "✖️ No", Value: "cancel:p-1"}}
+		}
+		out.Pending = &chat.PendingView{Tool: "create_task", Args: json.RawMessage(`{"title":"Check the signup form","due":"2026-12-02T12:00:00+03:00"}`), ExpiresAt: f.clock.Add(10 * time.Minute)}
 		pending = &turn.ConfirmationTrace{ID: "p-1", Tool: "create_task", Outcome: "proposed"}
 	case strings.HasPrefix(req.Button, "confirm:"):
 		out.Say = "Task created: T-1 «Check the signup form»."
+		if f.language() == "ru" {
+			out.Say = "Готово: задача T-1 «Проверить форму регистрации» создана."
+		}
 		args := json.RawMessage(`{"title":"Check the signup form"}`)
 		result := json.RawMessage(`{"id":"T-1","title":"Check the signup form"}`)
 		out.Executed = []chat.Execution{{Tool: "create_task", Args: args, Status: "ok", Result: result}}
@@ -214,6 +289,12 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 			Result: &tool.Result{Status: tool.StatusOK, Data: result, Text: "created <i>T-1</i>", Source: "taskboard", ObservedAt: f.clock},
 		}}
 		pending = &turn.ConfirmationTrace{ID: "p-1", Tool: "create_task", Outcome: "confirmed"}
+	case req.Text == "покажи карточку":
+		// The board's text of a card ends with the card's link.
+		out.Say = "Проверить форму регистрации\nКолонка: Входящие\nhttp://" + r.Host + "/board/c/id0004"
+	case req.Text == "long id":
+		out.Say = "This turn has a long id."
+		turnID = longTurnID
 	case req.Text == "wait":
 		select {
 		case <-f.gate:
@@ -275,7 +356,7 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 	default:
 		out.Say = "You said: " + req.Text
 	}
-	out.TurnID = f.record(req, out.Say, executed, pending)
+	out.TurnID = f.record(turnID, req, out.Say, executed, pending)
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -476,13 +557,18 @@ func decodeAnswer(body io.Reader) (chat.Answer, error) {
 	return a, nil
 }
 
-// record journals a turn: a trace with every part the viewer shows, and
-// a list item.
-func (f *fakeAPI) record(req httpapi.MessageRequest, say string, executed []turn.ExecutionTrace, confirmation *turn.ConfirmationTrace) string {
+// longTurnID is an id with no place to break a line.
+const longTurnID = "t-01JDX7Q4ZK3M8N2P5R6S9T0V1W2X3Y4Z5A6B7C8D9E0F1G2H3J4K5M6N7P8Q9R0S1T2"
+
+// record journals a turn under id (the next t-N when empty): a trace with
+// every part the viewer shows, and a list item.
+func (f *fakeAPI) record(id string, req httpapi.MessageRequest, say string, executed []turn.ExecutionTrace, confirmation *turn.ConfirmationTrace) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seq++
-	id := fmt.Sprintf("t-%d", f.seq)
+	if id == "" {
+		id = fmt.Sprintf("t-%d", f.seq)
+	}
 	start := f.clock.Add(time.Duration(f.seq) * time.Minute).Add(123456789 * time.Nanosecond)
 	ms := func(n int) time.Time { return start.Add(time.Duration(n) * time.Millisecond) }
 	if executed == nil {
@@ -598,6 +684,84 @@ func (f *fakeAPI) listTurns(w http.ResponseWriter, r *http.Request) {
 		out = []turnListItem{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"turns": out})
+}
+
+func (f *fakeAPI) getMe(w http.ResponseWriter, r *http.Request) {
+	if !f.authorized(w, r) {
+		return
+	}
+	f.mu.Lock()
+	hold, me := f.meHold, f.me
+	f.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-f.stop:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, me)
+}
+
+// boardReady answers as the real API before it reads the board: 401, or
+// 404 no_board when the server has none.
+func (f *fakeAPI) boardReady(w http.ResponseWriter, r *http.Request) bool {
+	if !f.authorized(w, r) {
+		return false
+	}
+	f.mu.Lock()
+	ok := f.hasBoard
+	f.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "no_board", "this server has no embedded task board")
+	}
+	return ok
+}
+
+// The board's cards: one with a comment, one done, one whose title holds
+// markup.
+func (f *fakeAPI) getBoard(w http.ResponseWriter, r *http.Request) {
+	if !f.boardReady(w, r) {
+		return
+	}
+	url := func(id string) string { return "http://" + r.Host + "/board/c/" + id }
+	writeJSON(w, http.StatusOK, map[string]any{
+		"columns": []map[string]any{
+			{"name": "Входящие", "cards": []map[string]any{
+				{"id": "id0004", "title": "Проверить форму регистрации", "assignee": "Ольга Смирнова", "due": "2026-12-02", "status": "open", "url": url("id0004")},
+				{"id": "id0006", "title": "<b>Позвонить</b> Анне", "status": "open", "url": url("id0006")},
+			}},
+			{"name": "В работе", "cards": []map[string]any{}},
+			{"name": "Готово", "cards": []map[string]any{
+				{"id": "id0001", "title": "Собрать требования", "assignee": "Дмитрий Иванов", "status": "done", "url": url("id0001")},
+			}},
+		},
+		"members": []map[string]string{{"id": "olga", "name": "Ольга Смирнова"}, {"id": "dmitry", "name": "Дмитрий Иванов"}},
+	})
+}
+
+func (f *fakeAPI) getCard(w http.ResponseWriter, r *http.Request) {
+	if !f.boardReady(w, r) {
+		return
+	}
+	id := r.PathValue("id")
+	if id != "id0004" {
+		writeError(w, http.StatusNotFound, "not_found", "no card "+id)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"card": map[string]any{
+			"id": "id0004", "title": "Проверить форму регистрации", "description": "Форма не принимает <script>window.__pwned=7</script> длинные адреса.",
+			"assignee": "Ольга Смирнова", "due": "2026-12-02", "column": "Входящие", "status": "open", "created_by": "Дмитрий Иванов",
+			"created_at": "2026-11-30T09:00:00Z", "updated_at": "2026-11-30T10:15:00Z", "url": "http://" + r.Host + "/board/c/id0004",
+		},
+		"history": []map[string]any{
+			{"at": "2026-11-30T09:00:00Z", "kind": "created", "author": "Дмитрий Иванов"},
+			{"at": "2026-11-30T10:15:00Z", "kind": "comment", "author": "Ольга Смирнова", "text": "Начала проверку."},
+		},
+	})
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {

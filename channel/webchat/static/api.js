@@ -2,6 +2,8 @@
 // sends no cookies, and turns the server's {"error": {code, message}} into
 // an ApiError with the HTTP status.
 
+import {t} from './i18n.js';
+
 export class ApiError extends Error {
   constructor(status, code, message, retryAfter) {
     super(message);
@@ -32,7 +34,7 @@ export async function call(key, method, path, body) {
   try {
     resp = await fetch(path, init);
   } catch (e) {
-    throw new ApiError(0, 'network', 'The server could not be reached (' + (e && e.message ? e.message : e) + ').', 0);
+    throw new ApiError(0, 'network', t('api.unreachable', {message: e && e.message ? e.message : String(e)}), 0);
   }
   const text = await resp.text().catch(() => '');
   let data = null;
@@ -49,18 +51,23 @@ export async function call(key, method, path, body) {
     throw new ApiError(resp.status, typeof err.code === 'string' ? err.code : 'http_' + resp.status, message, retryAfterSeconds(resp.headers.get('Retry-After')));
   }
   if (data === null) {
-    throw new ApiError(resp.status, 'bad_response', 'The server answered with something that is not JSON.', 0);
+    throw new ApiError(resp.status, 'bad_response', t('api.notJSON'), 0);
   }
   return data;
 }
 
-// checkKey tells whether the server accepts key: it asks for a turn that
-// cannot exist, which needs a valid key and changes nothing.
-export async function checkKey(key) {
-  try {
-    await call(key, 'GET', '/v1/turns/' + encodeURIComponent('key-check'));
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return;
-    throw e;
-  }
+// whoAmI asks the server who key's user is: 200 with {tenant, user, name,
+// language, timezone, scopes} for a key it accepts, 401 for one it does
+// not. Reading it changes nothing.
+export async function whoAmI(key) {
+  const me = await call(key, 'GET', '/v1/me');
+  if (!me || typeof me !== 'object') throw new ApiError(200, 'bad_response', t('api.notJSON'), 0);
+  const str = (v) => (typeof v === 'string' ? v : '');
+  return {
+    user: str(me.user),
+    name: str(me.name),
+    language: str(me.language),
+    timezone: str(me.timezone),
+    scopes: Array.isArray(me.scopes) ? me.scopes.filter((s) => typeof s === 'string') : [],
+  };
 }

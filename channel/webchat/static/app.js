@@ -1,39 +1,57 @@
-// The app's entry: sign-in, client-side routing between the chat (/), the
-// list of turns (/turns) and a turn's trace (/turns/{id}), and focus
+// The app's entry: sign-in, the user's language, client-side routing
+// between the chat (/), the list of turns (/turns), a turn's trace
+// (/turns/{id}), the board (/board) and a card (/board/c/{id}), and focus
 // management on every change of view.
 
-import {checkKey, ApiError} from './api.js';
+import {whoAmI, ApiError} from './api.js';
 import {$, setText} from './dom.js';
-import {getKey, setKey, clearKey} from './session.js';
+import {t, setLocale, translatePage, browserLanguage, languageOf, language, timeZone} from './i18n.js';
+import {getKey, setKey, clearKey, getProfile, setProfile} from './session.js';
 import {initChat, showChat, forgetChat, focusComposer, conversationIDs} from './chat.js';
 import {initTurns, showTurns} from './turns.js';
 import {initTrace, showTrace} from './trace.js';
+import {initBoard, showBoard, showCard} from './board.js';
 
-const views = ['login', 'chat', 'turns', 'trace'];
+const views = ['login', 'chat', 'turns', 'trace', 'board', 'card'];
+
+// navOf is the nav link a view belongs under.
+const navOf = {chat: 'chat', turns: 'turns', trace: 'turns', board: 'board', card: 'board'};
+
+function decoded(s) {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return null;
+  }
+}
 
 function route(pathname) {
   if (pathname === '/' || pathname === '') return {view: 'chat'};
   if (pathname === '/turns' || pathname === '/turns/') return {view: 'turns'};
-  const m = /^\/turns\/([^/]+)$/.exec(pathname);
+  if (pathname === '/board' || pathname === '/board/') return {view: 'board'};
+  let m = /^\/turns\/([^/]+)$/.exec(pathname);
   if (m) {
-    let id;
-    try {
-      id = decodeURIComponent(m[1]);
-    } catch {
-      return null;
-    }
-    return {view: 'trace', id};
+    const id = decoded(m[1]);
+    return id === null ? null : {view: 'trace', id};
+  }
+  m = /^\/board\/c\/([^/]+)$/.exec(pathname);
+  if (m) {
+    const id = decoded(m[1]);
+    return id === null ? null : {view: 'card', id};
   }
   return null;
 }
 
 function showView(name) {
   for (const v of views) $('view-' + v).hidden = v !== name;
+  // The chat fits the screen and scrolls only its log; the other views
+  // scroll with the page.
+  document.documentElement.dataset.view = name;
   const signedIn = name !== 'login';
   $('main-nav').hidden = !signedIn;
   $('logout').hidden = !signedIn;
   for (const a of document.querySelectorAll('#main-nav a')) {
-    if (a.dataset.nav === name || (name === 'trace' && a.dataset.nav === 'turns')) {
+    if (a.dataset.nav === navOf[name]) {
       a.setAttribute('aria-current', 'page');
     } else {
       a.removeAttribute('aria-current');
@@ -42,7 +60,8 @@ function showView(name) {
 }
 
 // render shows the view of the current address. focus says where focus
-// goes: 'heading' after a navigation, 'auto' on first load.
+// goes: 'heading' after a navigation, 'auto' on first load, 'keep' when
+// the view is only redrawn.
 function render(focus) {
   const r = route(location.pathname);
   if (!getKey()) {
@@ -56,17 +75,25 @@ function render(focus) {
   }
   showView(r.view);
   if (r.view === 'chat') {
-    document.title = 'Chat — arbiter';
+    document.title = t('title.chat');
     showChat();
     if (focus !== 'keep') focusComposer();
   } else if (r.view === 'turns') {
-    document.title = 'Turns — arbiter';
+    document.title = t('title.turns');
     showTurns(location.search);
     if (focus === 'heading') $('turns-title').focus();
-  } else {
-    document.title = 'Turn ' + r.id + ' — arbiter';
+  } else if (r.view === 'trace') {
+    document.title = t('title.trace', {id: r.id});
     showTrace(r.id);
     if (focus !== 'keep') $('trace-title').focus();
+  } else if (r.view === 'board') {
+    document.title = t('title.board');
+    showBoard();
+    if (focus !== 'keep') $('board-title').focus();
+  } else {
+    document.title = t('title.card', {id: r.id});
+    showCard(r.id);
+    if (focus !== 'keep') $('card-title').focus();
   }
 }
 
@@ -75,22 +102,39 @@ function navigate(path, opts) {
   render(opts && opts.keepFocus ? 'keep' : 'heading');
 }
 
-function showLogin(message) {
+// speak switches the page to the user's language and zone: the stored
+// user's while signed in, the browser's language before. It reports
+// whether anything changed.
+function speak() {
+  const before = language() + ' ' + timeZone();
+  const p = getKey() ? getProfile() : null;
+  setLocale(p && p.language ? languageOf(p.language) : browserLanguage(), p ? p.timezone : '');
+  translatePage();
+  return language() + ' ' + timeZone() !== before;
+}
+
+// showLogin shows the sign-in form; messageKey names the text to show.
+function showLogin(messageKey) {
+  speak();
   showView('login');
-  document.title = 'Sign in — arbiter';
-  setText($('login-error'), message);
+  document.title = t('title.login');
+  setText($('login-error'), messageKey ? t(messageKey) : '');
   const input = $('login-key');
   input.value = '';
-  input.setAttribute('aria-invalid', message ? 'true' : 'false');
+  input.setAttribute('aria-invalid', messageKey ? 'true' : 'false');
   input.focus();
 }
 
 // unauthorized drops the key the server refused and asks for a new one;
 // the address stays, so signing in again returns to the same view.
-function unauthorized(message) {
+function unauthorized() {
   clearKey();
   forgetChat();
-  showLogin(message);
+  showLogin('auth.again');
+}
+
+function profileOf(me) {
+  return {language: me.language, timezone: me.timezone, name: me.name};
 }
 
 async function login(e) {
@@ -99,20 +143,21 @@ async function login(e) {
   const button = $('login-submit');
   const key = input.value.trim();
   if (!key) {
-    setText($('login-error'), 'Enter your API key.');
+    setText($('login-error'), t('login.empty'));
     input.setAttribute('aria-invalid', 'true');
     input.focus();
     return;
   }
   button.disabled = true;
   setText($('login-error'), '');
+  let me;
   try {
-    await checkKey(key);
+    me = await whoAmI(key);
   } catch (err) {
     button.disabled = false;
     const msg = err instanceof ApiError && err.status === 401
-      ? 'The server did not accept this API key.'
-      : 'Could not sign in: ' + (err && err.message ? err.message : err);
+      ? t('login.refused')
+      : t('login.failed', {message: err && err.message ? err.message : String(err)});
     setText($('login-error'), msg);
     input.value = '';
     input.setAttribute('aria-invalid', 'true');
@@ -123,7 +168,25 @@ async function login(e) {
   input.value = '';
   input.setAttribute('aria-invalid', 'false');
   setKey(key);
+  setProfile(profileOf(me));
+  speak();
   render('auto');
+}
+
+// refreshProfile asks the server again on a page load with a kept key: the
+// user's language may have changed, or the key been revoked.
+async function refreshProfile() {
+  const key = getKey();
+  let me;
+  try {
+    me = await whoAmI(key);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401 && getKey() === key) unauthorized();
+    return; // anything else: keep what is known
+  }
+  if (getKey() !== key) return;
+  setProfile(profileOf(me));
+  if (speak()) render('keep');
 }
 
 function logout() {
@@ -144,20 +207,24 @@ function onClick(e) {
 }
 
 function start() {
+  speak();
   const context = {
     key: getKey,
     unauthorized,
     navigate,
     conversations: conversationIDs,
+    isAppPath: (pathname) => route(pathname) !== null,
   };
   initChat(context);
   initTurns(context);
   initTrace(context);
+  initBoard(context);
   $('login-form').addEventListener('submit', login);
   $('logout').addEventListener('click', logout);
   document.addEventListener('click', onClick);
   window.addEventListener('popstate', () => render('heading'));
   render('auto');
+  if (getKey()) refreshProfile();
 }
 
 start();

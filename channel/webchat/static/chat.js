@@ -5,13 +5,14 @@
 // as cards in its conversation (questions.js).
 
 import {call, ApiError} from './api.js';
-import {$, h, vh, pretty, setText, fmtClock, fmtTime, randomID, sleep} from './dom.js';
+import {$, h, vh, pretty, setText, fmtClock, fmtZoned, richText, randomID, sleep} from './dom.js';
+import {t} from './i18n.js';
 import {loadConversations, saveConversations} from './session.js';
 import {watchQuestions, questionMessage, renderQuestion, isWaiting} from './questions.js';
 
 const maxRetryWait = 10; // seconds the one automatic retry may wait
 
-let ctx; // {key(), unauthorized(message), route()}
+let ctx; // {key(), unauthorized(), isAppPath(pathname)}
 let data = {current: '', list: []};
 let loadedFor = '';
 let busy = false;
@@ -37,7 +38,7 @@ export function initChat(context) {
     skillOff: $('skill-off'),
   };
   // The × on a skill's badge leaves it: a decision like entering.
-  els.skillOff.addEventListener('click', () => send({button: 'skill:none'}, 'Leave the skill'));
+  els.skillOff.addEventListener('click', () => send({button: 'skill:none'}, t('chat.leaveSkill')));
   els.newConv.addEventListener('click', () => {
     startConversation();
     els.input.focus();
@@ -139,7 +140,7 @@ function selectConversation(id) {
 }
 
 function conversationTitle(c) {
-  return c.title || 'New conversation';
+  return c.title || t('chat.newConversation');
 }
 
 function renderList() {
@@ -176,7 +177,7 @@ function renderThread() {
 function renderSkill(conv) {
   const skill = conv && conv.skill;
   els.skill.hidden = !skill;
-  setText(els.skill.querySelector('.skill-name'), skill ? 'Skill: ' + (skill.label || skill.id) : '');
+  setText(els.skill.querySelector('.skill-name'), skill ? t('chat.skill', {name: skill.label || skill.id}) : '');
 }
 
 // replaceLog swaps in a new log element: a live region announces changes
@@ -225,22 +226,22 @@ function renderMessage(m) {
   if (m.role === 'question') return renderQuestion(m, questionHandlers);
   if (m.role === 'user') {
     return h('div', {class: 'message user' + (m.failed ? ' failed' : ''), dataset: {message: m.id}},
-      h('p', {class: 'meta'}, h('span', {class: 'who'}, 'You'), ' ', h('time', {datetime: new Date(m.at).toISOString()}, fmtClock(m.at))),
+      h('p', {class: 'meta'}, h('span', {class: 'who'}, t('chat.you')), ' ', h('time', {datetime: new Date(m.at).toISOString()}, fmtClock(m.at))),
       h('p', {class: 'text'}, m.text),
-      m.failed ? h('p', {class: 'delivery'}, 'Not delivered.') : null);
+      m.failed ? h('p', {class: 'delivery'}, t('chat.notDelivered')) : null);
   }
   const confirmButtons = (m.buttons || []).filter((b) => isConfirm(b.value) || isCancel(b.value));
   const chips = (m.buttons || []).filter((b) => !isConfirm(b.value) && !isCancel(b.value));
   return h('div', {class: 'message assistant', dataset: {message: m.id, turn: m.turnId || ''}},
     h('p', {class: 'meta'},
-      h('span', {class: 'who'}, 'Assistant'), ' ',
+      h('span', {class: 'who'}, t('chat.assistant')), ' ',
       h('time', {datetime: new Date(m.at).toISOString()}, fmtClock(m.at)),
-      m.duplicate ? h('span', {class: 'badge'}, 'repeated reply') : null,
-      m.final ? h('span', {class: 'badge final'}, m.final.confidence === null ? 'Result' : 'Result · confidence ' + Math.round(m.final.confidence * 100) + '%') : null),
-    h('p', {class: 'text'}, m.text || ''),
+      m.duplicate ? h('span', {class: 'badge'}, t('chat.repeated')) : null,
+      m.final ? h('span', {class: 'badge final'}, m.final.confidence === null ? t('chat.result') : t('chat.resultConfidence', {percent: Math.round(m.final.confidence * 100)})) : null),
+    h('p', {class: 'text'}, richText(m.text || '', ctx.isAppPath)),
     m.executed && m.executed.length ? renderExecuted(m.executed) : null,
     m.pending || confirmButtons.length ? renderPending(m, confirmButtons) : null,
-    chips.length ? h('div', {class: 'chips', role: 'group', 'aria-label': 'Suggested replies'},
+    chips.length ? h('div', {class: 'chips', role: 'group', 'aria-label': t('chat.suggested')},
       chips.map((b) => h('button', {
         type: 'button',
         class: 'chip',
@@ -249,7 +250,7 @@ function renderMessage(m) {
         onclick: () => press(m, b.value, b.label || b.value),
       }, b.label || b.value))) : null,
     m.turnId ? h('p', {class: 'trace-link'},
-      h('a', {href: '/turns/' + encodeURIComponent(m.turnId)}, 'Trace', vh(' of this reply'))) : null);
+      h('a', {href: '/turns/' + encodeURIComponent(m.turnId)}, t('chat.trace'), vh(t('chat.traceHidden')))) : null);
 }
 
 // finalOf keeps an interview's result mark: the model's confidence, or
@@ -270,35 +271,32 @@ function isCancel(v) {
 }
 
 function renderExecuted(list) {
-  return h('ul', {class: 'executed', 'aria-label': 'Actions run'},
+  return h('ul', {class: 'executed', 'aria-label': t('chat.actionsRun')},
     list.map((x) => h('li', {class: 'execution status-' + String(x.status || '').replace(/[^a-z_]/gi, '')},
       h('span', {class: 'tool'}, x.tool || '?'), ' — ', h('span', {class: 'status'}, x.status || ''),
       x.error ? h('p', {class: 'error'}, x.error) : null,
-      x.result !== undefined && x.result !== null ? h('details', null, h('summary', null, 'Result'), h('pre', {class: 'json'}, pretty(x.result))) : null)));
+      x.result !== undefined && x.result !== null ? h('details', null, h('summary', null, t('chat.result')), h('pre', {class: 'json'}, pretty(x.result))) : null)));
 }
 
-// renderPending shows an action that waits for the user's yes, with the
-// server's own confirm/cancel buttons as Да and Нет.
+// renderPending shows an action that waits for the user's yes. The
+// server's text above already says what it is; here are its expiry, the
+// server's own confirm and cancel buttons with the server's labels, and
+// the raw arguments behind a toggle for who wants to check them.
 function renderPending(m, buttons) {
   const p = m.pending;
-  const yes = buttons.find((b) => isConfirm(b.value));
-  const no = buttons.find((b) => isCancel(b.value));
-  const tool = p && p.tool ? p.tool : 'the action';
-  return h('div', {class: 'pending', role: 'group', 'aria-label': 'Confirmation for ' + tool},
-    h('p', {class: 'pending-title'}, 'Waiting for your confirmation: ', h('strong', null, tool)),
-    p && p.args !== undefined ? h('pre', {class: 'json'}, pretty(p.args)) : null,
-    p && p.expires_at ? h('p', {class: 'help'}, 'Expires ' + fmtTime(p.expires_at)) : null,
-    h('div', {class: 'confirm-buttons'},
-      h('button', {
-        type: 'button', class: 'yes', lang: 'ru', disabled: m.used,
-        'aria-label': 'Да — confirm ' + tool,
-        onclick: () => yes ? press(m, yes.value, 'Да') : send({text: 'да'}, 'Да', m),
-      }, 'Да'),
-      h('button', {
-        type: 'button', class: 'no', lang: 'ru', disabled: m.used,
-        'aria-label': 'Нет — cancel ' + tool,
-        onclick: () => no ? press(m, no.value, 'Нет') : send({text: 'нет'}, 'Нет', m),
-      }, 'Нет')));
+  return h('div', {class: 'pending', role: 'group', 'aria-label': t('chat.confirmation')},
+    p && p.expires_at ? h('p', {class: 'help expires'}, t('chat.expires', {time: fmtZoned(p.expires_at)})) : null,
+    buttons.length ? h('div', {class: 'confirm-buttons'}, buttons.map((b) => h('button', {
+      type: 'button',
+      class: isConfirm(b.value) ? 'yes' : 'no',
+      disabled: m.used,
+      dataset: {value: b.value},
+      onclick: () => press(m, b.value, b.label || b.value),
+    }, b.label || b.value))) : null,
+    p && p.args !== undefined && p.args !== null ? h('details', {class: 'pending-details'},
+      h('summary', null, t('chat.details')),
+      p.tool ? h('p', {class: 'help'}, t('chat.tool', {tool: p.tool})) : null,
+      h('pre', {class: 'json'}, pretty(p.args))) : null);
 }
 
 // press sends a reply button's value in one click.
@@ -325,6 +323,14 @@ async function send(payload, shown, from) {
     from.used = false;
     update(conv, from);
   }
+  // A pressed button sat in the log; the message box is where the
+  // conversation goes on, so it must be on screen.
+  if (from && conv.id === data.current) els.form.scrollIntoView({block: 'nearest'});
+}
+
+// httpStatus names the status of a failed call, when there was one.
+function httpStatus(e) {
+  return e instanceof ApiError && e.status ? ' (HTTP ' + e.status + ')' : '';
 }
 
 // deliver posts body; on 503 it waits and retries once with the same
@@ -341,9 +347,9 @@ async function deliver(conv, msg, body) {
     } catch (e) {
       if (!(e instanceof ApiError) || e.status !== 503) throw e;
       const wait = Math.min(maxRetryWait, Math.max(1, Math.ceil(e.retryAfter || 1)));
-      setText(els.status, 'The assistant is busy, retrying in ' + wait + ' s…');
+      setText(els.status, t('chat.busyRetryIn', {seconds: wait}));
       await sleep(wait * 1000);
-      setText(els.status, 'The assistant is busy, retrying…');
+      setText(els.status, t('chat.busyRetry'));
       reply = await call(ctx.key(), 'POST', '/v1/messages', body);
     }
     setText(els.status, '');
@@ -372,15 +378,15 @@ async function deliver(conv, msg, body) {
     msg.failed = true;
     update(conv, msg);
     if (e instanceof ApiError && e.status === 401) {
-      ctx.unauthorized('The server did not accept the API key. Sign in again.');
+      ctx.unauthorized();
       return false;
     }
     if (e instanceof ApiError && e.status === 503) {
-      showError('The assistant is still busy; the message was not processed.', conv, msg, body);
+      showError(t('chat.stillBusy'), conv, msg, body);
     } else if (e instanceof ApiError && e.status === 0) {
       showError(e.message, conv, msg, body);
     } else {
-      showError('The message was refused: ' + e.message + (e.status ? ' (HTTP ' + e.status + ')' : ''));
+      showError(t('chat.refused', {message: e.message + httpStatus(e)}));
     }
     return false;
   } finally {
@@ -406,9 +412,9 @@ function showTyping() {
     if (!waiting) {
       says = 'typing';
     } else if (asking.conv.id === data.current) {
-      says = 'The assistant is waiting for your answer to its question.';
+      says = t('chat.waiting');
     } else {
-      says = 'The assistant is waiting for your answer to its question in “' + conversationTitle(asking.conv) + '”.';
+      says = t('chat.waitingIn', {title: conversationTitle(asking.conv)});
     }
   }
   if (says === typingShows) return;
@@ -416,7 +422,7 @@ function showTyping() {
   if (says === 'typing') {
     els.typing.replaceChildren(
       h('span', {class: 'dots', 'aria-hidden': 'true'}, h('span'), h('span'), h('span')),
-      ' Assistant is typing…');
+      ' ' + t('chat.typing'));
   } else {
     setText(els.typing, says);
   }
@@ -429,7 +435,7 @@ function startAsking(conv) {
   const ids = new Set();
   const stop = watchQuestions(ctx.key, conv.id,
     (list) => showQuestions(conv, ids, list),
-    () => ctx.unauthorized('The server did not accept the API key. Sign in again.'));
+    () => ctx.unauthorized());
   asking = {conv, ids, stop};
 }
 
@@ -529,7 +535,7 @@ async function answerQuestion(m, payload, shown) {
   const conv = conversationOf(m);
   if (!conv || m.state !== 'open') return;
   if (payload.text !== undefined && payload.text.trim() === '') {
-    m.error = 'Type an answer first.';
+    m.error = t('chat.typeFirst');
     m.errorOn = 'text';
     redrawQuestion(conv, m);
     return;
@@ -546,7 +552,7 @@ async function answerQuestion(m, payload, shown) {
     m.draft = '';
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {
-      ctx.unauthorized('The server did not accept the API key. Sign in again.');
+      ctx.unauthorized();
       return;
     }
     if (e instanceof ApiError && e.status === 404) {
@@ -559,8 +565,8 @@ async function answerQuestion(m, payload, shown) {
       m.state = 'open';
       m.errorOn = payload.text !== undefined ? 'text' : 'choice';
       m.error = e instanceof ApiError && e.status === 400
-        ? 'The answer was refused: ' + e.message
-        : 'The answer could not be sent: ' + e.message + (e.status ? ' (HTTP ' + e.status + ')' : '');
+        ? t('chat.answerRefused', {message: e.message})
+        : t('chat.answerFailed', {message: e.message + httpStatus(e)});
     }
   }
   redrawQuestion(conv, m);
@@ -578,7 +584,7 @@ function showError(text, conv, msg, body) {
       onclick: () => {
         if (!busy) deliver(conv, msg, body);
       },
-    }, 'Send again'));
+    }, t('chat.sendAgain')));
   }
   els.error.replaceChildren(...parts);
 }

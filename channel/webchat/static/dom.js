@@ -2,6 +2,8 @@
 // a text node or an attribute value; nothing is ever parsed as markup, so
 // text from the server cannot turn into elements or scripts.
 
+import {t, fmtNumber, fmtDateTime, fmtClockTime, fmtDay} from './i18n.js';
+
 const safeHref = /^\/(?!\/)/; // same-origin absolute paths only
 
 // h builds an element: h('p', {class: 'x'}, 'text', child, [more]).
@@ -83,25 +85,41 @@ export function parseTime(s) {
   return Date.parse(s.replace(/(\.\d{3})\d+/, '$1'));
 }
 
-// fmtTime is a local date and time for people; fmtClock just the time.
+// fmtTime is a date and time in the user's zone and language; fmtZoned
+// names the zone too, for times a person acts on; fmtClock is the time of
+// day of milliseconds since the epoch.
 export function fmtTime(s) {
   const t = parseTime(s);
   if (Number.isNaN(t)) return s ? String(s) : '—';
-  return new Date(t).toLocaleString();
+  return fmtDateTime(t, false);
+}
+
+export function fmtZoned(s) {
+  const t = parseTime(s);
+  if (Number.isNaN(t)) return s ? String(s) : '—';
+  return fmtDateTime(t, true);
 }
 
 export function fmtClock(ms) {
   if (!ms) return '';
-  return new Date(ms).toLocaleTimeString([], {hour: '2-digit', minute: '2-digit'});
+  return fmtClockTime(ms);
+}
+
+// fmtDue is a due date as a board keeps it: a calendar day (2006-01-02)
+// or an RFC 3339 time.
+export function fmtDue(s) {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(s || ''));
+  if (m) return fmtDay(Number(m[1]), Number(m[2]), Number(m[3]));
+  return fmtZoned(s);
 }
 
 // fmtMs is a duration in milliseconds, readable.
 export function fmtMs(ms) {
   const n = Number(ms);
   if (!Number.isFinite(n)) return '—';
-  if (Math.abs(n) < 1000) return Math.round(n) + ' ms';
-  if (Math.abs(n) < 60000) return (n / 1000).toFixed(2) + ' s';
-  return (n / 60000).toFixed(1) + ' min';
+  if (Math.abs(n) < 1000) return fmtNumber(Math.round(n)) + ' ' + t('unit.ms');
+  if (Math.abs(n) < 60000) return fmtNumber(n / 1000, {minimumFractionDigits: 2, maximumFractionDigits: 2}) + ' ' + t('unit.s');
+  return fmtNumber(n / 60000, {minimumFractionDigits: 1, maximumFractionDigits: 1}) + ' ' + t('unit.min');
 }
 
 // fmtCost is an amount in US dollars, precise enough for one model call.
@@ -109,13 +127,37 @@ export function fmtCost(usd) {
   const n = Number(usd);
   if (!Number.isFinite(n)) return '—';
   if (n === 0) return '$0';
-  if (Math.abs(n) < 0.01) return '$' + n.toFixed(6);
-  return '$' + n.toFixed(4);
+  const digits = Math.abs(n) < 0.01 ? 6 : 4;
+  return '$' + fmtNumber(n, {minimumFractionDigits: digits, maximumFractionDigits: digits, useGrouping: false});
 }
 
 export function fmtInt(n) {
   const v = Number(n);
-  return Number.isFinite(v) ? v.toLocaleString('en-US') : '—';
+  return Number.isFinite(v) ? fmtNumber(v) : '—';
+}
+
+// richText is server text with the links to this app's own pages made
+// links: a full URL on this origin whose path isAppPath accepts. Anything
+// else stays text, so a reply cannot lead off the site.
+export function richText(text, isAppPath) {
+  const s = String(text == null ? '' : text);
+  const out = [];
+  let last = 0;
+  for (const m of s.matchAll(/https?:\/\/[^\s<>"'«»]+/g)) {
+    const raw = m[0].replace(/[.,;:!?)\]]+$/, '');
+    let url;
+    try {
+      url = new URL(raw);
+    } catch {
+      continue;
+    }
+    if (url.origin !== location.origin || !safeHref.test(url.pathname) || !isAppPath(url.pathname)) continue;
+    if (m.index > last) out.push(s.slice(last, m.index));
+    out.push(h('a', {href: url.pathname + url.search + url.hash}, raw));
+    last = m.index + raw.length;
+  }
+  if (last < s.length) out.push(s.slice(last));
+  return out;
 }
 
 // randomID is an unguessable id for conversations and messages; it uses

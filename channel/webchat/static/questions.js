@@ -7,6 +7,7 @@
 
 import {call, ApiError} from './api.js';
 import {h, vh, fmtClock, parseTime} from './dom.js';
+import {t} from './i18n.js';
 
 const pollEvery = 1000; // ms between polls while a message is in flight
 const maxBackoff = 15000; // ms: the longest wait after failed polls
@@ -142,10 +143,10 @@ export function renderQuestion(m, on) {
         on.type(m, input.value);
       },
     },
-    h('label', {for: input.id}, m.choices.length ? 'Or type your answer' : 'Your answer'),
+    h('label', {for: input.id}, m.choices.length ? t('q.orType') : t('q.yourAnswer')),
     h('div', {class: 'question-row'},
       input,
-      h('button', {type: 'submit', disabled: sending}, 'Send', vh(' answer'))));
+      h('button', {type: 'submit', disabled: sending}, t('q.send'), vh(t('q.sendHidden')))));
   }
   return h('div', {
     class: 'message question state-' + m.state,
@@ -156,10 +157,10 @@ export function renderQuestion(m, on) {
     dataset: {message: m.id, question: m.qid},
   },
   h('p', {class: 'meta'},
-    h('span', {class: 'who question-label', id: base + '-label'}, 'The assistant asks'), ' ',
+    h('span', {class: 'who question-label', id: base + '-label'}, t('q.asks')), ' ',
     h('time', {datetime: new Date(m.at).toISOString()}, fmtClock(m.at))),
   h('p', {class: 'text', id: base + '-text'}, m.text),
-  open && m.choices.length ? h('div', {class: 'choices', role: 'group', 'aria-label': 'Answers'},
+  open && m.choices.length ? h('div', {class: 'choices', role: 'group', 'aria-label': t('q.answers')},
     m.choices.map((c) => h('button', {
       type: 'button',
       class: 'choice',
@@ -175,13 +176,13 @@ export function renderQuestion(m, on) {
 function outcome(m) {
   switch (m.state) {
     case 'sending':
-      return h('p', {class: 'question-outcome'}, 'Sending your answer…');
+      return h('p', {class: 'question-outcome'}, t('q.sending'));
     case 'answered':
-      return h('p', {class: 'question-outcome answered'}, 'You answered: ', h('strong', null, m.answer || ''));
+      return h('p', {class: 'question-outcome answered'}, t('q.answered'), h('strong', null, m.answer || ''));
     case 'closed':
       return h('p', {class: 'question-outcome closed'}, m.closed === 'late'
-        ? 'This question had already closed, so your answer was not used.'
-        : 'This question has closed; the assistant went on without an answer from here.');
+        ? t('q.late')
+        : t('q.gone'));
     default:
       return null;
   }

@@ -1,8 +1,11 @@
-// What the app keeps in the browser: the API key and, per key, the
-// conversations of this tab. Everything is in sessionStorage, which lives
-// as long as the tab; nothing goes to localStorage or cookies.
+// What the app keeps in the browser: the API key, what the server said of
+// its user (language and time zone, so a reload speaks the same language at
+// once) and, per key, the conversations of this tab. Everything is in
+// sessionStorage, which lives as long as the tab; nothing goes to
+// localStorage or cookies.
 
 const keySlot = 'arbiter.webchat.key';
+const profileSlot = 'arbiter.webchat.profile';
 const maxMessages = 200; // per conversation
 const maxConversations = 50;
 
@@ -44,6 +47,24 @@ export function setKey(key) {
 
 export function clearKey() {
   drop(keySlot);
+  drop(profileSlot);
+}
+
+// getProfile returns what was kept of the key's user: {language, timezone,
+// name}, or null.
+export function getProfile() {
+  const raw = get(profileSlot);
+  if (!raw) return null;
+  try {
+    const v = JSON.parse(raw);
+    return v && typeof v === 'object' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+export function setProfile(p) {
+  put(profileSlot, JSON.stringify(p));
 }
 
 // slot names a key's conversations by a hash, so the key itself is stored

@@ -4,9 +4,10 @@
 // the confirmation, the executions and the evidence as the model saw it.
 
 import {call, ApiError} from './api.js';
-import {$, h, vh, pretty, setText, parseTime, fmtTime, fmtMs, fmtCost, fmtInt} from './dom.js';
+import {$, h, vh, pretty, setText, parseTime, fmtZoned, fmtMs, fmtCost, fmtInt} from './dom.js';
+import {t as msg} from './i18n.js';
 
-let ctx; // {key(), unauthorized(message)}
+let ctx; // {key(), unauthorized()}
 let els;
 let seq = 0;
 
@@ -22,8 +23,9 @@ export function initTrace(context) {
 
 export async function showTrace(id) {
   const mine = ++seq;
-  setText(els.title, 'Turn ' + id);
-  setText(els.status, 'Loading the trace…');
+  // The id can be long and unbroken: smaller, and broken anywhere.
+  els.title.replaceChildren(msg('trace.heading') + ' ', h('span', {class: 'title-id'}, id));
+  setText(els.status, msg('trace.loading'));
   els.error.replaceChildren();
   els.body.replaceChildren();
   let t;
@@ -33,17 +35,17 @@ export async function showTrace(id) {
     if (mine !== seq) return;
     setText(els.status, '');
     if (e instanceof ApiError && e.status === 401) {
-      ctx.unauthorized('The server did not accept the API key. Sign in again.');
+      ctx.unauthorized();
       return;
     }
-    const text = e instanceof ApiError && e.status === 404 ? 'There is no turn ' + id + ' in your tenant.' : 'The trace could not be loaded: ' + e.message;
+    const text = e instanceof ApiError && e.status === 404 ? msg('trace.notFound', {id}) : msg('trace.failed', {message: e.message});
     els.error.replaceChildren(h('p', null, text));
     return;
   }
   if (mine !== seq) return;
   setText(els.status, '');
   if (!t || typeof t !== 'object') {
-    els.error.replaceChildren(h('p', null, 'The server sent an empty trace.'));
+    els.error.replaceChildren(h('p', null, msg('trace.emptyRecord')));
     return;
   }
   els.body.replaceChildren(...render(t));
@@ -69,69 +71,74 @@ function badge(status) {
   return h('span', {class: 'badge ' + cls}, s || '—');
 }
 
+// bytes is a size in bytes, in words.
+function bytes(n) {
+  return msg('trace.bytes', {n: Number(n), text: fmtInt(n)});
+}
+
 function empty(text) {
   return h('p', {class: 'empty'}, text);
 }
 
 function render(t) {
   const out = [];
-  out.push(section('trace-summary', 'Summary', dl([
-    ['Turn', String(t.turn_id || '')],
-    ['Conversation', t.conversation_id ? h('a', {href: '/turns?conversation_id=' + encodeURIComponent(t.conversation_id)}, String(t.conversation_id)) : ''],
-    ['User', String(t.user_id || '')],
-    ['Tenant', String(t.tenant || '')],
-    ['Channel', String(t.channel || '')],
-    ['Message id', String(t.message_id || '')],
-    ['Route', String(t.route || '')],
-    ['Status', badge(t.status)],
-    ['Started', h('time', {datetime: String(t.started_at || '')}, fmtTime(t.started_at))],
-    ['Duration', fmtMs(t.duration_ms)],
-    ['Lock wait', fmtMs(t.lock_wait_ms)],
-    ['Cost', t.cost_unknown === true ? 'unknown (a model without a known price)' : fmtCost(t.cost_usd)],
-    ['Decided by', t.decided_by ? String(t.decided_by.provider || '?') + ' / ' + String(t.decided_by.model || '?') : 'no model'],
-    ['Error', t.error ? h('span', {class: 'error'}, String(t.error)) : ''],
-  ]), t.say ? h('div', {class: 'say'}, h('h3', null, 'Reply'), h('p', {class: 'text'}, String(t.say))) : null));
-  out.push(section('trace-timeline', 'Timeline', timeline(t)));
-  out.push(section('trace-context', 'Context sources', contextSources(t)));
-  out.push(section('trace-llm', 'Model calls', llmCalls(t)));
-  out.push(section('trace-prompt', 'Prompt', dl([
-    ['Remembered messages', fmtInt(t.memory_messages)],
-    ['Prompt messages', fmtInt(t.prompt_messages)],
-    ['Prompt size', fmtInt(t.prompt_bytes) + ' bytes'],
-    ['Stable prefix', fmtInt(t.stable_prefix_bytes) + ' bytes (' + Math.round((Number(t.stable_prefix_ratio) || 0) * 100) + '%)'],
+  out.push(section('trace-summary', msg('trace.summary'), dl([
+    [msg('turns.turn'), String(t.turn_id || '')],
+    [msg('trace.conversation'), t.conversation_id ? h('a', {href: '/turns?conversation_id=' + encodeURIComponent(t.conversation_id)}, String(t.conversation_id)) : ''],
+    [msg('trace.user'), String(t.user_id || '')],
+    [msg('trace.tenant'), String(t.tenant || '')],
+    [msg('trace.channel'), String(t.channel || '')],
+    [msg('trace.messageID'), String(t.message_id || '')],
+    [msg('trace.route'), String(t.route || '')],
+    [msg('trace.status'), badge(t.status)],
+    [msg('trace.started'), h('time', {datetime: String(t.started_at || '')}, fmtZoned(t.started_at))],
+    [msg('trace.duration'), fmtMs(t.duration_ms)],
+    [msg('trace.lockWait'), fmtMs(t.lock_wait_ms)],
+    [msg('trace.cost'), t.cost_unknown === true ? msg('trace.costUnknown') : fmtCost(t.cost_usd)],
+    [msg('trace.decidedBy'), t.decided_by ? String(t.decided_by.provider || '?') + ' / ' + String(t.decided_by.model || '?') : msg('trace.noModel')],
+    [msg('trace.error'), t.error ? h('span', {class: 'error'}, String(t.error)) : ''],
+  ]), t.say ? h('div', {class: 'say'}, h('h3', null, msg('trace.reply')), h('p', {class: 'text'}, String(t.say))) : null));
+  out.push(section('trace-timeline', msg('trace.timeline'), timeline(t)));
+  out.push(section('trace-context', msg('trace.context'), contextSources(t)));
+  out.push(section('trace-llm', msg('trace.llm'), llmCalls(t)));
+  out.push(section('trace-prompt', msg('trace.prompt'), dl([
+    [msg('trace.memory'), fmtInt(t.memory_messages)],
+    [msg('trace.promptMessages'), fmtInt(t.prompt_messages)],
+    [msg('trace.promptSize'), bytes(t.prompt_bytes)],
+    [msg('trace.stablePrefix'), bytes(t.stable_prefix_bytes) + ' (' + Math.round((Number(t.stable_prefix_ratio) || 0) * 100) + '%)'],
   ])));
-  out.push(section('trace-decision', 'Decision',
-    t.decision === null || t.decision === undefined ? empty('No decision: no model was asked.') : h('pre', {class: 'json', tabindex: '0'}, pretty(t.decision))));
-  if (t.repair) out.push(section('trace-repair', 'Repair', repair(t.repair)));
+  out.push(section('trace-decision', msg('trace.decision'),
+    t.decision === null || t.decision === undefined ? empty(msg('trace.noDecision')) : h('pre', {class: 'json', tabindex: '0'}, pretty(t.decision))));
+  if (t.repair) out.push(section('trace-repair', msg('trace.repair'), repair(t.repair)));
   if (t.loop && typeof t.loop === 'object') {
-    out.push(section('trace-loop', 'Agent loop', dl([
-      ['Model calls', fmtInt(t.loop.model_calls)],
-      ['Tool calls', fmtInt(t.loop.tool_calls)],
-      ['Result bytes', fmtInt(t.loop.result_bytes)],
-      ['Ended', badge(t.loop.ended)],
+    out.push(section('trace-loop', msg('trace.loop'), dl([
+      [msg('trace.llm'), fmtInt(t.loop.model_calls)],
+      [msg('trace.toolCalls'), fmtInt(t.loop.tool_calls)],
+      [msg('trace.resultBytes'), fmtInt(t.loop.result_bytes)],
+      [msg('trace.ended'), badge(t.loop.ended)],
     ])));
   }
   if (t.review && typeof t.review === 'object') {
-    out.push(section('trace-review', 'Needs review', dl([
-      ['Reason', badge(t.review.reason)],
-      ['Detail', String(t.review.detail || '')],
-    ]), t.review.draft ? h('pre', {class: 'json', tabindex: '0'}, String(t.review.draft)) : empty('The model left no draft.')));
+    out.push(section('trace-review', msg('trace.review'), dl([
+      [msg('trace.reason'), badge(t.review.reason)],
+      [msg('trace.detail'), String(t.review.detail || '')],
+    ]), t.review.draft ? h('pre', {class: 'json', tabindex: '0'}, String(t.review.draft)) : empty(msg('trace.noDraft'))));
   }
-  out.push(section('trace-vetoes', 'Vetoes', vetoes(t)));
-  out.push(section('trace-confirmation', 'Confirmation', t.confirmation ? dl([
-    ['Pending action', String(t.confirmation.id || '')],
-    ['Tool', String(t.confirmation.tool || '')],
-    ['Outcome', badge(t.confirmation.outcome)],
-    ['Reason', String(t.confirmation.reason || '')],
-  ]) : empty('No confirmation in this turn.')));
-  out.push(section('trace-executed', 'Executions', executions(t)));
+  out.push(section('trace-vetoes', msg('trace.vetoes'), vetoes(t)));
+  out.push(section('trace-confirmation', msg('trace.confirmation'), t.confirmation ? dl([
+    [msg('trace.pendingAction'), String(t.confirmation.id || '')],
+    [msg('trace.tool'), String(t.confirmation.tool || '')],
+    [msg('trace.outcome'), badge(t.confirmation.outcome)],
+    [msg('trace.reason'), String(t.confirmation.reason || '')],
+  ]) : empty(msg('trace.noConfirmation'))));
+  out.push(section('trace-executed', msg('trace.executions'), executions(t)));
   if (list(t.questions).length || list(t.progress).length) {
-    out.push(section('trace-questions', 'Questions and progress', questions(t), progress(t)));
+    out.push(section('trace-questions', msg('trace.questionsProgress'), questions(t), progress(t)));
   }
-  out.push(section('trace-evidence', 'Evidence', evidence(t)));
+  out.push(section('trace-evidence', msg('trace.evidence'), evidence(t)));
   const notes = Array.isArray(t.notes) ? t.notes.filter((n) => typeof n === 'string') : [];
-  if (notes.length) out.push(section('trace-notes', 'Notes', h('ul', null, notes.map((n) => h('li', null, String(n))))));
-  out.push(h('details', {class: 'raw'}, h('summary', null, 'The whole record as JSON'), h('pre', {class: 'json', tabindex: '0'}, pretty(t))));
+  if (notes.length) out.push(section('trace-notes', msg('trace.notes'), h('ul', null, notes.map((n) => h('li', null, String(n))))));
+  out.push(h('details', {class: 'raw'}, h('summary', null, msg('trace.raw')), h('pre', {class: 'json', tabindex: '0'}, pretty(t))));
   return out;
 }
 
@@ -146,12 +153,12 @@ function timeline(t) {
   });
   const lockWait = Number(t.lock_wait_ms) || 0;
   if (lockWait > 0 && !rows.some((r) => r.name === 'lock')) {
-    rows.unshift({name: 'lock', offset: 0, duration: lockWait, note: 'waiting for the conversation'});
+    rows.unshift({name: 'lock', offset: 0, duration: lockWait, note: msg('trace.lockNote')});
   }
-  if (rows.length === 0) return empty('No steps were recorded.');
+  if (rows.length === 0) return empty(msg('trace.noSteps'));
   const total = Math.max(Number(t.duration_ms) || 0, ...rows.map((r) => r.offset + r.duration), 1);
   return h('div', null,
-    h('p', {class: 'help'}, 'Bars are scaled to the whole turn (' + fmtMs(total) + '). The lock wait is ' + fmtMs(lockWait) + '.'),
+    h('p', {class: 'help'}, msg('trace.scale', {total: fmtMs(total), lock: fmtMs(lockWait)})),
     h('ol', {class: 'timeline'}, rows.map((r) => {
       const bar = h('span', {class: 'bar ' + stepKind(r.name)});
       // CSSOM properties, not a style attribute: allowed under the policy.
@@ -159,7 +166,7 @@ function timeline(t) {
       bar.style.width = Math.max(0.4, 100 * r.duration / total).toFixed(2) + '%';
       return h('li', {class: 'step', dataset: {step: r.name}},
         h('span', {class: 'step-name'}, r.name),
-        h('span', {class: 'step-time'}, fmtMs(r.duration), vh(', starting at '), h('span', {'aria-hidden': 'true'}, ' @ '), '+' + fmtMs(r.offset)),
+        h('span', {class: 'step-time'}, fmtMs(r.duration), vh(msg('trace.startingAt')), h('span', {'aria-hidden': 'true'}, ' @ '), '+' + fmtMs(r.offset)),
         r.note ? h('span', {class: 'step-note'}, r.note) : null,
         h('span', {class: 'track', 'aria-hidden': 'true'}, bar));
     })));
@@ -182,15 +189,16 @@ function table(caption, columns, rows, cls) {
 
 function contextSources(t) {
   const srcs = list(t.context_sources);
-  if (srcs.length === 0) return empty('No live context was fetched.');
-  return table('Context sources', ['Source', 'Duration', 'Sections', 'Error'],
+  if (srcs.length === 0) return empty(msg('trace.noContext'));
+  return table(msg('trace.context'), [msg('trace.source'), msg('trace.duration'), msg('trace.sections'), msg('trace.error')],
     srcs.map((s) => [String(s.name || ''), fmtMs(s.duration_ms), fmtInt(s.sections), s.error ? h('span', {class: 'error'}, String(s.error)) : '—']));
 }
 
 function llmCalls(t) {
   const calls = list(t.llm_calls);
-  if (calls.length === 0) return empty('No model was called.');
-  return table('Model calls', ['#', 'Attempt', 'Provider', 'Model', 'Operation', 'Tokens in / cached / out', 'Cost', 'Duration', 'Status', 'Error', 'Note'],
+  if (calls.length === 0) return empty(msg('trace.noLLM'));
+  return table(msg('trace.llm'), ['#', msg('trace.attempt'), msg('trace.provider'), msg('trace.model'), msg('trace.operation'), msg('trace.tokens'),
+    msg('trace.cost'), msg('trace.duration'), msg('trace.status'), msg('trace.error'), msg('trace.note')],
     calls.map((c, i) => [
       String(i + 1),
       String(c.attempt || ''),
@@ -198,7 +206,7 @@ function llmCalls(t) {
       String(c.model || ''),
       [String(c.operation || ''), c.strategy ? ' (' + c.strategy + ')' : ''].join(''),
       fmtInt(c.input_tokens) + ' / ' + fmtInt(c.cached_input_tokens) + ' / ' + fmtInt(c.output_tokens),
-      c.cost_unknown === true ? 'unknown' : fmtCost(c.cost_usd),
+      c.cost_unknown === true ? msg('cost.unknown') : fmtCost(c.cost_usd),
       fmtMs(c.duration_ms),
       badge(c.status),
       c.error ? h('span', {class: 'error'}, String(c.error)) : '—',
@@ -208,43 +216,43 @@ function llmCalls(t) {
 
 function problems(ps) {
   const items = list(ps);
-  if (items.length === 0) return empty('No problems listed.');
+  if (items.length === 0) return empty(msg('trace.noProblems'));
   return h('ul', {class: 'problems'}, items.map((p) => h('li', null, h('code', null, String(p.location || '(root)')), ': ', String(p.message || ''))));
 }
 
 function repair(r) {
   return h('div', null,
-    h('p', null, r.repaired ? 'The model repaired its output.' : 'The output was not repaired.'),
-    h('h3', null, 'Problems in the first output'), problems(r.problems),
-    h('h3', null, 'First output'), h('pre', {class: 'json', tabindex: '0'}, String(r.output || '')),
-    r.second_output ? [h('h3', null, 'Second output'), h('pre', {class: 'json', tabindex: '0'}, String(r.second_output))] : null,
-    list(r.second_problems).length ? [h('h3', null, 'Problems in the second output'), problems(r.second_problems)] : null);
+    h('p', null, r.repaired ? msg('trace.repaired') : msg('trace.notRepaired')),
+    h('h3', null, msg('trace.firstProblems')), problems(r.problems),
+    h('h3', null, msg('trace.firstOutput')), h('pre', {class: 'json', tabindex: '0'}, String(r.output || '')),
+    r.second_output ? [h('h3', null, msg('trace.secondOutput')), h('pre', {class: 'json', tabindex: '0'}, String(r.second_output))] : null,
+    list(r.second_problems).length ? [h('h3', null, msg('trace.secondProblems')), problems(r.second_problems)] : null);
 }
 
 function vetoes(t) {
   const vs = list(t.vetoes);
-  if (vs.length === 0) return empty('Nothing was vetoed.');
+  if (vs.length === 0) return empty(msg('trace.noVetoes'));
   return h('ul', {class: 'vetoes'}, vs.map((v) => h('li', null,
-    h('strong', null, String(v.guard || '?')), v.tool ? ' on ' + v.tool : '', ': ', String(v.reason || ''))));
+    h('strong', null, String(v.guard || '?')), v.tool ? msg('trace.vetoOn', {tool: v.tool}) : '', ': ', String(v.reason || ''))));
 }
 
 // questions lists what tools asked the user during the turn (an MCP
 // server's sampling or elicitation) and what came of it.
 function questions(t) {
   const qs = list(t.questions);
-  if (qs.length === 0) return empty('Nothing was asked.');
-  return table('Questions', ['Tool', 'Question', 'Answer'],
+  if (qs.length === 0) return empty(msg('trace.noQuestions'));
+  return table(msg('trace.questions'), [msg('trace.tool'), msg('trace.question'), msg('trace.answer')],
     qs.map((q) => [
       String(q.step || ''),
       String(q.text || ''),
-      q.error ? h('span', {class: 'error'}, String(q.error)) : (q.typed ? 'typed an answer' : String(q.choice || '—')),
+      q.error ? h('span', {class: 'error'}, String(q.error)) : (q.typed ? msg('trace.typed') : String(q.choice || '—')),
     ]), 'questions');
 }
 
 function progress(t) {
   const ps = list(t.progress);
   if (ps.length === 0) return null;
-  return table('Progress', ['Tool', 'Done', 'Message'],
+  return table(msg('trace.progress'), [msg('trace.tool'), msg('trace.done'), msg('trace.message')],
     ps.map((p) => [
       String(p.step || ''),
       Number(p.total) > 0 ? fmtInt(p.done) + ' / ' + fmtInt(p.total) : fmtInt(p.done),
@@ -254,27 +262,27 @@ function progress(t) {
 
 function executions(t) {
   const xs = list(t.executed);
-  if (xs.length === 0) return empty('No tool ran.');
+  if (xs.length === 0) return empty(msg('trace.noExecutions'));
   return h('ol', {class: 'executions'}, xs.map((x) => {
     const r = x.result && typeof x.result === 'object' ? x.result : null;
     return h('li', {class: 'execution'},
       h('h3', null, String(x.tool || '?'), ' ', badge(x.status)),
       dl([
-        ['Duration', fmtMs(x.duration_ms)],
-        ['Idempotency key', String(x.idempotency_key || '')],
-        ['Reused', x.reused ? 'yes — the earlier result was reused, the tool was not called again' : ''],
+        [msg('trace.duration'), fmtMs(x.duration_ms)],
+        [msg('trace.idempotencyKey'), String(x.idempotency_key || '')],
+        [msg('trace.reused'), x.reused ? msg('trace.reusedYes') : ''],
       ]),
-      h('h4', null, 'Arguments'), h('pre', {class: 'json', tabindex: '0'}, pretty(x.args)),
+      h('h4', null, msg('trace.arguments')), h('pre', {class: 'json', tabindex: '0'}, pretty(x.args)),
       r ? [
-        h('h4', null, 'Result'),
+        h('h4', null, msg('trace.result')),
         dl([
-          ['Status', badge(r.status)],
-          ['Text', r.text ? String(r.text) : ''],
-          ['Error', r.error ? h('span', {class: 'error'}, String(r.error)) : ''],
-          ['Source', String(r.source || '')],
-          ['Observed', r.observed_at ? fmtTime(r.observed_at) : ''],
-          ['Ambiguous field', String(r.field || '')],
-          ['Candidates', Array.isArray(r.candidates) ? r.candidates.join(', ') : ''],
+          [msg('trace.status'), badge(r.status)],
+          [msg('trace.text'), r.text ? String(r.text) : ''],
+          [msg('trace.error'), r.error ? h('span', {class: 'error'}, String(r.error)) : ''],
+          [msg('trace.source'), String(r.source || '')],
+          [msg('trace.observed'), r.observed_at ? fmtZoned(r.observed_at) : ''],
+          [msg('trace.field'), String(r.field || '')],
+          [msg('trace.candidates'), Array.isArray(r.candidates) ? r.candidates.join(', ') : ''],
         ]),
         r.data !== undefined && r.data !== null ? h('pre', {class: 'json', tabindex: '0'}, pretty(r.data)) : null,
       ] : null);
@@ -294,10 +302,10 @@ function evidenceBlock(e) {
 
 function evidence(t) {
   const ev = list(t.evidence);
-  if (ev.length === 0) return empty('No evidence came with the message.');
+  if (ev.length === 0) return empty(msg('trace.noEvidence'));
   return h('div', null,
-    h('p', {class: 'help'}, 'Shown to the model as labelled data; evidence never confirms or requests an action.'),
+    h('p', {class: 'help'}, msg('trace.evidenceHelp')),
     ev.map((e) => h('figure', {class: 'evidence'},
-      h('figcaption', null, String(e.kind || '?'), e.source ? ' from ' + e.source : ''),
+      h('figcaption', null, String(e.kind || '?'), e.source ? msg('trace.from', {source: e.source}) : ''),
       h('pre', {tabindex: '0'}, evidenceBlock(e)))));
 }

@@ -6,11 +6,12 @@
 
 import {call, ApiError} from './api.js';
 import {$, h, setText, fmtTime, fmtMs, fmtCost} from './dom.js';
+import {t} from './i18n.js';
 
 const filterNames = ['conversation_id', 'status', 'provider'];
 const knownProviders = ['fireworks', 'mistral', 'openai', 'xai', 'openrouter', 'anthropic', 'ollama', 'vllm', 'llamacpp'];
 
-let ctx; // {key(), unauthorized(message), navigate(path), conversations()}
+let ctx; // {key(), unauthorized(), navigate(path), conversations()}
 let els;
 let seq = 0; // ignores answers to superseded requests
 let shown = []; // items on screen
@@ -81,7 +82,7 @@ async function load(more) {
   if (more && cursor) q.set('before', cursor);
   els.more.hidden = true;
   els.error.replaceChildren();
-  setText(els.summary, 'Loading turns…');
+  setText(els.summary, t('turns.loading'));
   let res;
   try {
     res = await call(ctx.key(), 'GET', '/v1/turns?' + q.toString());
@@ -89,12 +90,12 @@ async function load(more) {
     if (mine !== seq) return;
     setText(els.summary, '');
     if (e instanceof ApiError && e.status === 401) {
-      ctx.unauthorized('The server did not accept the API key. Sign in again.');
+      ctx.unauthorized();
       return;
     }
     const text = e instanceof ApiError && e.status === 404
-      ? 'This server does not list turns (' + e.message + ').'
-      : 'The turns could not be loaded: ' + e.message;
+      ? t('turns.unsupported', {message: e.message})
+      : t('turns.failed', {message: e.message});
     els.error.replaceChildren(h('p', null, text));
     return;
   }
@@ -113,25 +114,25 @@ async function load(more) {
 // listItems accepts {"turns": [...]}, {"items": [...]} or a bare array.
 function listItems(res) {
   const list = Array.isArray(res) ? res : res && Array.isArray(res.turns) ? res.turns : res && Array.isArray(res.items) ? res.items : [];
-  return list.filter((t) => t && typeof t === 'object' && typeof t.turn_id === 'string');
+  return list.filter((x) => x && typeof x === 'object' && typeof x.turn_id === 'string');
 }
 
 function summarize() {
-  const cost = shown.reduce((sum, t) => sum + (Number(t.cost_usd) || 0), 0);
+  const cost = shown.reduce((sum, x) => sum + (Number(x.cost_usd) || 0), 0);
   const n = shown.length;
   setText(els.summary, n === 0
-    ? 'No turns match.'
-    : n + (n === 1 ? ' turn' : ' turns') + ' shown, total cost ' + fmtCost(cost) + '.');
+    ? t('turns.none')
+    : t('turns.summary', {n, cost: fmtCost(cost)}));
 }
 
 function offerProviders() {
   const seen = new Set(knownProviders);
-  for (const t of shown) for (const p of providers(t)) seen.add(p);
+  for (const x of shown) for (const p of providers(x)) seen.add(p);
   els.providers.replaceChildren(...[...seen].sort().map((p) => h('option', {value: p})));
 }
 
-function providers(t) {
-  return Array.isArray(t.providers) ? t.providers.filter((p) => typeof p === 'string') : [];
+function providers(turn) {
+  return Array.isArray(turn.providers) ? turn.providers.filter((p) => typeof p === 'string') : [];
 }
 
 function statusClass(s) {
@@ -140,19 +141,19 @@ function statusClass(s) {
   return 'status-other';
 }
 
-function row(t) {
+function row(turn) {
   const cell = (label, ...content) => h('td', {dataset: {label}}, ...content);
-  const conv = String(t.conversation_id || '');
-  return h('tr', {dataset: {turn: t.turn_id}},
-    cell('Started', h('time', {datetime: String(t.started_at || '')}, fmtTime(t.started_at))),
-    cell('Turn', h('a', {href: '/turns/' + encodeURIComponent(t.turn_id)}, t.turn_id)),
-    cell('Conversation', conv
-      ? h('a', {href: '/turns?conversation_id=' + encodeURIComponent(conv), title: 'Turns of this conversation'}, conv)
+  const conv = String(turn.conversation_id || '');
+  return h('tr', {dataset: {turn: turn.turn_id}},
+    cell(t('turns.started'), h('time', {datetime: String(turn.started_at || '')}, fmtTime(turn.started_at))),
+    cell(t('turns.turn'), h('a', {href: '/turns/' + encodeURIComponent(turn.turn_id)}, turn.turn_id)),
+    cell(t('turns.conversation'), conv
+      ? h('a', {href: '/turns?conversation_id=' + encodeURIComponent(conv), title: t('turns.ofConversation')}, conv)
       : '—'),
-    cell('User', String(t.user_id || '—')),
-    cell('Route', String(t.route || '—')),
-    cell('Status', h('span', {class: 'badge ' + statusClass(t.status)}, String(t.status || '—'))),
-    cell('Duration', fmtMs(t.duration_ms)),
-    cell('Cost', t.cost_unknown === true ? 'unknown' : fmtCost(t.cost_usd)),
-    cell('Providers', providers(t).join(', ') || '—'));
+    cell(t('turns.user'), String(turn.user_id || '—')),
+    cell(t('turns.route'), String(turn.route || '—')),
+    cell(t('turns.status'), h('span', {class: 'badge ' + statusClass(turn.status)}, String(turn.status || '—'))),
+    cell(t('turns.duration'), fmtMs(turn.duration_ms)),
+    cell(t('turns.cost'), turn.cost_unknown === true ? t('cost.unknown') : fmtCost(turn.cost_usd)),
+    cell(t('turns.providers'), providers(turn).join(', ') || '—'));
 }
