@@ -38,8 +38,14 @@ func LocalConfig(getenv func(string) string) *config.Config {
 			Roles: map[string]config.Role{"owner": {Tools: []string{"*"}}},
 			Users: []config.User{{ID: "local", Name: name, Role: "owner"}},
 		}},
-		Tools: config.Tools{Taskboard: &config.Taskboard{}},
+		Tools: config.Tools{Taskboard: &config.Taskboard{Columns: localColumns[lang]}},
 	}
+}
+
+// localColumns are the local board's columns in its language.
+var localColumns = map[string][]string{
+	"en": {"Inbox", "In progress", "Done"},
+	"ru": {"Входящие", "В работе", "Готово"},
 }
 
 // localKey reads the local setup's API key, creating it on first start.

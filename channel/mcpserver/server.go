@@ -121,7 +121,7 @@ func New(cfg Config) (*Server, error) {
 		HasTools: true,
 	})
 	for _, spec := range cfg.Handler.Catalog(cfg.Identity) {
-		t, err := mcpTool(spec)
+		t, err := mcpTool(spec, cfg.Identity.Language)
 		if err == nil {
 			err = s.add(t)
 		}
@@ -190,7 +190,9 @@ func (s *Server) add(t *mcp.Tool) (err error) {
 
 // mcpTool describes spec as an MCP tool: the raw input schema, the risk as
 // hints, and the risk and confirmation policy in _meta.
-func mcpTool(spec tool.Spec) (*mcp.Tool, error) {
+func mcpTool(spec tool.Spec, lang string) (*mcp.Tool, error) {
+	// Titles in the key's user's language, as the chat shows them.
+	spec.Title = spec.TitleIn(lang)
 	schema := spec.InputSchema
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object"}`)

@@ -17,7 +17,7 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 )
 
-var me = chat.Identity{TenantID: "t1", UserID: "u1", Name: "Ann", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteFull}}
+var me = chat.Identity{TenantID: "t1", UserID: "u1", Name: "Ann", Role: "owner", Language: "en", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteFull}}
 
 const payConfirmation = "Pay\n• amount: 5\n• to: Bob\nConfirm?"
 
@@ -35,7 +35,7 @@ func (f *fake) Catalog(id chat.Identity) []tool.Spec {
 		panic("catalog of another identity")
 	}
 	return []tool.Spec{
-		{Name: "list", Title: "List", Description: "List things.", Risk: tool.RiskRead, Confirm: tool.ConfirmNever,
+		{Name: "list", Title: "Список", Titles: tool.Localized{"ru": "Список", "en": "List"}, Description: "List things.", Risk: tool.RiskRead, Confirm: tool.ConfirmNever,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"additionalProperties":false}`)},
 		{Name: "note", Title: "Note", Description: "Write a note.", Risk: tool.RiskWriteSafe, Idempotent: true,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
@@ -184,7 +184,8 @@ func TestToolsListed(t *testing.T) {
 		t.Fatalf("tools %v; want the six with object schemas", keys(tools))
 	}
 	list, note, pay := tools["list"], tools["note"], tools["pay"]
-	if list.Title != "List" || list.Description != "List things." {
+	// The title in the key's user's language (the default title is Russian).
+	if list.Title != "List" || list.Annotations.Title != "List" || list.Description != "List things." {
 		t.Errorf("list: title %q description %q", list.Title, list.Description)
 	}
 	var want any
