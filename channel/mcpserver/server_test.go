@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -546,5 +548,55 @@ func TestLive(t *testing.T) {
 	s = connect(t, &mcp.ClientOptions{ElicitationHandler: answer("b")}, "", 0)
 	if res := call(s); !res.IsError || status(t, res)["error"] != chat.ErrNoLive.Error() {
 		t.Errorf("latest protocol: %v", res.StructuredContent)
+	}
+}
+
+// server/discover (protocol 2026-07-28) is answered before anything else,
+// as that version requires: the versions, the tools capability and who we
+// are, on a raw JSON-RPC exchange.
+func TestServerDiscover(t *testing.T) {
+	srv, err := New(Config{Handler: &fake{}, Identity: me})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	conn, err := ct.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req, err := jsonrpc.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"probe","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Write(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := conn.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := jsonrpc.EncodeMessage(msg)
+	var resp struct {
+		Result struct {
+			SupportedVersions []string       `json:"supportedVersions"`
+			Capabilities      map[string]any `json:"capabilities"`
+		} `json:"result"`
+		Error any `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil || resp.Error != nil {
+		t.Fatalf("discover answered %s (%v)", raw, err)
+	}
+	if !slices.Contains(resp.Result.SupportedVersions, "2026-07-28") || resp.Result.Capabilities["tools"] == nil {
+		t.Errorf("discover answered %s", raw)
 	}
 }
