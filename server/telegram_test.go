@@ -64,3 +64,44 @@ tools:
 		t.Errorf("forwarded link: %q, model calls %d -> %d", sent[3], calls, model.Count())
 	}
 }
+
+// A button whose value is longer than Telegram's 64 bytes of callback_data
+// (a 107-byte member name) reaches Telegram behind a short id and comes
+// back, on the press, as the whole value.
+func TestTelegramLongButtonSurvives(t *testing.T) {
+	long := "Александра Константиновна Преображенская-Рождественская"
+	tg := servertest.NewTelegram(t, server.Builtin(), `
+tools:
+  taskboard:
+    confirm: {create_task: always}
+    members:
+      acme:
+        - {id: alex1, name: Александра Константиновна Преображенская-Воскресенская}
+        - {id: alex2, name: `+long+`}
+`)
+	bot, model, update, waitSent := tg.Bot, tg.Model, tg.Update, tg.WaitSent
+	const from = `"from":{"id":1001,"is_bot":false,"first_name":"Иван","language_code":"ru"},"chat":{"id":1001,"first_name":"Иван","type":"private"},"date":1764400000`
+	model.Enqueue(llmtest.HTTPReply{Content: `{"say":"","tool":"create_task","args":{"title":"Сверить договор","assignee":"Александра"},"done":false,"newTopic":false,"buttons":[]}`})
+	update(300, `"message":{"message_id":30,`+from+`,"text":"Поставь Александре задачу сверить договор"}`)
+	waitSent(1)
+	keys := bot.LastKeyboard()
+	if len(keys) != 2 {
+		t.Fatalf("keyboard %v", keys)
+	}
+	for _, k := range keys {
+		if len(k) > 64 || !strings.HasPrefix(k, "b:") {
+			t.Errorf("callback_data %q", k)
+		}
+	}
+	model.Enqueue(llmtest.HTTPReply{Content: `{"say":"","tool":"create_task","args":{"title":"Сверить договор","assignee":"` + long + `"},"done":false,"newTopic":false,"buttons":[]}`})
+	update(301, fmt.Sprintf(`"callback_query":{"id":"cb2","from":{"id":1001,"is_bot":false,"first_name":"Иван"},"message":{"message_id":5002,"date":1764400001,"chat":{"id":1001,"type":"private"},"text":"..."},"chat_instance":"42","data":%q}`, keys[1]))
+	sent := waitSent(2)
+	reqs := model.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if got := fmt.Sprint(last[len(last)-1].Content); !strings.Contains(got, long) {
+		t.Errorf("the press reached the model as %q", got)
+	}
+	if !strings.Contains(sent[1], long+" (alex2)") {
+		t.Errorf("confirmation %q", sent[1])
+	}
+}
