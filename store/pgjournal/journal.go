@@ -65,7 +65,7 @@ func newQueries(quoted string) queries {
 		listTool: `SELECT turn_id, ` + toolCallColumns + `
 			FROM {schema}.tool_calls WHERE turn_id = ANY($1) AND tenant = $2 ORDER BY turn_id, seq`,
 		pruneTurns: `DELETE FROM {schema}.turns WHERE turn_id IN
-			(SELECT turn_id FROM {schema}.turns WHERE started_at < $1 ORDER BY started_at LIMIT $2)`,
+			(SELECT turn_id FROM {schema}.turns WHERE started_at < $1 LIMIT $2)`,
 	}
 	for _, p := range []*string{&q.insertTurn, &q.insertLLM, &q.insertTool, &q.getTurn, &q.getLLM,
 		&q.getTool, &q.costPerDay, &q.conversationTurns, &q.listTurns, &q.listProvider, &q.listLLM, &q.listTool, &q.pruneTurns} {

@@ -54,6 +54,7 @@ func TestMigrateFromFirstRelease(t *testing.T) {
 	}
 	quoted := pgx.Identifier{schema}.Sanitize()
 	for _, stmt := range []string{`DROP INDEX {schema}.turns_by_tenant`, `DROP INDEX {schema}.tool_calls_by_server`,
+		`DROP INDEX {schema}.turns_by_start`,
 		`ALTER TABLE {schema}.tool_calls DROP COLUMN server, DROP COLUMN remote_tool, DROP COLUMN args_hash,
 			DROP COLUMN risk, DROP COLUMN scope, DROP COLUMN confirmation_id`,
 		`DELETE FROM {schema}.schema_versions WHERE version > 1`} {

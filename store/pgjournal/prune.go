@@ -11,7 +11,7 @@ import (
 var _ store.Pruner = (*Journal)(nil)
 
 // Prune deletes turns that started before now - r.Turns (with their model
-// and tool calls, by cascade), oldest first, a batch per statement. The
+// and tool calls, by cascade), a batch per statement. The
 // journal keeps no execution records. Space is reclaimed by autovacuum.
 func (j *Journal) Prune(ctx context.Context, now time.Time, r store.Retention) (store.Pruned, error) {
 	var out store.Pruned

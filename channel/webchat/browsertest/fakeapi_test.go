@@ -195,19 +195,25 @@ func (f *fakeAPI) withBoard() {
 
 // holdMe makes GET /v1/me wait until releaseMe, so a test sees the page
 // before the server has named the user's language.
-func (f *fakeAPI) holdMe() {
+func (f *fakeAPI) holdMe() { f.holdGate(&f.meHold) }
+
+func (f *fakeAPI) releaseMe() { f.openGate(&f.meHold) }
+
+// holdGate sets *gate (under f.mu) for a handler to wait on; openGate
+// closes it.
+func (f *fakeAPI) holdGate(gate *chan struct{}) {
 	f.mu.Lock()
-	if f.meHold == nil {
-		f.meHold = make(chan struct{})
+	if *gate == nil {
+		*gate = make(chan struct{})
 	}
 	f.mu.Unlock()
 }
 
-func (f *fakeAPI) releaseMe() {
+func (f *fakeAPI) openGate(gate *chan struct{}) {
 	f.mu.Lock()
-	if f.meHold != nil {
-		close(f.meHold)
-		f.meHold = nil
+	if *gate != nil {
+		close(*gate)
+		*gate = nil
 	}
 	f.mu.Unlock()
 }
@@ -402,22 +408,9 @@ func (f *fakeAPI) proceed() bool {
 
 // holdPolls makes GET /v1/questions wait until releasePolls, so the page
 // cannot learn that a question has closed.
-func (f *fakeAPI) holdPolls() {
-	f.mu.Lock()
-	if f.pollHold == nil {
-		f.pollHold = make(chan struct{})
-	}
-	f.mu.Unlock()
-}
+func (f *fakeAPI) holdPolls() { f.holdGate(&f.pollHold) }
 
-func (f *fakeAPI) releasePolls() {
-	f.mu.Lock()
-	if f.pollHold != nil {
-		close(f.pollHold)
-		f.pollHold = nil
-	}
-	f.mu.Unlock()
-}
+func (f *fakeAPI) releasePolls() { f.openGate(&f.pollHold) }
 
 // pollStats returns how many polls were answered and the most that were
 // ever in flight at once.
