@@ -598,13 +598,17 @@ type Errors []string
 func (e Errors) Error() string { return strings.Join(e, "\n") }
 
 // Load reads and validates a configuration file.
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return LoadEnv(path, os.Getenv) }
+
+// LoadEnv is Load with the environment that ${NAME} references and *_env
+// names read from given by getenv.
+func LoadEnv(path string, getenv func(string) string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open config: %w", err)
 	}
 	defer f.Close()
-	return parse(f, os.Getenv, filepath.Dir(path))
+	return parse(f, getenv, filepath.Dir(path))
 }
 
 // Parse reads and validates a configuration. getenv resolves *_env names;

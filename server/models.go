@@ -198,7 +198,8 @@ func byPrice(order []string, list []config.Model, prices llm.Prices, dearestFirs
 }
 
 // providerClient returns the HTTP client every provider uses when calls
-// are recorded or replayed, or nil for the providers' own clients.
+// are recorded, replayed or carried by Options.Transport, or nil for the
+// providers' own clients.
 func providerClient(opts Options, secrets []string) (*http.Client, error) {
 	switch {
 	case opts.Replay != "":
@@ -211,12 +212,17 @@ func providerClient(opts Options, secrets []string) (*http.Client, error) {
 		if err := os.MkdirAll(opts.Record, 0o700); err != nil {
 			return nil, fmt.Errorf("record directory: %w", err)
 		}
-		next := openaicompat.SharedHTTPClient().Transport
+		next := opts.Transport
+		if next == nil {
+			next = openaicompat.SharedHTTPClient().Transport
+		}
 		r, err := cassette.NewRecorder(opts.Record, next, secrets...)
 		if err != nil {
 			return nil, err
 		}
 		return &http.Client{Transport: r}, nil
+	case opts.Transport != nil:
+		return &http.Client{Transport: opts.Transport}, nil
 	}
 	return nil, nil
 }

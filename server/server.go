@@ -86,8 +86,12 @@ type Options struct {
 	// directory; Replay answers provider calls from the cassettes in this
 	// directory, with no network.
 	Record, Replay string
-	Now            func() time.Time
-	NewID          func() string
+	// Transport carries the providers' requests instead of the network
+	// (recorded when Record is set): a program that answers for the
+	// models, such as a scripted fake recording a suite's recordings.
+	Transport http.RoundTripper
+	Now       func() time.Time
+	NewID     func() string
 	// Sleep replaces the provider chain's retry wait (tests use a fake
 	// clock).
 	Sleep func(ctx context.Context, d time.Duration) error

@@ -4,6 +4,7 @@
 //	arbiter chat [-config FILE]          a terminal chat against the same engine
 //	arbiter mcp [-config FILE]           the tools as an MCP server on stdio
 //	arbiter check-config -config FILE    validate a configuration and exit
+//	arbiter eval -config FILE SUITE.yaml run a scenario suite k times (see package eval)
 //
 // With no -config, serve and chat start a local setup: 127.0.0.1:8080, the
 // store in ./data, the embedded task board, one tenant and user, and a local
@@ -37,6 +38,9 @@ const usage = `usage:
                                        the tools as an MCP server (stdio; ARBITER_KEY
                                        names the user), or streamable HTTP on ADDR/mcp
   arbiter check-config -config FILE    validate a configuration
+  arbiter eval -config FILE SUITE.yaml [-k N] [-replay DIR | -record DIR] [-json OUT] [-html OUT]
+                                       run a scenario suite (pass^k, metrics from the journal)
+  arbiter eval -compare A.json B.json  two runs side by side
 
 Without -config, a local setup is used (see README).`
 
@@ -52,6 +56,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	cmd, rest := args[0], args[1:]
+	if cmd == "eval" {
+		return evalCommand(ctx, rest, stdout, stderr)
+	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "configuration file (YAML)")

@@ -1,0 +1,403 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/config"
+	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// Options say how a suite runs.
+type Options struct {
+	// Config is the assistant's configuration file; its store is replaced
+	// by a fresh embedded one for every run.
+	Config string
+	// K runs every scenario this many times (pass^k); default 1.
+	K int
+	// Replay answers the models from <Replay>/<scenario slug>; Record
+	// writes what live models answer there (then K must be 1).
+	Replay, Record string
+	Kinds          server.Kinds
+	Getenv         func(string) string
+	// Transport carries the models' requests instead of the network (a
+	// scripted model answering while recording); see server.Options.
+	Transport http.RoundTripper
+	// Log receives the servers' logs; default none.
+	Log io.Writer
+}
+
+// Report is a suite's outcome.
+type Report struct {
+	Suite     string           `json:"suite"`
+	Config    string           `json:"config"`
+	K         int              `json:"k"`
+	Scenarios []ScenarioResult `json:"scenarios"`
+	Metrics   Metrics          `json:"metrics"`
+}
+
+// Passed reports whether every scenario passed all its runs.
+func (r *Report) Passed() bool {
+	for _, s := range r.Scenarios {
+		if !s.PassK {
+			return false
+		}
+	}
+	return true
+}
+
+// ScenarioResult is a scenario's k runs.
+type ScenarioResult struct {
+	Name   string      `json:"name"`
+	PassK  bool        `json:"pass_k"`
+	Passed int         `json:"passed"`
+	Runs   []RunResult `json:"runs"`
+}
+
+// RunResult is one run of a scenario on a fresh store.
+type RunResult struct {
+	Pass  bool         `json:"pass"`
+	Error string       `json:"error,omitempty"`
+	Turns []TurnResult `json:"turns"`
+	// DuplicateWrites counts successful writes repeated with the same
+	// tool and arguments within the run.
+	DuplicateWrites int `json:"duplicate_writes"`
+}
+
+// TurnResult is what the journal says one turn did, and how it differs
+// from the expectation.
+type TurnResult struct {
+	Message     string          `json:"message"`
+	TurnID      string          `json:"turn_id"`
+	Route       string          `json:"route"`
+	Status      string          `json:"status"`
+	Say         string          `json:"say"`
+	Tool        string          `json:"tool,omitempty"`
+	Args        json.RawMessage `json:"args,omitempty"`
+	Pending     string          `json:"pending,omitempty"`
+	Approval    string          `json:"approval,omitempty"`
+	Executed    []string        `json:"executed,omitempty"`
+	Vetoes      []string        `json:"vetoes,omitempty"`
+	Review      string          `json:"review,omitempty"`
+	ModelCalls  int             `json:"model_calls"`
+	Tokens      int             `json:"tokens"`
+	CostUSD     float64         `json:"cost_usd"`
+	CostUnknown bool            `json:"cost_unknown,omitempty"`
+	DurationMS  int64           `json:"duration_ms"`
+	// ArgErrors counts the model's outputs that broke a schema (a repair
+	// or an invalid_args veto).
+	ArgErrors int `json:"arg_errors"`
+	// ToolExpected and ToolRight: the turn named a tool (or none) and
+	// the journal shows that choice.
+	ToolExpected bool     `json:"tool_expected"`
+	ToolRight    bool     `json:"tool_right"`
+	Failures     []string `json:"failures,omitempty"`
+}
+
+// Run runs suite.
+func Run(ctx context.Context, suite *Suite, o Options) (*Report, error) {
+	if o.K <= 0 {
+		o.K = 1
+	}
+	if o.Record != "" && o.K != 1 {
+		return nil, errors.New("eval: -record runs every scenario once (k = 1)")
+	}
+	if o.Record != "" && o.Replay != "" {
+		return nil, errors.New("eval: -record and -replay exclude each other")
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	rep := &Report{Suite: suite.Name, Config: o.Config, K: o.K}
+	for _, sc := range suite.Scenarios {
+		res := ScenarioResult{Name: sc.Name}
+		for range o.K {
+			run := runScenario(ctx, suite, sc, o)
+			if run.Pass {
+				res.Passed++
+			}
+			res.Runs = append(res.Runs, run)
+		}
+		res.PassK = res.Passed == o.K
+		rep.Scenarios = append(rep.Scenarios, res)
+	}
+	rep.Metrics = computeMetrics(rep)
+	return rep, nil
+}
+
+// runScenario runs sc once on a fresh store.
+func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunResult {
+	var run RunResult
+	fail := func(err error) RunResult {
+		run.Error = err.Error()
+		return run
+	}
+	getenv := func(name string) string {
+		if v, ok := suite.Env[name]; ok {
+			return v
+		}
+		return o.Getenv(name)
+	}
+	cfg, err := config.LoadEnv(o.Config, getenv)
+	if err == nil {
+		err = server.Check(cfg, o.Kinds)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	dir, err := os.MkdirTemp("", "arbiter-eval-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(dir)
+	cfg.Store = config.Store{Kind: "sqlite", Path: filepath.Join(dir, "arbiter.db")}
+	cfg.Journal = config.Journal{}
+	cfg.Channels = config.Channels{}
+	opts := server.Options{Getenv: getenv, LogOut: o.Log, NoPages: true, Transport: o.Transport}
+	if o.Replay != "" {
+		opts.Replay = filepath.Join(o.Replay, Slug(sc.Name))
+	}
+	if o.Record != "" {
+		opts.Record = filepath.Join(o.Record, Slug(sc.Name))
+	}
+	s, err := server.Build(cfg, o.Kinds, opts)
+	if err != nil {
+		return fail(err)
+	}
+	defer s.Close()
+
+	conv := "eval-" + Slug(sc.Name)
+	var last chat.Outbound
+	writes := map[string]int{}
+	run.Pass = true
+	for i, t := range sc.Turns {
+		key := t.As
+		if key == "" {
+			key = suite.As
+		}
+		id, ok := identity(s, key)
+		if !ok {
+			return fail(fmt.Errorf("turn %d: %q is not a key of the configuration", i+1, key))
+		}
+		in := chat.Inbound{Identity: id, Chat: conv, MessageID: "eval-" + strconv.Itoa(i+1), Text: t.Text,
+			Evidence: t.Evidence, Case: t.Context, Client: t.Client, Channel: "eval"}
+		if t.Button != "" {
+			if in.Button, ok = pressed(last, t.Button); !ok {
+				return fail(fmt.Errorf("turn %d: the previous reply has no button %q", i+1, t.Button))
+			}
+		}
+		out, err := s.Engine.HandleTurn(ctx, in)
+		if err != nil {
+			return fail(fmt.Errorf("turn %d: %w", i+1, err))
+		}
+		last = out
+		rec, err := s.Journal.GetTurn(ctx, id.TenantID, out.TurnID)
+		if err != nil {
+			return fail(fmt.Errorf("turn %d: journal: %w", i+1, err))
+		}
+		var tr turn.Trace
+		if err := json.Unmarshal(rec.Trace, &tr); err != nil {
+			return fail(fmt.Errorf("turn %d: journal: %w", i+1, err))
+		}
+		res := observe(describe(t), &tr, out)
+		for _, c := range rec.ToolCalls {
+			if c.Status == "ok" && strings.HasPrefix(c.Risk, "write") {
+				writes[c.Tool+" "+c.ArgsHash]++
+			}
+		}
+		e := t.Expect
+		res.ToolExpected = e.Tool != "" || e.NoTool
+		res.ToolRight = e.Tool != "" && res.Tool == e.Tool || e.NoTool && res.Tool == ""
+		res.Failures = check(e, res, out)
+		if len(res.Failures) > 0 {
+			run.Pass = false
+		}
+		run.Turns = append(run.Turns, res)
+	}
+	for _, n := range writes {
+		run.DuplicateWrites += n - 1
+	}
+	return run
+}
+
+// identity is the identity of API key token.
+func identity(s *server.Server, token string) (chat.Identity, bool) {
+	if token == "local" && s.LocalKey != "" {
+		token = s.LocalKey
+	}
+	for _, k := range s.Keys {
+		if k.Token == token {
+			return k.Identity, true
+		}
+	}
+	return chat.Identity{}, false
+}
+
+// pressed finds a button of the previous reply by label or value;
+// "confirm" and "cancel" name the server's own confirmation buttons.
+func pressed(prev chat.Outbound, want string) (string, bool) {
+	for _, b := range prev.Buttons {
+		if b.Label == want || b.Value == want || strings.HasPrefix(b.Value, want+":") && (want == "confirm" || want == "cancel") {
+			return b.Value, true
+		}
+	}
+	return "", false
+}
+
+func describe(t Turn) string {
+	switch {
+	case t.Button != "":
+		return "[" + t.Button + "]"
+	case t.Text != "":
+		return t.Text
+	}
+	return fmt.Sprintf("(%d pieces of evidence)", len(t.Evidence))
+}
+
+// observe reads what the turn did from its journal record.
+func observe(message string, tr *turn.Trace, out chat.Outbound) TurnResult {
+	r := TurnResult{Message: message, TurnID: tr.TurnID, Route: string(tr.Route), Status: string(tr.Status), Say: out.Say,
+		CostUSD: tr.CostUSD, CostUnknown: tr.CostUnknown, DurationMS: tr.DurationMS}
+	for _, c := range tr.LLMCalls {
+		r.ModelCalls++
+		r.Tokens += c.InputTokens + c.OutputTokens
+	}
+	for _, x := range tr.Executed {
+		if x.Status == "ok" {
+			r.Executed = append(r.Executed, x.Tool)
+		}
+	}
+	for _, v := range tr.Vetoes {
+		r.Vetoes = append(r.Vetoes, v.Reason)
+		if v.Reason == "invalid_args" {
+			r.ArgErrors++
+		}
+	}
+	if tr.Repair != nil {
+		r.ArgErrors++
+	}
+	if tr.Review != nil {
+		r.Review = string(tr.Review.Reason)
+	}
+	if out.Pending != nil {
+		r.Pending = out.Pending.Tool
+	}
+	for _, a := range tr.Approvals {
+		if a.Status == "proposed" {
+			r.Approval = a.Tool
+		}
+	}
+	var d struct {
+		Tool *string         `json:"tool"`
+		Args json.RawMessage `json:"args"`
+	}
+	_ = json.Unmarshal(tr.Decision, &d)
+	switch {
+	case len(tr.Executed) > 0:
+		r.Tool, r.Args = tr.Executed[0].Tool, tr.Executed[0].Args
+	case out.Pending != nil:
+		r.Tool, r.Args = out.Pending.Tool, out.Pending.Args
+	case r.Approval != "":
+		r.Tool = r.Approval
+	case d.Tool != nil && *d.Tool != "":
+		r.Tool, r.Args = *d.Tool, d.Args
+	case len(tr.Vetoes) > 0:
+		r.Tool = tr.Vetoes[0].Tool
+	}
+	return r
+}
+
+// check compares a turn's result with its expectation; each difference is
+// one line naming what was expected and what happened.
+func check(e Expect, r TurnResult, out chat.Outbound) []string {
+	var f []string
+	differ := func(what, want, got string) {
+		if got == "" {
+			got = "none"
+		}
+		f = append(f, fmt.Sprintf("%s: want %s, got %s", what, want, got))
+	}
+	if e.Tool != "" && r.Tool != e.Tool {
+		differ("tool", e.Tool, r.Tool)
+	}
+	if e.NoTool && r.Tool != "" {
+		differ("tool", "none", r.Tool)
+	}
+	if len(e.Args) > 0 {
+		var got map[string]any
+		_ = json.Unmarshal(r.Args, &got)
+		for k, want := range e.Args {
+			wj, _ := json.Marshal(want)
+			gj, ok := got[k]
+			gb, _ := json.Marshal(gj)
+			if !ok || string(wj) != string(gb) {
+				differ("args."+k, string(wj), map[bool]string{true: string(gb), false: ""}[ok])
+			}
+		}
+	}
+	if e.Pending != "" && r.Pending != e.Pending {
+		differ("pending", e.Pending, r.Pending)
+	}
+	if e.Approval != "" && r.Approval != e.Approval {
+		differ("approval", e.Approval, r.Approval)
+	}
+	if e.Executed != "" && !contains(r.Executed, e.Executed) {
+		differ("executed", e.Executed, strings.Join(r.Executed, ", "))
+	}
+	if e.Vetoed != "" && !contains(r.Vetoes, e.Vetoed) {
+		differ("veto", e.Vetoed, strings.Join(r.Vetoes, ", "))
+	}
+	for _, s := range e.SayContains {
+		if !strings.Contains(out.Say, s) {
+			f = append(f, fmt.Sprintf("say: want it to contain %q, got %q", s, clip(out.Say)))
+		}
+	}
+	for _, s := range e.SayLacks {
+		if strings.Contains(out.Say, s) {
+			f = append(f, fmt.Sprintf("say: want it without %q, got %q", s, clip(out.Say)))
+		}
+	}
+	wantStatus := e.Status
+	if wantStatus == "" {
+		wantStatus = "ok"
+	}
+	if r.Status != wantStatus {
+		differ("status", wantStatus, r.Status)
+	}
+	if e.MaxModelCalls > 0 && r.ModelCalls > e.MaxModelCalls {
+		f = append(f, fmt.Sprintf("model calls: want at most %d, got %d", e.MaxModelCalls, r.ModelCalls))
+	}
+	if e.MaxCost > 0 && r.CostUSD > e.MaxCost {
+		f = append(f, fmt.Sprintf("cost: want at most $%.6f, got $%.6f", e.MaxCost, r.CostUSD))
+	}
+	return f
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > 120 {
+		return string(r[:120]) + "…"
+	}
+	return s
+}
