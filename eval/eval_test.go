@@ -25,23 +25,31 @@ func (t toFake) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // scripted is a fake model answering each request by the newest user
-// message: the first key of script it contains picks the decision.
-func scripted(t *testing.T, script map[string]string) (*llmtest.Server, http.RoundTripper) {
+// message or tool result: the key it equals, else the longest key it
+// contains, picks the answer.
+func scripted(t *testing.T, script map[string]llmtest.HTTPReply) (*llmtest.Server, http.RoundTripper) {
 	t.Helper()
 	srv := llmtest.NewServer(llmtest.ServerConfig{SkipRecording: true, Respond: func(r *llmtest.ChatRequest) llmtest.HTTPReply {
-		var last string
+		var last string // the newest user message or tool result
 		for _, m := range r.Messages {
-			if m.Role == "user" {
+			if m.Role == "user" || m.Role == "tool" {
 				last = m.Content
 			}
 		}
 		if i := strings.LastIndex(last, "</live_context>"); i >= 0 {
 			last = last[i:]
 		}
-		for key, decision := range script {
-			if strings.Contains(last, key) {
-				return llmtest.HTTPReply{Content: decision}
+		if reply, ok := script[strings.TrimSpace(last)]; ok {
+			return reply
+		}
+		best := ""
+		for key := range script {
+			if strings.Contains(last, key) && len(key) > len(best) {
+				best = key // the most specific key wins
 			}
+		}
+		if best != "" {
+			return script[best]
 		}
 		return llmtest.HTTPReply{Content: `{"say":"Не понял.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`}
 	}})
@@ -100,10 +108,10 @@ scenarios:
         expect: {status: needs_review, say_lacks: [refund issued]}
 `
 
-var unitScript = map[string]string{
-	"проверить счёт":    `{"say":"","tool":"create_task","args":{"title":"Проверить счёт","assignee":"Ольге"},"done":false,"newTopic":false,"buttons":[]}`,
-	"позвонить клиенту": `{"say":"","tool":"create_task","args":{"title":"Позвонить клиенту"},"done":false,"newTopic":false,"buttons":[]}`,
-	"Верни деньги":      `{"say":"Готово, refund issued.","tool":null,"args":null,"done":true,"newTopic":false,"buttons":[]}`,
+var unitScript = map[string]llmtest.HTTPReply{
+	"проверить счёт":    decision("create_task", `{"title":"Проверить счёт","assignee":"Ольге"}`, ""),
+	"позвонить клиенту": decision("create_task", `{"title":"Позвонить клиенту"}`, ""),
+	"Верни деньги":      decision("", "", "Готово, refund issued."),
 }
 
 func writeFiles(t *testing.T, files map[string]string) string {
@@ -172,6 +180,16 @@ func TestSuitePassesOfflineKTimes(t *testing.T) {
 		}
 	}
 
+	// The report for machines reads back; two runs compare side by side.
+	jsonPath := filepath.Join(t.TempDir(), "a.json")
+	if err := rep.WriteJSON(jsonPath); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(jsonPath)
+	if err != nil || back.Metrics.Turns != 12 || len(back.Scenarios) != 3 || back.Metrics.BlockedInvalid != 3 {
+		t.Fatalf("read back: %v", err)
+	}
+
 	// The same recordings against a wrong expectation: the run fails and
 	// says which scenario and step differ.
 	wrong, err := ParseSuite(strings.NewReader(strings.Replace(unitSuite, "expect: {tool: create_task,", "expect: {tool: update_task,", 1)))
@@ -187,6 +205,23 @@ func TestSuitePassesOfflineKTimes(t *testing.T) {
 	if rep.Passed() || !strings.Contains(out.String(), "Create and confirm, run 1:") ||
 		!strings.Contains(out.String(), `turn 1 "Поставь Ольге задачу проверить счёт"`) || !strings.Contains(out.String(), "tool: want update_task, got create_task") {
 		t.Errorf("a wrong expectation:\n%s", out.String())
+	}
+	htmlPath := filepath.Join(t.TempDir(), "r.html")
+	if err := rep.WriteHTML(htmlPath, "http://127.0.0.1:8080"); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(htmlPath)
+	for _, want := range []string{"Create and confirm", "tool: want update_task, got create_task", `href="http://127.0.0.1:8080/turns/`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("HTML report lacks %q", want)
+		}
+	}
+	out.Reset()
+	WriteComparison(&out, back, rep, "a.json", "b.json")
+	for _, want := range []string{"Create and confirm", "PASS 3/3", "FAIL 0/1", "blocked invalid actions"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, out.String())
+		}
 	}
 }
 

@@ -135,7 +135,43 @@ func Run(ctx context.Context, suite *Suite, o Options) (*Report, error) {
 		rep.Scenarios = append(rep.Scenarios, res)
 	}
 	rep.Metrics = computeMetrics(rep)
+	if o.Record != "" {
+		dropEmpty(o.Record) // scenarios that asked no model
+	}
 	return rep, nil
+}
+
+// dropEmpty removes dir's empty subdirectories.
+func dropEmpty(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			_ = os.Remove(filepath.Join(dir, e.Name())) // fails, as wanted, when not empty
+		}
+	}
+}
+
+// LoadConfig reads the configuration the suite runs with, in the suite's
+// environment, and checks it: what every run starts from.
+func LoadConfig(suite *Suite, o Options) (*config.Config, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	cfg, err := config.LoadEnv(o.Config, suite.getenv(o.Getenv))
+	if err == nil {
+		err = server.Check(cfg, o.Kinds)
+	}
+	return cfg, err
+}
+
+// getenv is the suite's environment over the process's.
+func (s *Suite) getenv(process func(string) string) func(string) string {
+	return func(name string) string {
+		if v, ok := s.Env[name]; ok {
+			return v
+		}
+		return process(name)
+	}
 }
 
 // runScenario runs sc once on a fresh store.
@@ -145,16 +181,8 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 		run.Error = err.Error()
 		return run
 	}
-	getenv := func(name string) string {
-		if v, ok := suite.Env[name]; ok {
-			return v
-		}
-		return o.Getenv(name)
-	}
-	cfg, err := config.LoadEnv(o.Config, getenv)
-	if err == nil {
-		err = server.Check(cfg, o.Kinds)
-	}
+	getenv := suite.getenv(o.Getenv)
+	cfg, err := LoadConfig(suite, o)
 	if err != nil {
 		return fail(err)
 	}
@@ -166,9 +194,17 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 	cfg.Store = config.Store{Kind: "sqlite", Path: filepath.Join(dir, "arbiter.db")}
 	cfg.Journal = config.Journal{}
 	cfg.Channels = config.Channels{}
-	opts := server.Options{Getenv: getenv, LogOut: o.Log, NoPages: true, Transport: o.Transport}
+	opts := server.Options{Getenv: getenv, LogOut: o.Log, Transport: o.Transport}
 	if o.Replay != "" {
+		// A scenario that asks no model has no recordings: an empty
+		// directory then answers any unexpected call with an error.
 		opts.Replay = filepath.Join(o.Replay, Slug(sc.Name))
+		if _, err := os.Stat(opts.Replay); errors.Is(err, os.ErrNotExist) {
+			opts.Replay = filepath.Join(dir, "no-recordings")
+			if err := os.Mkdir(opts.Replay, 0o700); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	if o.Record != "" {
 		opts.Record = filepath.Join(o.Record, Slug(sc.Name))
@@ -246,9 +282,17 @@ func identity(s *server.Server, token string) (chat.Identity, bool) {
 	return chat.Identity{}, false
 }
 
-// pressed finds a button of the previous reply by label or value;
-// "confirm" and "cancel" name the server's own confirmation buttons.
+// pressed finds a button of the previous reply by label or value, or by
+// position ("#2": the second, for labels that change with the clock, such
+// as free slots); "confirm" and "cancel" name the server's own
+// confirmation buttons.
 func pressed(prev chat.Outbound, want string) (string, bool) {
+	if n, err := strconv.Atoi(strings.TrimPrefix(want, "#")); err == nil && strings.HasPrefix(want, "#") {
+		if n < 1 || n > len(prev.Buttons) {
+			return "", false
+		}
+		return prev.Buttons[n-1].Value, true
+	}
 	for _, b := range prev.Buttons {
 		if b.Label == want || b.Value == want || strings.HasPrefix(b.Value, want+":") && (want == "confirm" || want == "cancel") {
 			return b.Value, true

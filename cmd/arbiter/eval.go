@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -66,17 +65,12 @@ func evalCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "arbiter eval: %s: %v\n", positional[0], err)
 		return 1
 	}
-	if _, err := loadConfig(*configPath); err != nil {
-		var cfgErr configError
-		if errors.As(err, &cfgErr) {
-			fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", cfgErr.path, cfgErr.err)
-		} else {
-			fmt.Fprintln(stderr, "arbiter eval:", err)
-		}
+	opts := eval.Options{Config: *configPath, K: *k, Replay: *replay, Record: *record, Kinds: kinds.All(), Getenv: os.Getenv}
+	if _, err := eval.LoadConfig(suite, opts); err != nil {
+		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *configPath, err)
 		return 1
 	}
-	rep, err := eval.Run(ctx, suite, eval.Options{Config: *configPath, K: *k, Replay: *replay, Record: *record,
-		Kinds: kinds.All(), Getenv: os.Getenv})
+	rep, err := eval.Run(ctx, suite, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "arbiter eval:", err)
 		return 2
