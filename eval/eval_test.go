@@ -24,13 +24,25 @@ func (t toFake) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(out)
 }
 
-// scripted is a fake model answering each request by the newest user
-// message or tool result: the key it equals, else the longest key it
-// contains, picks the answer.
-func scripted(t *testing.T, script map[string]llmtest.HTTPReply) (*llmtest.Server, http.RoundTripper) {
+// fakeModel serves respond as the models' API and carries their requests
+// to it (see toFake).
+func fakeModel(t *testing.T, respond func(*llmtest.ChatRequest) llmtest.HTTPReply) (*llmtest.Server, http.RoundTripper) {
 	t.Helper()
-	srv := llmtest.NewServer(llmtest.ServerConfig{SkipRecording: true, Respond: func(r *llmtest.ChatRequest) llmtest.HTTPReply {
-		var last string // the newest user message or tool result
+	srv := llmtest.NewServer(llmtest.ServerConfig{SkipRecording: true, Respond: respond})
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, toFake{u}
+}
+
+// byText is a model answering each request by the newest user message or
+// tool result: the key it equals, else the longest key it contains, picks
+// the answer.
+func byText(script map[string]llmtest.HTTPReply) func(*llmtest.ChatRequest) llmtest.HTTPReply {
+	return func(r *llmtest.ChatRequest) llmtest.HTTPReply {
+		var last string
 		for _, m := range r.Messages {
 			if m.Role == "user" || m.Role == "tool" {
 				last = m.Content
@@ -45,20 +57,14 @@ func scripted(t *testing.T, script map[string]llmtest.HTTPReply) (*llmtest.Serve
 		best := ""
 		for key := range script {
 			if strings.Contains(last, key) && len(key) > len(best) {
-				best = key // the most specific key wins
+				best = key
 			}
 		}
 		if best != "" {
 			return script[best]
 		}
 		return llmtest.HTTPReply{Content: `{"say":"Не понял.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`}
-	}})
-	t.Cleanup(srv.Close)
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
 	}
-	return srv, toFake{u}
 }
 
 const unitConfig = `models:
@@ -129,7 +135,7 @@ func writeFiles(t *testing.T, files map[string]string) string {
 // returns the directory, with the model gone: what follows is offline.
 func recordUnit(t *testing.T, suite *Suite, cfg string) string {
 	t.Helper()
-	model, transport := scripted(t, unitScript)
+	model, transport := fakeModel(t, byText(unitScript))
 	rec := filepath.Join(t.TempDir(), "recordings")
 	rep, err := Run(context.Background(), suite, Options{Config: cfg, Record: rec, Kinds: server.Builtin(), Transport: transport,
 		Getenv: func(string) string { return "" }})
