@@ -3,69 +3,15 @@ package eval
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/arbiterhq/arbiter/eval/evaltest"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/server"
 )
-
-// toFake carries the models' requests to a scripted fake instead of the
-// network, keeping their URLs as recorded (the configuration's host).
-type toFake struct{ fake *url.URL }
-
-func (t toFake) RoundTrip(r *http.Request) (*http.Response, error) {
-	out := r.Clone(r.Context())
-	out.URL.Scheme, out.URL.Host, out.Host = t.fake.Scheme, t.fake.Host, ""
-	return http.DefaultTransport.RoundTrip(out)
-}
-
-// fakeModel serves respond as the models' API and carries their requests
-// to it (see toFake).
-func fakeModel(t *testing.T, respond func(*llmtest.ChatRequest) llmtest.HTTPReply) (*llmtest.Server, http.RoundTripper) {
-	t.Helper()
-	srv := llmtest.NewServer(llmtest.ServerConfig{SkipRecording: true, Respond: respond})
-	t.Cleanup(srv.Close)
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, toFake{u}
-}
-
-// byText is a model answering each request by the newest user message or
-// tool result: the key it equals, else the longest key it contains, picks
-// the answer.
-func byText(script map[string]llmtest.HTTPReply) func(*llmtest.ChatRequest) llmtest.HTTPReply {
-	return func(r *llmtest.ChatRequest) llmtest.HTTPReply {
-		var last string
-		for _, m := range r.Messages {
-			if m.Role == "user" || m.Role == "tool" {
-				last = m.Content
-			}
-		}
-		if i := strings.LastIndex(last, "</live_context>"); i >= 0 {
-			last = last[i:]
-		}
-		if reply, ok := script[strings.TrimSpace(last)]; ok {
-			return reply
-		}
-		best := ""
-		for key := range script {
-			if strings.Contains(last, key) && len(key) > len(best) {
-				best = key
-			}
-		}
-		if best != "" {
-			return script[best]
-		}
-		return llmtest.HTTPReply{Content: `{"say":"Не понял.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`}
-	}
-}
 
 const unitConfig = `models:
   - {name: primary, kind: openai, base_url: "https://api.openai.com/v1", model: gpt-4.1-mini, api_key_env: OPENAI_API_KEY}
@@ -135,7 +81,7 @@ func writeFiles(t *testing.T, files map[string]string) string {
 // returns the directory, with the model gone: what follows is offline.
 func recordUnit(t *testing.T, suite *Suite, cfg string) string {
 	t.Helper()
-	model, transport := fakeModel(t, byText(unitScript))
+	model, transport := evaltest.FakeModel(t, evaltest.ByText(unitScript))
 	rec := filepath.Join(t.TempDir(), "recordings")
 	rep, err := Run(context.Background(), suite, Options{Config: cfg, Record: rec, Kinds: server.Builtin(), Transport: transport,
 		Getenv: func(string) string { return "" }})

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arbiterhq/arbiter/eval/evaltest"
 	"github.com/arbiterhq/arbiter/examples/support/sim"
 
 	"github.com/arbiterhq/arbiter/llm/llmtest"
@@ -36,8 +37,8 @@ func call(name, args string) llmtest.HTTPReply {
 
 // exampleModels are the models the examples' recordings were made with.
 var exampleModels = map[string]func(*llmtest.ChatRequest) llmtest.HTTPReply{
-	"taskbot":     byText(exampleScripts["taskbot"]),
-	"interviewer": byText(exampleScripts["interviewer"]),
+	"taskbot":     evaltest.ByText(exampleScripts["taskbot"]),
+	"interviewer": evaltest.ByText(exampleScripts["interviewer"]),
 	"support":     supportAgent,
 }
 
@@ -85,7 +86,7 @@ func TestExampleSuites(t *testing.T) {
 				none = paymentsSimulator(t)
 			}
 			if *update {
-				_, transport := fakeModel(t, model)
+				_, transport := evaltest.FakeModel(t, model)
 				if err := os.RemoveAll(rec); err != nil {
 					t.Fatal(err)
 				}

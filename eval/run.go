@@ -228,7 +228,7 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 		if !ok {
 			return fail(fmt.Errorf("turn %d: %q is not a key of the configuration", i+1, key))
 		}
-		in := chat.Inbound{Identity: id, Chat: conv, MessageID: "eval-" + strconv.Itoa(i+1), Text: t.Text,
+		in := chat.Inbound{Identity: id, Chat: conv, MessageID: "eval-" + strconv.Itoa(i+1), Text: t.Text, Button: t.Value,
 			Evidence: t.Evidence, Case: t.Context, Client: t.Client, Channel: "eval"}
 		if t.Button != "" {
 			if in.Button, ok = pressed(last, t.Button); !ok {
@@ -305,6 +305,8 @@ func describe(t Turn) string {
 	switch {
 	case t.Button != "":
 		return "[" + t.Button + "]"
+	case t.Value != "":
+		return "[" + t.Value + "]"
 	case t.Text != "":
 		return t.Text
 	}
@@ -403,6 +405,15 @@ func check(e Expect, r TurnResult, out chat.Outbound) []string {
 	}
 	if e.Vetoed != "" && !contains(r.Vetoes, e.Vetoed) {
 		differ("veto", e.Vetoed, strings.Join(r.Vetoes, ", "))
+	}
+	if e.Skill != "" {
+		got := "none"
+		if out.Skill != nil && *out.Skill != "" {
+			got = *out.Skill
+		}
+		if got != e.Skill {
+			differ("skill", e.Skill, got)
+		}
 	}
 	for _, s := range e.SayContains {
 		if !strings.Contains(out.Say, s) {

@@ -42,9 +42,14 @@ type Scenario struct {
 
 // Turn is one message and its expectations.
 type Turn struct {
-	As       string            `yaml:"as"`
-	Text     string            `yaml:"text"`
-	Button   string            `yaml:"button"`
+	As   string `yaml:"as"`
+	Text string `yaml:"text"`
+	// Button presses a button of the previous reply: its label, its value,
+	// "#N" for the Nth, or "confirm" / "cancel".
+	Button string `yaml:"button"`
+	// Value is a button value sent as is: a button the client offers
+	// itself, such as a skill's "skill:documents".
+	Value    string            `yaml:"value"`
 	Evidence []chat.Evidence   `yaml:"evidence"`
 	Context  map[string]string `yaml:"context"`
 	Client   *chat.ClientHint  `yaml:"client"`
@@ -69,6 +74,9 @@ type Expect struct {
 	// Vetoed is the reason of a veto the turn must show (invalid_args,
 	// not_granted, evidence_only, …).
 	Vetoed string `yaml:"vetoed"`
+	// Skill is the chat's skill after the turn (a router assistant's
+	// conversational mode); "none" for none.
+	Skill string `yaml:"skill"`
 	// SayContains and SayLacks are checked against the reply's text.
 	SayContains []string `yaml:"say_contains"`
 	SayLacks    []string `yaml:"say_lacks"`
@@ -117,8 +125,11 @@ func ParseSuite(r io.Reader) (*Suite, error) {
 			errs = append(errs, fmt.Errorf("%s (%s): no turns", where, sc.Name))
 		}
 		for j, t := range sc.Turns {
-			if t.Text == "" && t.Button == "" && len(t.Evidence) == 0 {
-				errs = append(errs, fmt.Errorf("%s (%s) turns[%d]: no text, button or evidence", where, sc.Name, j))
+			if t.Text == "" && t.Button == "" && t.Value == "" && len(t.Evidence) == 0 {
+				errs = append(errs, fmt.Errorf("%s (%s) turns[%d]: no text, button, value or evidence", where, sc.Name, j))
+			}
+			if t.Button != "" && t.Value != "" {
+				errs = append(errs, fmt.Errorf("%s (%s) turns[%d]: button and value exclude each other", where, sc.Name, j))
 			}
 			if t.As == "" && s.As == "" {
 				errs = append(errs, fmt.Errorf("%s (%s) turns[%d]: no key (as) here or for the suite", where, sc.Name, j))

@@ -5,6 +5,11 @@
 // tools this program serves itself with canned results (tools.go).
 //
 //	OPENAI_API_KEY=... go run ./examples/router -config examples/router/arbiter.yaml
+//
+// Its eval suite runs with these tools too (see package eval):
+//
+//	go run ./examples/router eval -config examples/router/arbiter.yaml \
+//	  -replay examples/router/recordings -k 3 examples/router/eval.yaml
 package main
 
 import (
@@ -16,10 +21,17 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/arbiterhq/arbiter/eval"
 	"github.com/arbiterhq/arbiter/server"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "eval" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := eval.Main(ctx, os.Args[2:], kinds(), os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	configPath := flag.String("config", "examples/router/arbiter.yaml", "configuration file")
 	flag.Parse()
 	if err := run(*configPath); err != nil {

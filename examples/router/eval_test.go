@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/eval"
+	"github.com/arbiterhq/arbiter/eval/evaltest"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+)
+
+var updateRecordings = flag.Bool("update-recordings", false, "record eval.yaml's recordings again, against the scripted model")
+
+// routed is what the scripted model does with a message: the router's
+// answer (its calls, a text, or a failure) and the answer's words.
+type routed struct {
+	route  llmtest.HTTPReply
+	answer string
+}
+
+func calls(name, args string) llmtest.HTTPReply {
+	return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{Name: name, Arguments: args}}}
+}
+
+var evalScript = map[string]routed{
+	"Где купить увлажнитель":   {calls("product_search", `{"query":"увлажнитель"}`), "Увлажнители продаются в магазинах техники и на маркетплейсах; подсказать модель под ваш бюджет?"},
+	"Подбери увлажнитель":      {calls("product_search", `{"query":"увлажнитель до 8000 рублей"}`), "Нашёл два подходящих: Aqua 300 за 5990 ₽ и Breeze Mini за 7490 ₽."},
+	"Посчитай калории":         {calls("use_skill", `{"skill":"kbju"}`), "Тарелка борща ~300 г: примерно 150 ккал, белки 7 г, жиры 6 г, углеводы 16 г."},
+	"курс доллара":             {llmtest.HTTPReply{Content: "no tool"}, "По данным поиска курс доллара сегодня около 92 ₽."},
+	"сделай excel с расходами": {llmtest.HTTPReply{Content: "no tool"}, "Какую таблицу сделать: какие столбцы нужны?"},
+	"привет": {llmtest.HTTPReply{Status: 500, ErrorMessage: "scripted failure"}, "Привет! Чем помочь?"},
+}
+
+// scriptedRouter answers the router's request and the answer's, told apart
+// by the answer's one tool, by the newest user message a key matches (the
+// answer's newest may be a tool's result).
+func scriptedRouter(r *llmtest.ChatRequest) llmtest.HTTPReply {
+	var key string
+	for i := len(r.Messages) - 1; i >= 0 && key == ""; i-- {
+		if r.Messages[i].Role == "user" {
+			key = evaltest.Pick(evalScript, r.Messages[i].Content)
+		}
+	}
+	step, ok := evalScript[key]
+	for _, t := range r.Tools {
+		if t.Function.Name == "respond" {
+			words := step.answer
+			if !ok {
+				words = "Не понял."
+			}
+			args, _ := json.Marshal(map[string]string{"text": words})
+			return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{Name: "respond", Arguments: string(args)}}}
+		}
+	}
+	if !ok {
+		return llmtest.HTTPReply{Content: "no tool"}
+	}
+	return step.route
+}
+
+// The router's eval suite passes offline three times in a row with this
+// program's tools; -update-recordings records it again first.
+func TestEvalSuite(t *testing.T) {
+	suite, err := eval.LoadSuite("eval.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := func(string) string { return "" }
+	if *updateRecordings {
+		_, transport := evaltest.FakeModel(t, scriptedRouter)
+		if err := os.RemoveAll("recordings"); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := eval.Run(context.Background(), suite, eval.Options{Config: "arbiter.yaml", Record: "recordings", Kinds: kinds(), Transport: transport, Getenv: none})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Passed() {
+			var b bytes.Buffer
+			rep.WriteText(&b)
+			t.Fatalf("recording:\n%s", b.String())
+		}
+	}
+	rep, err := eval.Run(context.Background(), suite, eval.Options{Config: "arbiter.yaml", K: 3, Replay: filepath.Join("recordings"), Kinds: kinds(), Getenv: none})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	if !rep.Passed() {
+		t.Fatalf("offline:\n%s", b.String())
+	}
+	t.Log("\n" + b.String())
+}
