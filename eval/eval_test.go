@@ -163,7 +163,7 @@ func TestSuitePassesOfflineKTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	page, _ := os.ReadFile(htmlPath)
-	for _, want := range []string{"Create and confirm", "tool: want update_task, got create_task", `href="http://127.0.0.1:8080/turns/`} {
+	for _, want := range []string{"Create and confirm", "tool: want update_task, got create_task", `href="http://127.0.0.1:8080/turns/`, "<summary>trace</summary>", "&#34;llm_calls&#34;"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("HTML report lacks %q", want)
 		}

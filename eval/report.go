@@ -91,9 +91,9 @@ func ReadReport(path string) (*Report, error) {
 }
 
 // WriteHTML writes a single-file report: the metrics, every scenario with
-// its runs and per-turn route, the differences of failed steps, and a link
-// from each turn to its trace on traceBase (a server's address; none when
-// empty).
+// its runs and per-turn route, the differences of failed steps, each
+// turn's journal record, and a link from each turn to its trace page on
+// traceBase (a server keeping the same journal; none when empty).
 func (r *Report) WriteHTML(path, traceBase string) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -132,7 +132,7 @@ code,pre{font:12px/1.4 ui-monospace,monospace;white-space:pre-wrap;word-break:br
 <h3>{{.Name}} — {{if .PassK}}<span class="pass">pass^{{len .Runs}}</span>{{else}}<span class="fail">failed</span>{{end}} ({{.Passed}}/{{len .Runs}} runs)</h3>
 {{range $n, $run := .Runs}}<p>Run {{inc $n}}: {{if $run.Pass}}<span class="pass">passed</span>{{else}}<span class="fail">failed</span>{{end}}{{if $run.Error}} — <code>{{$run.Error}}</code>{{end}}{{if $run.DuplicateWrites}}, {{$run.DuplicateWrites}} duplicate writes{{end}}</p>
 <table><thead><tr><th>#</th><th>message</th><th>route</th><th>tool</th><th>pending / approval / executed</th><th>vetoes</th><th>reply</th><th>differences</th></tr></thead><tbody>
-{{range $i, $t := $run.Turns}}<tr><td>{{if $.TraceBase}}<a href="{{$.TraceBase}}/turns/{{$t.TurnID}}">{{inc $i}}</a>{{else}}{{inc $i}}{{end}}</td><td>{{$t.Message}}</td><td>{{$t.Route}} {{$t.Status}}</td><td>{{$t.Tool}}{{if $t.Args}}<pre>{{printf "%s" $t.Args}}</pre>{{end}}</td><td>{{$t.Pending}} {{$t.Approval}} {{range $t.Executed}}{{.}} {{end}}</td><td>{{range $t.Vetoes}}{{.}} {{end}}</td><td><pre>{{$t.Say}}</pre></td><td>{{range $t.Failures}}<div class="fail">{{.}}</div>{{end}}</td></tr>
+{{range $i, $t := $run.Turns}}<tr><td>{{if $.TraceBase}}<a href="{{$.TraceBase}}/turns/{{$t.TurnID}}">{{inc $i}}</a>{{else}}{{inc $i}}{{end}}</td><td>{{$t.Message}}</td><td>{{$t.Route}} {{$t.Status}}</td><td>{{$t.Tool}}{{if $t.Args}}<pre>{{printf "%s" $t.Args}}</pre>{{end}}</td><td>{{$t.Pending}} {{$t.Approval}} {{range $t.Executed}}{{.}} {{end}}</td><td>{{range $t.Vetoes}}{{.}} {{end}}</td><td><pre>{{$t.Say}}</pre></td><td>{{range $t.Failures}}<div class="fail">{{.}}</div>{{end}}{{if $t.Trace}}<details><summary>trace</summary><pre>{{printf "%s" $t.Trace}}</pre></details>{{end}}</td></tr>
 {{end}}</tbody></table>{{end}}
 </section>{{end}}
 </body></html>

@@ -102,6 +102,9 @@ type TurnResult struct {
 	ToolExpected bool     `json:"tool_expected"`
 	ToolRight    bool     `json:"tool_right"`
 	Failures     []string `json:"failures,omitempty"`
+	// Trace is the turn's journal record, as GET /v1/turns/{id} shows it:
+	// the run's store is gone afterwards, so the report keeps it.
+	Trace json.RawMessage `json:"trace,omitempty"`
 }
 
 // Run runs suite.
@@ -249,6 +252,7 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 			return fail(fmt.Errorf("turn %d: journal: %w", i+1, err))
 		}
 		res := observe(describe(t), &tr, out)
+		res.Trace = rec.Trace
 		for _, c := range rec.ToolCalls {
 			if c.Status == "ok" && strings.HasPrefix(c.Risk, "write") {
 				writes[c.Tool+" "+c.ArgsHash]++
