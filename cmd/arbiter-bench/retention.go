@@ -51,32 +51,38 @@ func compareRetention(journal int) error {
 	var still, pruning []time.Duration
 	var pruned store.Pruned
 	var took time.Duration
-	for range retentionRounds {
-		lat, err := engines[0].Latencies(retentionWorkers, retentionTurns)
-		if err != nil {
-			return err
+	// Rounds alternate which engine goes first, so neither gains from the
+	// order.
+	for round := range retentionRounds {
+		for i := range 2 {
+			if (i == 0) == (round%2 == 0) {
+				lat, err := engines[0].Latencies(retentionWorkers, retentionTurns)
+				if err != nil {
+					return err
+				}
+				still = append(still, lat...)
+				continue
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			t0 := time.Now()
+			go func() {
+				p, err := engines[1].Prune(ctx, store.Retention{Turns: 90 * 24 * time.Hour, Executions: 90 * 24 * time.Hour})
+				pruned.Turns += p.Turns
+				pruned.Executions += p.Executions
+				done <- err
+			}()
+			lat, err := engines[1].Latencies(retentionWorkers, retentionTurns)
+			cancel() // the rest is pruned in the next round
+			if perr := <-done; perr != nil && ctx.Err() == nil {
+				return perr
+			}
+			took += time.Since(t0)
+			if err != nil {
+				return err
+			}
+			pruning = append(pruning, lat...)
 		}
-		still = append(still, lat...)
-
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		t0 := time.Now()
-		go func() {
-			p, err := engines[1].Prune(ctx, store.Retention{Turns: 90 * 24 * time.Hour, Executions: 90 * 24 * time.Hour})
-			pruned.Turns += p.Turns
-			pruned.Executions += p.Executions
-			done <- err
-		}()
-		lat, err = engines[1].Latencies(retentionWorkers, retentionTurns)
-		cancel() // the rest is pruned in the next round
-		if perr := <-done; perr != nil && ctx.Err() == nil {
-			return perr
-		}
-		took += time.Since(t0)
-		if err != nil {
-			return err
-		}
-		pruning = append(pruning, lat...)
 	}
 	bench.SortDurations(still)
 	bench.SortDurations(pruning)
