@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -220,6 +221,7 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 
 	conv := "eval-" + Slug(sc.Name)
 	var last chat.Outbound
+	var link string // the newest link a reply showed
 	writes := map[string]int{}
 	run.Pass = true
 	for i, t := range sc.Turns {
@@ -231,8 +233,15 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 		if !ok {
 			return fail(fmt.Errorf("turn %d: %q is not a key of the configuration", i+1, key))
 		}
-		in := chat.Inbound{Identity: id, Chat: conv, MessageID: "eval-" + strconv.Itoa(i+1), Text: t.Text, Button: t.Value,
-			Evidence: t.Evidence, Case: t.Context, Client: t.Client, Channel: "eval"}
+		in := chat.Inbound{Identity: id, Chat: conv, MessageID: "eval-" + strconv.Itoa(i+1), Text: withLink(t.Text, link), Button: t.Value,
+			Case: t.Context, Channel: "eval"}
+		if c := t.Client; c != nil {
+			in.Client = &chat.ClientHint{OpenDocument: c.OpenDocument, ActiveMode: c.ActiveMode, Tab: c.Tab}
+		}
+		for _, ev := range t.Evidence {
+			ev.Text = withLink(ev.Text, link)
+			in.Evidence = append(in.Evidence, ev)
+		}
 		if t.Button != "" {
 			if in.Button, ok = pressed(last, t.Button); !ok {
 				return fail(fmt.Errorf("turn %d: the previous reply has no button %q", i+1, t.Button))
@@ -243,6 +252,9 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 			return fail(fmt.Errorf("turn %d: %w", i+1, err))
 		}
 		last = out
+		if l := linkPattern.FindString(out.Say); l != "" {
+			link = l
+		}
 		rec, err := s.Journal.GetTurn(ctx, id.TenantID, out.TurnID)
 		if err != nil {
 			return fail(fmt.Errorf("turn %d: journal: %w", i+1, err))
@@ -271,6 +283,15 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 		run.DuplicateWrites += n - 1
 	}
 	return run
+}
+
+// linkPattern finds a link in a reply.
+var linkPattern = regexp.MustCompile(`https?://[^\s«»"]+`)
+
+// withLink puts the newest link a reply showed in place of "$link" (a card
+// the scenario created, forwarded back), so a suite needs no ids.
+func withLink(text, link string) string {
+	return strings.ReplaceAll(text, "$link", link)
 }
 
 // identity is the identity of API key token.

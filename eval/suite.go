@@ -42,7 +42,9 @@ type Scenario struct {
 
 // Turn is one message and its expectations.
 type Turn struct {
-	As   string `yaml:"as"`
+	As string `yaml:"as"`
+	// Text is the user's words; "$link" in it (and in evidence) is the
+	// newest link a reply of the scenario showed.
 	Text string `yaml:"text"`
 	// Button presses a button of the previous reply: its label, its value,
 	// "#N" for the Nth, or "confirm" / "cancel".
@@ -52,8 +54,15 @@ type Turn struct {
 	Value    string            `yaml:"value"`
 	Evidence []chat.Evidence   `yaml:"evidence"`
 	Context  map[string]string `yaml:"context"`
-	Client   *chat.ClientHint  `yaml:"client"`
+	Client   *ClientHint       `yaml:"client"`
 	Expect   Expect            `yaml:"expect"`
+}
+
+// ClientHint is what the client says the user is doing (chat.ClientHint).
+type ClientHint struct {
+	OpenDocument string `yaml:"open_document"`
+	ActiveMode   string `yaml:"active_mode"`
+	Tab          string `yaml:"tab"`
 }
 
 // Expect is what the journal must show for a turn. Empty fields are not
