@@ -41,6 +41,14 @@ const (
 	FaultActivationDelay = "activation-delay"
 )
 
+// Tickets that always show a fault, for runs that cannot switch faults
+// (an eval suite against one simulator): the payments system answers 503
+// for the first; the second's activation is still pending.
+const (
+	TicketPaymentsDown      = "T-7001"
+	TicketActivationPending = "T-7002"
+)
+
 // Faults lists every fault.
 var Faults = []string{FaultRefundTimeoutAfterCommit, FaultPaymentsTimeout, FaultActivationDelay}
 
@@ -112,6 +120,8 @@ func New(faults ...string) (*Sim, error) {
 		"T-4821": {TicketID: "T-4821", PaymentID: "pay_4821", Customer: "cus_anna", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: "2026-11-28T10:14:00Z"},
 		"T-5000": {TicketID: "T-5000", PaymentID: "pay_5000", Customer: "cus_boris", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: "2026-11-29T08:02:00Z"},
 		"T-9999": {TicketID: "T-9999", PaymentID: "pay_9999", Customer: "cus_vera", Amount: 4990, Currency: "RUB", Status: "confirmed", PaidAt: "2026-11-30T17:40:00Z"},
+		"T-7001": {TicketID: "T-7001", PaymentID: "pay_7001", Customer: "cus_gleb", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: "2026-11-30T09:12:00Z"},
+		"T-7002": {TicketID: "T-7002", PaymentID: "pay_7002", Customer: "cus_dina", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: "2026-11-30T11:30:00Z"},
 	}}
 	for _, f := range faults {
 		if err := s.SetFault(f, true); err != nil {
@@ -231,6 +241,10 @@ func (s *Sim) paymentStatus(w http.ResponseWriter, r *http.Request) {
 	if s.fault(FaultPaymentsTimeout) {
 		s.hold(r)
 	}
+	if a.TicketID == TicketPaymentsDown {
+		writeError(w, http.StatusServiceUnavailable, "payments system unavailable")
+		return
+	}
 	p, ok := s.payment(w, a.TicketID)
 	if !ok {
 		return
@@ -250,7 +264,7 @@ func (s *Sim) subscriptionStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	sub := map[string]any{"ticket_id": p.TicketID, "customer": p.Customer, "plan": "monthly", "status": "inactive",
 		"discrepancy": "payment " + p.PaymentID + " is confirmed, but the subscription was never activated"}
-	if s.fault(FaultActivationDelay) {
+	if s.fault(FaultActivationDelay) || p.TicketID == TicketActivationPending {
 		sub["status"], sub["discrepancy"] = "activation_pending", "activation queued after payment "+p.PaymentID+"; not completed yet"
 	}
 	writeJSON(w, http.StatusOK, sub)
