@@ -244,14 +244,16 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 		}
 		if t.Button != "" {
 			if in.Button, ok = pressed(last, t.Button); !ok {
-				return fail(fmt.Errorf("turn %d: the previous reply has no button %q", i+1, t.Button))
+				return fail(fmt.Errorf("turn %d: no reply so far shows a button %q", i+1, t.Button))
 			}
 		}
 		out, err := s.Engine.HandleTurn(ctx, in)
 		if err != nil {
 			return fail(fmt.Errorf("turn %d: %w", i+1, err))
 		}
-		last = out
+		if len(out.Buttons) > 0 {
+			last = out // a keyboard stays on screen until another replaces it
+		}
 		if l := linkPattern.FindString(out.Say); l != "" {
 			link = l
 		}
@@ -307,7 +309,8 @@ func identity(s *server.Server, token string) (chat.Identity, bool) {
 	return chat.Identity{}, false
 }
 
-// pressed finds a button of the previous reply by label or value, or by
+// pressed finds a button of the newest reply that showed buttons (a
+// keyboard stays on screen until another replaces it) by label or value, or by
 // position ("#2": the second, for labels that change with the clock, such
 // as free slots); "confirm" and "cancel" name the server's own
 // confirmation buttons.

@@ -46,8 +46,8 @@ type Turn struct {
 	// Text is the user's words; "$link" in it (and in evidence) is the
 	// newest link a reply of the scenario showed.
 	Text string `yaml:"text"`
-	// Button presses a button of the previous reply: its label, its value,
-	// "#N" for the Nth, or "confirm" / "cancel".
+	// Button presses a button of the newest reply that showed buttons: its
+	// label, its value, "#N" for the Nth, or "confirm" / "cancel".
 	Button string `yaml:"button"`
 	// Value is a button value sent as is: a button the client offers
 	// itself, such as a skill's "skill:documents".

@@ -85,6 +85,7 @@ func (e *Engine) runCommand(ctx context.Context, s *state) bool {
 	case "/reset":
 		s.resetMemory, s.dropPending = true, true
 		delete(s.conv.Slots, interviewSlot)
+		delete(s.conv.Slots, draftSlot)
 		e.replyText(s, say(s.lang, txtReset), nil)
 		return true
 	case "/cancel":
@@ -92,9 +93,11 @@ func (e *Engine) runCommand(ctx context.Context, s *state) bool {
 		if s.pending != nil {
 			key, s.dropPending = txtCancelled, true
 		}
-		if _, ok := s.conv.Slots[interviewSlot]; ok {
-			key = txtCancelled
-			delete(s.conv.Slots, interviewSlot)
+		for _, slot := range []string{interviewSlot, draftSlot} { // an interview, an offer awaiting a choice
+			if _, ok := s.conv.Slots[slot]; ok {
+				key = txtCancelled
+				delete(s.conv.Slots, slot)
+			}
 		}
 		e.replyText(s, say(s.lang, key), nil)
 		return true
