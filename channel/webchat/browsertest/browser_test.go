@@ -48,10 +48,19 @@ func (b *browser) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// wait polls a JavaScript predicate until it is true.
+// wait polls a JavaScript predicate until it is true; on a timeout the
+// failure shows where the page was.
 func (b *browser) wait(step, predicate string) {
 	b.t.Helper()
-	b.do(step, chromedp.Poll[chromedp.Void](predicate, chromedp.WithPollingTimeout(15*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
+	_, err := chromedp.Run(b.ctx, chromedp.Poll[chromedp.Void](predicate, chromedp.WithPollingTimeout(15*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
+	if err == nil {
+		return
+	}
+	state, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`JSON.stringify({path: location.pathname,
+		views: [...document.querySelectorAll('[id^="view-"]')].filter((v) => !v.hidden).map((v) => v.id),
+		focus: document.activeElement && document.activeElement.id, busy: (document.getElementById('composer') || {getAttribute: () => null}).getAttribute('aria-busy'),
+		loginError: (document.getElementById('login-error') || {}).textContent, status: (document.getElementById('chat-status') || {}).textContent})`))
+	b.t.Fatalf("%s: %v; the page: %s", step, err, state)
 }
 
 // eval runs an expression and decodes its JSON value into out.
@@ -504,6 +513,7 @@ func TestBrowser(t *testing.T) {
 	api.setToken("rotated")
 	b.do("back to the chat", chromedp.Click(chromedp.CSS(`#main-nav a[data-nav="chat"]`)))
 	b.wait("the chat", `!document.getElementById('view-chat').hidden && document.activeElement.id === 'message-input'`)
+	b.wait("nothing in flight", `document.getElementById('composer').getAttribute('aria-busy') !== 'true'`)
 	b.do("send with a revoked key", chromedp.SendKeys(chromedp.ID("message-input"), "hello again"+kb.Enter))
 	b.wait("the sign-in form again", `!document.getElementById('view-login').hidden && document.getElementById('login-error').textContent.includes('did not accept') && document.activeElement.id === 'login-key'`)
 	b.check("the key is dropped", `sessionStorage.getItem('arbiter.webchat.key') === null`)
