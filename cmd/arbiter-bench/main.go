@@ -1,20 +1,28 @@
-// Command arbiter-bench measures the CPU cost of one arbiter turn as a
+// Command arbiter-bench measures the CPU cost of an arbiter turn as a
 // multiple of an in-repo baseline (plain net/http + encoding/json, no
-// persistence) doing the same turn in the same process and the same run:
-// message over loopback HTTP -> fake OpenAI-compatible model -> read tool
-// on the task board -> reply (single); and the agent turn of a loop
-// assistant, model -> tool -> model over native tool calling, against a
-// baseline doing the same two calls (loop).
+// persistence) doing the same turn with the same model requests, in the
+// same run: message over loopback HTTP -> fake OpenAI-compatible model ->
+// read tool on the task board -> reply (single); and the agent turn of a
+// loop assistant, model -> tool -> model over native tool calling, against
+// a baseline making the same two calls (loop). Each is measured with one
+// session at a time and with 64 at once.
 //
-// Rounds of baseline and engine turns alternate so machine noise hits both
-// alike. The last two lines printed are
+// The fake model runs in a child process (this program, started with
+// -serve-model), so the CPU and allocations counted — this process's —
+// are the engine's or the baseline's side only: its HTTP API, the turn,
+// the model client, and the load driver both share. Rounds of baseline and
+// engine turns alternate so machine noise hits both alike. The last line
+// printed is
 //
-//	loop_cost_ratio=<engine CPU per loop turn / baseline's> loop_allocs_per_turn=<engine allocations per loop turn>
-//	turn_cost_ratio=<engine CPU per turn / baseline CPU per turn> allocs_per_turn=<engine allocations per turn>
+//	single_ratio=… loop_ratio=… single_ratio_64=… loop_ratio_64=… scaling_64=… allocs_single=… allocs_loop=…
+//
+// ratios being the engine's CPU per turn over the baseline's (one session;
+// _64: 64 sessions), scaling_64 the engine's single turns per second at 64
+// sessions over those at one, allocs the engine's allocations per turn.
 //
 // With -stores it instead compares the embedded store with Redis (on
-// 127.0.0.1:6379) under 64 concurrent conversations, in one run, and
-// prints turns per second of each and the Redis commands one turn costs.
+// 127.0.0.1:6379) under 64 concurrent conversations; with -retention N the
+// latency of turns while a journal of N old turns is pruned.
 package main
 
 import (
@@ -23,22 +31,28 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/bench"
-	"github.com/arbiterhq/arbiter/llm/llmtest"
 )
 
+// sessionCounts are the rows' numbers of sessions at once.
+var sessionCounts = []int{1, 64}
+
 func main() {
-	turns := flag.Int("turns", 4000, "turns of each kind")
+	turns := flag.Int("turns", 4000, "turns of each kind and number of sessions")
 	rounds := flag.Int("rounds", 8, "alternating rounds the turns are split into")
 	stores := flag.Bool("stores", false, "compare the embedded store with Redis under concurrent load")
 	redisURL := flag.String("redis", "redis://127.0.0.1:6379/0", "Redis for -stores")
 	retention := flag.Int("retention", 0, "compare turn latency with and without pruning a journal of this many old turns")
+	serveModel := flag.String("serve-model", "", "serve the fake model (single or loop) until stdin ends; the benchmark starts this itself")
 	flag.Parse()
 	var err error
 	switch {
+	case *serveModel != "":
+		err = bench.ServeModel(*serveModel == "loop", os.Stdin, os.Stdout)
 	case *stores:
 		err = compareStores(*redisURL)
 	case *retention > 0:
@@ -54,9 +68,22 @@ func main() {
 
 type tally struct {
 	cpu    time.Duration
+	wall   time.Duration
 	allocs uint64
 	turns  int
 }
+
+func (t tally) cpuPerTurn() float64 { return float64(t.cpu) / float64(t.turns) }
+func (t tally) perSecond() float64  { return float64(t.turns) / t.wall.Seconds() }
+
+// row is one kind of turn at one number of sessions.
+type row struct {
+	name      string
+	sessions  int
+	eng, base tally
+}
+
+func (r row) ratio() float64 { return r.eng.cpuPerTurn() / r.base.cpuPerTurn() }
 
 func run(turns, rounds int) error {
 	dir, err := os.MkdirTemp("", "arbiter-bench-")
@@ -64,83 +91,130 @@ func run(turns, rounds int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	loopRatio, loopAllocs, err := compare("loop", filepath.Join(dir, "loop"), bench.NewLoopEngine, bench.NewLoopBaseline, turns, rounds)
-	if err != nil {
-		return err
+	var rows []row
+	for _, kind := range []string{"single", "loop"} {
+		r, err := compare(kind, filepath.Join(dir, kind), turns, rounds)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
 	}
-	ratio, allocs, err := compare("single", filepath.Join(dir, "single"), bench.NewEngine, bench.NewBaseline, turns, rounds)
-	if err != nil {
-		return err
+	for _, r := range rows {
+		for _, side := range []struct {
+			name string
+			t    tally
+		}{{"baseline", r.base}, {"engine", r.eng}} {
+			fmt.Printf("%-6s %2d sessions  %-9s %6d turns  cpu %8.1f µs/turn  allocs %6d/turn  %7.0f turns/s\n", r.name, r.sessions, side.name,
+				side.t.turns, side.t.cpuPerTurn()/1e3, side.t.allocs/uint64(side.t.turns), side.t.perSecond())
+		}
 	}
-	fmt.Printf("loop_cost_ratio=%.2f loop_allocs_per_turn=%d\n", loopRatio, loopAllocs)
-	fmt.Printf("turn_cost_ratio=%.2f allocs_per_turn=%d\n", ratio, allocs)
+	single1, single64, loop1, loop64 := rows[0], rows[1], rows[2], rows[3]
+	fmt.Printf("single_ratio=%.2f loop_ratio=%.2f single_ratio_64=%.2f loop_ratio_64=%.2f scaling_64=%.2f allocs_single=%d allocs_loop=%d\n",
+		single1.ratio(), loop1.ratio(), single64.ratio(), loop64.ratio(), single64.eng.perSecond()/single1.eng.perSecond(),
+		single1.eng.allocs/uint64(single1.eng.turns), loop1.eng.allocs/uint64(loop1.eng.turns))
 	return nil
 }
 
-// compare measures one kind of turn on the engine and on its baseline, in
-// alternating rounds, and returns the engine's CPU per turn as a multiple
-// of the baseline's and its allocations per turn.
-func compare(name, dir string, newEngine func(string) (*bench.Engine, error), newBaseline func(*llmtest.ChatRequest) *bench.Baseline, turns, rounds int) (float64, uint64, error) {
+// compare measures one kind of turn on the engine and on its baseline,
+// each calling its own fake model process, in alternating rounds, at every
+// number of sessions.
+func compare(kind, dir string, turns, rounds int) ([]row, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	engine, err := newEngine(dir)
+	exe, err := os.Executable()
 	if err != nil {
-		return 0, 0, err
+		return nil, err
+	}
+	loop := kind == "loop"
+	model, err := bench.StartModel(exe, "-serve-model", kind)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := bench.NewEngineWith(dir, loop, model)
+	if err != nil {
+		model.Close()
+		return nil, err
 	}
 	defer engine.Close()
 	// Warm up the engine first: it also records the prompt the baseline
 	// will send, so both put the same bytes on the wire.
-	for i := range 200 {
+	for i := range 4 * bench.Conversations {
 		if err := engine.Turn(i); err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 	}
-	baseline := newBaseline(engine.LastRequest())
+	like, err := engine.LastRequest()
+	if err != nil {
+		return nil, err
+	}
+	baseModel, err := bench.StartModel(exe, "-serve-model", kind)
+	if err != nil {
+		return nil, err
+	}
+	baseline := bench.NewBaselineWith(like, baseModel)
+	if loop {
+		baseline = bench.NewLoopBaselineWith(like, baseModel)
+	}
 	defer baseline.Close()
-	for i := range 200 {
+	for i := range 4 * bench.Conversations {
 		if err := baseline.Turn(i); err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 	}
 
 	per := max(turns/rounds, 1)
-	var eng, base tally
-	for r := range rounds {
-		for _, w := range []struct {
-			load bench.Workload
-			t    *tally
-		}{{baseline, &base}, {engine, &eng}} {
-			if err := measure(w.load, w.t, r*per, per); err != nil {
-				return 0, 0, err
+	var out []row
+	for _, sessions := range sessionCounts {
+		r := row{name: kind, sessions: sessions}
+		for n := range rounds {
+			for _, w := range []struct {
+				load bench.Workload
+				t    *tally
+			}{{baseline, &r.base}, {engine, &r.eng}} {
+				if err := measure(w.load, w.t, n*per, per, sessions); err != nil {
+					return nil, err
+				}
 			}
 		}
+		out = append(out, r)
 	}
-	report := func(kind string, t tally) {
-		fmt.Printf("%-6s %-9s %6d turns  cpu %8.1f µs/turn  allocs %6d/turn\n", name, kind, t.turns,
-			float64(t.cpu.Microseconds())/float64(t.turns), t.allocs/uint64(t.turns))
-	}
-	report("baseline", base)
-	report("engine", eng)
-	ratio := (float64(eng.cpu) / float64(eng.turns)) / (float64(base.cpu) / float64(base.turns))
-	return ratio, eng.allocs / uint64(eng.turns), nil
+	return out, nil
 }
 
-// measure runs n turns and adds the process CPU time (user + system) and
-// heap allocations they took to t. Everything in the process counts: the
-// client, the server under test, the fake model and the garbage collector.
-func measure(w bench.Workload, t *tally, from, n int) error {
+// measure runs n turns from `sessions` clients at once, each its own
+// conversation, and adds the process CPU time (user + system), wall time
+// and heap allocations they took to t.
+func measure(w bench.Workload, t *tally, from, n, sessions int) error {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	mallocs := ms.Mallocs
-	cpu := cpuTime()
-	for i := from; i < from+n; i++ {
-		if err := w.Turn(i); err != nil {
-			return err
-		}
+	cpu, start := cpuTime(), time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions)
+	for s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Turn i's conversation is i mod bench.Conversations: with as
+			// many sessions, each stays in a conversation of its own.
+			base := from - from%bench.Conversations
+			for k := 0; k*sessions+s < n; k++ {
+				if err := w.Turn(base + k*sessions + s); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
 	}
+	wg.Wait()
+	t.wall += time.Since(start)
 	t.cpu += cpuTime() - cpu
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
 	runtime.ReadMemStats(&ms)
 	t.allocs += ms.Mallocs - mallocs
 	t.turns += n

@@ -21,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
@@ -34,9 +33,10 @@ const decision = `{"say":"Вот ваши задачи.","tool":"list_my_tasks",
 
 const token = "k-bench-user"
 
-// Conversations is how many conversations the turns rotate through, so
-// memory reaches its steady size (the window) quickly.
-const Conversations = 8
+// Conversations is how many conversations the turns rotate through: one
+// per session of the 64-session rows, so concurrent turns never wait for
+// each other's conversation lock.
+const Conversations = 64
 
 // Workload runs turns of one kind.
 type Workload interface {
@@ -73,13 +73,10 @@ func client() *http.Client {
 
 // Engine is the full arbiter on a temporary SQLite store.
 type Engine struct {
-	app    *server.Server
-	api    *httptest.Server
-	model  *llmtest.Server
-	client *http.Client
-	// prompt is the latest request the model received, for the baseline
-	// to send the same bytes.
-	prompt  atomic.Pointer[llmtest.ChatRequest]
+	app     *server.Server
+	api     *httptest.Server
+	model   Model
+	client  *http.Client
 	checked bool
 	loop    bool // a loop assistant answers
 }
@@ -87,24 +84,33 @@ type Engine struct {
 // NewEngine wires an arbiter in dir, on the embedded store, with a task
 // board holding a few cards of the benchmark user.
 func NewEngine(dir string) (*Engine, error) {
-	return NewEngineOn(dir, fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "arbiter.db")), server.Builtin())
+	return NewEngineOn(dir, sqliteStore(dir), server.Builtin())
 }
 
 // NewLoopEngine is NewEngine with a loop assistant over native tool
 // calling: a turn is model → list_my_tasks → model.
 func NewLoopEngine(dir string) (*Engine, error) {
-	return newEngine(dir, fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "arbiter.db")), server.Builtin(), true)
+	return newEngine(dir, sqliteStore(dir), server.Builtin(), true, newInProcess(true))
+}
+
+// NewEngineWith is NewEngine (or NewLoopEngine when loop) calling model,
+// which the engine closes.
+func NewEngineWith(dir string, loop bool, model Model) (*Engine, error) {
+	return newEngine(dir, sqliteStore(dir), server.Builtin(), loop, model)
+}
+
+func sqliteStore(dir string) string {
+	return fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "arbiter.db"))
 }
 
 // NewEngineOn is NewEngine on the store the YAML mapping describes (the
 // value of the configuration's store key), one of kinds.
 func NewEngineOn(dir, storeYAML string, kinds server.Kinds) (*Engine, error) {
-	return newEngine(dir, storeYAML, kinds, false)
+	return newEngine(dir, storeYAML, kinds, false, newInProcess(false))
 }
 
-func newEngine(dir, storeYAML string, kinds server.Kinds, loop bool) (*Engine, error) {
-	e := &Engine{client: client(), loop: loop}
-	e.model = modelServer(func(r *llmtest.ChatRequest) { e.prompt.Store(r) }, loop)
+func newEngine(dir, storeYAML string, kinds server.Kinds, loop bool, model Model) (*Engine, error) {
+	e := &Engine{client: client(), loop: loop, model: model}
 	protocol, assistant := "json", ""
 	if loop {
 		protocol, assistant = "tools", "desk"
@@ -125,7 +131,7 @@ tenants:
       - {id: u2, name: Ольга Смирнова, role: owner}
 tools:
   taskboard: {confirm: {create_task: never}}
-`, storeYAML, filepath.Join(dir, "journal.db"), protocol, e.model.URL, assistant, token)
+`, storeYAML, filepath.Join(dir, "journal.db"), protocol, e.model.URL(), assistant, token)
 	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
 	if err != nil {
 		return nil, err
@@ -183,8 +189,8 @@ func (e *Engine) Turn(i int) error {
 
 // LastRequest returns the latest request the model received, so the
 // baseline can send the same request as a warmed-up engine.
-func (e *Engine) LastRequest() *llmtest.ChatRequest {
-	return e.prompt.Load()
+func (e *Engine) LastRequest() (*llmtest.ChatRequest, error) {
+	return e.model.LastRequest()
 }
 
 // Close stops everything.
@@ -223,7 +229,7 @@ func post(c *http.Client, url, body string) ([]byte, error) {
 // decoding.
 type Baseline struct {
 	api      *httptest.Server
-	model    *llmtest.Server
+	model    Model
 	client   *http.Client
 	prompt   []baselineMessage
 	format   json.RawMessage
@@ -243,7 +249,12 @@ type baselineCard struct {
 // replaced by the incoming text) and the same response format, so both put
 // the same bytes on the wire.
 func NewBaseline(like *llmtest.ChatRequest) *Baseline {
-	b := &Baseline{model: modelServer(nil, false), client: client(), maxToken: 1000}
+	return NewBaselineWith(like, newInProcess(false))
+}
+
+// NewBaselineWith is NewBaseline calling model, which the baseline closes.
+func NewBaselineWith(like *llmtest.ChatRequest, model Model) *Baseline {
+	b := &Baseline{model: model, client: client(), maxToken: 1000}
 	if like != nil {
 		for _, m := range like.Messages {
 			b.prompt = append(b.prompt, baselineMessage{Role: m.Role, Content: m.Content})
@@ -310,7 +321,7 @@ func (b *Baseline) serve(w http.ResponseWriter, r *http.Request) {
 		req.Messages = append(req.Messages, baselineMessage{Role: "user", Content: in.Text})
 	}
 	body, _ := json.Marshal(req)
-	mreq, _ := http.NewRequestWithContext(r.Context(), "POST", b.model.URL+"/chat/completions", bytes.NewReader(body))
+	mreq, _ := http.NewRequestWithContext(r.Context(), "POST", b.model.URL()+"/chat/completions", bytes.NewReader(body))
 	mreq.Header.Set("Content-Type", "application/json")
 	mresp, err := b.client.Do(mreq)
 	if err != nil {

@@ -28,12 +28,16 @@ func BenchmarkBaselineTurn(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := range 4 * Conversations * 8 {
+	for i := range Conversations * 8 {
 		if err := e.Turn(i); err != nil {
 			b.Fatal(err)
 		}
 	}
-	base := NewBaseline(e.LastRequest())
+	like, err := e.LastRequest()
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := NewBaseline(like)
 	e.Close()
 	defer base.Close()
 	b.ReportAllocs()

@@ -19,10 +19,14 @@ const loopAnswer = "У вас 5 открытых задач."
 // result → reply. like is the first model request of a loop engine's
 // turn; the baseline sends the same messages and tools.
 func NewLoopBaseline(like *llmtest.ChatRequest) *Baseline {
-	b := NewBaseline(like)
+	return NewLoopBaselineWith(like, newInProcess(true))
+}
+
+// NewLoopBaselineWith is NewLoopBaseline calling model, which the baseline
+// closes.
+func NewLoopBaselineWith(like *llmtest.ChatRequest, model Model) *Baseline {
+	b := NewBaselineWith(like, model)
 	b.api.Close()
-	b.model.Close()
-	b.model = modelServer(nil, true)
 	if like != nil {
 		b.tools, _ = json.Marshal(like.Tools)
 	}
@@ -95,7 +99,7 @@ func (b *Baseline) serveLoop(w http.ResponseWriter, r *http.Request) {
 // complete makes one model call of the loop and returns its message.
 func (b *Baseline) complete(r *http.Request, req *loopRequest) (modelMessage, error) {
 	body, _ := json.Marshal(req)
-	mreq, _ := http.NewRequestWithContext(r.Context(), "POST", b.model.URL+"/chat/completions", bytes.NewReader(body))
+	mreq, _ := http.NewRequestWithContext(r.Context(), "POST", b.model.URL()+"/chat/completions", bytes.NewReader(body))
 	mreq.Header.Set("Content-Type", "application/json")
 	mresp, err := b.client.Do(mreq)
 	if err != nil {
