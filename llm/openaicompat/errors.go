@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
@@ -96,7 +94,7 @@ func isContentPolicy(codes ...string) bool {
 	return false
 }
 
-// classify turns a failed SDK call into an *llm.Error. ctx is the caller's
+// classify turns a failed call into an *llm.Error. ctx is the caller's
 // context, callCtx the one bounded by Config.Timeout, resp the HTTP
 // response if one arrived.
 func (p *Provider) classify(ctx, callCtx context.Context, resp *http.Response, err error) *llm.Error {
@@ -104,15 +102,8 @@ func (p *Provider) classify(ctx, callCtx context.Context, resp *http.Response, e
 		return p.newError(kind, msg, wire.RedactErr(err, p.apiKey))
 	}
 
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) && (apiErr.Message != "" || apiErr.Code != "" || apiErr.Type != "") {
-		ae := &APIError{Status: apiErr.StatusCode, Type: apiErr.Type, Code: apiErr.Code,
-			Param: apiErr.Param, Message: wire.Redact(apiErr.Message, p.apiKey)}
-		return p.statusError(ae, apiErr.Response)
-	}
-	if resp != nil && resp.StatusCode >= 400 {
-		// An error status whose body is not an OpenAI error object.
-		ae := otherErrorBody(resp)
+	var ae *APIError
+	if errors.As(err, &ae) {
 		ae.Message = wire.Redact(ae.Message, p.apiKey)
 		return p.statusError(ae, resp)
 	}
@@ -125,14 +116,13 @@ func (p *Provider) classify(ctx, callCtx context.Context, resp *http.Response, e
 	return e
 }
 
-// otherErrorBody reads the error shapes other compatible servers use:
-// {"error":"text"} (Ollama), {"message","type","code"} at the top level
-// (vLLM), {"detail":"text"} (FastAPI). Anything else gives just the status.
-func otherErrorBody(resp *http.Response) *APIError {
+// errorBody reads an error status's body: the OpenAI error object
+// {"error":{"message","type","code","param"}}, or the shapes other
+// compatible servers use — {"error":"text"} (Ollama), {"message","type",
+// "code"} at the top level (vLLM), {"detail":"text"} (FastAPI). Anything
+// else gives just the status.
+func errorBody(resp *http.Response) *APIError {
 	ae := &APIError{Status: resp.StatusCode}
-	if resp.Body == nil {
-		return ae
-	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if err != nil || len(data) == 0 || data[0] != '{' {
 		return ae
@@ -147,8 +137,19 @@ func otherErrorBody(resp *http.Response) *APIError {
 	if json.Unmarshal(data, &body) != nil {
 		return ae
 	}
+	var object struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Param   *string         `json:"param"`
+	}
 	var text string
 	switch {
+	case json.Unmarshal(body.Error, &object) == nil && (object.Message != "" || object.Type != "" || len(object.Code) > 0 && string(object.Code) != "null"):
+		ae.Message, ae.Type, ae.Code = object.Message, object.Type, codeText(object.Code)
+		if object.Param != nil {
+			ae.Param = *object.Param
+		}
 	case json.Unmarshal(body.Error, &text) == nil && text != "":
 		ae.Message = text
 	case body.Message != "":
@@ -158,6 +159,20 @@ func otherErrorBody(resp *http.Response) *APIError {
 		ae.Message = text
 	}
 	return ae
+}
+
+// codeText is an error object's code: a string as it is, a number in
+// digits (some compatible servers send numeric codes), null as none.
+func codeText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
 }
 
 // statusError classifies an error status with its decoded body.
