@@ -191,3 +191,29 @@ func TestParseSuiteErrors(t *testing.T) {
 		}
 	}
 }
+
+// A run that cannot go on (a button no reply showed) fails, whatever the
+// turns before it did.
+func TestARunThatStopsFails(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"arbiter.yaml": unitConfig})
+	suite, err := ParseSuite(strings.NewReader(`name: stop
+as: k-dmitry
+env: {OPENAI_API_KEY: sk-eval}
+scenarios:
+  - name: Press a button nobody showed
+    turns:
+      - text: /tasks
+      - button: confirm
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), suite, Options{Config: filepath.Join(dir, "arbiter.yaml"), Kinds: server.Builtin(), Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := rep.Scenarios[0].Runs[0]
+	if rep.Passed() || run.Pass || !strings.Contains(run.Error, `turn 2: no reply so far shows a button "confirm"`) {
+		t.Errorf("run %+v", run)
+	}
+}

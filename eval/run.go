@@ -182,7 +182,7 @@ func (s *Suite) getenv(process func(string) string) func(string) string {
 func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunResult {
 	var run RunResult
 	fail := func(err error) RunResult {
-		run.Error = err.Error()
+		run.Pass, run.Error = false, err.Error()
 		return run
 	}
 	getenv := suite.getenv(o.Getenv)
