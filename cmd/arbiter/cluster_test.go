@@ -229,15 +229,16 @@ func (l *modelLog) respond(delay time.Duration, answer func(conv, msg string) st
 // one of them delivered to both. Per conversation the turns run one at a
 // time in arrival order; nothing is lost or processed twice.
 //
-// Timing: messages of a conversation are sent 120 ms apart — more than a
-// loaded instance takes to bring a request to the lock, so send order is
-// arrival order — and each turn takes 300 ms, so later messages queue
-// behind earlier ones and the order they run in is the lock's doing.
+// Timing: messages of a conversation are sent 250 ms apart — more than a
+// loaded instance takes to bring a request to the lock, even on a machine
+// busy with other work, so send order is arrival order — and each turn
+// takes 400 ms, so later messages queue behind earlier ones and the order
+// they run in is the lock's doing.
 func TestClusterOrderAndDedupe(t *testing.T) {
 	requireServices(t)
 	bin := arbiterBinary(t)
 	log := newModelLog()
-	model := llmtest.NewServer(llmtest.ServerConfig{SkipRecording: true, Respond: log.respond(300*time.Millisecond, func(conv, msg string) string {
+	model := llmtest.NewServer(llmtest.ServerConfig{SkipRecording: true, Respond: log.respond(400*time.Millisecond, func(conv, msg string) string {
 		return fmt.Sprintf(`{"say":"ack %s %s","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`, conv, msg)
 	})})
 	defer model.Close()
@@ -247,7 +248,7 @@ func TestClusterOrderAndDedupe(t *testing.T) {
 	addrs := []string{a.addr, b.addr}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 60 * time.Second}
 
-	const convs, msgs, gap = 64, 10, 120 * time.Millisecond
+	const convs, msgs, gap = 64, 10, 250 * time.Millisecond
 	type result struct {
 		conv      string
 		msg       int
