@@ -25,12 +25,8 @@ func (r *Report) WriteText(w io.Writer) {
 				calls += t.ModelCalls
 			}
 		}
-		mark := "PASS"
-		if !sc.PassK {
-			mark = "FAIL"
-		}
 		c := r.Metrics.PerScenario[i]
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\n", sc.Name, mark, sc.Passed, len(sc.Runs), turns, calls, c.Tokens, money(c.CostUSD))
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\n", sc.Name, verdict(sc.PassK), sc.Passed, len(sc.Runs), turns, calls, c.Tokens, money(c.CostUSD))
 	}
 	tw.Flush()
 	for _, sc := range r.Scenarios {
@@ -64,6 +60,13 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "%d of %d scenarios passed %d times in a row\n", passed, len(r.Scenarios), r.K)
+}
+
+func verdict(pass bool) string {
+	if pass {
+		return "PASS"
+	}
+	return "FAIL"
 }
 
 func money(v float64) string { return fmt.Sprintf("$%.6f", v) }
@@ -151,7 +154,7 @@ func WriteComparison(w io.Writer, a, b *Report, nameA, nameB string) {
 		if !ok {
 			return "—"
 		}
-		return fmt.Sprintf("%s %d/%d", map[bool]string{true: "PASS", false: "FAIL"}[sc.PassK], sc.Passed, len(sc.Runs))
+		return fmt.Sprintf("%s %d/%d", verdict(sc.PassK), sc.Passed, len(sc.Runs))
 	}
 	seen := map[string]bool{}
 	for _, sc := range a.Scenarios {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -415,10 +416,12 @@ func check(e Expect, r TurnResult, out chat.Outbound) []string {
 		_ = json.Unmarshal(r.Args, &got)
 		for k, want := range e.Args {
 			wj, _ := json.Marshal(want)
-			gj, ok := got[k]
-			gb, _ := json.Marshal(gj)
-			if !ok || string(wj) != string(gb) {
-				differ("args."+k, string(wj), map[bool]string{true: string(gb), false: ""}[ok])
+			var gb []byte // none when the argument is missing
+			if gj, ok := got[k]; ok {
+				gb, _ = json.Marshal(gj)
+			}
+			if string(wj) != string(gb) {
+				differ("args."+k, string(wj), string(gb))
 			}
 		}
 	}
@@ -428,10 +431,10 @@ func check(e Expect, r TurnResult, out chat.Outbound) []string {
 	if e.Approval != "" && r.Approval != e.Approval {
 		differ("approval", e.Approval, r.Approval)
 	}
-	if e.Executed != "" && !contains(r.Executed, e.Executed) {
+	if e.Executed != "" && !slices.Contains(r.Executed, e.Executed) {
 		differ("executed", e.Executed, strings.Join(r.Executed, ", "))
 	}
-	if e.Vetoed != "" && !contains(r.Vetoes, e.Vetoed) {
+	if e.Vetoed != "" && !slices.Contains(r.Vetoes, e.Vetoed) {
 		differ("veto", e.Vetoed, strings.Join(r.Vetoes, ", "))
 	}
 	if e.Skill != "" {
@@ -467,15 +470,6 @@ func check(e Expect, r TurnResult, out chat.Outbound) []string {
 		f = append(f, fmt.Sprintf("cost: want at most $%.6f, got $%.6f", e.MaxCost, r.CostUSD))
 	}
 	return f
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func clip(s string) string {
