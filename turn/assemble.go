@@ -2,7 +2,6 @@ package turn
 
 import (
 	"context"
-	"encoding/json"
 	"hash/fnv"
 	"strings"
 
@@ -71,9 +70,7 @@ func (e *Engine) measurePrefix(s *state, msgs []llm.Message) {
 		total += len(m.Content)
 	}
 	var prev fingerprint
-	if raw, ok := s.conv.Slots[prefixSlot]; ok {
-		_ = json.Unmarshal(raw, &prev)
-	}
+	getSlot(s, prefixSlot, &prev)
 	stable := 0
 	for i := 0; i < len(cur.Hashes) && i < len(prev.Hashes) && cur.Hashes[i] == prev.Hashes[i]; i++ {
 		stable += cur.Lengths[i]
@@ -82,11 +79,7 @@ func (e *Engine) measurePrefix(s *state, msgs []llm.Message) {
 	if total > 0 {
 		s.trace.StablePrefixRatio = float64(stable) / float64(total)
 	}
-	raw, _ := json.Marshal(cur)
-	if s.conv.Slots == nil {
-		s.conv.Slots = map[string]json.RawMessage{}
-	}
-	s.conv.Slots[prefixSlot] = raw
+	setSlot(s, prefixSlot, &cur)
 }
 
 // renderMessage maps a remembered message onto a chat message. Evidence

@@ -34,11 +34,7 @@ func (e *Engine) rememberAttachment(s *state) {
 		} else {
 			a.File = ev.Source
 		}
-		raw, _ := json.Marshal(a)
-		if s.conv.Slots == nil {
-			s.conv.Slots = map[string]json.RawMessage{}
-		}
-		s.conv.Slots[attachmentSlot] = raw
+		setSlot(s, attachmentSlot, a)
 		return
 	}
 }

@@ -62,11 +62,7 @@ func (e *Engine) bindCase(s *state) {
 		}
 	}
 	if added {
-		raw, _ := json.Marshal(s.caseVals)
-		if s.conv.Slots == nil {
-			s.conv.Slots = map[string]json.RawMessage{}
-		}
-		s.conv.Slots[caseSlot] = raw
+		setSlot(s, caseSlot, s.caseVals)
 	}
 }
 

@@ -2,7 +2,6 @@ package turn
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -148,16 +147,4 @@ func reservedButton(v string) bool {
 		}
 	}
 	return false
-}
-
-func getSlot(s *state, name string, v any) bool {
-	raw, ok := s.conv.Slots[name]
-	return ok && json.Unmarshal(raw, v) == nil
-}
-
-func setSlot(s *state, name string, v any) {
-	if s.conv.Slots == nil {
-		s.conv.Slots = map[string]json.RawMessage{}
-	}
-	s.conv.Slots[name], _ = json.Marshal(v)
 }

@@ -209,9 +209,7 @@ func (e *Engine) deliver(s *state, iv interview, content string, confidence *flo
 // loadInterview returns the conversation's interview, or a fresh one.
 func loadInterview(s *state) interview {
 	var iv interview
-	if raw, ok := s.conv.Slots[interviewSlot]; ok {
-		_ = json.Unmarshal(raw, &iv)
-	}
+	getSlot(s, interviewSlot, &iv)
 	if !iv.StartedAt.IsZero() && s.now.Sub(iv.StartedAt) > s.memory.TTL {
 		return interview{} // too old to answer
 	}

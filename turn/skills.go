@@ -113,9 +113,7 @@ func skillAwaitsAnswer(s *state) bool {
 func rememberDone(s *state, name string, args []byte) {
 	const doneCalls = 50
 	var done []string
-	if raw, ok := s.conv.Slots[doneSlot]; ok {
-		_ = json.Unmarshal(raw, &done)
-	}
+	getSlot(s, doneSlot, &done)
 	key := name + " " + canonicalJSON(args)
 	if slices.Contains(done, key) {
 		return
@@ -123,18 +121,13 @@ func rememberDone(s *state, name string, args []byte) {
 	if done = append(done, key); len(done) > doneCalls {
 		done = done[len(done)-doneCalls:]
 	}
-	if s.conv.Slots == nil {
-		s.conv.Slots = map[string]json.RawMessage{}
-	}
-	s.conv.Slots[doneSlot], _ = json.Marshal(done)
+	setSlot(s, doneSlot, done)
 }
 
 // doneBefore reports whether the same call succeeded earlier in the chat.
 func doneBefore(s *state, name string, args []byte) bool {
 	var done []string
-	if raw, ok := s.conv.Slots[doneSlot]; ok {
-		_ = json.Unmarshal(raw, &done)
-	}
+	getSlot(s, doneSlot, &done)
 	return slices.Contains(done, name+" "+canonicalJSON(args))
 }
 
