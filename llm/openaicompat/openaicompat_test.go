@@ -359,6 +359,9 @@ func TestOtherErrorBodies(t *testing.T) {
 		{"top-level policy code", `{"message":"blocked","type":"invalid_request_error","code":"content_policy_violation"}`, "blocked", "content_policy_violation", 400, llm.ErrContentPolicy},
 		{"fastapi", `{"detail":"Not Found"}`, "Not Found", "", 404, llm.ErrBadRequest},
 		{"html", `<html>oops</html>`, "Bad Gateway", "", 502, llm.ErrTransient},
+		// The OpenAI error object with a numeric code, as some compatible
+		// servers send it, and a param.
+		{"numeric code", `{"error":{"message":"bad max_tokens","type":"invalid_request_error","code":400,"param":"max_tokens"}}`, "bad max_tokens", "400", 400, llm.ErrBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
