@@ -1,6 +1,10 @@
 package bench
 
-import "testing"
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
 
 // The Go benchmarks of one turn; `go run ./cmd/arbiter-bench` prints the
 // ratio between them from one interleaved run.
@@ -21,6 +25,34 @@ func BenchmarkEngineTurn(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkEngineTurn64 runs turns from Conversations clients at once,
+// each in its own conversation: the profile of a loaded server.
+func BenchmarkEngineTurn64(b *testing.B) {
+	e, err := NewEngine(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	for i := range Conversations {
+		if err := e.Turn(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	b.SetParallelism(max(1, Conversations/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		s := int(next.Add(1) - 1)
+		for k := 0; pb.Next(); k++ {
+			if err := e.Turn(s + k*Conversations); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 func BenchmarkBaselineTurn(b *testing.B) {

@@ -208,6 +208,15 @@ var migrations = [][]string{{
 	// in batches: each batch reads its rows from these indexes in order.
 	`CREATE INDEX turns_by_start ON turns (started_at)`,
 	`CREATE INDEX executions_finished ON executions (finished_at) WHERE state != 'started'`,
+}, {
+	// Every index is written on every turn; these served no query of this
+	// package (audits by provider, tool, server or cost read the embedded
+	// journal by scan; the PostgreSQL journal keeps such indexes for its
+	// own queries).
+	`DROP INDEX IF EXISTS llm_calls_by_provider`,
+	`DROP INDEX IF EXISTS llm_calls_cost`,
+	`DROP INDEX IF EXISTS tool_calls_by_tool`,
+	`DROP INDEX IF EXISTS tool_calls_by_server`,
 }}
 
 // migrate brings the schema up to date in one transaction. It is a no-op on

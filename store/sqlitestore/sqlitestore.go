@@ -154,6 +154,7 @@ type Store struct {
 	lastMemorySize int // of the last memory encoded, to size the next buffer
 	inbox          inbox
 	cache          cache
+	group          group // Commits waiting for the connection
 
 	locks locker
 

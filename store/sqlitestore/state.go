@@ -256,7 +256,8 @@ func (s *Store) FinishExecution(ctx context.Context, tenant, idempotencyKey stri
 // granted for c.Key (locked as c.Key.String()) or than the fence that last
 // committed its memory; Fence 0 passes only for a key that was never
 // locked. Memory is kept for ConversationTTL after its UpdatedAt (the store
-// clock when unset). Safe for concurrent use.
+// clock when unset). Safe for concurrent use: concurrent Commits share a
+// transaction (see group.go), each returning once it is durable.
 func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("commit %s: %w", c.Key, err)
@@ -270,20 +271,18 @@ func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 		return fmt.Errorf("commit %s: fence %d: %w", c.Key, c.Fence, err)
 	}
 	defer s.locks.endCommit(lockKey, e)
-	if err := s.acquireConn(ctx); err != nil {
-		return s.fail("commit", c.Key, err)
-	}
-	defer s.releaseConn()
-
-	now := s.now()
-	w, err := s.commitTx(&c, now)
-	if err != nil {
+	if err := s.groupCommit(ctx, &c); err != nil {
 		if errors.Is(err, store.ErrFenced) {
 			return fmt.Errorf("commit %s: fence %d: %w", c.Key, c.Fence, err)
 		}
 		return s.fail("commit", c.Key, err)
 	}
-	// Only now that the transaction committed does the cache follow it.
+	return nil
+}
+
+// committed makes the cache and the inbox follow a commit whose
+// transaction committed (only then). Called holding the connection.
+func (s *Store) committed(c *store.Commit, w written) {
 	if c.Conversation != nil || c.PutPending != nil || c.DropPending {
 		ce := s.cache.put(c.Key)
 		if c.Conversation != nil {
@@ -302,8 +301,6 @@ func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 	if c.MessageID != "" {
 		s.inbox.committed(c.Key, c.MessageID)
 	}
-	s.maybeCleanup(now)
-	return nil
 }
 
 // written is what commitTx stored, for the cache.
@@ -313,6 +310,7 @@ type written struct {
 	pendExpires int64
 }
 
+// commitTx applies c in a transaction of its own.
 func (s *Store) commitTx(c *store.Commit, now time.Time) (w written, err error) {
 	q := &s.q
 	if _, err := q.begin.ExecContext(noCancel); err != nil {
@@ -325,6 +323,16 @@ func (s *Store) commitTx(c *store.Commit, now time.Time) (w written, err error) 
 			_, _ = q.rollback.ExecContext(noCancel)
 		}
 	}()
+	if w, err = s.apply(c, now); err != nil {
+		return w, err
+	}
+	_, err = q.commit.ExecContext(noCancel)
+	return w, err
+}
+
+// apply writes c's changes inside the current transaction.
+func (s *Store) apply(c *store.Commit, now time.Time) (w written, err error) {
+	q := &s.q
 	// The key parts go into several statements; boxing them once saves an
 	// allocation per use.
 	kt, kc, ku := any(c.Key.Tenant), any(c.Key.Chat), any(c.Key.User)
@@ -377,9 +385,7 @@ func (s *Store) commitTx(c *store.Commit, now time.Time) (w written, err error) 
 			return w, fmt.Errorf("journal turn %s: %w", c.Turn.TurnID, err)
 		}
 	}
-
-	_, err = q.commit.ExecContext(noCancel)
-	return w, err
+	return w, nil
 }
 
 // maybeCleanup deletes expired rows at most once per cleanupEvery of the

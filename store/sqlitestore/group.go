@@ -1,0 +1,175 @@
+package sqlitestore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// Group commit. Concurrent Commits queue their changes; whoever takes the
+// connection next commits everything queued in one transaction, while the
+// others wait for their turn's outcome. A SQLite commit costs mostly its
+// WAL frames — one per page changed — and concurrent turns change the same
+// pages (the newest leaves of the journal's tables and indexes), so a batch
+// of n turns writes far fewer than n times a turn's frames. Nobody waits to
+// fill a batch: it is whatever queued while the previous one ran, so a lone
+// turn commits at once. Each Commit returns only after the transaction
+// holding its changes is durable, as before; a batch in which any commit
+// fails is rolled back and its commits retried one transaction each, so one
+// turn's failure (a stale fence) never takes another's with it.
+
+// queued is one Commit waiting in the group.
+type queued struct {
+	c   *store.Commit
+	w   written
+	err error
+	// done receives once the commit was handled by another caller's batch;
+	// buffered, so the batch never blocks on it.
+	done chan struct{}
+}
+
+var queuedPool = sync.Pool{New: func() any { return &queued{done: make(chan struct{}, 1)} }}
+
+// group is the queue of Commits waiting for the connection.
+type group struct {
+	mu     sync.Mutex
+	queue  []*queued
+	spare  []*queued // the previous batch's slice, reused
+	maxLen int       // the longest batch so far, for the tests
+}
+
+func (g *group) push(q *queued) {
+	g.mu.Lock()
+	g.queue = append(g.queue, q)
+	g.mu.Unlock()
+}
+
+// take empties the queue and returns what it held.
+func (g *group) take() []*queued {
+	g.mu.Lock()
+	batch := g.queue
+	g.queue, g.spare = g.spare[:0], nil
+	g.maxLen = max(g.maxLen, len(batch))
+	g.mu.Unlock()
+	return batch
+}
+
+// giveBack returns a batch's slice for reuse.
+func (g *group) giveBack(batch []*queued) {
+	clear(batch)
+	g.mu.Lock()
+	if g.spare == nil {
+		g.spare = batch[:0]
+	}
+	g.mu.Unlock()
+}
+
+// withdraw removes q if no batch took it yet, and reports whether it did.
+func (g *group) withdraw(q *queued) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, o := range g.queue {
+		if o == q {
+			g.queue = append(g.queue[:i], g.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// groupCommit queues c and returns once the batch holding it is durable,
+// with its outcome. Waiting honours ctx and the closing store only while c is
+// still queued: a batch that took it runs to its end.
+func (s *Store) groupCommit(ctx context.Context, c *store.Commit) error {
+	mine := queuedPool.Get().(*queued)
+	mine.c = c
+	s.group.push(mine)
+	defer func() {
+		mine.c, mine.w, mine.err = nil, written{}, nil
+		queuedPool.Put(mine)
+	}()
+	for {
+		select {
+		case <-mine.done:
+			return mine.err
+		case s.sem <- struct{}{}:
+			select {
+			case <-mine.done: // a batch that ended just now had it
+				s.releaseConn()
+				return mine.err
+			default:
+			}
+			if s.closed.Load() {
+				s.releaseConn()
+				if s.group.withdraw(mine) {
+					return store.ErrUnavailable
+				}
+				continue
+			}
+			s.runBatch(mine)
+			s.releaseConn()
+			return mine.err
+		case <-ctx.Done():
+			if s.group.withdraw(mine) {
+				return ctx.Err()
+			}
+			<-mine.done
+			return mine.err
+		case <-s.closing:
+			if s.group.withdraw(mine) {
+				return store.ErrUnavailable
+			}
+			<-mine.done
+			return mine.err
+		}
+	}
+}
+
+// runBatch commits everything queued (mine among it) and tells each
+// waiter its outcome. Called holding the connection.
+func (s *Store) runBatch(mine *queued) {
+	batch := s.group.take()
+	now := s.now()
+	if len(batch) == 1 {
+		batch[0].w, batch[0].err = s.commitTx(batch[0].c, now)
+	} else if err := s.commitBatch(batch, now); err != nil {
+		for _, q := range batch {
+			q.w, q.err = s.commitTx(q.c, now)
+		}
+	}
+	for _, q := range batch {
+		if q.err == nil {
+			s.committed(q.c, q.w)
+		}
+	}
+	s.maybeCleanup(now)
+	for _, q := range batch {
+		if q != mine {
+			q.done <- struct{}{}
+		}
+	}
+	s.group.giveBack(batch)
+}
+
+// commitBatch applies every commit of batch in one transaction; on any
+// error it rolls all of them back.
+func (s *Store) commitBatch(batch []*queued, now time.Time) (err error) {
+	q := &s.q
+	if _, err := q.begin.ExecContext(noCancel); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_, _ = q.rollback.ExecContext(noCancel)
+		}
+	}()
+	for _, b := range batch {
+		if b.w, err = s.apply(b.c, now); err != nil {
+			return err
+		}
+	}
+	_, err = q.commit.ExecContext(noCancel)
+	return err
+}

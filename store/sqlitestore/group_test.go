@@ -1,0 +1,140 @@
+package sqlitestore
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// Commits queued while the connection is busy share one transaction; a
+// stale fence among them fails alone, and every other commit of its batch
+// is stored with its journal record.
+func TestGroupCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	ctx := t.Context()
+	key := func(i int) chat.ConversationKey {
+		return chat.ConversationKey{Tenant: "t", Chat: "c" + strconv.Itoa(i), User: "u"}
+	}
+	commit := func(i int, fence int64, text string) store.Commit {
+		return store.Commit{Key: key(i), Fence: fence,
+			Conversation: &store.Conversation{Messages: []store.Message{{Role: "user", Text: text}}},
+			Turn:         &store.TurnRecord{TurnID: "turn-" + strconv.Itoa(i) + "-" + text, Tenant: "t", Chat: key(i).Chat, UserID: "u", Status: "ok", StartedAt: time.Now()}}
+	}
+	// Conversation 0 was committed under fence 5; its commit under fence 3
+	// below is stale.
+	if err := s.Commit(ctx, commit(0, 5, "first")); err != nil {
+		t.Fatal(err)
+	}
+
+	const n = 8
+	if err := s.acquireConn(ctx); err != nil { // hold the connection so the commits queue
+		t.Fatal(err)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		fence := int64(1)
+		if i == 0 {
+			fence = 3
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Commit(ctx, commit(i, fence, "second"))
+		}()
+	}
+	waitQueued(t, s, n)
+	s.releaseConn()
+	wg.Wait()
+
+	if s.group.maxLen != n {
+		t.Errorf("longest batch = %d, want %d", s.group.maxLen, n)
+	}
+	if !errors.Is(errs[0], store.ErrFenced) {
+		t.Errorf("stale commit: %v, want ErrFenced", errs[0])
+	}
+	if _, err := s.GetTurn(ctx, "t", "turn-0-second"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("stale commit's turn: %v, want ErrNotFound", err)
+	}
+	for i := 1; i < n; i++ {
+		if errs[i] != nil {
+			t.Errorf("commit %d: %v", i, errs[i])
+		}
+		if _, err := s.GetTurn(ctx, "t", "turn-"+strconv.Itoa(i)+"-second"); err != nil {
+			t.Errorf("turn of commit %d: %v", i, err)
+		}
+	}
+	// Read from the file, not the cache.
+	s.Close()
+	if s, err = Open(path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		conv, err := s.LoadConversation(ctx, key(i))
+		want := "second"
+		if i == 0 {
+			want = "first"
+		}
+		if err != nil || len(conv.Messages) != 1 || conv.Messages[0].Text != want {
+			t.Errorf("conversation %d = %+v, %v; want %q", i, conv, err, want)
+		}
+	}
+}
+
+// A commit whose caller gives up while it is still queued is withdrawn:
+// it reports the context's error and writes nothing.
+func TestGroupCommitWithdrawn(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	if err := s.acquireConn(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Commit(ctx, store.Commit{Key: key,
+			Conversation: &store.Conversation{Messages: []store.Message{{Role: "user", Text: "hi"}}}})
+	}()
+	waitQueued(t, s, 1)
+	cancel()
+	err = <-done
+	s.releaseConn()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("withdrawn commit: %v, want context.Canceled", err)
+	}
+	if _, err := s.LoadConversation(t.Context(), key); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("withdrawn commit's memory: %v, want ErrNotFound", err)
+	}
+}
+
+// waitQueued waits until n commits are queued.
+func waitQueued(t *testing.T, s *Store, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.group.mu.Lock()
+		queued := len(s.group.queue)
+		s.group.mu.Unlock()
+		if queued == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d commits queued, want %d", queued, n)
+		}
+	}
+}
