@@ -134,6 +134,12 @@ type Commit struct {
 	// saving a second one per turn. Only a backend that is also the
 	// journal accepts it; others refuse the commit with an error.
 	Turn *TurnRecord
+	// Release, when set, lets a backend whose Locker is itself release the
+	// caller's lease on Key.String() (granted under Fence) together with a
+	// commit that applied, saving the release its own round trip. The
+	// caller still calls the lease's Release, which is then free; a
+	// backend may ignore the field.
+	Release bool
 }
 
 // State is conversation state: memory, pending actions, inbox and execution

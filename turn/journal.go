@@ -142,7 +142,10 @@ func (e *Engine) commit(ctx context.Context, s *state) error {
 		p.ExpiresAt = p.CreatedAt.Add(e.cfg.PendingTTL)
 		s.out.Pending.ExpiresAt = p.ExpiresAt
 	}
-	c := store.Commit{Key: s.key, Fence: s.lease.Fence(), Conversation: &s.conv, DropPending: s.dropPending, PutPending: s.putPending}
+	// The commit is the turn's last use of the lock: the journal record
+	// that may follow belongs to this turn alone.
+	c := store.Commit{Key: s.key, Fence: s.lease.Fence(), Conversation: &s.conv, DropPending: s.dropPending,
+		PutPending: s.putPending, Release: true}
 	if s.claimed {
 		reply, err := json.Marshal(s.out)
 		if err != nil {

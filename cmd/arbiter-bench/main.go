@@ -44,8 +44,9 @@ var sessionCounts = []int{1, 64}
 func main() {
 	turns := flag.Int("turns", 4000, "turns of each kind and number of sessions")
 	rounds := flag.Int("rounds", 8, "alternating rounds the turns are split into")
-	stores := flag.Bool("stores", false, "compare the embedded store with Redis under concurrent load")
+	stores := flag.Bool("stores", false, "compare the embedded store, Redis, and Redis with the PostgreSQL journal under concurrent load")
 	redisURL := flag.String("redis", "redis://127.0.0.1:6379/0", "Redis for -stores")
+	pgURL := flag.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable&connect_timeout=5", "PostgreSQL for -stores (empty: leave it out)")
 	retention := flag.Int("retention", 0, "compare turn latency with and without pruning a journal of this many old turns")
 	serveModel := flag.String("serve-model", "", "serve the fake model (single or loop) until stdin ends; the benchmark starts this itself")
 	flag.Parse()
@@ -54,7 +55,7 @@ func main() {
 	case *serveModel != "":
 		err = bench.ServeModel(*serveModel == "loop", os.Stdin, os.Stdout)
 	case *stores:
-		err = compareStores(*redisURL)
+		err = compareStores(*redisURL, *pgURL)
 	case *retention > 0:
 		err = compareRetention(*retention)
 	default:

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/arbiterhq/arbiter/cmd/internal/kinds"
@@ -23,87 +24,103 @@ const (
 	loadRounds          = 2
 )
 
-// compareStores measures turns per second on the embedded store and on
-// Redis, alternating, and the Redis commands per turn from the server's
-// own counter.
-func compareStores(redisURL string) error {
+// compareStores measures turns per second on the embedded store, on Redis
+// with the embedded journal and, when PostgreSQL answers at pgURL, on
+// Redis with the PostgreSQL journal, alternating; and the Redis round trips
+// and commands per turn.
+func compareStores(redisURL, pgURL string) error {
+	ctx := context.Background()
 	opt, err := redis.ParseURL(redisURL)
 	if err != nil {
 		return err
 	}
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
+	if err := rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("redis at %s: %w", redisURL, err)
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	prefix := "arbiter-bench-" + hex.EncodeToString(b) + ":"
-	dirs := []string{}
+	run := "arbiter_bench_" + hex.EncodeToString(b)
+	prefix := run + ":"
+	var dirs []string
+	var pg *pgx.Conn
 	defer func() {
 		for _, d := range dirs {
 			os.RemoveAll(d)
 		}
-		keys, _ := rdb.Keys(context.Background(), prefix+"*").Result()
+		keys, _ := rdb.Keys(ctx, prefix+"*").Result()
 		if len(keys) > 0 {
-			rdb.Del(context.Background(), keys...)
+			rdb.Del(ctx, keys...)
+		}
+		if pg != nil {
+			_, _ = pg.Exec(ctx, `DROP SCHEMA IF EXISTS `+run+` CASCADE`)
+			pg.Close(ctx)
 		}
 	}()
-	open := func(store string) (*bench.Engine, error) {
+	setups := []string{"sqlite", "redis"}
+	if pgURL != "" {
+		if pg, err = pgx.Connect(ctx, pgURL); err != nil {
+			fmt.Fprintf(os.Stderr, "arbiter-bench: PostgreSQL at %s: %v; measuring without it\n", pgURL, err)
+		} else {
+			setups = append(setups, "redis+postgres")
+		}
+	}
+	engines := map[string]*bench.Engine{}
+	for _, setup := range setups {
 		dir, err := os.MkdirTemp("", "arbiter-bench-")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		dirs = append(dirs, dir)
-		if store == "sqlite" {
-			return bench.NewEngine(dir)
+		storeYAML, journalYAML := fmt.Sprintf(`{kind: sqlite, path: %q}`, dir+"/arbiter.db"), ""
+		if setup != "sqlite" {
+			storeYAML = fmt.Sprintf(`{kind: redis, url: %q, prefix: %q}`, redisURL, prefix+setup+":")
 		}
-		return bench.NewEngineOn(dir, fmt.Sprintf(`{kind: redis, url: %q, prefix: %q}`, redisURL, prefix), kinds.All())
+		if setup == "redis+postgres" {
+			journalYAML = fmt.Sprintf(`{kind: postgres, url: %q, schema: %s}`, pgURL, run)
+		}
+		e, err := bench.NewEngineOn(dir, storeYAML, journalYAML, kinds.All())
+		if err != nil {
+			return fmt.Errorf("%s: %w", setup, err)
+		}
+		defer e.Close()
+		engines[setup] = e
 	}
-	sqliteEngine, err := open("sqlite")
-	if err != nil {
-		return err
-	}
-	defer sqliteEngine.Close()
-	redisEngine, err := open("redis")
-	if err != nil {
-		return err
-	}
-	defer redisEngine.Close()
 
-	var rates = map[string][]float64{}
-	var commands, redisTurns int64
+	rates := map[string]float64{}
+	var commands, trips, redisTurns int64
 	for range loadRounds {
-		for _, w := range []struct {
-			name string
-			e    *bench.Engine
-		}{{"sqlite", sqliteEngine}, {"redis", redisEngine}} {
-			before := commandsProcessed(rdb)
-			rate, err := w.e.Load(loadConversations, loadPerConversation)
+		for _, setup := range setups {
+			e := engines[setup]
+			beforeCommands, beforeTrips := commandsProcessed(rdb), e.RoundTrips()
+			rate, err := e.Load(loadConversations, loadPerConversation)
 			if err != nil {
-				return fmt.Errorf("%s: %w", w.name, err)
+				return fmt.Errorf("%s: %w", setup, err)
 			}
-			if w.name == "redis" {
-				commands += commandsProcessed(rdb) - before - 1 // the INFO itself
+			if setup == "redis" {
+				commands += commandsProcessed(rdb) - beforeCommands - 1 // the INFO itself
+				trips += e.RoundTrips() - beforeTrips
 				redisTurns += loadConversations * loadPerConversation
 			}
-			rates[w.name] = append(rates[w.name], rate)
+			rates[setup] = max(rates[setup], rate)
 		}
 	}
-	best := func(xs []float64) float64 {
-		m := 0.0
-		for _, x := range xs {
-			m = max(m, x)
-		}
-		return m
+	fmt.Printf("%d concurrent conversations, %d turns each, best of %d rounds (turns/s):\n", loadConversations, loadPerConversation, loadRounds)
+	for _, setup := range setups {
+		fmt.Printf("  %-15s %6.0f\n", setup, rates[setup])
 	}
-	fmt.Printf("%d concurrent conversations, %d turns each, best of %d rounds:\n", loadConversations, loadPerConversation, loadRounds)
-	fmt.Printf("sqlite_turns_per_second=%.0f redis_turns_per_second=%.0f redis_commands_per_turn=%.1f (server-side, commands inside scripts included)\n",
-		best(rates["sqlite"]), best(rates["redis"]), float64(commands)/float64(redisTurns))
+	line := fmt.Sprintf("sqlite_turns_per_second=%.0f redis_turns_per_second=%.0f redis_vs_sqlite=%.2f", rates["sqlite"], rates["redis"], rates["redis"]/rates["sqlite"])
+	if r, ok := rates["redis+postgres"]; ok {
+		line += fmt.Sprintf(" redis_pg_turns_per_second=%.0f redis_pg_vs_sqlite=%.2f", r, r/rates["sqlite"])
+	}
+	fmt.Printf("%s redis_round_trips_per_turn=%.2f redis_commands_per_turn=%.1f\n", line,
+		float64(trips)/float64(redisTurns), float64(commands)/float64(redisTurns))
 	return nil
 }
 
-// commandsProcessed reads the server's total_commands_processed.
+// commandsProcessed reads the server's total_commands_processed (commands
+// inside scripts included).
 func commandsProcessed(rdb *redis.Client) int64 {
 	info, err := rdb.Info(context.Background(), "stats").Result()
 	if err != nil {

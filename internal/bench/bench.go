@@ -84,7 +84,7 @@ type Engine struct {
 // NewEngine wires an arbiter in dir, on the embedded store, with a task
 // board holding a few cards of the benchmark user.
 func NewEngine(dir string) (*Engine, error) {
-	return NewEngineOn(dir, sqliteStore(dir), server.Builtin())
+	return NewEngineOn(dir, sqliteStore(dir), "", server.Builtin())
 }
 
 // NewLoopEngine is NewEngine with a loop assistant over native tool
@@ -103,20 +103,37 @@ func sqliteStore(dir string) string {
 	return fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "arbiter.db"))
 }
 
-// NewEngineOn is NewEngine on the store the YAML mapping describes (the
-// value of the configuration's store key), one of kinds.
-func NewEngineOn(dir, storeYAML string, kinds server.Kinds) (*Engine, error) {
-	return newEngine(dir, storeYAML, kinds, false, newInProcess(false))
+// NewEngineOn is NewEngine on the store and the journal the YAML mappings
+// describe (the values of the configuration's store and journal keys; an
+// empty journal is the embedded file), of kinds.
+func NewEngineOn(dir, storeYAML, journalYAML string, kinds server.Kinds) (*Engine, error) {
+	if journalYAML == "" {
+		journalYAML = fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "journal.db"))
+	}
+	return newEngineJournal(dir, storeYAML, journalYAML, kinds, false, newInProcess(false))
+}
+
+// RoundTrips returns the requests the engine's state backend has sent to
+// its server, for a backend that counts them (the Redis store); else 0.
+func (e *Engine) RoundTrips() int64 {
+	if c, ok := e.app.State.(interface{ RoundTrips() int64 }); ok {
+		return c.RoundTrips()
+	}
+	return 0
 }
 
 func newEngine(dir, storeYAML string, kinds server.Kinds, loop bool, model Model) (*Engine, error) {
+	return newEngineJournal(dir, storeYAML, fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "journal.db")), kinds, loop, model)
+}
+
+func newEngineJournal(dir, storeYAML, journalYAML string, kinds server.Kinds, loop bool, model Model) (*Engine, error) {
 	e := &Engine{client: client(), loop: loop, model: model}
 	protocol, assistant := "json", ""
 	if loop {
 		protocol, assistant = "tools", "desk"
 	}
 	yaml := fmt.Sprintf(`store: %s
-journal: {kind: sqlite, path: %q}
+journal: %s
 models:
   - {name: fake, kind: openai, protocol: %s, base_url: %q, model: gpt-oss-20b, api_key: sk-bench}
 assistants:
@@ -131,7 +148,7 @@ tenants:
       - {id: u2, name: Ольга Смирнова, role: owner}
 tools:
   taskboard: {confirm: {create_task: never}}
-`, storeYAML, filepath.Join(dir, "journal.db"), protocol, e.model.URL(), assistant, token)
+`, storeYAML, journalYAML, protocol, e.model.URL(), assistant, token)
 	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
 	if err != nil {
 		return nil, err

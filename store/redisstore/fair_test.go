@@ -27,13 +27,17 @@ var fastQueue = queueTiming{
 func attempt(t *testing.T, s *Store, name, token string) []int64 {
 	t.Helper()
 	k := s.lockKeys(name)
-	res, err := s.lockScript.Run(t.Context(), s.rdb, k.lock, token,
+	reply, err := s.lockScript.Run(t.Context(), s.rdb, k.lock, token,
 		pxArg(s.opts.LockTTL), pxArg(s.fenceTTL), pxArg(s.queue.staleAfter),
-		pxArg(2*s.queue.staleAfter), k.channel).Int64Slice()
+		pxArg(2*s.queue.staleAfter), k.channel).Slice()
 	if err != nil {
 		t.Fatalf("lock attempt of %s: %v", token, err)
 	}
-	return res
+	res, _, err := parseLockReply(reply)
+	if err != nil {
+		t.Fatalf("lock attempt of %s: %v", token, err)
+	}
+	return res[:]
 }
 
 // queueOf returns the tokens queued for name, head first.
@@ -151,7 +155,7 @@ func TestDeadWaiterSkipped(t *testing.T) {
 		t.Fatalf("attempt behind a holder = %v, want queued at the head", res)
 	}
 	diedAt := time.Now()
-	for _, key := range k.lock[2:] {
+	for _, key := range k.lock[2:4] { // the queue and the heartbeats
 		if ttl, err := s.rdb.PTTL(t.Context(), key).Result(); err != nil || ttl <= 0 || ttl > 2*fastQueue.staleAfter {
 			t.Errorf("PTTL of %s = %v (%v), want within (0, %v]", key, ttl, err, 2*fastQueue.staleAfter)
 		}

@@ -42,7 +42,7 @@ const releaseTimeout = 5 * time.Second
 
 // lockKeys are the Redis keys and the wake-up channel of one lock name.
 type lockKeys struct {
-	lock    []string // P{T}:lock, P{T}:fence, P{T}:queue, P{T}:beat
+	lock    []string // P{T}:lock, P{T}:fence, P{T}:queue, P{T}:beat, P{T}:mem, P{T}:pend
 	release []string // P{T}:lock, P{T}:queue, P{T}:beat
 	channel string   // P{T}:wake, or "" when wake-ups are off
 }
@@ -50,7 +50,7 @@ type lockKeys struct {
 func (s *Store) lockKeys(name string) *lockKeys {
 	tag := s.tag(name)
 	k := &lockKeys{
-		lock:    []string{tag + ":lock", tag + ":fence", tag + ":queue", tag + ":beat"},
+		lock:    []string{tag + ":lock", tag + ":fence", tag + ":queue", tag + ":beat", tag + ":mem", tag + ":pend"},
 		channel: tag + ":wake",
 	}
 	k.release = []string{k.lock[0], k.lock[2], k.lock[3]}
@@ -106,11 +106,13 @@ func (s *Store) Lock(ctx context.Context, key string) (store.Lease, error) {
 		start := time.Now()
 		// The attempt runs to completion even if ctx ends meanwhile, so that
 		// its outcome is known; ctx is honoured between attempts.
-		res, err := s.lockScript.Run(context.WithoutCancel(ctx), s.rdb, k.lock, token,
+		reply, err := s.lockScript.Run(context.WithoutCancel(ctx), s.rdb, k.lock, token,
 			pxArg(s.opts.LockTTL), pxArg(s.fenceTTL), pxArg(qt.staleAfter),
-			pxArg(2*qt.staleAfter), k.channel).Int64Slice()
-		if err == nil && len(res) != 3 {
-			err = fmt.Errorf("unexpected lock reply %v", res)
+			pxArg(2*qt.staleAfter), k.channel).Slice()
+		var res [3]int64
+		var found snapshot
+		if err == nil {
+			res, found, err = parseLockReply(reply)
 		}
 		if err != nil {
 			// The lock may have been granted, or the call queued, before the
@@ -119,7 +121,7 @@ func (s *Store) Lock(ctx context.Context, key string) (store.Lease, error) {
 			return nil, s.fail(ctx, "lock", key, err)
 		}
 		if res[0] == 1 {
-			if l := s.newLease(k, token, res[1], start); l != nil {
+			if l := s.newLease(key, k, token, res[1], start, found); l != nil {
 				return l, nil
 			}
 			s.releaseToken(k, token)
@@ -186,26 +188,64 @@ func (s *Store) releaseToken(k *lockKeys, token string) {
 	_ = s.releaseScript.Run(ctx, s.rdb, k.release, token, k.channel).Err()
 }
 
+// parseLockReply reads the lock script's reply: the three numbers, and
+// on a grant the state found with it.
+func parseLockReply(reply []any) (res [3]int64, found snapshot, err error) {
+	if len(reply) != 3 && len(reply) != 6 {
+		return res, found, fmt.Errorf("unexpected lock reply %v", reply)
+	}
+	for i := range 3 {
+		n, ok := reply[i].(int64)
+		if !ok {
+			return res, found, fmt.Errorf("unexpected lock reply %v", reply)
+		}
+		res[i] = n
+	}
+	if len(reply) == 6 {
+		found.memory, found.hasMemory = reply[3].(string)
+		found.pendExp, _ = reply[4].(string)
+		found.pending, _ = reply[5].(string)
+		found.known = true
+	}
+	return res, found, nil
+}
+
 // lease implements store.Lease.
 type lease struct {
 	s     *Store
+	name  string
 	keys  *lockKeys
 	token string
 	fence int64
 	lost  chan struct{} // closed by renew only
-	done  chan struct{} // closed by Release
+	done  chan struct{} // closed by Release, or by a Commit that released it
 	once  sync.Once
 	// paused stops renewal, as if the holder's process stalled; the lease
 	// then lives out its TTL. Set by tests only.
 	paused atomic.Bool
+
+	mu    sync.Mutex
+	found snapshot // the conversation's state as the grant found it
 }
 
-// newLease starts the renewal of a lease granted by an attempt that began
-// at start: Redis counts its TTL from a moment after that. It returns nil
-// once the store is closed.
-func (s *Store) newLease(k *lockKeys, token string, fence int64, start time.Time) *lease {
+// snapshot is a conversation's stored state as the lock script read it
+// when it granted the lock: the raw values of P{T}:mem and P{T}:pend.
+// While the lease is held nobody else writes them, so the holder's first
+// reads are served from it; its own writes (Commit, TakePending) forget it.
+type snapshot struct {
+	known     bool
+	hasMemory bool
+	memory    string
+	pendExp   string
+	pending   string
+}
+
+// newLease starts the renewal of a lease on name granted by an attempt
+// that began at start: Redis counts its TTL from a moment after that. It
+// returns nil once the store is closed.
+func (s *Store) newLease(name string, k *lockKeys, token string, fence int64, start time.Time, found snapshot) *lease {
 	l := &lease{
-		s: s, keys: k, token: token, fence: fence,
+		s: s, name: name, keys: k, token: token, fence: fence, found: found,
 		lost: make(chan struct{}), done: make(chan struct{}),
 	}
 	s.mu.Lock()
@@ -213,9 +253,52 @@ func (s *Store) newLease(k *lockKeys, token string, fence int64, start time.Time
 	if s.closed.Load() {
 		return nil
 	}
+	s.held.Store(name, l)
 	s.keepers.Add(1)
 	go l.renew(start.Add(s.opts.LockTTL))
 	return l
+}
+
+// heldLease returns this process's lease on name, or nil.
+func (s *Store) heldLease(name string) *lease {
+	if v, ok := s.held.Load(name); ok {
+		return v.(*lease)
+	}
+	return nil
+}
+
+// snapshot returns the state found with the grant, unless the lease is
+// over or its holder has written since.
+func (l *lease) snapshot() (snapshot, bool) {
+	select {
+	case <-l.done:
+		return snapshot{}, false
+	case <-l.lost:
+		return snapshot{}, false
+	default:
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.found, l.found.known
+}
+
+// forget drops the snapshot: the holder wrote the state.
+func (l *lease) forget() {
+	l.mu.Lock()
+	l.found = snapshot{}
+	l.mu.Unlock()
+}
+
+// end stops renewal and forgets the lease; release reports whether the
+// lock must still be deleted in Redis (a Commit may have done it).
+func (l *lease) end(release bool) {
+	l.once.Do(func() {
+		close(l.done)
+		l.s.held.CompareAndDelete(l.name, l)
+		if release {
+			l.s.releaseToken(l.keys, l.token)
+		}
+	})
 }
 
 // renew keeps the lease alive until Release or Close, renewing it every
@@ -267,6 +350,7 @@ func (l *lease) lose() {
 	select {
 	case <-l.done:
 	default:
+		l.s.held.CompareAndDelete(l.name, l)
 		close(l.lost)
 	}
 }
@@ -282,12 +366,8 @@ func (l *lease) Lost() <-chan struct{} { return l.lost }
 // Release stops renewal and deletes the lock if this lease still holds it
 // (compare-and-delete on the token), so releasing twice, or releasing a
 // lease that expired and was granted to another, leaves the current holder
-// alone. A release that frees the lock wakes the head of the key's queue.
+// alone; after a Commit that released the lease (store.Commit.Release) it
+// costs nothing. A release that frees the lock wakes the head of the key's queue.
 // Errors are ignored: the lock then expires after its TTL. Safe for
 // concurrent use.
-func (l *lease) Release() {
-	l.once.Do(func() {
-		close(l.done)
-		l.s.releaseToken(l.keys, l.token)
-	})
-}
+func (l *lease) Release() { l.end(true) }

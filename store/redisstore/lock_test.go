@@ -145,18 +145,19 @@ func TestStalledHolderFenced(t *testing.T) {
 	}
 	waitLost(t, "A after B took over", a, 2*shortTTL)
 
-	turn := func(who string, fence int64) error {
+	// Each turn commits through its own process's store.
+	turn := func(st *Store, who string, fence int64) error {
 		conv := store.Conversation{StartedAt: now, UpdatedAt: now,
 			Messages: []store.Message{{Role: store.RoleUser, Text: "from " + who, At: now}}}
 		p := store.PendingAction{ID: "p-" + who, Tool: "create_card", Args: json.RawMessage(`{}`),
 			CreatedAt: now, ExpiresAt: now.Add(time.Minute)}
-		return pa.Commit(ctx, store.Commit{Key: ck, Fence: fence, Conversation: &conv, PutPending: &p,
+		return st.Commit(ctx, store.Commit{Key: ck, Fence: fence, Conversation: &conv, PutPending: &p,
 			MessageID: "m-" + who, Reply: json.RawMessage(`"reply ` + who + `"`)})
 	}
-	if err := turn("b", b.Fence()); err != nil {
+	if err := turn(pb, "b", b.Fence()); err != nil {
 		t.Fatalf("B's commit: %v", err)
 	}
-	if err := turn("a", a.Fence()); !errors.Is(err, store.ErrFenced) {
+	if err := turn(pa, "a", a.Fence()); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("A's commit after B's: %v, want ErrFenced", err)
 	}
 

@@ -16,11 +16,14 @@
 // at most once. Run Redis with AOF persistence where that must survive a
 // restart.
 //
-// A turn's state work takes five round trips, one per call: Lock,
-// LoadConversation, ClaimMessage, Commit (memory, pending action and inbox
-// completion in one script) and Release. A turn longer than LockTTL/3 adds
-// one renewal per LockTTL/3, off its path; a Lock that has to wait adds one
-// round trip per poll (see Lock queue).
+// A turn's state work takes two round trips, three with a message id:
+// Lock, whose grant brings the conversation's memory and pending action
+// along (LoadConversation and GetPending of the lock holder read them from
+// the lease until it writes), ClaimMessage, and Commit (memory, pending
+// action, inbox completion and, with Commit.Release, the release of the
+// lock in one script). A turn longer than LockTTL/3 adds one renewal per
+// LockTTL/3, off its path; a Lock that has to wait adds one round trip per
+// poll (see Lock queue).
 //
 // # Keys
 //
@@ -330,6 +333,35 @@ type Store struct {
 	mu      sync.Mutex
 	keepers sync.WaitGroup // lease renewal goroutines
 	lockers sync.WaitGroup // Lock calls
+	// held maps a lock name to the lease this process holds on it, so a
+	// turn's reads use what its grant found and its Commit can release it.
+	held sync.Map
+	// trips counts the requests sent on a client the store opened itself.
+	trips roundTrips
+}
+
+// RoundTrips returns how many requests the store has sent to Redis — each
+// command, script or pipeline one — when it opened its client from
+// Options.URL; 0 for a client given in Options.Client.
+func (s *Store) RoundTrips() int64 { return s.trips.n.Load() }
+
+// roundTrips is a client hook counting requests.
+type roundTrips struct{ n atomic.Int64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
 }
 
 // Open connects to Redis, checks that it answers and loads the scripts. It
@@ -371,7 +403,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if !strings.Contains(opts.URL, "max_retries=") {
 			ro.MaxRetries = -1
 		}
-		s.rdb, s.ownClient = redis.NewClient(ro), true
+		client := redis.NewClient(ro)
+		client.AddHook(&s.trips)
+		s.rdb, s.ownClient = client, true
 	}
 	s.wake = newWaker(s.rdb)
 	if err := s.rdb.Ping(ctx).Err(); err != nil {

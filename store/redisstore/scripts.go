@@ -16,20 +16,27 @@ package redisstore
 // that was dropped as stale is queued again at the end.
 //
 //	KEYS[1] P{T}:lock   KEYS[2] P{T}:fence   KEYS[3] P{T}:queue   KEYS[4] P{T}:beat
+//	KEYS[5] P{T}:mem    KEYS[6] P{T}:pend
 //	ARGV[1] token       ARGV[2] LockTTL ms    ARGV[3] FenceTTL ms
 //	ARGV[4] staleness bound ms                ARGV[5] queue keys' PX ms
 //	ARGV[6] wake-up channel ('' for none)
 //
-// Returns {1, fence, 0} when granted (also to a retried call whose token
-// already holds the lock), else {0, holder's PTTL ms or 0 when the lock is
-// free, the token's place in the queue (0 for its head)}. When the lock is
-// free but another token heads the queue, it publishes that token on the
-// wake-up channel.
+// Returns {1, fence, 0, memory, pending exp, pending JSON} when granted
+// (also to a retried call whose token already holds the lock) — the
+// conversation's state as the holder finds it, so a turn reads it without
+// another round trip; absent values are nil — else {0, holder's PTTL ms or
+// 0 when the lock is free, the token's place in the queue (0 for its
+// head)}. When the lock is free but another token heads the queue, it
+// publishes that token on the wake-up channel.
 const lockSrc = `#!lua
 local token = ARGV[1]
 local holder = redis.call('GET', KEYS[1])
+local function granted(fence)
+  local p = redis.call('HMGET', KEYS[6], 'exp', 'v')
+  return {1, fence, 0, redis.call('GET', KEYS[5]), p[1], p[2]}
+end
 if holder == token then
-  return {1, tonumber(redis.call('GET', KEYS[2]) or '0'), 0}
+  return granted(tonumber(redis.call('GET', KEYS[2]) or '0'))
 end
 
 local function grant()
@@ -48,7 +55,7 @@ local function grant()
 end
 
 if not holder and redis.call('EXISTS', KEYS[3]) == 0 then
-  return {1, grant(), 0}
+  return granted(grant())
 end
 
 local t = redis.call('TIME')
@@ -86,7 +93,7 @@ if not holder and (head == token or (not head and not more)) then
     redis.call('ZREM', KEYS[3], token)
     redis.call('HDEL', KEYS[4], token)
   end
-  return {1, grant(), 0}
+  return granted(grant())
 end
 if not queued then
   redis.call('ZADD', KEYS[3], ticket, token)
@@ -125,30 +132,36 @@ return 0
 //
 // Returns 1 when released, 0 when the token did not hold the lock.
 const releaseSrc = `#!lua
-local holder = redis.call('GET', KEYS[1])
-local queued = redis.call('ZSCORE', KEYS[2], ARGV[1])
-local heads = redis.call('ZRANGE', KEYS[2], 0, 1)
-local released = 0
-if holder == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  holder = false
-  released = 1
-end
-if queued then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('HDEL', KEYS[3], ARGV[1])
-end
-if not holder and ARGV[2] ~= '' then
-  local head = heads[1]
-  if head == ARGV[1] then
-    head = heads[2]
-  end
-  if head then
-    redis.pcall('PUBLISH', ARGV[2], head)
-  end
-end
-return released
+` + releaseFunc + `
+return release(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 `
+
+// releaseFunc is the release, shared by releaseSrc and commitSrc.
+const releaseFunc = `local function release(lock, queue, beat, token, channel)
+  local holder = redis.call('GET', lock)
+  local queued = redis.call('ZSCORE', queue, token)
+  local heads = redis.call('ZRANGE', queue, 0, 1)
+  local released = 0
+  if holder == token then
+    redis.call('DEL', lock)
+    holder = false
+    released = 1
+  end
+  if queued then
+    redis.call('ZREM', queue, token)
+    redis.call('HDEL', beat, token)
+  end
+  if not holder and channel ~= '' then
+    local head = heads[1]
+    if head == token then
+      head = heads[2]
+    end
+    if head then
+      redis.pcall('PUBLISH', channel, head)
+    end
+  end
+  return released
+end`
 
 // takeSrc removes and returns the pending action if it has the given id
 // and is within its grace.
@@ -188,7 +201,8 @@ return 1
 // newest grant of the conversation's lock.
 //
 //	KEYS[1] P{T}:fence   KEYS[2] P{T}:mem   KEYS[3] P{T}:pend
-//	KEYS[4] P{T}:in:<msg> (only when a message is completed)
+//	KEYS[4] P{T}:lock    KEYS[5] P{T}:queue KEYS[6] P{T}:beat
+//	KEYS[7] P{T}:in:<msg> (only when a message is completed)
 //	ARGV[1] fence
 //	ARGV[2] memory value ('' keeps memory)      ARGV[3] its PX ms
 //	ARGV[4] 'put', 'drop' or ''                 ARGV[5] pending id
@@ -196,9 +210,13 @@ return 1
 //	ARGV[8] pending PX ms
 //	ARGV[9] reply        ARGV[10] claim line for an unclaimed message
 //	ARGV[11] PX ms of a record created for an unclaimed message
+//	ARGV[12] the lease's token to release with the commit ('' for none)
+//	ARGV[13] wake-up channel ('' for none)
 //
-// Returns 1 when applied, 0 when fenced (nothing written).
+// Returns 1 when applied, 2 when applied and the lease released, 0 when
+// fenced (nothing written, nothing released).
 const commitSrc = `#!lua
+` + releaseFunc + `
 local newest = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) < newest then
   return 0
@@ -213,17 +231,20 @@ if ARGV[4] == 'put' then
 elseif ARGV[4] == 'drop' then
   redis.call('DEL', KEYS[3])
 end
-if KEYS[4] then
-  local rec = redis.call('GET', KEYS[4])
+if KEYS[7] then
+  local rec = redis.call('GET', KEYS[7])
   if rec then
     local nl = string.find(rec, '\n', 1, true)
     if nl then
       rec = string.sub(rec, 1, nl - 1)
     end
-    redis.call('SET', KEYS[4], rec .. '\n' .. ARGV[9], 'KEEPTTL')
+    redis.call('SET', KEYS[7], rec .. '\n' .. ARGV[9], 'KEEPTTL')
   else
-    redis.call('SET', KEYS[4], ARGV[10] .. '\n' .. ARGV[9], 'PX', ARGV[11])
+    redis.call('SET', KEYS[7], ARGV[10] .. '\n' .. ARGV[9], 'PX', ARGV[11])
   end
+end
+if ARGV[12] ~= '' and release(KEYS[4], KEYS[5], KEYS[6], ARGV[12], ARGV[13]) == 1 then
+  return 2
 end
 return 1
 `

@@ -17,17 +17,32 @@ import (
 
 // LoadConversation returns the memory of key, or ErrNotFound when there is
 // none or it expired (ConversationTTL after its UpdatedAt, on Options.Now).
-// One round trip. Safe for concurrent use.
+// One round trip, none while this process holds the conversation's lock
+// and has not written it since: the grant brought the memory along. Safe
+// for concurrent use.
 func (s *Store) LoadConversation(ctx context.Context, key chat.ConversationKey) (store.Conversation, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return store.Conversation{}, s.fail(ctx, "load conversation", key, err)
 	}
+	if l := s.heldLease(key.String()); l != nil {
+		if snap, ok := l.snapshot(); ok {
+			return s.decodeMemory(key, snap.memory, snap.hasMemory)
+		}
+	}
 	v, err := s.rdb.Get(ctx, s.tag(key.String())+":mem").Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
+		return s.decodeMemory(key, "", false)
 	case err != nil:
 		return store.Conversation{}, s.fail(ctx, "load conversation", key, err)
+	}
+	return s.decodeMemory(key, v, true)
+}
+
+// decodeMemory reads a P{T}:mem value ("<expiry µs>\n<JSON>").
+func (s *Store) decodeMemory(key chat.ConversationKey, v string, found bool) (store.Conversation, error) {
+	if !found {
+		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
 	}
 	exp, body, ok := strings.Cut(v, "\n")
 	expires, err := strconv.ParseInt(exp, 10, 64)
@@ -45,11 +60,17 @@ func (s *Store) LoadConversation(ctx context.Context, key chat.ConversationKey) 
 }
 
 // GetPending returns the pending action of key, also after its ExpiresAt
-// (for PendingGrace, on Options.Now), or ErrNotFound. One round trip. Safe
-// for concurrent use.
+// (for PendingGrace, on Options.Now), or ErrNotFound. One round trip, none
+// while this process holds the conversation's lock and has not written it
+// since. Safe for concurrent use.
 func (s *Store) GetPending(ctx context.Context, key chat.ConversationKey) (store.PendingAction, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return store.PendingAction{}, s.fail(ctx, "get pending", key, err)
+	}
+	if l := s.heldLease(key.String()); l != nil {
+		if snap, ok := l.snapshot(); ok {
+			return s.decodePendingFields(key, snap.pendExp, snap.pending)
+		}
 	}
 	vals, err := s.rdb.HMGet(ctx, s.tag(key.String())+":pend", "exp", "v").Result()
 	if err != nil {
@@ -57,6 +78,11 @@ func (s *Store) GetPending(ctx context.Context, key chat.ConversationKey) (store
 	}
 	exp, _ := vals[0].(string)
 	body, _ := vals[1].(string)
+	return s.decodePendingFields(key, exp, body)
+}
+
+// decodePendingFields reads the exp and v fields of P{T}:pend.
+func (s *Store) decodePendingFields(key chat.ConversationKey, exp, body string) (store.PendingAction, error) {
 	expires, err := strconv.ParseInt(exp, 10, 64)
 	if body == "" || err != nil || expires < s.now().UnixMicro() {
 		return store.PendingAction{}, fmt.Errorf("get pending %s: %w", key, store.ErrNotFound)
@@ -74,6 +100,9 @@ func (s *Store) TakePending(ctx context.Context, key chat.ConversationKey, id st
 	}
 	if id == "" {
 		return store.PendingAction{}, fmt.Errorf("take pending %s: empty id: %w", key, store.ErrNotFound)
+	}
+	if l := s.heldLease(key.String()); l != nil {
+		l.forget()
 	}
 	body, err := s.takeScript.Run(ctx, s.rdb, []string{s.tag(key.String()) + ":pend"}, id, s.now().UnixMicro()).Text()
 	switch {
@@ -246,7 +275,8 @@ var ErrNotJournal = errors.New("redis store is not a journal; append the turn re
 // is older than the newest grant of the lock c.Key.String() (a Fence of 0
 // passes only while that key has no fence counter), with ErrNotJournal
 // when c.Turn is set, and with ctx's error, writing nothing, when ctx has
-// already ended. One round trip. Safe for concurrent use.
+// already ended. With c.Release, the same script releases this process's
+// lease granted under c.Fence. One round trip. Safe for concurrent use.
 func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return s.fail(ctx, "commit", c.Key, err)
@@ -258,10 +288,12 @@ func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 		return fmt.Errorf("commit %s: pending action belongs to %s", c.Key, p.Key)
 	}
 	now := s.now()
-	tag := s.tag(c.Key.String())
-	keys := make([]string, 3, 4)
+	name := c.Key.String()
+	tag := s.tag(name)
+	keys := make([]string, 6, 7)
 	keys[0], keys[1], keys[2] = tag+":fence", tag+":mem", tag+":pend"
-	args := make([]any, 11)
+	keys[3], keys[4], keys[5] = tag+":lock", tag+":queue", tag+":beat"
+	args := make([]any, 13)
 	args[0] = c.Fence
 	args[1], args[2] = "", 0
 	if conv := c.Conversation; conv != nil {
@@ -307,12 +339,22 @@ func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 		}
 		args[8], args[9], args[10] = []byte(c.Reply), line, pxArg(s.opts.InboxTTL)
 	}
+	args[11], args[12] = "", ""
+	l := s.heldLease(name)
+	if l != nil && l.fence == c.Fence {
+		l.forget()
+		if c.Release {
+			args[11], args[12] = l.token, l.keys.channel
+		}
+	}
 	n, err := s.commitScript.Run(ctx, s.rdb, keys, args...).Int64()
 	switch {
 	case err != nil:
 		return s.fail(ctx, "commit", c.Key, err)
 	case n == 0:
 		return fmt.Errorf("commit %s: fence %d: %w", c.Key, c.Fence, store.ErrFenced)
+	case n == 2:
+		l.end(false) // released by the script: the holder's Release costs nothing
 	}
 	return nil
 }

@@ -11,35 +11,17 @@ import (
 )
 
 // AppendTurn writes the turn, its model calls and its tool calls in one
-// transaction; it returns after the transaction committed. A turn id that
-// was already journaled is an error (nothing is overwritten). Safe for
-// concurrent use.
+// transaction, shared with concurrent commits and appends (see group.go);
+// it returns after the transaction committed. A turn id that was already
+// journaled is an error (nothing is overwritten). Safe for concurrent use.
 func (s *Store) AppendTurn(ctx context.Context, rec store.TurnRecord) error {
-	if err := s.acquireConn(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return s.fail("append turn", rec.TurnID, err)
 	}
-	defer s.releaseConn()
-	if err := s.appendTx(&rec); err != nil {
+	if err := s.groupCommit(ctx, &store.Commit{Turn: &rec}); err != nil {
 		return s.fail("append turn", rec.TurnID, err)
 	}
 	return nil
-}
-
-func (s *Store) appendTx(rec *store.TurnRecord) (err error) {
-	q := &s.q
-	if _, err := q.begin.ExecContext(noCancel); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_, _ = q.rollback.ExecContext(noCancel)
-		}
-	}()
-	if err := s.insertTurn(rec); err != nil {
-		return err
-	}
-	_, err = q.commit.ExecContext(noCancel)
-	return err
 }
 
 // insertTurn writes a turn's rows inside the current transaction.
