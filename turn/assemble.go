@@ -2,7 +2,8 @@ package turn
 
 import (
 	"context"
-	"hash/fnv"
+	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/arbiterhq/arbiter/llm"
@@ -47,10 +48,13 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 }
 
 // prefixSlot keeps, in the conversation's state, a fingerprint of the last
-// prompt: one hash and length per message.
+// prompt: one hash and length per message, as one JSON string
+// "<hash hex>:<length> …" — read and written every turn, so kept cheaper
+// than an object of arrays (which older conversations may still hold).
 const prefixSlot = "prompt_fingerprint"
 
-type fingerprint struct {
+// oldFingerprint is the earlier form of the slot.
+type oldFingerprint struct {
 	Hashes  []uint64 `json:"h"`
 	Lengths []int    `json:"n"`
 }
@@ -59,27 +63,84 @@ type fingerprint struct {
 // prompt of the conversation from its start — what a provider's prompt
 // cache can reuse — and remembers this prompt's fingerprint.
 func (e *Engine) measurePrefix(s *state, msgs []llm.Message) {
-	cur := fingerprint{Hashes: make([]uint64, len(msgs)), Lengths: make([]int, len(msgs))}
-	total := 0
+	prev := previousFingerprint(s.conv.Slots[prefixSlot])
+	buf := make([]byte, 0, 2+len(msgs)*24)
+	buf = append(buf, '"')
+	total, stable, same := 0, 0, true
 	for i, m := range msgs {
-		h := fnv.New64a()
-		h.Write([]byte(m.Role))
-		h.Write([]byte{0})
-		h.Write([]byte(m.Content))
-		cur.Hashes[i], cur.Lengths[i] = h.Sum64(), len(m.Content)
+		h := messageHash(m)
+		if same && i < len(prev) && prev[i].hash == h && prev[i].length == len(m.Content) {
+			stable += len(m.Content)
+		} else {
+			same = false
+		}
 		total += len(m.Content)
+		if i > 0 {
+			buf = append(buf, ' ')
+		}
+		buf = strconv.AppendUint(buf, h, 16)
+		buf = append(buf, ':')
+		buf = strconv.AppendInt(buf, int64(len(m.Content)), 10)
 	}
-	var prev fingerprint
-	getSlot(s, prefixSlot, &prev)
-	stable := 0
-	for i := 0; i < len(cur.Hashes) && i < len(prev.Hashes) && cur.Hashes[i] == prev.Hashes[i]; i++ {
-		stable += cur.Lengths[i]
-	}
+	buf = append(buf, '"')
 	s.trace.PromptBytes, s.trace.StablePrefixBytes = total, stable
 	if total > 0 {
 		s.trace.StablePrefixRatio = float64(stable) / float64(total)
 	}
-	setSlot(s, prefixSlot, &cur)
+	if s.conv.Slots == nil {
+		s.conv.Slots = map[string]json.RawMessage{}
+	}
+	s.conv.Slots[prefixSlot] = buf
+}
+
+type printEntry struct {
+	hash   uint64
+	length int
+}
+
+// previousFingerprint reads the slot in either form; nil when absent or
+// unreadable (the prompt then counts as new).
+func previousFingerprint(raw json.RawMessage) []printEntry {
+	if len(raw) > 0 && raw[0] == '{' {
+		var old oldFingerprint
+		if json.Unmarshal(raw, &old) != nil || len(old.Hashes) != len(old.Lengths) {
+			return nil
+		}
+		out := make([]printEntry, len(old.Hashes))
+		for i := range old.Hashes {
+			out[i] = printEntry{old.Hashes[i], old.Lengths[i]}
+		}
+		return out
+	}
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil
+	}
+	var out []printEntry
+	for f := range strings.FieldsSeq(string(raw[1 : len(raw)-1])) {
+		hx, n, ok := strings.Cut(f, ":")
+		h, err1 := strconv.ParseUint(hx, 16, 64)
+		l, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil {
+			return nil
+		}
+		out = append(out, printEntry{h, l})
+	}
+	return out
+}
+
+// messageHash is the 64-bit FNV-1a hash of a message's role, a zero byte
+// and its content, computed without copying them.
+func messageHash(m llm.Message) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := 0; i < len(m.Role); i++ {
+		h = (h ^ uint64(m.Role[i])) * prime
+	}
+	h *= prime // the zero byte
+	for i := 0; i < len(m.Content); i++ {
+		h = (h ^ uint64(m.Content[i])) * prime
+	}
+	return h
 }
 
 // renderMessage maps a remembered message onto a chat message. Evidence

@@ -43,7 +43,9 @@ func closeAll(defs []stmtDef) error {
 // connStmts are prepared on the store's connection and used only while
 // holding its semaphore. Transactions are begun and ended with statements
 // of their own, because database/sql would re-prepare a connection's
-// statements inside a *sql.Tx.
+// statements inside a *sql.Tx. Parameters are anonymous (?) wherever each
+// is used once, in order: the driver then binds them without reading their
+// names, an allocation per parameter saved.
 type connStmts struct {
 	begin, commit, rollback *sql.Stmt
 
@@ -81,17 +83,17 @@ func (q *connStmts) defs() []stmtDef {
 		// Expired rows are returned too: the cache keeps their expiry and
 		// decides visibility per read.
 		{&q.loadConversation, `SELECT expires_at, memory FROM conversations
-			WHERE tenant = ?1 AND chat = ?2 AND user_id = ?3`},
+			WHERE tenant = ? AND chat = ? AND user_id = ?`},
 		{&q.getPending, `SELECT delete_after, id, tool, args, args_hash, idempotency_key, turn_id, created_at, expires_at
-			FROM pending WHERE tenant = ?1 AND chat = ?2 AND user_id = ?3`},
+			FROM pending WHERE tenant = ? AND chat = ? AND user_id = ?`},
 		{&q.getInbox, `SELECT turn_id, done, at, reply FROM inbox
-			WHERE tenant = ?1 AND chat = ?2 AND user_id = ?3 AND message_id = ?4 AND expires_at >= ?5`},
+			WHERE tenant = ? AND chat = ? AND user_id = ? AND message_id = ? AND expires_at >= ?`},
 
-		{&q.fenceReserve, `UPDATE store_meta SET value = value + ?1 WHERE name = 'fence_high' RETURNING value`},
+		{&q.fenceReserve, `UPDATE store_meta SET value = value + ? WHERE name = 'fence_high' RETURNING value`},
 
 		// Changes nothing (0 rows) when a newer fence already committed.
 		{&q.convUpsert, `INSERT INTO conversations (tenant, chat, user_id, updated_at, expires_at, fence, memory)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, chat, user_id) DO UPDATE SET
 				updated_at = excluded.updated_at, expires_at = excluded.expires_at,
 				fence = excluded.fence, memory = excluded.memory
@@ -99,59 +101,59 @@ func (q *connStmts) defs() []stmtDef {
 
 		{&q.pendingPut, `REPLACE INTO pending (tenant, chat, user_id, id, tool, args, args_hash,
 				idempotency_key, turn_id, created_at, expires_at, delete_after)
-			VALUES (?1, ?2, ?3, ?4, ?5, CAST(?6 AS TEXT), ?7, ?8, ?9, ?10, ?11, ?12)`},
-		{&q.pendingDelete, `DELETE FROM pending WHERE tenant = ?1 AND chat = ?2 AND user_id = ?3`},
+			VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, ?)`},
+		{&q.pendingDelete, `DELETE FROM pending WHERE tenant = ? AND chat = ? AND user_id = ?`},
 		{&q.pendingTake, `DELETE FROM pending
-			WHERE tenant = ?1 AND chat = ?2 AND user_id = ?3 AND id = ?4 AND delete_after >= ?5
+			WHERE tenant = ? AND chat = ? AND user_id = ? AND id = ? AND delete_after >= ?
 			RETURNING delete_after, id, tool, args, args_hash, idempotency_key, turn_id, created_at, expires_at`},
 
 		// The completion is the first time a message reaches the database
 		// (claims are held in memory until then); it overwrites a record
 		// that expired but was not yet cleaned up.
 		{&q.inboxDone, `INSERT INTO inbox (tenant, chat, user_id, message_id, turn_id, done, at, expires_at, reply)
-			VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, CAST(?8 AS TEXT))
+			VALUES (?, ?, ?, ?, ?, 1, ?, ?, CAST(? AS TEXT))
 			ON CONFLICT (tenant, chat, user_id, message_id) DO UPDATE SET
 				turn_id = excluded.turn_id, done = 1, at = excluded.at,
 				expires_at = excluded.expires_at, reply = excluded.reply`},
 
 		{&q.execInsert, `INSERT INTO executions (tenant, idempotency_key, tool, args_hash, turn_id, state,
 				result, started_at, finished_at, args, chat, user_id, message_id)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS TEXT), ?8, ?9, CAST(?10 AS TEXT), ?11, ?12, ?13)
+			VALUES (?, ?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, CAST(? AS TEXT), ?, ?, ?)
 			ON CONFLICT (tenant, idempotency_key) DO NOTHING`},
 		{&q.execSelect, `SELECT tool, args_hash, turn_id, state, result, started_at, finished_at,
 				args, chat, user_id, message_id
-			FROM executions WHERE tenant = ?1 AND idempotency_key = ?2`},
+			FROM executions WHERE tenant = ? AND idempotency_key = ?`},
 		// A claim made durable by the execution it started; a completion
 		// (inboxDone) overwrites it, and it never overwrites one.
 		{&q.inboxClaim, `INSERT INTO inbox (tenant, chat, user_id, message_id, turn_id, done, at, expires_at, reply)
-			VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, NULL)
+			VALUES (?, ?, ?, ?, ?, 0, ?, ?, NULL)
 			ON CONFLICT (tenant, chat, user_id, message_id) DO NOTHING`},
-		{&q.execFinish, `UPDATE executions SET state = ?1, result = CAST(?2 AS TEXT), finished_at = ?3
-			WHERE tenant = ?4 AND idempotency_key = ?5`},
+		{&q.execFinish, `UPDATE executions SET state = ?, result = CAST(? AS TEXT), finished_at = ?
+			WHERE tenant = ? AND idempotency_key = ?`},
 
 		{&q.turnInsert, `INSERT INTO turns (turn_id, tenant, chat, user_id, route, status, started_at,
 				duration_ms, trace)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CAST(?9 AS TEXT))`},
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT))`},
 		{&q.llmInsert, `INSERT INTO llm_calls (turn_id, seq, tenant, provider, model, operation, strategy,
 				attempt, input_tokens, cached_tokens, output_tokens, cost_usd, duration_ms, status, error, note, at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)`},
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&q.toolInsert, `INSERT INTO tool_calls (turn_id, seq, tenant, tool, idempotency_key, status, error,
 				duration_ms, at, server, remote_tool, args_hash, risk, scope, confirmation_id)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)`},
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 
 		// A row of the id, done or not, makes the item a duplicate.
 		{&q.channelAccept, `INSERT INTO channel_inbox (channel, id, order_key, accepted_at, done, expires_at, payload)
-			VALUES (?1, ?2, ?3, ?4, 0, ?5, ?6)
+			VALUES (?, ?, ?, ?, 0, ?, ?)
 			ON CONFLICT (channel, id) DO NOTHING`},
 		{&q.channelDone, `UPDATE channel_inbox SET done = 1, expires_at = max(expires_at, ?3)
 			WHERE channel = ?1 AND id = ?2 AND done = 0`},
 		{&q.syncFull, `PRAGMA synchronous = FULL`},
 		{&q.syncNormal, `PRAGMA synchronous = NORMAL`},
 
-		{&q.cleanConversations, `DELETE FROM conversations WHERE expires_at < ?1`},
-		{&q.cleanPending, `DELETE FROM pending WHERE delete_after < ?1`},
-		{&q.cleanInbox, `DELETE FROM inbox WHERE expires_at < ?1`},
-		{&q.cleanChannel, `DELETE FROM channel_inbox WHERE done = 1 AND expires_at < ?1`},
+		{&q.cleanConversations, `DELETE FROM conversations WHERE expires_at < ?`},
+		{&q.cleanPending, `DELETE FROM pending WHERE delete_after < ?`},
+		{&q.cleanInbox, `DELETE FROM inbox WHERE expires_at < ?`},
+		{&q.cleanChannel, `DELETE FROM channel_inbox WHERE done = 1 AND expires_at < ?`},
 	}
 }
 
