@@ -103,28 +103,27 @@ func (s *Store) groupCommit(ctx context.Context, c *store.Commit) error {
 			}
 			if s.closed.Load() {
 				s.releaseConn()
-				if s.group.withdraw(mine) {
-					return store.ErrUnavailable
-				}
-				continue
+				return s.giveUp(mine, store.ErrUnavailable)
 			}
 			s.runBatch(mine)
 			s.releaseConn()
 			return mine.err
 		case <-ctx.Done():
-			if s.group.withdraw(mine) {
-				return ctx.Err()
-			}
-			<-mine.done
-			return mine.err
+			return s.giveUp(mine, ctx.Err())
 		case <-s.closing:
-			if s.group.withdraw(mine) {
-				return store.ErrUnavailable
-			}
-			<-mine.done
-			return mine.err
+			return s.giveUp(mine, store.ErrUnavailable)
 		}
 	}
+}
+
+// giveUp withdraws mine and returns err, unless a batch took it already:
+// then it waits for that batch's outcome.
+func (s *Store) giveUp(mine *queued, err error) error {
+	if s.group.withdraw(mine) {
+		return err
+	}
+	<-mine.done
+	return mine.err
 }
 
 // runBatch commits everything queued (mine among it) and tells each
