@@ -36,7 +36,8 @@
 // conversation under ConversationKey.String(), which is what ties a lease
 // to the conversation's data.
 //
-//	P{T}:mem       string  memory: "<expiry µs>\n<Conversation JSON>"; expiry
+//	P{T}:mem       string  memory: "<expiry µs>\n<Conversation>" in the compact
+//	                       form of store.AppendConversation (JSON before); expiry
 //	                       is UpdatedAt+ConversationTTL on Options.Now. Redis
 //	                       drops it that long after the commit, plus a margin.
 //	P{T}:pend      hash    the pending action: id, exp (ExpiresAt+PendingGrace

@@ -3,8 +3,11 @@ package redisstore
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -191,5 +194,39 @@ func TestCommitTurnRefused(t *testing.T) {
 	}
 	if _, err := s.LoadConversation(t.Context(), key); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("memory after the refused commit: %v, want ErrNotFound", err)
+	}
+}
+
+// Memory is written in the compact form; a record written as JSON by an
+// earlier version still loads.
+func TestMemoryFormats(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := t.Context()
+	now := time.Now()
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	conv := store.Conversation{StartedAt: now, UpdatedAt: now,
+		Messages: []store.Message{{Role: store.RoleUser, Text: "привет", At: now}},
+		Slots:    map[string]json.RawMessage{"skill": json.RawMessage(`"docs"`)}}
+	if err := s.Commit(ctx, store.Commit{Key: key, Conversation: &conv}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := s.rdb.Get(ctx, s.tag(key.String())+":mem").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, body, _ := strings.Cut(raw, "\n"); strings.HasPrefix(body, "{") {
+		t.Errorf("memory stored as JSON: %q", body)
+	}
+	old := chat.ConversationKey{Tenant: "t", Chat: "old", User: "u"}
+	body, _ := json.Marshal(conv)
+	exp := strconv.FormatInt(now.Add(time.Hour).UnixMicro(), 10)
+	if err := s.rdb.Set(ctx, s.tag(old.String())+":mem", exp+"\n"+string(body), time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []chat.ConversationKey{key, old} {
+		got, err := s.LoadConversation(ctx, k)
+		if err != nil || len(got.Messages) != 1 || got.Messages[0].Text != "привет" || string(got.Slots["skill"]) != `"docs"` {
+			t.Errorf("%s: %+v, %v", k, got, err)
+		}
 	}
 }

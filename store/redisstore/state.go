@@ -39,7 +39,8 @@ func (s *Store) LoadConversation(ctx context.Context, key chat.ConversationKey) 
 	return s.decodeMemory(key, v, true)
 }
 
-// decodeMemory reads a P{T}:mem value ("<expiry µs>\n<JSON>").
+// decodeMemory reads a P{T}:mem value ("<expiry µs>\n<memory>"): the
+// compact form of store.AppendConversation, or JSON as written before it.
 func (s *Store) decodeMemory(key chat.ConversationKey, v string, found bool) (store.Conversation, error) {
 	if !found {
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
@@ -53,7 +54,12 @@ func (s *Store) decodeMemory(key chat.ConversationKey, v string, found bool) (st
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
 	}
 	var c store.Conversation
-	if err := json.Unmarshal([]byte(body), &c); err != nil {
+	if strings.HasPrefix(body, "{") {
+		err = json.Unmarshal([]byte(body), &c)
+	} else {
+		c, err = store.DecodeConversation(body)
+	}
+	if err != nil {
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, err)
 	}
 	return c, nil
@@ -302,14 +308,10 @@ func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 			updated = now
 		}
 		expires := updated.Add(s.opts.ConversationTTL)
-		body, err := json.Marshal(conv)
-		if err != nil {
-			return fmt.Errorf("commit %s: encode memory: %w", c.Key, err)
-		}
-		mem := make([]byte, 0, len(body)+20)
+		mem := make([]byte, 0, 1024)
 		mem = strconv.AppendInt(mem, expires.UnixMicro(), 10)
 		mem = append(mem, '\n')
-		args[1], args[2] = append(mem, body...), pxArg(max(expires.Sub(now), 0)+expiryMargin)
+		args[1], args[2] = store.AppendConversation(mem, conv), pxArg(max(expires.Sub(now), 0)+expiryMargin)
 	}
 	args[3], args[4], args[5], args[6], args[7] = "", "", 0, "", 0
 	switch {

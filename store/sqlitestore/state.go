@@ -33,7 +33,7 @@ func (s *Store) LoadConversation(ctx context.Context, key chat.ConversationKey) 
 	if e.memory == nil || e.memExpires < s.now().UnixNano() {
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
 	}
-	c, err := decodeConversation(e.memory)
+	c, err := store.DecodeConversation(string(e.memory)) // one copy, shared by the strings
 	if err != nil {
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, err)
 	}
@@ -342,7 +342,7 @@ func (s *Store) apply(c *store.Commit, now time.Time) (w written, err error) {
 			updated = now
 		}
 		// A fresh buffer, sized from the last one: the cache keeps it.
-		w.memory = appendConversation(make([]byte, 0, s.lastMemorySize+256), conv)
+		w.memory = store.AppendConversation(make([]byte, 0, s.lastMemorySize+256), conv)
 		s.lastMemorySize = len(w.memory)
 		w.memExpires = updated.Add(s.opts.ConversationTTL).UnixNano()
 		res, err := q.convUpsert.ExecContext(noCancel, kt, kc, ku, updated.UnixNano(), w.memExpires, c.Fence, w.memory)

@@ -1,4 +1,4 @@
-package sqlitestore
+package store
 
 import (
 	"encoding/binary"
@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/arbiterhq/arbiter/store"
 )
 
-// Memory is stored in a compact binary form rather than JSON: it is read
-// and written on every turn, and this form decodes with two allocations
-// plus one per slot (the text of all strings shares one copy of the
-// record), where JSON needs several per message.
+// Backends may keep memory in this compact binary form rather than JSON
+// (the embedded store and Redis do): it is read and written on every turn,
+// and this form decodes with two allocations plus one per slot (the text
+// of all strings shares one copy of the record), where JSON needs several
+// per message.
 //
 // Layout, all integers varint-encoded:
 //
@@ -23,9 +22,12 @@ import (
 // nanoseconds. Times come back in UTC.
 const memoryFormat = 1
 
-var errCorrupt = errors.New("corrupt memory record")
+// ErrCorruptMemory is the error of a memory record that does not decode.
+var ErrCorruptMemory = errors.New("corrupt memory record")
 
-func appendConversation(b []byte, c *store.Conversation) []byte {
+// AppendConversation appends c in the compact form to b. The first byte is
+// never '{', so a reader can tell it from JSON.
+func AppendConversation(b []byte, c *Conversation) []byte {
 	b = append(b, memoryFormat)
 	b = appendTime(b, c.StartedAt)
 	b = appendTime(b, c.UpdatedAt)
@@ -57,20 +59,20 @@ func appendTime(b []byte, t time.Time) []byte {
 	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
 }
 
-// decodeConversation decodes a memory record. The returned strings share
-// one copy of data, so data may be reused afterwards.
-func decodeConversation(data []byte) (store.Conversation, error) {
-	var c store.Conversation
+// DecodeConversation decodes a record AppendConversation wrote. The
+// returned strings are substrings of data.
+func DecodeConversation(data string) (Conversation, error) {
+	var c Conversation
 	if len(data) == 0 || data[0] != memoryFormat {
-		return c, fmt.Errorf("%w: unknown format", errCorrupt)
+		return c, fmt.Errorf("%w: unknown format", ErrCorruptMemory)
 	}
-	d := decoder{s: string(data[1:])}
+	d := decoder{s: data[1:]}
 	c.StartedAt = d.time()
 	c.UpdatedAt = d.time()
 	// Every message takes at least 6 bytes; checking first keeps a corrupt
 	// count from allocating a huge slice.
 	if n := d.uvarint(); n > 0 && n <= uint64(len(d.s)/6) {
-		c.Messages = make([]store.Message, n)
+		c.Messages = make([]Message, n)
 		for i := range c.Messages {
 			m := &c.Messages[i]
 			m.Role = d.str()
@@ -80,7 +82,7 @@ func decodeConversation(data []byte) (store.Conversation, error) {
 			m.At = d.time()
 		}
 	} else if n > 0 {
-		d.err = errCorrupt
+		d.err = ErrCorruptMemory
 	}
 	if n := d.uvarint(); n > 0 && n <= uint64(len(d.s)/2) {
 		c.Slots = make(map[string]json.RawMessage, n)
@@ -89,10 +91,10 @@ func decodeConversation(data []byte) (store.Conversation, error) {
 			c.Slots[k] = json.RawMessage(d.str())
 		}
 	} else if n > 0 {
-		d.err = errCorrupt
+		d.err = ErrCorruptMemory
 	}
 	if d.err != nil || len(d.s) != 0 {
-		return store.Conversation{}, errCorrupt
+		return Conversation{}, ErrCorruptMemory
 	}
 	return c, nil
 }
@@ -114,7 +116,7 @@ func (d *decoder) uvarint() uint64 {
 			return v
 		}
 	}
-	d.err = errCorrupt
+	d.err = ErrCorruptMemory
 	d.s = ""
 	return 0
 }
@@ -127,7 +129,7 @@ func (d *decoder) varint() int64 {
 func (d *decoder) str() string {
 	n := d.uvarint()
 	if n > uint64(len(d.s)) {
-		d.err = errCorrupt
+		d.err = ErrCorruptMemory
 		d.s = ""
 		return ""
 	}
@@ -140,7 +142,7 @@ func (d *decoder) time() time.Time {
 	sec := d.varint()
 	nsec := d.uvarint()
 	if d.err != nil || nsec >= 1e9 {
-		d.err = errCorrupt
+		d.err = ErrCorruptMemory
 		return time.Time{}
 	}
 	return time.Unix(sec, int64(nsec)).UTC()
