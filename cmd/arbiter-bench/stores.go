@@ -21,7 +21,7 @@ import (
 const (
 	loadConversations   = 64
 	loadPerConversation = 40
-	loadRounds          = 2
+	loadRounds          = 4
 )
 
 // compareStores measures turns per second on the embedded store, on Redis
