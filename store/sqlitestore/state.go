@@ -21,14 +21,9 @@ func (s *Store) LoadConversation(ctx context.Context, key chat.ConversationKey) 
 		return store.Conversation{}, s.fail("load conversation", key, err)
 	}
 	defer s.releaseConn()
-	e := s.cache.get(key)
-	if e == nil || !e.memKnown {
-		memory, expires, err := s.readMemory(key)
-		if err != nil {
-			return store.Conversation{}, s.fail("load conversation", key, err)
-		}
-		e = s.cache.put(key)
-		s.cache.setMemory(e, memory, expires)
+	e, err := s.known(key)
+	if err != nil {
+		return store.Conversation{}, s.fail("load conversation", key, err)
 	}
 	if e.memory == nil || e.memExpires < s.now().UnixNano() {
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
@@ -38,6 +33,47 @@ func (s *Store) LoadConversation(ctx context.Context, key chat.ConversationKey) 
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, err)
 	}
 	return c, nil
+}
+
+// known returns the cache entry of key with both its memory and its
+// pending action known, reading whichever is not from the file: a turn
+// reads both, so a conversation the cache does not hold is read once,
+// memory and pending together, and the second of a turn's two reads costs
+// nothing. Called holding the connection; the entry is to be used at once
+// (see cache.put).
+func (s *Store) known(key chat.ConversationKey) (*entry, error) {
+	e := s.cache.get(key)
+	if e != nil && e.memKnown && e.pendKnown {
+		return e, nil
+	}
+	var memory []byte
+	var memExpires int64
+	if e == nil || !e.memKnown {
+		var err error
+		if memory, memExpires, err = s.readMemory(key); err != nil {
+			return nil, err
+		}
+	}
+	var pending *store.PendingAction
+	var pendExpires int64
+	if e == nil || !e.pendKnown {
+		p, expires, err := scanPending(s.q.getPending.QueryRowContext(noCancel, key.Tenant, key.Chat, key.User), key)
+		switch {
+		case err == nil:
+			pending, pendExpires = &p, expires
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, err
+		}
+	}
+	memKnown, pendKnown := e != nil && e.memKnown, e != nil && e.pendKnown
+	e = s.cache.put(key)
+	if !memKnown {
+		s.cache.setMemory(e, memory, memExpires)
+	}
+	if !pendKnown {
+		s.cache.setPending(e, pending, pendExpires)
+	}
+	return e, nil
 }
 
 // readMemory reads the stored memory of key, expired or not; nil when
@@ -67,18 +103,9 @@ func (s *Store) GetPending(ctx context.Context, key chat.ConversationKey) (store
 		return store.PendingAction{}, s.fail("get pending", key, err)
 	}
 	defer s.releaseConn()
-	e := s.cache.get(key)
-	if e == nil || !e.pendKnown {
-		p, expires, err := scanPending(s.q.getPending.QueryRowContext(noCancel, key.Tenant, key.Chat, key.User), key)
-		var pp *store.PendingAction
-		switch {
-		case err == nil:
-			pp = &p
-		case !errors.Is(err, sql.ErrNoRows):
-			return store.PendingAction{}, s.fail("get pending", key, err)
-		}
-		e = s.cache.put(key)
-		s.cache.setPending(e, pp, expires)
+	e, err := s.known(key)
+	if err != nil {
+		return store.PendingAction{}, s.fail("get pending", key, err)
 	}
 	if e.pending == nil || e.pendExpires < s.now().UnixNano() {
 		return store.PendingAction{}, fmt.Errorf("get pending %s: %w", key, store.ErrNotFound)
