@@ -67,14 +67,13 @@ func Parse(output string, allowed []string) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	if err := checkDuplicateKeys(obj); err != nil {
+	// One pass checks every object for duplicate keys and hands over the
+	// top-level fields (obj is one valid JSON object by now).
+	var sc dupScanner
+	if err := sc.scan(obj, true); err != nil {
 		return Decision{}, err
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(obj, &fields); err != nil {
-		return Decision{}, fail("", "not a JSON object: %v", err)
-	}
-	return fromFields(fields, allowed)
+	return fromFields(sc.fields, allowed)
 }
 
 // extractObject finds the single JSON object in output.
@@ -168,26 +167,63 @@ func jsonValueLen(s string) int {
 // injected text) could hide a second "tool" behind the first. data must be
 // one valid JSON value (callers check that first).
 func checkDuplicateKeys(data []byte) error {
-	sc := dupScanner{data: data}
-	if err := sc.value(); err != nil {
-		return err
-	}
-	sc.space()
-	if sc.pos != len(data) {
-		return fail("", "trailing data after the JSON object")
-	}
-	return nil
+	var sc dupScanner
+	return sc.scan(data, false)
 }
 
 // dupScanner walks valid JSON looking only at object keys; it keeps the
 // path to the current value so a duplicate can be reported by location.
+// Keys are compared as they stand in the input (decoded only when they
+// hold escapes), so a valid object costs no allocation per key.
 type dupScanner struct {
 	data []byte
 	pos  int
-	path []string
+	path []pathStep
+	keys [][]byte // the keys of the objects being read, innermost last
+	// fields are the top-level object's fields, when asked for.
+	fields    []field
+	topFields bool
+}
+
+// pathStep is an object key or, when key is nil, an array index.
+type pathStep struct {
+	key   []byte
+	index int
+}
+
+// field is a top-level key and its value as it stands in the input.
+type field struct {
+	name string
+	raw  json.RawMessage
+}
+
+type fieldList []field
+
+// get returns the value of the field named name.
+func (l fieldList) get(name string) (json.RawMessage, bool) {
+	for _, f := range l {
+		if f.name == name {
+			return f.raw, true
+		}
+	}
+	return nil, false
 }
 
 var errTruncated = fail("", "malformed JSON: unexpected end")
+
+// scan checks data; with topFields it also collects the fields of the
+// object data holds.
+func (s *dupScanner) scan(data []byte, topFields bool) error {
+	s.data, s.topFields = data, topFields
+	if err := s.value(); err != nil {
+		return err
+	}
+	s.space()
+	if s.pos != len(data) {
+		return fail("", "trailing data after the JSON object")
+	}
+	return nil
+}
 
 func (s *dupScanner) space() {
 	for s.pos < len(s.data) {
@@ -222,7 +258,7 @@ func (s *dupScanner) value() error {
 			if s.data[s.pos] == ',' {
 				s.pos++
 			}
-			s.path = append(s.path, strconv.Itoa(i))
+			s.path = append(s.path, pathStep{index: i})
 			if err := s.value(); err != nil {
 				return err
 			}
@@ -240,7 +276,9 @@ func (s *dupScanner) value() error {
 
 func (s *dupScanner) object() error {
 	s.pos++
-	var keys []string
+	top := s.topFields && len(s.path) == 0
+	first := len(s.keys)
+	defer func() { s.keys = s.keys[:first] }()
 	for {
 		s.space()
 		if s.pos >= len(s.data) {
@@ -258,28 +296,34 @@ func (s *dupScanner) object() error {
 		if err != nil {
 			return err
 		}
-		for _, k := range keys {
-			if k == key {
+		for _, k := range s.keys[first:] {
+			if bytes.Equal(k, key) {
 				return fail(s.pointer(key), "duplicate key %q", key)
 			}
 		}
-		keys = append(keys, key)
+		s.keys = append(s.keys, key)
 		s.space()
 		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
 			return fail(s.pointer(key), "malformed JSON: expected ':'")
 		}
 		s.pos++
-		s.path = append(s.path, key)
+		s.path = append(s.path, pathStep{key: key})
+		s.space()
+		start := s.pos
 		if err := s.value(); err != nil {
 			return err
+		}
+		if top {
+			s.fields = append(s.fields, field{name: string(key), raw: s.data[start:s.pos]})
 		}
 		s.path = s.path[:len(s.path)-1]
 	}
 }
 
 // str reads a string literal and returns its value; escapes (rare in keys)
-// are decoded so "t\u0069tle" and "title" count as the same key.
-func (s *dupScanner) str() (string, error) {
+// are decoded so "t\u0069tle" and "title" count as the same key. Without
+// escapes the value is a slice of the input.
+func (s *dupScanner) str() ([]byte, error) {
 	start := s.pos
 	s.pos++
 	escaped := false
@@ -293,26 +337,32 @@ func (s *dupScanner) str() (string, error) {
 			s.pos++
 			raw := s.data[start:s.pos]
 			if !escaped {
-				return string(raw[1 : len(raw)-1]), nil
+				return raw[1 : len(raw)-1], nil
 			}
 			var v string
 			if err := json.Unmarshal(raw, &v); err != nil {
-				return "", fail(s.pointer(""), "malformed JSON string: %v", err)
+				return nil, fail(s.pointer(nil), "malformed JSON string: %v", err)
 			}
-			return v, nil
+			return []byte(v), nil
 		}
 		s.pos++
 	}
-	return "", errTruncated
+	return nil, errTruncated
 }
 
-func (s *dupScanner) pointer(last string) string {
+// pointer is the JSON pointer of the current value, or of its key last.
+func (s *dupScanner) pointer(last []byte) string {
 	var b strings.Builder
 	for _, p := range s.path {
-		b.WriteString("/" + escapePointer(p))
+		b.WriteByte('/')
+		if p.key == nil {
+			b.WriteString(strconv.Itoa(p.index))
+		} else {
+			b.WriteString(escapePointer(string(p.key)))
+		}
 	}
-	if last != "" {
-		b.WriteString("/" + escapePointer(last))
+	if last != nil {
+		b.WriteString("/" + escapePointer(string(last)))
 	}
 	return b.String()
 }
@@ -326,24 +376,27 @@ func escapePointer(s string) string {
 
 var knownFields = map[string]bool{"say": true, "tool": true, "args": true, "done": true, "newTopic": true, "buttons": true}
 
-func fromFields(fields map[string]json.RawMessage, allowed []string) (Decision, error) {
+// fromFields builds the decision from the top-level fields (each named
+// once: the scanner refused duplicates).
+func fromFields(list []field, allowed []string) (Decision, error) {
 	var d Decision
 	var problems []Problem
 	add := func(loc, format string, args ...any) {
 		problems = append(problems, Problem{Location: loc, Message: fmt.Sprintf(format, args...)})
 	}
-	for k := range fields {
-		if !knownFields[k] {
-			add("/"+escapePointer(k), "unknown field; allowed fields are say, tool, args, done, newTopic, buttons")
+	fields := fieldList(list)
+	for _, f := range list {
+		if !knownFields[f.name] {
+			add("/"+escapePointer(strings.ToValidUTF8(f.name, "\uFFFD")), "unknown field; allowed fields are say, tool, args, done, newTopic, buttons")
 		}
 	}
-	if raw, ok := fields["say"]; ok && !isNull(raw) {
+	if raw, ok := fields.get("say"); ok && !isNull(raw) {
 		if err := json.Unmarshal(raw, &d.Say); err != nil {
 			add("/say", "must be a string")
 		}
 		d.Say = truncateRunes(d.Say, MaxSayRunes)
 	}
-	if raw, ok := fields["tool"]; ok && !isNull(raw) {
+	if raw, ok := fields.get("tool"); ok && !isNull(raw) {
 		var name string
 		if err := json.Unmarshal(raw, &name); err != nil {
 			add("/tool", "must be a string or null")
@@ -352,7 +405,7 @@ func fromFields(fields map[string]json.RawMessage, allowed []string) (Decision, 
 		}
 	}
 	d.Args = json.RawMessage("{}")
-	if raw, ok := fields["args"]; ok && !isNull(raw) {
+	if raw, ok := fields.get("args"); ok && !isNull(raw) {
 		args, err := coerceArgs(raw)
 		var pe *ParseError
 		switch {
@@ -370,7 +423,7 @@ func fromFields(fields map[string]json.RawMessage, allowed []string) (Decision, 
 		name string
 		dst  *bool
 	}{{"done", &d.Done}, {"newTopic", &d.NewTopic}} {
-		if raw, ok := fields[f.name]; ok && !isNull(raw) {
+		if raw, ok := fields.get(f.name); ok && !isNull(raw) {
 			v, err := coerceBool(raw)
 			if err != nil {
 				add("/"+f.name, "must be a boolean")
@@ -378,7 +431,7 @@ func fromFields(fields map[string]json.RawMessage, allowed []string) (Decision, 
 			*f.dst = v
 		}
 	}
-	if raw, ok := fields["buttons"]; ok && !isNull(raw) {
+	if raw, ok := fields.get("buttons"); ok && !isNull(raw) {
 		buttons, err := coerceButtons(raw)
 		if err != nil {
 			add("/buttons", "%s", err.Error())

@@ -235,5 +235,24 @@ func FuzzParse(f *testing.F) {
 		if _, err := json.Marshal(d); err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
+		// The fields the scanner handed over are the ones encoding/json
+		// reads from the same object.
+		obj, _ := extractObject(in)
+		var sc dupScanner
+		if err := sc.scan(obj, true); err != nil {
+			t.Fatalf("scan of a parsed object: %v", err)
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(obj, &want); err != nil {
+			t.Fatalf("encoding/json: %v", err)
+		}
+		if len(sc.fields) != len(want) {
+			t.Fatalf("scanner read %d fields, encoding/json %d", len(sc.fields), len(want))
+		}
+		for _, f := range sc.fields {
+			if w, ok := want[strings.ToValidUTF8(f.name, "\uFFFD")]; !ok || !bytes.Equal(w, f.raw) {
+				t.Fatalf("field %q = %s, encoding/json %s", f.name, f.raw, w)
+			}
+		}
 	})
 }
