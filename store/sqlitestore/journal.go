@@ -31,20 +31,16 @@ func (s *Store) insertTurn(rec *store.TurnRecord) error {
 		rec.Status, unixNano(rec.StartedAt), rec.DurationMS, nullJSON(rec.Trace)); err != nil {
 		return err
 	}
-	for i := range rec.LLMCalls {
-		c := &rec.LLMCalls[i]
-		if _, err := q.llmInsert.ExecContext(noCancel, rec.TurnID, i, rec.Tenant, c.Provider, c.Model,
-			c.Operation, c.Strategy, c.Attempt, c.InputTokens, c.CachedInputTokens, c.OutputTokens, c.CostUSD,
-			c.DurationMS, c.Status, c.Error, c.Note, unixNano(c.At)); err != nil {
-			return fmt.Errorf("llm call %d: %w", i, err)
+	if len(rec.LLMCalls) > 0 {
+		s.rows = appendLLMRows(s.rows[:0], rec.LLMCalls)
+		if _, err := q.llmInsert.ExecContext(noCancel, rec.TurnID, rec.Tenant, s.rows); err != nil {
+			return fmt.Errorf("llm calls: %w", err)
 		}
 	}
-	for i := range rec.ToolCalls {
-		c := &rec.ToolCalls[i]
-		if _, err := q.toolInsert.ExecContext(noCancel, rec.TurnID, i, rec.Tenant, c.Tool, c.IdempotencyKey,
-			c.Status, c.Error, c.DurationMS, unixNano(c.At), c.Server, c.RemoteTool, c.ArgsHash, c.Risk,
-			c.Scope, c.ConfirmationID); err != nil {
-			return fmt.Errorf("tool call %d: %w", i, err)
+	if len(rec.ToolCalls) > 0 {
+		s.rows = appendToolRows(s.rows[:0], rec.ToolCalls)
+		if _, err := q.toolInsert.ExecContext(noCancel, rec.TurnID, rec.Tenant, s.rows); err != nil {
+			return fmt.Errorf("tool calls: %w", err)
 		}
 	}
 	return nil

@@ -154,7 +154,8 @@ type Store struct {
 	lastMemorySize int // of the last memory encoded, to size the next buffer
 	inbox          inbox
 	cache          cache
-	group          group // Commits waiting for the connection
+	group          group  // Commits waiting for the connection
+	rows           []byte // a turn's calls as JSON (see rows.go), reused
 
 	locks locker
 

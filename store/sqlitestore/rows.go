@@ -1,0 +1,113 @@
+package sqlitestore
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// A turn's model and tool calls are inserted with one statement per table,
+// their rows passed as one JSON array of arrays that the statement reads
+// with json_each (see llmInsert, toolInsert): binding every column of every
+// row on its own costs an allocation per value (database/sql boxes each
+// one), about forty a turn.
+
+// appendLLMRows encodes calls in the column order of llmInsert.
+func appendLLMRows(b []byte, calls []store.LLMCall) []byte {
+	b = append(b, '[')
+	for i := range calls {
+		c := &calls[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		for _, s := range [...]string{c.Provider, c.Model, c.Operation, c.Strategy, c.Attempt} {
+			b = appendJSONString(b, s)
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(c.InputTokens), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(c.CachedInputTokens), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(c.OutputTokens), 10)
+		b = append(b, ',')
+		b = appendJSONFloat(b, c.CostUSD)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, c.DurationMS, 10)
+		for _, s := range [...]string{c.Status, c.Error, c.Note} {
+			b = append(b, ',')
+			b = appendJSONString(b, s)
+		}
+		b = append(b, ',')
+		b = strconv.AppendInt(b, unixNano(c.At), 10)
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+// appendToolRows encodes calls in the column order of toolInsert.
+func appendToolRows(b []byte, calls []store.ToolCall) []byte {
+	b = append(b, '[')
+	for i := range calls {
+		c := &calls[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		for _, s := range [...]string{c.Tool, c.IdempotencyKey, c.Status, c.Error} {
+			b = appendJSONString(b, s)
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, c.DurationMS, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, unixNano(c.At), 10)
+		for _, s := range [...]string{c.Server, c.RemoteTool, c.ArgsHash, c.Risk, c.Scope, c.ConfirmationID} {
+			b = append(b, ',')
+			b = appendJSONString(b, s)
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+// appendJSONFloat writes f as a JSON number; NaN and infinities, which
+// JSON cannot hold (nor the NOT NULL column: SQLite stores NaN as NULL),
+// are written as 0.
+func appendJSONFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, '0')
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// appendJSONString writes s as a JSON string; bytes that are not UTF-8
+// become U+FFFD, as encoding/json writes them.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, "\ufffd"...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
