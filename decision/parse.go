@@ -70,6 +70,7 @@ func Parse(output string, allowed []string) (Decision, error) {
 	// One pass checks every object for duplicate keys and hands over the
 	// top-level fields (obj is one valid JSON object by now).
 	var sc dupScanner
+	sc.useBuffers()
 	if err := sc.scan(obj, true); err != nil {
 		return Decision{}, err
 	}
@@ -168,6 +169,7 @@ func jsonValueLen(s string) int {
 // one valid JSON value (callers check that first).
 func checkDuplicateKeys(data []byte) error {
 	var sc dupScanner
+	sc.useBuffers()
 	return sc.scan(data, false)
 }
 
@@ -183,6 +185,16 @@ type dupScanner struct {
 	// fields are the top-level object's fields, when asked for.
 	fields    []field
 	topFields bool
+
+	// Room for the usual decision, so that a scan allocates nothing.
+	keyBuf   [16][]byte
+	pathBuf  [8]pathStep
+	fieldBuf [8]field
+}
+
+// useBuffers points the slices at the scanner's own arrays.
+func (s *dupScanner) useBuffers() {
+	s.keys, s.path, s.fields = s.keyBuf[:0], s.pathBuf[:0], s.fieldBuf[:0]
 }
 
 // pathStep is an object key or, when key is nil, an array index.

@@ -115,8 +115,9 @@ func previousFingerprint(raw json.RawMessage) []printEntry {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return nil
 	}
-	var out []printEntry
-	for f := range strings.FieldsSeq(string(raw[1 : len(raw)-1])) {
+	body := string(raw[1 : len(raw)-1])
+	out := make([]printEntry, 0, strings.Count(body, " ")+1)
+	for f := range strings.FieldsSeq(body) {
 		hx, n, ok := strings.Cut(f, ":")
 		h, err1 := strconv.ParseUint(hx, 16, 64)
 		l, err2 := strconv.Atoi(n)
