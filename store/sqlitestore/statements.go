@@ -139,12 +139,12 @@ func (q *connStmts) defs() []stmtDef {
 			SELECT ?, r.key, ?, r.value->>0, r.value->>1, r.value->>2, r.value->>3, r.value->>4,
 				r.value->>5, r.value->>6, r.value->>7, r.value->>8, r.value->>9, r.value->>10,
 				r.value->>11, r.value->>12, r.value->>13
-			FROM json_each(CAST(? AS TEXT)) AS r`},
+			FROM jsonb_each(CAST(? AS TEXT)) AS r`},
 		{&q.toolInsert, `INSERT INTO tool_calls (turn_id, seq, tenant, tool, idempotency_key, status, error,
 				duration_ms, at, server, remote_tool, args_hash, risk, scope, confirmation_id)
 			SELECT ?, r.key, ?, r.value->>0, r.value->>1, r.value->>2, r.value->>3, r.value->>4,
 				r.value->>5, r.value->>6, r.value->>7, r.value->>8, r.value->>9, r.value->>10, r.value->>11
-			FROM json_each(CAST(? AS TEXT)) AS r`},
+			FROM jsonb_each(CAST(? AS TEXT)) AS r`},
 
 		// A row of the id, done or not, makes the item a duplicate.
 		{&q.channelAccept, `INSERT INTO channel_inbox (channel, id, order_key, accepted_at, done, expires_at, payload)
