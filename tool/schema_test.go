@@ -23,3 +23,25 @@ func TestNumbersBeyondWhatToolsHold(t *testing.T) {
 		}
 	}
 }
+
+// The verdict on {} is worked out once per schema, and is the schema's:
+// a schema that requires an argument refuses {} every time.
+func TestEmptyArgumentsVerdict(t *testing.T) {
+	open, err := CompileSchema("list", []byte(`{"type":"object","properties":{"limit":{"type":"integer"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	needs, err := CompileSchema("create", []byte(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := open.Validate("list", []byte(`{}`)); err != nil {
+			t.Errorf("{} against a schema without required arguments: %v", err)
+		}
+		var ae *ArgsError
+		if err := needs.Validate("create", []byte(`{}`)); !errors.As(err, &ae) || len(ae.Problems) == 0 {
+			t.Errorf("{} against a schema requiring title: %v, want an ArgsError naming the problem", err)
+		}
+	}
+}

@@ -41,6 +41,9 @@ func validateArgs(entry *tool.Entry, required map[string]bool, args json.RawMess
 // ("limit": 2.0 becomes 2, which a tool decoding an int accepts), so equal
 // proposals hash equally.
 func canonicalArgs(args json.RawMessage, required map[string]bool) ([]byte, error) {
+	if string(bytes.TrimSpace(args)) == "{}" { // most reads: nothing to re-encode
+		return []byte("{}"), nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	var m map[string]any
