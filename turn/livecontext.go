@@ -17,9 +17,16 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 	id := s.in.Identity
 	local := s.now.In(s.loc)
 	var b strings.Builder
-	b.WriteString("Facts from the server, current as of the next message:\n")
-	b.WriteString("User: " + id.Name + " (id " + id.UserID + "), role " + id.Role + "\n")
-	b.WriteString("Local time: " + local.Format("2006-01-02 15:04 Monday") + ", time zone " + s.loc.String() + "\n")
+	b.Grow(2048) // a board's open cards fit; built on every turn
+	for _, part := range [...]string{"Facts from the server, current as of the next message:\nUser: ", id.Name,
+		" (id ", id.UserID, "), role ", id.Role, "\nLocal time: "} {
+		b.WriteString(part)
+	}
+	var when [64]byte
+	b.Write(local.AppendFormat(when[:0], "2006-01-02 15:04 Monday"))
+	b.WriteString(", time zone ")
+	b.WriteString(s.loc.String())
+	b.WriteString("\n")
 	if len(s.caseVals) > 0 {
 		b.WriteString("Case of this conversation:")
 		for _, k := range slices.Sorted(maps.Keys(s.caseVals)) {
