@@ -78,15 +78,58 @@ func newQueries(quoted string) queries {
 // call's position in its slice is kept as seq) and returns once they are
 // committed. The rows go in one batch, one round trip on a connection
 // that has run AppendTurn before, which the server runs as one implicit
-// transaction: when any row fails, none is written. A turn id journaled
-// before is refused with ErrDuplicateTurn, leaving the earlier record
-// intact. An invalid JSON Trace is refused; an empty one is stored as NULL.
-// Safe for concurrent use.
+// transaction: when any row fails, none is written. Concurrent appends
+// share a batch (see group.go): whatever queued while the previous batch
+// was on its way goes in the next, and a batch in which any row fails is
+// retried one turn per batch, so one turn's failure is its own. A turn id
+// journaled before is refused with ErrDuplicateTurn, leaving the earlier
+// record intact. An invalid JSON Trace is refused; an empty one is stored
+// as NULL. Safe for concurrent use.
 func (j *Journal) AppendTurn(ctx context.Context, rec store.TurnRecord) error {
 	if j.closed.Load() {
 		return j.fail("append turn "+rec.TurnID, errClosed)
 	}
-	b := pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, 1+len(rec.LLMCalls)+len(rec.ToolCalls))}
+	if err := ctx.Err(); err != nil {
+		return j.fail("append turn "+rec.TurnID, err)
+	}
+	return j.group.append(ctx, j, &rec)
+}
+
+// appendAlone writes one turn in a batch of its own.
+func (j *Journal) appendAlone(ctx context.Context, rec *store.TurnRecord) error {
+	var b pgx.Batch
+	j.queueTurn(&b, rec)
+	br := j.pool.SendBatch(ctx, &b)
+	for i := range b.QueuedQueries {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return j.fail("append turn "+rec.TurnID, rowError(*rec, i, err))
+		}
+	}
+	if err := br.Close(); err != nil {
+		return j.fail("append turn "+rec.TurnID, err)
+	}
+	return nil
+}
+
+// appendBatch writes several turns in one batch, all or none.
+func (j *Journal) appendBatch(ctx context.Context, recs []*store.TurnRecord) error {
+	var b pgx.Batch
+	for _, rec := range recs {
+		j.queueTurn(&b, rec)
+	}
+	br := j.pool.SendBatch(ctx, &b)
+	for range b.QueuedQueries {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return err
+		}
+	}
+	return br.Close()
+}
+
+// queueTurn adds the statements writing rec to b.
+func (j *Journal) queueTurn(b *pgx.Batch, rec *store.TurnRecord) {
 	id, tenant := clean(rec.TurnID), clean(rec.Tenant)
 	var trace any // untyped nil is NULL
 	if len(rec.Trace) > 0 {
@@ -106,18 +149,6 @@ func (j *Journal) AppendTurn(ctx context.Context, rec store.TurnRecord) error {
 			clean(c.Error), c.DurationMS, c.At, clean(c.Server), clean(c.RemoteTool), clean(c.ArgsHash),
 			clean(c.Risk), clean(c.Scope), clean(c.ConfirmationID))
 	}
-
-	br := j.pool.SendBatch(ctx, &b)
-	for i := range b.QueuedQueries {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return j.fail("append turn "+rec.TurnID, rowError(rec, i, err))
-		}
-	}
-	if err := br.Close(); err != nil {
-		return j.fail("append turn "+rec.TurnID, err)
-	}
-	return nil
 }
 
 // rowError names the row of rec that the i-th queued statement wrote when

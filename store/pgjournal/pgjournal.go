@@ -9,8 +9,8 @@
 // records and the conversation lock belong to a store.State and
 // store.Locker backend (store/sqlitestore, ...); a Journal is not a
 // store.State, so the engine appends each turn after that backend's commit
-// instead of inside it. Nothing here deletes or rewrites journal rows;
-// retention is the operator's business.
+// instead of inside it. Nothing here rewrites journal rows; Prune deletes
+// those past retention. Concurrent appends share a transaction (group.go).
 //
 // Open creates the schema and its tables when missing and applies the
 // migrations the database lacks, so several processes may start against one
@@ -79,6 +79,7 @@ type Journal struct {
 	schema string
 	q      queries
 	closed atomic.Bool
+	group  appendGroup
 }
 
 // Open connects to the database, creates or migrates the journal's schema
