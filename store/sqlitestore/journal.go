@@ -32,13 +32,13 @@ func (s *Store) insertTurn(rec *store.TurnRecord) error {
 		return err
 	}
 	if len(rec.LLMCalls) > 0 {
-		s.rows = appendLLMRows(s.rows[:0], rec.LLMCalls)
+		s.rows = appendRows(s.rows[:0], rec.LLMCalls, appendLLMRow)
 		if _, err := q.llmInsert.ExecContext(noCancel, rec.TurnID, rec.Tenant, s.rows); err != nil {
 			return fmt.Errorf("llm calls: %w", err)
 		}
 	}
 	if len(rec.ToolCalls) > 0 {
-		s.rows = appendToolRows(s.rows[:0], rec.ToolCalls)
+		s.rows = appendRows(s.rows[:0], rec.ToolCalls, appendToolRow)
 		if _, err := q.toolInsert.ExecContext(noCancel, rec.TurnID, rec.Tenant, s.rows); err != nil {
 			return fmt.Errorf("tool calls: %w", err)
 		}

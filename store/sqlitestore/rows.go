@@ -15,62 +15,56 @@ import (
 // one), about forty a turn. jsonb_each hands each row over in SQLite's
 // binary JSON, so taking its columns apart does not parse text again.
 
-// appendLLMRows encodes calls in the column order of llmInsert.
-func appendLLMRows(b []byte, calls []store.LLMCall) []byte {
+// appendRows encodes rows as a JSON array, each row an array that
+// appendRow writes the inside of.
+func appendRows[T any](b []byte, rows []T, appendRow func([]byte, *T) []byte) []byte {
 	b = append(b, '[')
-	for i := range calls {
-		c := &calls[i]
+	for i := range rows {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '[')
-		for _, s := range [...]string{c.Provider, c.Model, c.Operation, c.Strategy, c.Attempt} {
-			b = appendJSONString(b, s)
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(c.InputTokens), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(c.CachedInputTokens), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(c.OutputTokens), 10)
-		b = append(b, ',')
-		b = appendJSONFloat(b, c.CostUSD)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, c.DurationMS, 10)
-		for _, s := range [...]string{c.Status, c.Error, c.Note} {
-			b = append(b, ',')
-			b = appendJSONString(b, s)
-		}
-		b = append(b, ',')
-		b = strconv.AppendInt(b, unixNano(c.At), 10)
+		b = appendRow(b, &rows[i])
 		b = append(b, ']')
 	}
 	return append(b, ']')
 }
 
-// appendToolRows encodes calls in the column order of toolInsert.
-func appendToolRows(b []byte, calls []store.ToolCall) []byte {
-	b = append(b, '[')
-	for i := range calls {
-		c := &calls[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		for _, s := range [...]string{c.Tool, c.IdempotencyKey, c.Status, c.Error} {
-			b = appendJSONString(b, s)
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, c.DurationMS, 10)
+// appendLLMRow writes a model call in the column order of llmInsert.
+func appendLLMRow(b []byte, c *store.LLMCall) []byte {
+	for _, s := range [...]string{c.Provider, c.Model, c.Operation, c.Strategy, c.Attempt} {
+		b = appendJSONString(b, s)
 		b = append(b, ',')
-		b = strconv.AppendInt(b, unixNano(c.At), 10)
-		for _, s := range [...]string{c.Server, c.RemoteTool, c.ArgsHash, c.Risk, c.Scope, c.ConfirmationID} {
-			b = append(b, ',')
-			b = appendJSONString(b, s)
-		}
-		b = append(b, ']')
 	}
-	return append(b, ']')
+	for _, n := range [...]int64{int64(c.InputTokens), int64(c.CachedInputTokens), int64(c.OutputTokens)} {
+		b = strconv.AppendInt(b, n, 10)
+		b = append(b, ',')
+	}
+	b = appendJSONFloat(b, c.CostUSD)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, c.DurationMS, 10)
+	for _, s := range [...]string{c.Status, c.Error, c.Note} {
+		b = append(b, ',')
+		b = appendJSONString(b, s)
+	}
+	b = append(b, ',')
+	return strconv.AppendInt(b, unixNano(c.At), 10)
+}
+
+// appendToolRow writes a tool call in the column order of toolInsert.
+func appendToolRow(b []byte, c *store.ToolCall) []byte {
+	for _, s := range [...]string{c.Tool, c.IdempotencyKey, c.Status, c.Error} {
+		b = appendJSONString(b, s)
+		b = append(b, ',')
+	}
+	b = strconv.AppendInt(b, c.DurationMS, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, unixNano(c.At), 10)
+	for _, s := range [...]string{c.Server, c.RemoteTool, c.ArgsHash, c.Risk, c.Scope, c.ConfirmationID} {
+		b = append(b, ',')
+		b = appendJSONString(b, s)
+	}
+	return b
 }
 
 // appendJSONFloat writes f as a JSON number; NaN and infinities, which
