@@ -72,7 +72,12 @@ type tally struct {
 	wall   time.Duration
 	allocs uint64
 	turns  int
+	// writes and txs are the engine's store writes and the transactions
+	// they took (see sqlitestore.GroupStats); zero for the baseline.
+	writes, txs int64
 }
+
+func (t tally) writesPerTx() float64 { return float64(t.writes) / max(float64(t.txs), 1) }
 
 func (t tally) cpuPerTurn() float64 { return float64(t.cpu) / float64(t.turns) }
 func (t tally) perSecond() float64  { return float64(t.turns) / t.wall.Seconds() }
@@ -105,17 +110,21 @@ func run(turns, rounds int) error {
 			name string
 			t    tally
 		}{{"baseline", r.base}, {"engine", r.eng}} {
-			fmt.Printf("%-6s %2d sessions  %-9s %6d turns  cpu %8.1f µs/turn  allocs %6d/turn  %7.0f turns/s\n", r.name, r.sessions, side.name,
-				side.t.turns, side.t.cpuPerTurn()/1e3, side.t.allocs/uint64(side.t.turns), side.t.perSecond())
+			tx := ""
+			if side.t.txs > 0 {
+				tx = fmt.Sprintf("  %4.1f writes/transaction", side.t.writesPerTx())
+			}
+			fmt.Printf("%-6s %2d sessions  %-9s %6d turns  cpu %8.1f µs/turn  allocs %6d/turn  %7.0f turns/s%s\n", r.name, r.sessions, side.name,
+				side.t.turns, side.t.cpuPerTurn()/1e3, side.t.allocs/uint64(side.t.turns), side.t.perSecond(), tx)
 		}
 	}
 	single1, single64, loop1, loop64 := rows[0], rows[1], rows[2], rows[3]
-	// The baseline's own scaling closes the line: what 64 sessions can gain
-	// on this machine at all.
-	fmt.Printf("single_ratio=%.2f loop_ratio=%.2f single_ratio_64=%.2f loop_ratio_64=%.2f scaling_64=%.2f allocs_single=%d allocs_loop=%d baseline_scaling_64=%.2f\n",
+	// Two figures close the line: what 64 sessions gain the baseline on
+	// this machine at all, and how many writes share a transaction then.
+	fmt.Printf("single_ratio=%.2f loop_ratio=%.2f single_ratio_64=%.2f loop_ratio_64=%.2f scaling_64=%.2f allocs_single=%d allocs_loop=%d baseline_scaling_64=%.2f writes_per_transaction_64=%.1f\n",
 		single1.ratio(), loop1.ratio(), single64.ratio(), loop64.ratio(), single64.eng.perSecond()/single1.eng.perSecond(),
 		single1.eng.allocs/uint64(single1.eng.turns), loop1.eng.allocs/uint64(loop1.eng.turns),
-		single64.base.perSecond()/single1.base.perSecond())
+		single64.base.perSecond()/single1.base.perSecond(), single64.eng.writesPerTx())
 	return nil
 }
 
@@ -194,6 +203,11 @@ func measure(w bench.Workload, t *tally, from, n, sessions int) error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	mallocs := ms.Mallocs
+	counter, counts := w.(interface{ Transactions() (int64, int64) })
+	var writes, txs int64
+	if counts {
+		writes, txs = counter.Transactions()
+	}
 	cpu, start := cpuTime(), time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, sessions)
@@ -222,6 +236,11 @@ func measure(w bench.Workload, t *tally, from, n, sessions int) error {
 	runtime.ReadMemStats(&ms)
 	t.allocs += ms.Mallocs - mallocs
 	t.turns += n
+	if counts {
+		w2, tx2 := counter.Transactions()
+		t.writes += w2 - writes
+		t.txs += tx2 - txs
+	}
 	return nil
 }
 

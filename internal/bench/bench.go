@@ -113,6 +113,13 @@ func NewEngineOn(dir, storeYAML, journalYAML string, kinds server.Kinds) (*Engin
 	return newEngineJournal(dir, storeYAML, journalYAML, kinds, false, newInProcess(false))
 }
 
+// Transactions returns how many writes (commits and journal appends) the
+// engine's embedded store has made and in how many transactions.
+func (e *Engine) Transactions() (writes, txs int64) {
+	st := e.app.SQLite.GroupStats()
+	return st.Writes, st.Transactions
+}
+
 // RoundTrips returns the requests the engine's state backend has sent to
 // its server, for a backend that counts them (the Redis store); else 0.
 func (e *Engine) RoundTrips() int64 {

@@ -38,6 +38,23 @@ type group struct {
 	queue  []*queued
 	spare  []*queued // the previous batch's slice, reused
 	maxLen int       // the longest batch so far, for the tests
+
+	stats GroupStats
+}
+
+// GroupStats counts what the group commit did since Open.
+type GroupStats struct {
+	// Writes is the Commits and AppendTurns made durable or refused;
+	// Transactions the transactions they took. Writes per transaction is
+	// how many turns shared a commit.
+	Writes, Transactions int64
+}
+
+// GroupStats returns the counts so far. Safe for concurrent use.
+func (s *Store) GroupStats() GroupStats {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	return s.group.stats
 }
 
 func (g *group) push(q *queued) {
@@ -54,6 +71,13 @@ func (g *group) take() []*queued {
 	g.maxLen = max(g.maxLen, len(batch))
 	g.mu.Unlock()
 	return batch
+}
+
+func (g *group) count(writes, txs int) {
+	g.mu.Lock()
+	g.stats.Writes += int64(writes)
+	g.stats.Transactions += int64(txs)
+	g.mu.Unlock()
 }
 
 // giveBack returns a batch's slice for reuse.
@@ -131,13 +155,16 @@ func (s *Store) giveUp(mine *queued, err error) error {
 func (s *Store) runBatch(mine *queued) {
 	batch := s.group.take()
 	now := s.now()
+	txs := 1
 	if len(batch) == 1 {
 		batch[0].w, batch[0].err = s.commitTx(batch[0].c, now)
 	} else if err := s.commitBatch(batch, now); err != nil {
 		for _, q := range batch {
 			q.w, q.err = s.commitTx(q.c, now)
 		}
+		txs += len(batch)
 	}
+	s.group.count(len(batch), txs)
 	for _, q := range batch {
 		if q.err == nil {
 			s.committed(q.c, q.w)

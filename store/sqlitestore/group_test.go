@@ -62,6 +62,11 @@ func TestGroupCommit(t *testing.T) {
 	if s.group.maxLen != n {
 		t.Errorf("longest batch = %d, want %d", s.group.maxLen, n)
 	}
+	// The first commit alone, then the batch, rolled back for the stale
+	// fence and retried a commit at a time.
+	if st, want := s.GroupStats(), (GroupStats{Writes: 1 + n, Transactions: 1 + 1 + n}); st != want {
+		t.Errorf("stats = %+v, want %+v", st, want)
+	}
 	if !errors.Is(errs[0], store.ErrFenced) {
 		t.Errorf("stale commit: %v, want ErrFenced", errs[0])
 	}
