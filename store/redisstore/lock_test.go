@@ -232,3 +232,56 @@ func TestLockCanceledAttemptLeavesNothing(t *testing.T) {
 	}
 	l.Release()
 }
+
+// The holder reads what its grant found until it writes; after that its
+// reads go to Redis, so it never sees its own taken action or old memory.
+func TestGrantSnapshotFollowsTheHoldersWrites(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx, now := t.Context(), time.Now()
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	conv := func(text string) *store.Conversation {
+		return &store.Conversation{StartedAt: now, UpdatedAt: now, Messages: []store.Message{{Role: store.RoleUser, Text: text, At: now}}}
+	}
+	p := store.PendingAction{ID: "p-1", Tool: "create_card", Args: json.RawMessage(`{}`), CreatedAt: now, ExpiresAt: now.Add(time.Minute)}
+	if err := s.Commit(ctx, store.Commit{Key: key, Conversation: conv("before"), PutPending: &p}); err != nil {
+		t.Fatal(err)
+	}
+	lease := lockOrFatal(t, s, key.String())
+	defer lease.Release()
+	var rt roundTrips
+	s.rdb.AddHook(&rt)
+	if c, err := s.LoadConversation(ctx, key); err != nil || c.Messages[0].Text != "before" {
+		t.Fatalf("memory from the grant = %+v, %v", c, err)
+	}
+	if got, err := s.GetPending(ctx, key); err != nil || got.ID != "p-1" {
+		t.Fatalf("pending from the grant = %+v, %v", got, err)
+	}
+	if n := rt.n.Load(); n != 0 {
+		t.Errorf("reads after the grant took %d round trips, want 0", n)
+	}
+	if _, err := s.TakePending(ctx, key, "p-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetPending(ctx, key); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("pending after the holder took it: %v, want ErrNotFound", err)
+	}
+	if err := s.Commit(ctx, store.Commit{Key: key, Fence: lease.Fence(), Conversation: conv("after")}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.LoadConversation(ctx, key); err != nil || c.Messages[0].Text != "after" {
+		t.Errorf("memory after the holder's commit = %+v, %v; want the commit's", c, err)
+	}
+	// A commit that releases: the lock is free at once, and the holder's
+	// Release costs nothing.
+	if err := s.Commit(ctx, store.Commit{Key: key, Fence: lease.Fence(), Conversation: conv("last"), Release: true}); err != nil {
+		t.Fatal(err)
+	}
+	before := rt.n.Load()
+	lease.Release()
+	if n := rt.n.Load() - before; n != 0 {
+		t.Errorf("Release after a releasing commit took %d round trips, want 0", n)
+	}
+	if held, err := s.rdb.Exists(ctx, s.lockKeys(key.String()).lock[0]).Result(); err != nil || held != 0 {
+		t.Errorf("lock key after a releasing commit: exists=%d, %v", held, err)
+	}
+}
