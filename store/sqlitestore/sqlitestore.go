@@ -153,6 +153,7 @@ type Store struct {
 	lastCleanup    time.Time
 	lastMemorySize int // of the last memory encoded, to size the next buffer
 	inbox          inbox
+	convs          conversations // which conversations have rows
 	cache          cache
 	group          group  // Commits waiting for the connection
 	rows           []byte // a turn's calls as JSON (see rows.go), reused
@@ -212,6 +213,7 @@ func Open(path string, opts Options) (*Store, error) {
 	s.locks.init(s)
 	s.cache.init(opts.CacheBytes)
 	s.inbox.init()
+	s.convs.init()
 	if err := s.init(); err != nil {
 		s.closeAll()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
@@ -235,7 +237,10 @@ func (s *Store) init() error {
 	if err := s.pool.prepare(ctx, s.db); err != nil {
 		return err
 	}
-	return s.loadStored(ctx)
+	if err := s.loadStored(ctx); err != nil {
+		return err
+	}
+	return s.loadConversations(ctx)
 }
 
 // DB returns the underlying handle so other embedded components can keep

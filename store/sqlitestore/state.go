@@ -46,6 +46,13 @@ func (s *Store) known(key chat.ConversationKey) (*entry, error) {
 	if e != nil && e.memKnown && e.pendKnown {
 		return e, nil
 	}
+	if e == nil && s.convs.absent(key, s.now().UnixNano()) {
+		// Nothing stored: known without reading the file.
+		e = s.cache.put(key)
+		s.cache.setMemory(e, nil, 0)
+		s.cache.setPending(e, nil, 0)
+		return e, nil
+	}
 	var memory []byte
 	var memExpires int64
 	if e == nil || !e.memKnown {
@@ -307,9 +314,16 @@ func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 	return nil
 }
 
-// committed makes the cache and the inbox follow a commit whose
-// transaction committed (only then). Called holding the connection.
+// committed makes the cache, the index of stored conversations and the
+// inbox follow a commit whose transaction committed (only then). Called
+// holding the connection.
 func (s *Store) committed(c *store.Commit, w written) {
+	if c.Conversation != nil {
+		s.convs.mark(c.Key, w.memExpires)
+	}
+	if c.PutPending != nil {
+		s.convs.mark(c.Key, w.pendExpires)
+	}
 	if c.Conversation != nil || c.PutPending != nil || c.DropPending {
 		ce := s.cache.put(c.Key)
 		if c.Conversation != nil {
@@ -429,6 +443,7 @@ func (s *Store) maybeCleanup(now time.Time) {
 	nowNs := now.UnixNano()
 	s.inbox.sweep(now)
 	s.cache.sweep(nowNs)
+	s.convs.sweep(nowNs)
 	if _, err := q.begin.ExecContext(noCancel); err != nil {
 		return
 	}
