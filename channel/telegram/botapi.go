@@ -203,9 +203,22 @@ type sendMessageParams struct {
 	ParseMode       string           `json:"parse_mode,omitempty"`
 	ReplyParameters *replyParameters `json:"reply_parameters,omitempty"`
 	ReplyMarkup     *inlineKeyboard  `json:"reply_markup,omitempty"`
+	LinkPreview     linkPreview      `json:"link_preview_options"`
 }
 
+// linkPreview is the Bot API's LinkPreviewOptions. Previews stay off: to
+// draw one, Telegram's servers fetch the first link of the text as soon as
+// the message is sent, so a link a reply carries — one an injected text
+// made the model write, with the user's data in it — would reach its host
+// without anybody clicking it.
+type linkPreview struct {
+	IsDisabled bool `json:"is_disabled"`
+}
+
+var noPreview = linkPreview{IsDisabled: true}
+
 func (b *botAPI) sendMessage(ctx context.Context, p sendMessageParams) (messageID int64, err error) {
+	p.LinkPreview = noPreview
 	var m struct {
 		MessageID int64 `json:"message_id"`
 	}
@@ -234,7 +247,7 @@ func (b *botAPI) answerCallback(ctx context.Context, id, text string) error {
 // editMessageText replaces the text of a message the bot sent (plain
 // text, no keyboard).
 func (b *botAPI) editMessageText(ctx context.Context, chatID, messageID int64, text string) error {
-	p := map[string]any{"chat_id": chatID, "message_id": messageID, "text": text}
+	p := map[string]any{"chat_id": chatID, "message_id": messageID, "text": text, "link_preview_options": noPreview}
 	return b.call(ctx, "editMessageText", p, nil)
 }
 

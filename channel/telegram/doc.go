@@ -102,7 +102,10 @@
 //
 // Replies are sent with parse_mode HTML, escaped (&, <, >), split on
 // paragraph, line or word boundaries into messages of at most 4096
-// characters; links are never cut. Buttons become an inline keyboard on the
+// characters; links are never cut, and draw no preview (a preview is
+// fetched by Telegram the moment the message is sent, so a link an injected
+// text made the model write would reach its host unclicked). Buttons
+// become an inline keyboard on the
 // last part, callback_data being the button's value (at most 64 bytes; a
 // longer value is dropped from the keyboard and logged).
 package telegram

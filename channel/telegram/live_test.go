@@ -102,6 +102,11 @@ func TestLiveProgressAndQuestions(t *testing.T) {
 	if len(status) != 1 || len(edits) == 0 || edits[len(edits)-1].params["text"] != "⏳ Отчёт: 100% — done" {
 		t.Errorf("status sent %v, edits %v", status, edits)
 	}
+	for _, c := range append(h.api.callsOf("sendMessage"), edits...) {
+		if !previewOff(c) {
+			t.Errorf("%s without link previews off: %v", c.method, c.params)
+		}
+	}
 	// The presses were answered: Olga's as another user's button, Ivan's
 	// silently;
 	// the question keyboards were removed.

@@ -302,3 +302,28 @@ func TestUnsupportedContent(t *testing.T) {
 		t.Errorf("a sticker reached the handler")
 	}
 }
+
+// A reply's links draw no preview: Telegram would fetch the first link of
+// the text as the message is sent, carrying whatever its URL holds to its
+// host without a click.
+func TestRepliesDrawNoLinkPreview(t *testing.T) {
+	h := newHarness(t, nil)
+	h.h.reply = func(in chat.Inbound) chat.Outbound {
+		return chat.Outbound{Say: "Смотрите https://example.com/p?q=1"}
+	}
+	h.start()
+	h.deliver(textUpdate(1, 1001, 1001, 10, "ссылка?"))
+	waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) == 1 })
+	for _, c := range h.api.callsOf("sendMessage") {
+		if !previewOff(c) {
+			t.Errorf("sendMessage without link previews off: %v", c.params)
+		}
+	}
+}
+
+// previewOff reports whether a call asked for no link preview.
+func previewOff(c apiCall) bool {
+	opts, _ := c.params["link_preview_options"].(map[string]any)
+	off, _ := opts["is_disabled"].(bool)
+	return off
+}
