@@ -23,10 +23,14 @@ type Config struct {
 	Listen string `yaml:"listen"`
 	// PublicURL is how users reach this server (card links); default
 	// "http://" + Listen.
-	PublicURL string  `yaml:"public_url"`
-	Store     Store   `yaml:"store"`
-	Journal   Journal `yaml:"journal"`
-	Models    []Model `yaml:"models"`
+	PublicURL string `yaml:"public_url"`
+	// LinkHosts are hosts, besides public_url's and the integrations', that
+	// replies may link to with parameters; links elsewhere lose their query
+	// and images from elsewhere are removed.
+	LinkHosts []string `yaml:"link_hosts"`
+	Store     Store    `yaml:"store"`
+	Journal   Journal  `yaml:"journal"`
+	Models    []Model  `yaml:"models"`
 	// Strategies name chains of models (by model name); "balanced" is the
 	// models list in order unless given here.
 	Strategies map[string][]string `yaml:"strategies"`

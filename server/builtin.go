@@ -191,7 +191,7 @@ func trelloKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 	if err != nil {
 		return ToolSet{}, err
 	}
-	return ToolSet{Tools: c.Tools(), Context: []tool.ContextSource{c}, Links: []tool.LinkReader{c}}, nil
+	return ToolSet{Tools: c.Tools(), Context: []tool.ContextSource{c}, Links: []tool.LinkReader{c}, LinkHosts: []string{"trello.com"}}, nil
 }
 
 // CalendarBackends make the backends of tools.calendar.backend other than
@@ -236,7 +236,11 @@ func CalendarKind(backends CalendarBackends) ToolKind {
 		if err != nil {
 			return ToolSet{}, err
 		}
-		return ToolSet{Tools: out.Tools(), Context: []tool.ContextSource{out}}, nil
+		set := ToolSet{Tools: out.Tools(), Context: []tool.ContextSource{out}}
+		if lh, ok := c.Backend.(interface{ LinkHosts() []string }); ok {
+			set.LinkHosts = lh.LinkHosts()
+		}
+		return set, nil
 	}
 }
 

@@ -77,6 +77,9 @@ type ToolSet struct {
 	Tools   []tool.Tool
 	Context []tool.ContextSource // live facts before every model call
 	Links   []tool.LinkReader    // card links the engine answers without a model
+	// LinkHosts are the hosts the tools' replies link to with parameters
+	// (an event's link with its id in the query); replies may keep those.
+	LinkHosts []string
 }
 
 // ChannelKind builds one section of channels, on the engine (env.Engine).

@@ -30,6 +30,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -297,6 +298,7 @@ func buildTools(ctx context.Context, env *Env, kinds Kinds) (ToolSet, error) {
 		all.Tools = append(all.Tools, set.Tools...)
 		all.Context = append(all.Context, set.Context...)
 		all.Links = append(all.Links, set.Links...)
+		all.LinkHosts = append(all.LinkHosts, set.LinkHosts...)
 	}
 	return all, nil
 }
@@ -370,7 +372,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 	}
 	return turn.Config{
 		State: env.State,
-		Tools: registry, Context: tools.Context, Links: tools.Links,
+		Tools: registry, Context: tools.Context, Links: tools.Links, LinkHosts: linkHosts(env.PublicURL, cfg.LinkHosts, tools.LinkHosts),
 		Model: m.model, Strategy: m.strategy, Strategies: m.strategies,
 		InvalidFallback: cfg.Retry.InvalidFallback,
 		Prices:          m.prices, Unpriced: m.unpriced, Tenants: tenants, Assistants: assistants,
@@ -580,4 +582,14 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// linkHosts are the hosts replies may link to with parameters: the
+// server's own (public_url), the configuration's link_hosts and the tools'.
+func linkHosts(publicURL string, configured, tools []string) []string {
+	var hosts []string
+	if u, err := url.Parse(publicURL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts, u.Hostname())
+	}
+	return append(append(hosts, configured...), tools...)
 }

@@ -96,6 +96,10 @@ type Config struct {
 	// Links read the card links the deterministic "what is this task"
 	// route answers (task boards).
 	Links []tool.LinkReader
+	// LinkHosts are the hosts a reply may link to with parameters (the
+	// server's own, the integrations'); links elsewhere lose their query
+	// and images from elsewhere are removed (see links.go).
+	LinkHosts []string
 	// Model decides free-text turns; nil means no model is configured and
 	// free text gets a reply saying so. A provider that is llm.TurnScoped
 	// (a chain) gets a fresh view per turn.

@@ -15,6 +15,10 @@ const maxToolMemory = 2000
 
 // replyText sets the turn's reply and remembers it.
 func (e *Engine) replyText(s *state, text string, buttons []chat.Button) {
+	text, cut := e.inertLinks(s, text)
+	for _, host := range cut {
+		s.trace.Notes = append(s.trace.Notes, "a link to "+host+" in the reply lost its parameters (or its image): the host is not in link_hosts")
+	}
 	s.out.Say = text
 	s.out.Buttons = buttons
 	s.trace.Say = text

@@ -44,6 +44,8 @@ const (
 	txtSkillOff
 	txtChoiceGone
 	txtButtonGone
+	txtLinkCut
+	txtImageRemoved
 )
 
 var texts = map[string]map[textKey]string{
@@ -84,6 +86,8 @@ var texts = map[string]map[textKey]string{
 		txtSkillOff:          "Вернулся в обычный режим.",
 		txtChoiceGone:        "Этот вариант уже не действует: выбор сделан раньше или предложение устарело. Ничего не выполнено — повторите запрос.",
 		txtButtonGone:        "Эта кнопка устарела. Ничего не выполнено — повторите запрос.",
+		txtLinkCut:           "(параметры ссылки убраны)",
+		txtImageRemoved:      "[изображение с %s убрано]",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -122,6 +126,8 @@ var texts = map[string]map[textKey]string{
 		txtSkillOff:          "Back to the ordinary conversation.",
 		txtChoiceGone:        "That option is no longer open: a choice was made already or the offer is out of date. Nothing was done; please ask again.",
 		txtButtonGone:        "That button is out of date. Nothing was done; please ask again.",
+		txtLinkCut:           "(link parameters removed)",
+		txtImageRemoved:      "[image from %s removed]",
 	},
 }
 

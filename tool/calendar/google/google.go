@@ -131,6 +131,10 @@ func New(cfg Config) (*Google, error) {
 // Kind returns "google".
 func (g *Google) Kind() string { return "google" }
 
+// LinkHosts are the hosts of the events' links (htmlLink, with the event's
+// id in the query): replies may keep those links whole.
+func (g *Google) LinkHosts() []string { return []string{"www.google.com", "calendar.google.com"} }
+
 type tokenKey struct{}
 
 // tokenTransport authorizes each request with the token source its
