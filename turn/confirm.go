@@ -49,9 +49,13 @@ func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, 
 	}
 	s.putPending = &pa
 	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
-	tainted := e.fromUntrusted(s, tg.entry.Spec, args)
-	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: OutcomeProposed, Reason: why, FromUntrusted: tainted}
-	e.replyText(s, renderConfirmation(s.lang, s.loc, tg.spec, args, fields, tainted), confirmButtons(s.lang, id))
+	tainted := e.taintedArgs(s, tg.entry.Spec, args)
+	names := make([]string, len(tainted))
+	for i, t := range tainted {
+		names[i] = t.name
+	}
+	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: OutcomeProposed, Reason: why, FromUntrusted: names}
+	e.replyText(s, renderConfirmationWith(s.lang, s.loc, tg.spec, args, fields, tainted, e.cfg.Tools), confirmButtons(s.lang, id))
 }
 
 // preview resolves what the call would change, for its confirmation. It

@@ -207,7 +207,7 @@ func (e *Engine) authorizeCall(ctx context.Context, s *state, r callRequest) (au
 		a.tg.confirmation = r.confirmation
 		return a, nil
 	}
-	a.confirm, a.why = e.needsConfirmation(s, tg.spec)
+	a.confirm, a.why = e.needsConfirmation(s, tg.spec, args)
 	return a, nil
 }
 
@@ -259,8 +259,11 @@ func wordsAwaitingForward(s *state) string {
 // needsConfirmation: the tool's policy says so, or the model saw content
 // of others — evidence of this turn or an earlier one, what a tool read —
 // which may have steered the proposal; then even a write that is normally
-// run at once waits for the user's explicit "yes".
-func (e *Engine) needsConfirmation(s *state, spec tool.Spec) (bool, string) {
+// run at once waits for the user's explicit "yes". A read waits too when
+// an argument that says where data goes (a link, an address, an account;
+// see sensitiveArg) took its value from that content: fetching a link an
+// injection wrote sends whatever the link holds to its host.
+func (e *Engine) needsConfirmation(s *state, spec tool.Spec, args []byte) (bool, string) {
 	switch {
 	case spec.Confirm == tool.ConfirmAlways:
 		return true, "policy"
@@ -268,6 +271,8 @@ func (e *Engine) needsConfirmation(s *state, spec tool.Spec) (bool, string) {
 		return true, "evidence_in_turn"
 	case spec.Risk.Writes() && e.inView(s):
 		return true, "untrusted_in_view"
+	case !spec.Risk.Writes() && len(e.sensitiveFromUntrusted(s, spec, args)) > 0:
+		return true, "sensitive_from_untrusted"
 	}
 	return false, ""
 }

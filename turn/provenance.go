@@ -2,6 +2,8 @@ package turn
 
 import (
 	"encoding/json"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -52,12 +54,31 @@ func (e *Engine) untrustedResult(name string) bool {
 // the user's own words: what an injection would have put there. The
 // attachment argument is the server's own (the user's stored file).
 func (e *Engine) fromUntrusted(s *state, spec tool.Spec, args []byte) []string {
-	var untrusted, own []string
+	tainted := e.taintedArgs(s, spec, args)
+	out := make([]string, 0, len(tainted))
+	for _, t := range tainted {
+		out = append(out, t.name)
+	}
+	return out
+}
+
+// taintedArg is an argument whose value came from content of others, and
+// where it came from.
+type taintedArg struct {
+	name   string
+	source store.Message // the untrusted message the value appears in
+}
+
+// taintedArgs is fromUntrusted with the source of each value: the first
+// untrusted message of the prompt that holds it.
+func (e *Engine) taintedArgs(s *state, spec tool.Spec, args []byte) []taintedArg {
+	var untrusted []store.Message
+	var own []string
 	for _, part := range s.viewed {
 		for _, m := range part {
 			switch {
 			case e.untrusted(m):
-				untrusted = append(untrusted, strings.ToLower(m.Text))
+				untrusted = append(untrusted, m)
 			case m.Role == store.RoleUser:
 				own = append(own, strings.ToLower(m.Text))
 			}
@@ -66,27 +87,91 @@ func (e *Engine) fromUntrusted(s *state, spec tool.Spec, args []byte) []string {
 	if len(untrusted) == 0 {
 		return nil
 	}
+	lowered := make([]string, len(untrusted))
+	for i, m := range untrusted {
+		lowered[i] = strings.ToLower(m.Text)
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {
 		return nil
 	}
-	var out []string
+	var out []taintedArg
 	for k, raw := range m {
-		if k != spec.AttachmentArg && valueFrom(stringsIn(raw), untrusted, own) {
-			out = append(out, k)
+		if k == spec.AttachmentArg {
+			continue
+		}
+		if i := valueSource(stringsIn(raw), lowered, own); i >= 0 {
+			out = append(out, taintedArg{name: k, source: untrusted[i]})
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
 
-func valueFrom(values []string, untrusted, own []string) bool {
+// valueSource returns the index of the first untrusted text holding one of
+// values that the user's own words do not hold, or -1.
+func valueSource(values []string, untrusted, own []string) int {
 	for _, v := range values {
 		v = strings.ToLower(strings.TrimSpace(v))
 		if utf8.RuneCountInString(v) < minProvenanceRunes || containedIn(v, own) {
 			continue
 		}
-		if containedIn(v, untrusted) {
+		for i, t := range untrusted {
+			if strings.Contains(t, v) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// sensitiveFromUntrusted returns the sensitive arguments (see sensitiveArg)
+// of a call whose values came from content of others.
+func (e *Engine) sensitiveFromUntrusted(s *state, spec tool.Spec, args []byte) []taintedArg {
+	var m map[string]json.RawMessage
+	var out []taintedArg
+	for _, t := range e.taintedArgs(s, spec, args) {
+		if m == nil {
+			_ = json.Unmarshal(args, &m)
+		}
+		if sensitiveArg(t.name, stringsIn(m[t.name])) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// sensitiveNames are parts of argument names that say where something goes
+// or what unlocks it; sensitiveExact are names too short to look for inside
+// others.
+var (
+	sensitiveNames = []string{"url", "uri", "link", "href", "endpoint", "webhook", "callback", "email",
+		"e_mail", "recipient", "iban", "account", "phone", "password", "passwd", "secret", "share"}
+	sensitiveExact = []string{"to", "cc", "bcc", "dest", "target"}
+	ibanLike       = regexp.MustCompile(`^[a-z]{2}[0-9]{2}[a-z0-9 ]{10,32}$`)
+	phoneLike      = regexp.MustCompile(`^\+?[0-9][0-9 ()-]{6,18}[0-9]$`)
+)
+
+// sensitiveArg reports whether an argument, by its name or by the form of
+// its values (a link, an e-mail address, an IBAN, a phone number), says
+// where data goes or what unlocks it: a value of that kind taken from
+// content of others is how an injection sends data away.
+func sensitiveArg(name string, values []string) bool {
+	n := strings.ToLower(name)
+	if slices.Contains(sensitiveExact, n) {
+		return true
+	}
+	for _, part := range sensitiveNames {
+		if strings.Contains(n, part) {
+			return true
+		}
+	}
+	for _, v := range values {
+		v = strings.ToLower(strings.TrimSpace(v))
+		switch {
+		case strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://"),
+			strings.Count(v, "@") == 1 && strings.Contains(v[strings.Index(v, "@"):], ".") && !strings.ContainsAny(v, " \n"),
+			ibanLike.MatchString(v), phoneLike.MatchString(v):
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 )
 
@@ -27,17 +28,24 @@ type field struct {
 // renderConfirmation is the text of a pending action's confirmation.
 // Arguments taken from content of others are named before the question,
 // so the user weighs them first.
-func renderConfirmation(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []string) string {
+func renderConfirmation(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []taintedArg) string {
+	return renderConfirmationWith(lang, loc, spec, args, resolved, fromUntrusted, nil)
+}
+
+// renderConfirmationWith is renderConfirmation naming tools by the titles
+// tools gives (nil: by name).
+func renderConfirmationWith(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []taintedArg, tools *tool.Registry) string {
 	var b strings.Builder
 	b.WriteString(say(lang, txtConfirmHeader, spec.TitleIn(lang)))
-	for _, f := range confirmationFields(lang, loc, spec, args, resolved) {
+	fields := confirmationFields(lang, loc, spec, args, resolved)
+	for _, f := range fields {
 		b.WriteString("\n• " + f.label + ": " + f.value)
 	}
 	if len(fromUntrusted) > 0 {
 		var labels []string
-		for _, f := range confirmationFields(lang, loc, spec, args, resolved) {
-			if slices.Contains(fromUntrusted, f.name) {
-				labels = append(labels, f.label)
+		for _, f := range fields {
+			if i := slices.IndexFunc(fromUntrusted, func(t taintedArg) bool { return t.name == f.name }); i >= 0 {
+				labels = append(labels, f.label+" ("+sourceName(lang, fromUntrusted[i].source, tools)+")")
 			}
 		}
 		b.WriteString("\n⚠ " + say(lang, txtFromUntrusted, strings.Join(labels, ", ")))
@@ -215,4 +223,30 @@ func pick(lang, ru, en string) string {
 		return en
 	}
 	return ru
+}
+
+// sourceName says where untrusted content came from: a forward and whom
+// from, an attachment, a quote, or the result of a tool. The origin is
+// data: it is shown inert, in quotes.
+func sourceName(lang string, m store.Message, tools *tool.Registry) string {
+	if m.Role == store.RoleTool {
+		name := m.Name
+		if tools != nil {
+			if entry, ok := tools.Lookup(m.Name); ok {
+				name = "«" + entry.Spec.TitleIn(lang) + "»"
+			}
+		}
+		return say(lang, txtFromToolResult, name)
+	}
+	origin := ""
+	if m.Source != "" {
+		origin = " «" + clip(inert(m.Source), 60) + "»"
+	}
+	switch m.Name {
+	case "forward":
+		return say(lang, txtFromForward) + origin
+	case "attachment":
+		return say(lang, txtFromAttachment) + origin
+	}
+	return say(lang, txtFromQuote) + origin
 }

@@ -147,9 +147,10 @@ func TestConfirmationAPersonCanCheck(t *testing.T) {
 		Labels:      map[string]tool.Localized{"startIso": {"ru": "Начало", "en": "Start"}, "durationMin": {"ru": "Длительность", "en": "Duration"}},
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"participants":{"type":"array","title":"Participants"}}}`)}
 	args := []byte(`{"title":"Планёрка","startIso":"2026-12-02T10:00:00Z","durationMin":30,"participants":["Ольга","Иван"],"dueIso":"2026-12-04"}`)
-	ru := renderConfirmation("ru", moscow, spec, args, nil, []string{"startIso"})
+	forward := store.Message{Role: store.RoleEvidence, Name: "forward", Source: "Mark"}
+	ru := renderConfirmation("ru", moscow, spec, args, nil, []taintedArg{{name: "startIso", source: forward}})
 	for _, want := range []string{"Подтвердите действие: Создать встречу", "• Начало: ср 02.12.2026 13:00 (Europe/Moscow)", "• Длительность: 30 мин",
-		"• Participants: Ольга, Иван", "• dueIso: пт 04.12.2026", "не из ваших слов: Начало"} {
+		"• Participants: Ольга, Иван", "• dueIso: пт 04.12.2026", "не из ваших слов: Начало (из пересланного «Mark»)"} {
 		if !strings.Contains(ru, want) {
 			t.Errorf("the Russian confirmation lacks %q:\n%s", want, ru)
 		}

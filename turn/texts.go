@@ -46,6 +46,10 @@ const (
 	txtButtonGone
 	txtLinkCut
 	txtImageRemoved
+	txtFromForward
+	txtFromAttachment
+	txtFromQuote
+	txtFromToolResult
 )
 
 var texts = map[string]map[textKey]string{
@@ -88,6 +92,10 @@ var texts = map[string]map[textKey]string{
 		txtButtonGone:        "Эта кнопка устарела. Ничего не выполнено — повторите запрос.",
 		txtLinkCut:           "(параметры ссылки убраны)",
 		txtImageRemoved:      "[изображение с %s убрано]",
+		txtFromForward:       "из пересланного",
+		txtFromAttachment:    "из вложения",
+		txtFromQuote:         "из цитаты",
+		txtFromToolResult:    "из ответа %s",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -128,6 +136,10 @@ var texts = map[string]map[textKey]string{
 		txtButtonGone:        "That button is out of date. Nothing was done; please ask again.",
 		txtLinkCut:           "(link parameters removed)",
 		txtImageRemoved:      "[image from %s removed]",
+		txtFromForward:       "from a forward",
+		txtFromAttachment:    "from an attachment",
+		txtFromQuote:         "from a quote",
+		txtFromToolResult:    "from the result of %s",
 	},
 }
 
