@@ -271,7 +271,7 @@ func (e *Engine) needsConfirmation(s *state, spec tool.Spec, args []byte) (bool,
 		return true, "evidence_in_turn"
 	case spec.Risk.Writes() && e.inView(s):
 		return true, "untrusted_in_view"
-	case !spec.Risk.Writes() && len(e.sensitiveFromUntrusted(s, spec, args)) > 0:
+	case !spec.Risk.Writes() && string(args) != "{}" && len(e.sensitiveFromUntrusted(s, spec, args)) > 0:
 		return true, "sensitive_from_untrusted"
 	}
 	return false, ""

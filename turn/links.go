@@ -26,7 +26,9 @@ var (
 // inertLinks returns text with the links of the paragraph above made
 // inert, and the hosts it cut links to.
 func (e *Engine) inertLinks(s *state, text string) (string, []string) {
-	if !strings.Contains(text, "://") {
+	// Only a link with parameters, user info or a fragment, or an image,
+	// can need a change; most replies (the board's links) have none.
+	if !strings.Contains(text, "://") || !strings.ContainsAny(text, "?#@") && !strings.Contains(text, "![") {
 		return text, nil
 	}
 	var cut []string

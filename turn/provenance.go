@@ -128,12 +128,24 @@ func valueSource(values []string, untrusted, own []string) int {
 // sensitiveFromUntrusted returns the sensitive arguments (see sensitiveArg)
 // of a call whose values came from content of others.
 func (e *Engine) sensitiveFromUntrusted(s *state, spec tool.Spec, args []byte) []taintedArg {
+	// Which arguments are sensitive is cheap to tell; where values came
+	// from is not, so it is asked only when one is.
 	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return nil
+	}
+	sensitive := false
+	for k, raw := range m {
+		if sensitiveArg(k, stringsIn(raw)) {
+			sensitive = true
+			break
+		}
+	}
+	if !sensitive {
+		return nil
+	}
 	var out []taintedArg
 	for _, t := range e.taintedArgs(s, spec, args) {
-		if m == nil {
-			_ = json.Unmarshal(args, &m)
-		}
 		if sensitiveArg(t.name, stringsIn(m[t.name])) {
 			out = append(out, t)
 		}
