@@ -78,7 +78,8 @@ func compareStores(redisURL, pgURL string) error {
 			storeYAML = fmt.Sprintf(`{kind: redis, url: %q, prefix: %q}`, redisURL, prefix+setup+":")
 		}
 		if setup == "redis+postgres" {
-			journalYAML = fmt.Sprintf(`{kind: postgres, url: %q, schema: %s}`, pgURL, run)
+			// path: where the embedded tools keep their file.
+			journalYAML = fmt.Sprintf(`{kind: postgres, url: %q, schema: %s, path: %q}`, pgURL, run, dir+"/tools.db")
 		}
 		e, err := bench.NewEngineOn(dir, storeYAML, journalYAML, kinds.All())
 		if err != nil {
