@@ -321,3 +321,25 @@ func TestCostOfACustomEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// Replies keep parameterized links to public_url's host and to link_hosts,
+// and lose the parameters of links anywhere else.
+func TestReplyLinkHosts(t *testing.T) {
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	t.Cleanup(model.Close)
+	yaml := "public_url: https://assistant.example\nlink_hosts: [docs.example]\n" +
+		"models:\n  - {name: local, kind: openai, base_url: \"" + model.URL + "\", model: gpt-4.1-mini, api_key: sk-x}\n" +
+		"tenants:\n  - id: acme\n    roles: {owner: {tools: []}}\n    users:\n      - {id: u, role: owner, keys: [{token: k-links-01, scopes: [read]}]}\n"
+	e := servertest.New(t, yaml, server.Builtin(), model, func(string) string { return "" })
+	model.Enqueue(llmtest.HTTPReply{Content: `{"say":"a https://assistant.example/turns?c=1 b https://docs.example/s?q=x c https://evil.example/l?d=secret","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`})
+	_, body := e.Post("k-links-01", `{"conversation_id":"c","text":"links?"}`)
+	say, _ := body["say"].(string)
+	for _, want := range []string{"https://assistant.example/turns?c=1", "https://docs.example/s?q=x", "https://evil.example/l "} {
+		if !strings.Contains(say, want) {
+			t.Errorf("reply %q lacks %q", say, want)
+		}
+	}
+	if strings.Contains(say, "secret") {
+		t.Errorf("reply %q keeps the parameters of a link to another host", say)
+	}
+}

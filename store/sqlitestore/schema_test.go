@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"database/sql"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -57,5 +58,33 @@ func TestMigrateKeepsOldToolCalls(t *testing.T) {
 	}
 	if got, err := s.GetTurn(ctx, "t1", "turn-2"); err != nil || len(got.ToolCalls) != 1 || got.ToolCalls[0] != audited {
 		t.Fatalf("audited tool call = %+v, %v; want %+v", got.ToolCalls, err, audited)
+	}
+}
+
+// The journal's tables carry the indexes their queries read and no others:
+// every index is written on every turn.
+func TestJournalIndexes(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.DB().Query(`SELECT name FROM sqlite_master
+		WHERE type = 'index' AND tbl_name IN ('turns', 'llm_calls', 'tool_calls') AND sql IS NOT NULL ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, name)
+	}
+	want := []string{"turns_by_conversation", "turns_by_start", "turns_by_tenant"}
+	if !slices.Equal(got, want) {
+		t.Errorf("journal indexes = %v, want %v", got, want)
 	}
 }
