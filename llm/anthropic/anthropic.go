@@ -26,6 +26,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/arbiterhq/arbiter/internal/jsonstr"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
@@ -200,7 +201,7 @@ func New(cfg Config) (*Provider, error) {
 		maxTokens:   cfg.MaxTokens,
 		temperature: cfg.APIVersion < firstVersionWithoutSampling,
 		client:      &anthropic.Client{Options: opts},
-		modelJSON:   wire.AppendJSONString(nil, cfg.Model),
+		modelJSON:   jsonstr.Append(nil, cfg.Model),
 	}, nil
 }
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/jsonstr"
 	"github.com/arbiterhq/arbiter/llm"
-	"github.com/arbiterhq/arbiter/llm/internal/wire"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
@@ -144,7 +144,7 @@ func TestJSONProtocolRequestAndResponse(t *testing.T) {
 		`"system":[{"type":"text","text":"be brief"},{"type":"text","text":"late rule","cache_control":{"type":"ephemeral"}}],` +
 		`"messages":[{"role":"user","content":[{"type":"text","text":"hello"},{"type":"text","text":"more"}]},` +
 		`{"role":"assistant","content":[{"type":"text","text":"hi"}]},{"role":"user","content":[{"type":"text","text":"again"}]}],` +
-		`"tools":[{"name":"decision","description":` + string(wire.AppendJSONString(nil, decisionDescription)) + `,"input_schema":` + testSchemaCompact + `}],` +
+		`"tools":[{"name":"decision","description":` + string(jsonstr.Append(nil, decisionDescription)) + `,"input_schema":` + testSchemaCompact + `}],` +
 		`"tool_choice":{"type":"tool","name":"decision","disable_parallel_tool_use":true}}`
 	if string(got.Body) != wantBody {
 		t.Errorf("body:\n%s\nwant\n%s", got.Body, wantBody)
@@ -231,7 +231,7 @@ func TestProtocolFallbacks(t *testing.T) {
 	}{
 		{"tools protocol without tools uses the decision tool", llm.ProtocolTools, true,
 			llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{Name: DecisionTool, Input: json.RawMessage(`{"say":"x"}`)}}},
-			`[{"name":"decision","description":` + string(wire.AppendJSONString(nil, decisionDescription)) + `,"input_schema":` + testSchemaCompact + `}]`, `{"say":"x"}`},
+			`[{"name":"decision","description":` + string(jsonstr.Append(nil, decisionDescription)) + `,"input_schema":` + testSchemaCompact + `}]`, `{"say":"x"}`},
 		{"json protocol without schema sends no tools", llm.ProtocolJSON, false,
 			llmtest.AnthropicReply{Content: []llmtest.AnthropicBlock{{Type: "thinking"}, {Type: "text", Text: `{"say":`}, {Type: "text", Text: `"y"}`}}},
 			"", `{"say":"y"}`},
@@ -312,7 +312,7 @@ func TestMessageMapping(t *testing.T) {
 			`[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]`},
 		{"long system prompt, escapes",
 			[]llm.Message{{Role: llm.RoleSystem, Content: long}, {Role: llm.RoleSystem, Content: "  "}, {Role: llm.RoleUser, Content: "say \"hi\"\n\t<b>é\u2028"}},
-			`[{"type":"text","text":` + string(wire.AppendJSONString(nil, long)) + `,"cache_control":{"type":"ephemeral"}}]`,
+			`[{"type":"text","text":` + string(jsonstr.Append(nil, long)) + `,"cache_control":{"type":"ephemeral"}}]`,
 			`[{"role":"user","content":[{"type":"text","text":"say \"hi\"\n\t<b>é\u2028"}]}]`},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/arbiterhq/arbiter/internal/jsonstr"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
@@ -84,10 +85,10 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 			b = append(b, `{"type":"text","text":`...)
 			if len(m.Content) >= wire.CacheMinLen {
 				enc, _ := p.system.Get(m.Content, nil,
-					func() (struct{}, []byte, error) { return struct{}{}, wire.AppendJSONString(nil, m.Content), nil })
+					func() (struct{}, []byte, error) { return struct{}{}, jsonstr.Append(nil, m.Content), nil })
 				b = append(b, enc...)
 			} else {
-				b = wire.AppendJSONString(b, m.Content)
+				b = jsonstr.Append(b, m.Content)
 			}
 			if i == last {
 				b = append(b, `,"cache_control":{"type":"ephemeral"}`...)
@@ -130,7 +131,7 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 		default:
 			if !isBlank(m.Content) {
 				b = append(b, `{"type":"text","text":`...)
-				b = wire.AppendJSONString(b, m.Content)
+				b = jsonstr.Append(b, m.Content)
 				b = append(b, '}')
 				if len(m.ToolCalls) > 0 {
 					b = append(b, ',')
@@ -171,7 +172,7 @@ func (p *Provider) encodeDecision(doc []byte) ([]byte, []byte, error) {
 		return nil, nil, err
 	}
 	b := []byte(`"tools":[{"name":"` + DecisionTool + `","description":`)
-	b = wire.AppendJSONString(b, decisionDescription)
+	b = jsonstr.Append(b, decisionDescription)
 	b = append(b, `,"input_schema":`...)
 	b = append(b, schema...)
 	b = append(b, `}],"tool_choice":{"type":"tool","name":"`+DecisionTool+`","disable_parallel_tool_use":true}`...)
@@ -196,10 +197,10 @@ func (p *Provider) encodeTools(tools []llm.ToolDef) ([]llm.ToolDef, []byte, erro
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = wire.AppendJSONString(b, t.Name)
+		b = jsonstr.Append(b, t.Name)
 		if t.Description != "" {
 			b = append(b, `,"description":`...)
-			b = wire.AppendJSONString(b, t.Description)
+			b = jsonstr.Append(b, t.Description)
 		}
 		b = append(b, `,"input_schema":`...)
 		b = append(b, schema...)
@@ -228,7 +229,7 @@ func appendToolChoice(b []byte, c llm.ToolChoice, parallel bool) []byte {
 		return append(b, `"none"}`...)
 	case llm.ToolNamed:
 		b = append(b, `"tool","name":`...)
-		b = wire.AppendJSONString(b, c.Name)
+		b = jsonstr.Append(b, c.Name)
 	}
 	if !parallel {
 		b = append(b, `,"disable_parallel_tool_use":true`...)
@@ -244,9 +245,9 @@ func appendToolUses(b []byte, calls []llm.ToolCall) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"tool_use","id":`...)
-		b = wire.AppendJSONString(b, c.ID)
+		b = jsonstr.Append(b, c.ID)
 		b = append(b, `,"name":`...)
-		b = wire.AppendJSONString(b, c.Name)
+		b = jsonstr.Append(b, c.Name)
 		b = append(b, `,"input":`...)
 		if len(c.Arguments) == 0 {
 			b = append(b, "{}"...)
@@ -261,10 +262,10 @@ func appendToolUses(b []byte, calls []llm.ToolCall) []byte {
 // appendToolResult appends a tool message as a tool_result block.
 func appendToolResult(b []byte, m *llm.Message) []byte {
 	b = append(b, `{"type":"tool_result","tool_use_id":`...)
-	b = wire.AppendJSONString(b, m.ToolCallID)
+	b = jsonstr.Append(b, m.ToolCallID)
 	if !isBlank(m.Content) {
 		b = append(b, `,"content":`...)
-		b = wire.AppendJSONString(b, m.Content)
+		b = jsonstr.Append(b, m.Content)
 	}
 	if m.IsError {
 		b = append(b, `,"is_error":true`...)

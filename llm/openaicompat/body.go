@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/arbiterhq/arbiter/internal/jsonstr"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
@@ -40,7 +41,7 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 		buf.WriteString(`{"role":"` + m.Role + `",`)
 		if m.Role == llm.RoleTool {
 			buf.WriteString(`"tool_call_id":`)
-			buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), m.ToolCallID))
+			buf.Write(jsonstr.Append(buf.AvailableBuffer(), m.ToolCallID))
 			buf.WriteByte(',')
 		}
 		buf.WriteString(`"content":`)
@@ -49,11 +50,11 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 			buf.WriteString("null")
 		case len(m.Content) >= wire.CacheMinLen && m.Role == llm.RoleSystem:
 			enc, _ := p.messages.Get(m.Content, nil, func() (struct{}, []byte, error) {
-				return struct{}{}, wire.AppendJSONString(nil, m.Content), nil
+				return struct{}{}, jsonstr.Append(nil, m.Content), nil
 			})
 			buf.Write(enc)
 		default:
-			buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), m.Content))
+			buf.Write(jsonstr.Append(buf.AvailableBuffer(), m.Content))
 		}
 		if len(m.ToolCalls) > 0 {
 			writeToolCalls(buf, m.ToolCalls)
@@ -89,7 +90,7 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 			buf.WriteString(`"auto"`)
 		case llm.ToolNamed:
 			buf.WriteString(`{"type":"function","function":{"name":`)
-			buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), req.ToolChoice.Name))
+			buf.Write(jsonstr.Append(buf.AvailableBuffer(), req.ToolChoice.Name))
 			buf.WriteString(`}}`)
 		default:
 			buf.WriteString(`"` + string(req.ToolChoice.Mode) + `"`)
@@ -125,15 +126,15 @@ func writeToolCalls(buf *bytes.Buffer, calls []llm.ToolCall) {
 			buf.WriteByte(',')
 		}
 		buf.WriteString(`{"id":`)
-		buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), c.ID))
+		buf.Write(jsonstr.Append(buf.AvailableBuffer(), c.ID))
 		buf.WriteString(`,"type":"function","function":{"name":`)
-		buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), c.Name))
+		buf.Write(jsonstr.Append(buf.AvailableBuffer(), c.Name))
 		buf.WriteString(`,"arguments":`)
 		args := string(c.Arguments)
 		if args == "" {
 			args = "{}"
 		}
-		buf.Write(wire.AppendJSONString(buf.AvailableBuffer(), args))
+		buf.Write(jsonstr.Append(buf.AvailableBuffer(), args))
 		buf.WriteString(`}}`)
 	}
 	buf.WriteByte(']')
@@ -168,7 +169,7 @@ func (p *Provider) responseFormat(s *llm.Schema) ([]byte, error) {
 	}
 	var b []byte
 	b = append(b, `{"type":"json_schema","json_schema":{"name":`...)
-	b = wire.AppendJSONString(b, name)
+	b = jsonstr.Append(b, name)
 	b = append(b, `,"strict":`...)
 	b = strconv.AppendBool(b, strict)
 	b = append(b, `,"schema":`...)

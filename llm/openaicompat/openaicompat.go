@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/jsonstr"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
@@ -183,7 +184,7 @@ func New(cfg Config) (*Provider, error) {
 		http:         cfg.HTTPClient,
 		endpoint:     strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
 		header:       header,
-		modelJSON:    wire.AppendJSONString(nil, cfg.Model),
+		modelJSON:    jsonstr.Append(nil, cfg.Model),
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/arbiterhq/arbiter/internal/jsonstr"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
@@ -90,10 +91,10 @@ func (p *Provider) encodeTools(defs []llm.ToolDef) ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"function","function":{"name":`...)
-		b = wire.AppendJSONString(b, d.Name)
+		b = jsonstr.Append(b, d.Name)
 		if d.Description != "" {
 			b = append(b, `,"description":`...)
-			b = wire.AppendJSONString(b, d.Description)
+			b = jsonstr.Append(b, d.Description)
 		}
 		b = append(b, `,"parameters":`...)
 		b = append(b, params...)

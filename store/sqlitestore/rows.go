@@ -3,8 +3,8 @@ package sqlitestore
 import (
 	"math"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/arbiterhq/arbiter/internal/jsonstr"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -33,7 +33,7 @@ func appendRows[T any](b []byte, rows []T, appendRow func([]byte, *T) []byte) []
 // appendLLMRow writes a model call in the column order of llmInsert.
 func appendLLMRow(b []byte, c *store.LLMCall) []byte {
 	for _, s := range [...]string{c.Provider, c.Model, c.Operation, c.Strategy, c.Attempt} {
-		b = appendJSONString(b, s)
+		b = jsonstr.Append(b, s)
 		b = append(b, ',')
 	}
 	for _, n := range [...]int64{int64(c.InputTokens), int64(c.CachedInputTokens), int64(c.OutputTokens)} {
@@ -45,7 +45,7 @@ func appendLLMRow(b []byte, c *store.LLMCall) []byte {
 	b = strconv.AppendInt(b, c.DurationMS, 10)
 	for _, s := range [...]string{c.Status, c.Error, c.Note} {
 		b = append(b, ',')
-		b = appendJSONString(b, s)
+		b = jsonstr.Append(b, s)
 	}
 	b = append(b, ',')
 	return strconv.AppendInt(b, unixNano(c.At), 10)
@@ -54,7 +54,7 @@ func appendLLMRow(b []byte, c *store.LLMCall) []byte {
 // appendToolRow writes a tool call in the column order of toolInsert.
 func appendToolRow(b []byte, c *store.ToolCall) []byte {
 	for _, s := range [...]string{c.Tool, c.IdempotencyKey, c.Status, c.Error} {
-		b = appendJSONString(b, s)
+		b = jsonstr.Append(b, s)
 		b = append(b, ',')
 	}
 	b = strconv.AppendInt(b, c.DurationMS, 10)
@@ -62,7 +62,7 @@ func appendToolRow(b []byte, c *store.ToolCall) []byte {
 	b = strconv.AppendInt(b, unixNano(c.At), 10)
 	for _, s := range [...]string{c.Server, c.RemoteTool, c.ArgsHash, c.Risk, c.Scope, c.ConfirmationID} {
 		b = append(b, ',')
-		b = appendJSONString(b, s)
+		b = jsonstr.Append(b, s)
 	}
 	return b
 }
@@ -75,34 +75,4 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		return append(b, '0')
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
-}
-
-// appendJSONString writes s as a JSON string; bytes that are not UTF-8
-// become U+FFFD, as encoding/json writes them.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, "\ufffd"...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }

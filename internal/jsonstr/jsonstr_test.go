@@ -1,4 +1,4 @@
-package wire
+package jsonstr
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 // sameValue fails unless got, a JSON string, decodes to the value that
 // encoding/json's encoding of s decodes to: s with invalid UTF-8 replaced
 // by U+FFFD. (The bytes may differ: encoding/json writes \b and \f where
-// AppendJSONString writes \u0008 and \u000c.)
+// Append writes \u0008 and \u000c.)
 func sameValue(t testing.TB, s, got string) {
 	t.Helper()
 	std, err := json.Marshal(s)
@@ -28,7 +28,7 @@ func sameValue(t testing.TB, s, got string) {
 	}
 }
 
-func TestAppendJSONString(t *testing.T) {
+func TestAppend(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
@@ -51,20 +51,20 @@ func TestAppendJSONString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(AppendJSONString(nil, tt.in))
+			got := string(Append(nil, tt.in))
 			if got != tt.want {
-				t.Errorf("AppendJSONString(%q) = %s, want %s", tt.in, got, tt.want)
+				t.Errorf("Append(%q) = %s, want %s", tt.in, got, tt.want)
 			}
 			sameValue(t, tt.in, got)
 		})
 	}
 }
 
-func TestAppendJSONStringAppends(t *testing.T) {
+func TestAppendAppends(t *testing.T) {
 	prefix := []byte(`{"k":`)
 	b := make([]byte, len(prefix), 64)
 	copy(b, prefix)
-	got := AppendJSONString(b, "v\n")
+	got := Append(b, "v\n")
 	if string(got) != `{"k":"v\n"` {
 		t.Errorf("got %s", got)
 	}
@@ -73,11 +73,11 @@ func TestAppendJSONStringAppends(t *testing.T) {
 	}
 }
 
-func FuzzAppendJSONString(f *testing.F) {
+func FuzzAppend(f *testing.F) {
 	for _, s := range []string{"", "plain", "\"\\\n\x00", "<&>", "\u2028", "\xff\xfe", "日本\xe2\x82"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		sameValue(t, s, string(AppendJSONString(nil, s)))
+		sameValue(t, s, string(Append(nil, s)))
 	})
 }

@@ -1,16 +1,18 @@
-package wire
+// Package jsonstr writes JSON strings without reflection, for the request
+// bodies and rows built by hand on every turn.
+package jsonstr
 
 import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
-// AppendJSONString appends s to b as a JSON string and returns the
+// Append appends s to b as a JSON string and returns the
 // extended slice. It escapes ", \, \n, \r and \t as such, other control
 // characters and U+2028 and U+2029 as \uXXXX, and writes invalid UTF-8 as
 // \ufffd, as encoding/json does; unlike encoding/json's default it leaves
-// <, > and & as they are, since a request body is not embedded in HTML.
+// <, > and & as they are, since the text is not embedded in HTML.
 // It is safe for concurrent use.
-func AppendJSONString(b []byte, s string) []byte {
+func Append(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
