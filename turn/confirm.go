@@ -55,7 +55,7 @@ func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, 
 		names[i] = t.name
 	}
 	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: OutcomeProposed, Reason: why, FromUntrusted: names}
-	e.replyText(s, renderConfirmationWith(s.lang, s.loc, tg.spec, args, fields, tainted, e.cfg.Tools), confirmButtons(s.lang, id))
+	e.replyText(s, renderConfirmation(s.lang, s.loc, tg.spec, args, fields, tainted, e.cfg.Tools), confirmButtons(s.lang, id))
 }
 
 // preview resolves what the call would change, for its confirmation. It

@@ -49,19 +49,6 @@ func (e *Engine) untrustedResult(name string) bool {
 	return !entry.Spec.Risk.Writes() || entry.Spec.Server != ""
 }
 
-// fromUntrusted returns the arguments of a call of spec (top level,
-// sorted) whose text appears in untrusted content of the prompt and not in
-// the user's own words: what an injection would have put there. The
-// attachment argument is the server's own (the user's stored file).
-func (e *Engine) fromUntrusted(s *state, spec tool.Spec, args []byte) []string {
-	tainted := e.taintedArgs(s, spec, args)
-	out := make([]string, 0, len(tainted))
-	for _, t := range tainted {
-		out = append(out, t.name)
-	}
-	return out
-}
-
 // taintedArg is an argument whose value came from content of others, and
 // where it came from.
 type taintedArg struct {
@@ -69,8 +56,11 @@ type taintedArg struct {
 	source store.Message // the untrusted message the value appears in
 }
 
-// taintedArgs is fromUntrusted with the source of each value: the first
-// untrusted message of the prompt that holds it.
+// taintedArgs returns the arguments of a call of spec (top level, by
+// name) whose text appears in untrusted content of the prompt and not in
+// the user's own words — what an injection would have put there — each
+// with the first untrusted message that holds it. The attachment argument
+// is the server's own (the user's stored file).
 func (e *Engine) taintedArgs(s *state, spec tool.Spec, args []byte) []taintedArg {
 	var untrusted []store.Message
 	var own []string

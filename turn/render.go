@@ -28,13 +28,9 @@ type field struct {
 // renderConfirmation is the text of a pending action's confirmation.
 // Arguments taken from content of others are named before the question,
 // so the user weighs them first.
-func renderConfirmation(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []taintedArg) string {
-	return renderConfirmationWith(lang, loc, spec, args, resolved, fromUntrusted, nil)
-}
-
-// renderConfirmationWith is renderConfirmation naming tools by the titles
-// tools gives (nil: by name).
-func renderConfirmationWith(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []taintedArg, tools *tool.Registry) string {
+// A tool whose result a value came from is named by its title in tools
+// (by its name when tools is nil).
+func renderConfirmation(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []taintedArg, tools *tool.Registry) string {
 	var b strings.Builder
 	b.WriteString(say(lang, txtConfirmHeader, spec.TitleIn(lang)))
 	fields := confirmationFields(lang, loc, spec, args, resolved)
