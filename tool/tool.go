@@ -82,6 +82,13 @@ type Spec struct {
 	// this process.
 	Server     string `json:"server,omitempty"`
 	RemoteName string `json:"remote_name,omitempty"`
+	// ExternalResults says the tool's results carry what others wrote
+	// even when it writes — a fetched page, a record of a system this
+	// process does not own — so the engine weighs them as it weighs what
+	// a read returns. A local write, whose acknowledgement echoes its
+	// arguments, leaves it false; tools of another process count as
+	// external anyway.
+	ExternalResults bool `json:"external_results,omitempty"`
 	// Claims are phrases (any language, any letter case) with which a
 	// reply would say this tool's action happened — "возврат выполнен",
 	// "refund issued". A model's reply that says one while no call of the

@@ -22,6 +22,11 @@ type ConfirmationTrace struct {
 	// of others the model saw (evidence, what tools read) and not in the
 	// user's own words; the confirmation names them too.
 	FromUntrusted []string `json:"from_untrusted,omitempty"`
+	// ReadBefore names, when no value came from content of others but
+	// such content was in the model's view, where it came from: what the
+	// model read before proposing the call (an injection needs no value
+	// of its own to ask for one).
+	ReadBefore []string `json:"read_before,omitempty"`
 }
 
 // propose stores the action as pending and replies with a confirmation the
@@ -54,8 +59,12 @@ func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, 
 	for i, t := range tainted {
 		names[i] = t.name
 	}
-	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: OutcomeProposed, Reason: why, FromUntrusted: names}
-	e.replyText(s, renderConfirmation(s.lang, s.loc, tg.spec, args, fields, tainted, e.cfg.Tools), confirmButtons(s.lang, id))
+	var read []string
+	if len(tainted) == 0 {
+		read = e.readBefore(s)
+	}
+	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: OutcomeProposed, Reason: why, FromUntrusted: names, ReadBefore: read}
+	e.replyText(s, renderConfirmation(s.lang, s.loc, tg.spec, args, fields, tainted, read, e.cfg.Tools), confirmButtons(s.lang, id))
 }
 
 // preview resolves what the call would change, for its confirmation. It

@@ -155,7 +155,7 @@ func (e *Engine) preflight(ctx context.Context, s *state, t *loopTask) bool {
 		}
 		lc := loopCall{a: a}
 		lc.res, lc.tr = e.execute(ctx, s, a.tg, a.args, "")
-		e.recordLoopResult(s, &lc)
+		e.recordLoopResult(s, &lc, "")
 		t.runs[a.tg.spec.Name+"\x00"+string(a.args)]++
 	}
 	return true
@@ -269,8 +269,8 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 		case lc.proposed != nil:
 			content = proposedContent(*lc.proposed)
 		default:
-			e.recordLoopResult(s, lc)
 			content = resultContent(lc.a.tg.spec, lc.tr.Status, lc.res)
+			e.recordLoopResult(s, lc, content)
 		}
 		switch {
 		case len(content) > t.lim.ResultBytes:
@@ -296,10 +296,16 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 // recordLoopResult journals an executed call, remembers its result for
 // later turns, and counts it as content the model saw: a write proposed
 // after reading it waits for the user's yes (see needsConfirmation).
-func (e *Engine) recordLoopResult(s *state, lc *loopCall) {
+// shown is the result as the model read it, when it read more than memory
+// keeps: where a value came from is looked for in all of it.
+func (e *Engine) recordLoopResult(s *state, lc *loopCall, shown string) {
 	e.noteRun(s, lc.a.tg.entry.Spec.Name, lc.a.args, lc.res, lc.tr)
+	m := s.added[len(s.added)-1]
+	if shown != "" {
+		m.Text = shown
+	}
 	// A copy, since s.viewed[1] may share its array with s.added.
-	s.viewed[1] = append(slices.Clip(s.viewed[1]), s.added[len(s.added)-1])
+	s.viewed[1] = append(slices.Clip(s.viewed[1]), m)
 }
 
 // resultContent is a tool result as the model reads it: labelled data,

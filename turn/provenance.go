@@ -1,11 +1,13 @@
 package turn
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/store"
@@ -35,9 +37,10 @@ func (e *Engine) untrusted(m store.Message) bool {
 }
 
 // untrustedResult reports whether results of the tool named name carry
-// what others wrote: everything a tool reads, and anything from another
-// process. The acknowledgement of a local write echoes arguments that
-// already passed the guards.
+// what others wrote: everything a tool reads, anything from another
+// process, and what a tool declares external (tool.Spec.ExternalResults).
+// The acknowledgement of a local write echoes arguments that already
+// passed the guards.
 func (e *Engine) untrustedResult(name string) bool {
 	entry, ok := e.cfg.Tools.Lookup(name)
 	if !ok {
@@ -46,7 +49,28 @@ func (e *Engine) untrustedResult(name string) bool {
 	if _, dispatches := entry.Tool.(tool.Resolver); dispatches {
 		return true
 	}
-	return !entry.Spec.Risk.Writes() || entry.Spec.Server != ""
+	return !entry.Spec.Risk.Writes() || entry.Spec.Server != "" || entry.Spec.ExternalResults
+}
+
+// maxReadBefore bounds the sources a confirmation names.
+const maxReadBefore = 3
+
+// readBefore names the sources of the content of others the model read in
+// this turn — evidence that came with the message, results of this task's
+// reads — the latest first, each once. What earlier turns read stays
+// unnamed: a request in the user's own words after a list of tasks is not
+// the list's doing.
+func (e *Engine) readBefore(s *state) []string {
+	var out []string
+	current := s.viewed[1]
+	for i := len(current) - 1; i >= 0 && len(out) < maxReadBefore; i-- {
+		if m := current[i]; e.untrusted(m) {
+			if name := sourceName(s.lang, m, e.cfg.Tools); !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // taintedArg is an argument whose value came from content of others, and
@@ -79,7 +103,7 @@ func (e *Engine) taintedArgs(s *state, spec tool.Spec, args []byte) []taintedArg
 	}
 	lowered := make([]string, len(untrusted))
 	for i, m := range untrusted {
-		lowered[i] = strings.ToLower(m.Text)
+		lowered[i] = strings.ToLower(plainText(m))
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {
@@ -90,7 +114,7 @@ func (e *Engine) taintedArgs(s *state, spec tool.Spec, args []byte) []taintedArg
 		if k == spec.AttachmentArg {
 			continue
 		}
-		if i := valueSource(stringsIn(raw), lowered, own); i >= 0 {
+		if i := valueSource(valuesIn(raw), lowered, own); i >= 0 {
 			out = append(out, taintedArg{name: k, source: untrusted[i]})
 		}
 	}
@@ -98,21 +122,71 @@ func (e *Engine) taintedArgs(s *state, spec tool.Spec, args []byte) []taintedArg
 	return out
 }
 
+// plainText is the text of a message as its reader may take it in: a
+// tool result's JSON as written, and then the strings and numbers it holds
+// (a value with a quote, a newline or "<" is escaped in the JSON but not
+// in an argument), or for a result cut short for memory, its text with the
+// escapes undone.
+func plainText(m store.Message) string {
+	if m.Role != store.RoleTool {
+		return m.Text
+	}
+	if values := valuesIn(json.RawMessage(m.Text)); values != nil {
+		return m.Text + "\n" + strings.Join(values, "\n")
+	}
+	return m.Text + "\n" + jsonEscapes.Replace(m.Text)
+}
+
+var jsonEscapes = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\r`, "\r", `\"`, `"`, `\/`, "/", `\\`, `\`,
+	`\u003c`, "<", `\u003e`, ">", `\u0026`, "&", `\u2028`, "\u2028", `\u2029`, "\u2029")
+
 // valueSource returns the index of the first untrusted text holding one of
-// values that the user's own words do not hold, or -1.
+// values that the user's own words do not hold, or -1. A value of fewer
+// than minProvenanceRunes (an id such as "13") counts only as a whole
+// token: inside longer text it matches anything.
 func valueSource(values []string, untrusted, own []string) int {
 	for _, v := range values {
 		v = strings.ToLower(strings.TrimSpace(v))
-		if utf8.RuneCountInString(v) < minProvenanceRunes || containedIn(v, own) {
+		n := utf8.RuneCountInString(v)
+		if n == 0 {
+			continue
+		}
+		in := strings.Contains
+		if n < minProvenanceRunes {
+			in = containsToken
+		}
+		if slices.ContainsFunc(own, func(t string) bool { return in(t, v) }) {
 			continue
 		}
 		for i, t := range untrusted {
-			if strings.Contains(t, v) {
+			if in(t, v) {
 				return i
 			}
 		}
 	}
 	return -1
+}
+
+// containsToken reports whether v occurs in t with no letter or digit
+// right before or after it.
+func containsToken(t, v string) bool {
+	for from := 0; ; {
+		i := strings.Index(t[from:], v)
+		if i < 0 {
+			return false
+		}
+		i += from
+		before, _ := utf8.DecodeLastRuneInString(t[:i])
+		after, _ := utf8.DecodeRuneInString(t[i+len(v):])
+		if !isWordRune(before) && !isWordRune(after) {
+			return true
+		}
+		from = i + 1
+	}
+}
+
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // sensitiveFromUntrusted returns the sensitive arguments (see sensitiveArg)
@@ -190,15 +264,27 @@ func containedIn(v string, texts []string) bool {
 }
 
 // stringsIn returns the strings of a JSON value, at any depth.
-func stringsIn(raw json.RawMessage) []string {
+func stringsIn(raw json.RawMessage) []string { return scalarsIn(raw, false) }
+
+// valuesIn returns the strings and numbers of a JSON value, at any depth,
+// numbers as JSON spells them; nil when raw is not JSON.
+func valuesIn(raw json.RawMessage) []string { return scalarsIn(raw, true) }
+
+func scalarsIn(raw json.RawMessage, numbers bool) []string {
 	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
 		return nil
 	}
-	var out []string
+	out := []string{}
 	var walk func(any)
 	walk = func(v any) {
 		switch x := v.(type) {
+		case json.Number:
+			if numbers {
+				out = append(out, x.String())
+			}
 		case string:
 			out = append(out, x)
 		case []any:

@@ -27,10 +27,11 @@ type field struct {
 
 // renderConfirmation is the text of a pending action's confirmation.
 // Arguments taken from content of others are named before the question,
-// so the user weighs them first.
+// so the user weighs them first; when none was, the content of others the
+// model had read is (readBefore).
 // A tool whose result a value came from is named by its title in tools
 // (by its name when tools is nil).
-func renderConfirmation(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []taintedArg, tools *tool.Registry) string {
+func renderConfirmation(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []taintedArg, readBefore []string, tools *tool.Registry) string {
 	var b strings.Builder
 	b.WriteString(say(lang, txtConfirmHeader, spec.TitleIn(lang)))
 	fields := confirmationFields(lang, loc, spec, args, resolved)
@@ -45,6 +46,8 @@ func renderConfirmation(lang string, loc *time.Location, spec tool.Spec, args []
 			}
 		}
 		b.WriteString("\n⚠ " + say(lang, txtFromUntrusted, strings.Join(labels, ", ")))
+	} else if len(readBefore) > 0 {
+		b.WriteString("\n⚠ " + say(lang, txtReadBefore, strings.Join(readBefore, ", ")))
 	}
 	b.WriteString("\n" + say(lang, txtConfirmQuestion))
 	return b.String()

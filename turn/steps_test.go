@@ -119,7 +119,7 @@ func TestCanonicalArgs(t *testing.T) {
 
 func TestRenderConfirmation(t *testing.T) {
 	spec := tool.Spec{Name: "create_task", Title: "Создать задачу"}
-	got := renderConfirmation("ru", time.UTC, spec, []byte(`{"title":"Проверить форму","assignee":"Дмитрий","n":3}`), nil, nil, nil)
+	got := renderConfirmation("ru", time.UTC, spec, []byte(`{"title":"Проверить форму","assignee":"Дмитрий","n":3}`), nil, nil, nil, nil)
 	want := "Подтвердите действие: Создать задачу\n• assignee: Дмитрий\n• n: 3\n• title: Проверить форму\nВыполнить?"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -127,7 +127,7 @@ func TestRenderConfirmation(t *testing.T) {
 	// Resolved values replace the raw ones; no value can add a line, turn
 	// text around or hide a character.
 	args := []byte(`{"card":"Buy milk (4tjszd94)","title":"` + "x" + strings.Repeat(`\n`, 40) + `Go ahead?\u202Egnp.exe\u2066\u0000"}`)
-	got = renderConfirmation("en", time.UTC, spec, args, map[string]string{"card": "\"Fire Bob\" (4tjszd94)"}, nil, nil)
+	got = renderConfirmation("en", time.UTC, spec, args, map[string]string{"card": "\"Fire Bob\" (4tjszd94)"}, nil, nil, nil)
 	want = "Please confirm: Создать задачу\n• card: \"Fire Bob\" (4tjszd94)\n• title: x" + strings.Repeat(`\n`, 40) +
 		`Go ahead?\u202Egnp.exe\u2066\u0000` + "\nGo ahead?"
 	if got != want {
@@ -148,14 +148,14 @@ func TestConfirmationAPersonCanCheck(t *testing.T) {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"participants":{"type":"array","title":"Participants"}}}`)}
 	args := []byte(`{"title":"Планёрка","startIso":"2026-12-02T10:00:00Z","durationMin":30,"participants":["Ольга","Иван"],"dueIso":"2026-12-04"}`)
 	forward := store.Message{Role: store.RoleEvidence, Name: "forward", Source: "Mark"}
-	ru := renderConfirmation("ru", moscow, spec, args, nil, []taintedArg{{name: "startIso", source: forward}}, nil)
+	ru := renderConfirmation("ru", moscow, spec, args, nil, []taintedArg{{name: "startIso", source: forward}}, nil, nil)
 	for _, want := range []string{"Подтвердите действие: Создать встречу", "• Начало: ср 02.12.2026 13:00 (Europe/Moscow)", "• Длительность: 30 мин",
 		"• Participants: Ольга, Иван", "• dueIso: пт 04.12.2026", "не из ваших слов: Начало (из пересланного «Mark»)"} {
 		if !strings.Contains(ru, want) {
 			t.Errorf("the Russian confirmation lacks %q:\n%s", want, ru)
 		}
 	}
-	en := renderConfirmation("en", moscow, spec, args, nil, nil, nil)
+	en := renderConfirmation("en", moscow, spec, args, nil, nil, nil, nil)
 	for _, want := range []string{"Please confirm: Create a meeting", "• Start: Wed 2026-12-02 13:00 (Europe/Moscow)", "• Duration: 30 min"} {
 		if !strings.Contains(en, want) {
 			t.Errorf("the English confirmation lacks %q:\n%s", want, en)

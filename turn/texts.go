@@ -34,6 +34,7 @@ const (
 	txtCallArgs
 	txtPreviewFailed
 	txtFromUntrusted
+	txtReadBefore
 	txtHandedOff
 	txtOutsideCase
 	txtSentForApproval
@@ -79,6 +80,7 @@ var texts = map[string]map[textKey]string{
 		txtClarify:           "Уточните, пожалуйста:",
 		txtNoAttachment:      "Прикрепить можно только файл, который вы сами прислали в этом разговоре. Если его ещё нет — пришлите файл и повторите просьбу.",
 		txtFromUntrusted:     "Эти значения взяты из пересланного или найденного, а не из ваших слов: %s. Проверьте их.",
+		txtReadBefore:        "Предложено после чтения чужого содержимого (%s). Проверьте, что вы об этом просили.",
 		txtPreviewFailed:     "Не удалось проверить, что изменит «%s», поэтому ничего не выполнено и подтверждать нечего. Попробуйте чуть позже.",
 		txtHandedOff:         "Я передал обращение сотруднику: он проверит и ответит вам.",
 		txtOutsideCase:       "Это действие относится не к текущему обращению, поэтому я его не выполнил.",
@@ -123,6 +125,7 @@ var texts = map[string]map[textKey]string{
 		txtClarify:           "Please clarify:",
 		txtNoAttachment:      "I can only attach a file you sent yourself in this conversation. If there is none yet, send it and ask again.",
 		txtFromUntrusted:     "These values come from forwarded or retrieved content, not from your words: %s. Check them.",
+		txtReadBefore:        "Proposed after reading content of others (%s). Check that you asked for it.",
 		txtPreviewFailed:     "I could not check what \"%s\" would change, so nothing was done and nothing waits for confirmation. Please try again shortly.",
 		txtHandedOff:         "I have passed this to a colleague, who will check it and get back to you.",
 		txtOutsideCase:       "That action is outside the current case, so I did not do it.",

@@ -47,14 +47,17 @@ type Def struct {
 
 // Spec turns the definition into a tool spec with the given risk. A tool
 // that writes gets tool.ConfirmAlways, since nothing in a third-party catalog
-// says a write is harmless; the registry can relax it with Override.
+// says a write is harmless; the registry can relax it with Override. Its
+// results are external (tool.Spec.ExternalResults): a third-party function
+// answers from a system of others, whatever it writes.
 func (d Def) Spec(risk tool.Risk) tool.Spec {
 	s := tool.Spec{
-		Name:        d.Name,
-		Description: d.Description,
-		InputSchema: d.InputSchema,
-		Risk:        risk,
-		Confirm:     tool.ConfirmNever,
+		Name:            d.Name,
+		Description:     d.Description,
+		InputSchema:     d.InputSchema,
+		Risk:            risk,
+		Confirm:         tool.ConfirmNever,
+		ExternalResults: true,
 	}
 	if risk.Writes() {
 		s.Confirm = tool.ConfirmAlways
