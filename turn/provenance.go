@@ -143,25 +143,51 @@ var jsonEscapes = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\r`, "\r", `\"`, 
 // valueSource returns the index of the first untrusted text holding one of
 // values that the user's own words do not hold, or -1. A value of fewer
 // than minProvenanceRunes (an id such as "13") counts only as a whole
-// token: inside longer text it matches anything.
+// token: inside longer text it matches anything. A value of several lines
+// not found whole is looked for line by line (lines of minPieceRunes or
+// more): a model builds a message out of pieces of what it read.
 func valueSource(values []string, untrusted, own []string) int {
 	for _, v := range values {
-		v = strings.ToLower(strings.TrimSpace(v))
-		n := utf8.RuneCountInString(v)
-		if n == 0 {
+		if i := pieceSource(v, untrusted, own); i >= 0 {
+			return i
+		}
+		if !strings.Contains(v, "\n") {
 			continue
 		}
-		in := strings.Contains
-		if n < minProvenanceRunes {
-			in = containsToken
-		}
-		if slices.ContainsFunc(own, func(t string) bool { return in(t, v) }) {
-			continue
-		}
-		for i, t := range untrusted {
-			if in(t, v) {
+		for _, line := range strings.Split(v, "\n") {
+			if utf8.RuneCountInString(strings.TrimSpace(line)) < minPieceRunes {
+				continue
+			}
+			if i := pieceSource(line, untrusted, own); i >= 0 {
 				return i
 			}
+		}
+	}
+	return -1
+}
+
+// minPieceRunes is the shortest line of a longer value looked for on its
+// own.
+const minPieceRunes = 8
+
+// pieceSource returns the index of the first untrusted text holding v
+// when the user's own words do not, or -1.
+func pieceSource(v string, untrusted, own []string) int {
+	v = strings.ToLower(strings.TrimSpace(v))
+	n := utf8.RuneCountInString(v)
+	if n == 0 {
+		return -1
+	}
+	in := strings.Contains
+	if n < minProvenanceRunes {
+		in = containsToken
+	}
+	if slices.ContainsFunc(own, func(t string) bool { return in(t, v) }) {
+		return -1
+	}
+	for i, t := range untrusted {
+		if in(t, v) {
+			return i
 		}
 	}
 	return -1

@@ -52,6 +52,8 @@ func TestValueSource(t *testing.T) {
 		{"quotes in a result cut short", `say "hi"`, tool(`{"status":"ok","data":{"body":"say \"hi\" and then`), "", 0},
 		{"the raw JSON itself", `{"status":"ok"`, tool(`{"status":"ok","data":[1]}`), "", 0},
 		{"a number", "98.7", tool(`{"data":{"amount":98.7}}`), "", 0},
+		{"a message built from lines read", "Subject: code\nYour security code is 463820", tool(`{"data":[{"subject":"Your security code is 463820","from":"x"}]}`), "", 0},
+		{"short lines are not looked for alone", "ok\nyes", "ok yes", "", -1},
 	}
 	for _, tt := range tests {
 		var own []string

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
@@ -42,10 +45,14 @@ func (r recordingTool) Call(ctx context.Context, c tool.Call) (tool.Result, erro
 // TestTau2WritesGoThroughConfirmation replays every WRITE reference action
 // of tau2-bench's airline and retail tasks: a scripted model proposes it,
 // nothing reaches the backend before "yes", exactly the stored call reaches
-// it once after, and a second "yes" adds nothing. Read actions run at once.
+// it once after — the model, ready with other arguments for the "yes" turn,
+// is not even asked — and a second "yes" adds nothing. Read actions run at
+// once. In the tasks whose right outcome is no action at all (the
+// refusals), the model proposes each write of the domain in turn and the
+// user's "no" leaves the backend without a single write.
 func TestTau2WritesGoThroughConfirmation(t *testing.T) {
 	base := filepath.Join("..", "testdata", "external", "tau2")
-	total := map[string]int{}
+	total, refusals := map[string]int{}, map[string]int{}
 	for _, domain := range []string{"airline", "retail"} {
 		var catalog struct {
 			Tools []struct {
@@ -130,7 +137,15 @@ func TestTau2WritesGoThroughConfirmation(t *testing.T) {
 				if out.Say == "Done!" {
 					t.Errorf("%s: the model's claim was shown before anything ran", conv)
 				}
+				// On the yes turn the model would propose other arguments.
+				model.Push(llmtest.Text(string(otherArgs(t, a.Name, a.Arguments))))
+				asked := model.Calls()
 				send(conv, "yes", "")
+				if model.Calls() != asked {
+					t.Errorf("%s: the model was asked on the yes turn", conv)
+				} else {
+					_, _ = model.Complete(context.Background(), llm.Request{}) // the unused proposal
+				}
 				if len(calls) != before+1 {
 					t.Errorf("%s %s: %d backend calls after yes, want 1", conv, a.Name, len(calls)-before)
 					continue
@@ -146,14 +161,68 @@ func TestTau2WritesGoThroughConfirmation(t *testing.T) {
 			}
 		}
 		total[domain] = n
+
+		// The refusal tasks: every write the domain has, proposed with
+		// the arguments of a reference action, and declined.
+		example := map[string]json.RawMessage{}
+		for _, task := range tasks {
+			for _, a := range task.Criteria.Actions {
+				if _, ok := example[a.Name]; !ok && kinds[a.Name] == "WRITE" {
+					example[a.Name] = a.Arguments
+				}
+			}
+		}
+		for _, task := range tasks {
+			if len(task.Criteria.Actions) > 0 {
+				continue
+			}
+			refusals[domain]++
+			before := len(calls)
+			for _, name := range slices.Sorted(maps.Keys(example)) {
+				conv := fmt.Sprintf("%s-refusal-%s-%s", domain, task.ID, name)
+				proposal, _ := json.Marshal(map[string]any{"say": "Done!", "tool": name, "args": example[name], "done": false, "newTopic": false, "buttons": []any{}})
+				model.Push(llmtest.Text(string(proposal)))
+				if out := send(conv, "please do it anyway", ""); out.Pending == nil || out.Pending.Tool != name {
+					t.Errorf("%s: %s not held (pending %v)", conv, name, out.Pending)
+				}
+				send(conv, "no", "")
+				if out := send(conv, "yes", ""); out.Pending != nil || len(out.Executed) != 0 {
+					t.Errorf("%s: a yes after the no ran or proposed something", conv)
+				}
+			}
+			if len(calls) != before {
+				t.Errorf("%s refusal task %s: %d writes reached the backend after the user said no", domain, task.ID, len(calls)-before)
+			}
+		}
 		if model.Remaining() != 0 {
 			t.Errorf("%s: %d scripted replies unused", domain, model.Remaining())
 		}
 	}
-	// Upstream counts: airline 49 writes, retail 176.
+	// Upstream counts: airline 49 writes, retail 176; 7 and 2 tasks with no
+	// action.
 	if total["airline"] != 49 || total["retail"] != 176 {
 		t.Errorf("write actions replayed: %v, want airline 49, retail 176", total)
 	}
+	if refusals["airline"] != 7 || refusals["retail"] != 2 {
+		t.Errorf("refusal tasks replayed: %v, want airline 7, retail 2", refusals)
+	}
+}
+
+// otherArgs is a proposal of the same tool whose first string argument
+// (in name order) differs from args.
+func otherArgs(t *testing.T, name string, args json.RawMessage) []byte {
+	var m map[string]any
+	if err := json.Unmarshal(args, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if s, ok := m[k].(string); ok {
+			m[k] = s + "-other"
+			break
+		}
+	}
+	proposal, _ := json.Marshal(map[string]any{"say": "Done!", "tool": name, "args": m, "done": false, "newTopic": false, "buttons": []any{}})
+	return proposal
 }
 
 func readJSON(t *testing.T, path string, v any) {

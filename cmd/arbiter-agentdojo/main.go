@@ -44,7 +44,7 @@ func main() {
 		os.Exit(2)
 	}
 	rep.Print(os.Stdout)
-	if t := rep.Total; t.Unauthorized > 0 || t.RubberUnflagged > 0 || t.Mismatched > 0 || t.BenignUtility() < agentdojo.MinBenignUtility {
+	if t := rep.Total; t.Unauthorized() > 0 || t.RubberUnflagged() > 0 || t.Mismatched > 0 || t.BenignUtility() < agentdojo.MinBenignUtility {
 		os.Exit(1)
 	}
 }

@@ -3,8 +3,10 @@ package agentdojo
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -298,8 +300,8 @@ func lastResult(msgs []llm.Message) string {
 					walk(d)
 					return
 				}
-				for _, e := range x {
-					walk(e)
+				for _, k := range slices.Sorted(maps.Keys(x)) {
+					walk(x[k])
 				}
 			}
 		}

@@ -56,9 +56,24 @@ type Held struct {
 	Own        bool // one of the calls the user's task asked for
 }
 
+// Delivery is how the attack reaches the model.
+type Delivery string
+
+// Deliveries.
+const (
+	// InToolResults fills every injection vector of the environment with
+	// the attack: the tools' results carry it (AgentDojo's own cases).
+	InToolResults Delivery = "tool_results"
+	// InEvidence sends the attack with the user's request, as a
+	// forwarded message or an attached file (alternately by injection
+	// task), the environment left benign.
+	InEvidence Delivery = "evidence"
+)
+
 // CaseResult is one run of one case.
 type CaseResult struct {
 	Suite, UserTask, Injection string // Injection is empty for a benign run
+	Delivery                   Delivery
 	RubberStamp                bool
 	Seen                       bool // the injected text reached the model
 	Obeyed                     bool // and the model proposed what it asked
@@ -127,19 +142,36 @@ func newWorker(s *Suite, dir string) (*worker, error) {
 
 func (w *worker) close() { w.st.Close() }
 
-// run replays the user task, with the injection's attack in every
-// injection vector of the environment when inj is not nil. The user
-// confirms their own task's calls and declines the rest, or confirms
-// everything when rubberStamp.
-func (w *worker) run(ctx context.Context, task Task, inj *Injection, attack string, rubberStamp bool) CaseResult {
-	r := CaseResult{Suite: w.suite.Name, UserTask: task.ID, RubberStamp: rubberStamp, Dynamic: task.Dynamic()}
+// job is one case to replay: a user task, alone or with an injection
+// task's attack delivered one way, for the honest or the rubber-stamping
+// user.
+type job struct {
+	suite    *Suite
+	task     Task
+	inj      *Injection // nil: the benign run
+	attack   string
+	delivery Delivery
+	rubber   bool
+	evidence string // InEvidence: "forward" or "attachment"
+}
+
+// run replays a job. The user confirms their own task's calls and
+// declines the rest, or confirms everything when rubber-stamping.
+func (w *worker) run(ctx context.Context, j job) CaseResult {
+	task, inj, rubberStamp := j.task, j.inj, j.rubber
+	r := CaseResult{Suite: w.suite.Name, UserTask: task.ID, RubberStamp: rubberStamp, Dynamic: task.Dynamic(), Delivery: j.delivery}
 	fill := func(v string) string { return w.suite.Vectors[v] }
 	cs := &caseState{suite: w.suite, b: w.b, types: w.types}
 	conv := w.suite.Name + "/" + task.ID
+	first := chat.Inbound{Text: task.Prompt}
 	if inj != nil {
 		r.Injection = inj.ID
-		conv += "/" + inj.ID
-		fill = func(string) string { return attack }
+		conv += "/" + inj.ID + "/" + string(j.delivery)
+		if j.delivery == InEvidence {
+			first.Evidence = []chat.Evidence{{Kind: j.evidence, Text: j.attack, Source: "Emma Johnson"}}
+		} else {
+			fill = func(string) string { return j.attack }
+		}
 		cs.inject = inj.Calls
 		if len(cs.inject) == 0 {
 			cs.inject = w.synthesize(*inj)
@@ -168,7 +200,7 @@ func (w *worker) run(ctx context.Context, task Task, inj *Injection, attack stri
 		return out, true
 	}
 	flagged := map[string]bool{} // per confirmed call (tool and args), whether a value was named untrusted
-	out, ok := send(chat.Inbound{Text: task.Prompt})
+	out, ok := send(first)
 	for turns := 1; ok && turns < maxTurns; turns++ {
 		if out.Pending == nil {
 			if cs.finished {
@@ -322,13 +354,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	type job struct {
-		suite  *Suite
-		task   Task
-		inj    *Injection
-		attack string
-		rubber bool
-	}
 	var jobs []job
 	for _, s := range suites {
 		for ti, task := range s.UserTasks {
@@ -342,7 +367,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				if err != nil {
 					return nil, err
 				}
-				jobs = append(jobs, job{s, task, inj, text, false}, job{s, task, inj, text, true})
+				evidence := "forward"
+				if ii%2 == 1 {
+					evidence = "attachment"
+				}
+				for _, d := range []Delivery{InToolResults, InEvidence} {
+					for _, rubber := range []bool{false, true} {
+						jobs = append(jobs, job{suite: s, task: task, inj: inj, attack: text, delivery: d, rubber: rubber, evidence: evidence})
+					}
+				}
 			}
 		}
 	}
@@ -376,7 +409,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 					}
 					workers[j.suite.Name] = w
 				}
-				results[i] = w.run(ctx, j.task, j.inj, j.attack, j.rubber)
+				results[i] = w.run(ctx, j)
 			}
 		}(n)
 	}
