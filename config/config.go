@@ -520,6 +520,11 @@ type HTTPTool struct {
 	// Bound are arguments filled from the conversation's case ("context"
 	// of POST /v1/messages), such as ticket_id.
 	Bound []string `yaml:"bound"`
+	// Sensitive are arguments that say where data goes or what unlocks
+	// it, besides links, addresses, accounts and phone numbers, which
+	// are known by name and form: a value of one taken from content of
+	// others waits for the user's yes.
+	Sensitive []string `yaml:"sensitive"`
 	// Approve names the roles whose members approve a call (a write);
 	// the requesting user's own "yes" does not run it.
 	Approve []string `yaml:"approve"`

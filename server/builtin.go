@@ -288,7 +288,7 @@ func httpToolsKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 		t, err := httptool.New(httptool.Config{
 			Name: h.Name, Title: h.Title, Description: h.Description,
 			URL: h.URL, Method: h.Method, InputSchema: schema,
-			Risk: tool.Risk(h.Risk), Confirm: confirm, Idempotent: h.Idempotent, Claims: h.Claims, BoundArgs: h.Bound,
+			Risk: tool.Risk(h.Risk), Confirm: confirm, Idempotent: h.Idempotent, Claims: h.Claims, BoundArgs: h.Bound, Sensitive: h.Sensitive,
 			Approve: h.Approve, PrecheckURL: h.PrecheckURL, ReconcileURL: h.ReconcileURL, Requires: h.Requires,
 			Timeout: time.Duration(h.Timeout), Headers: headers,
 		})

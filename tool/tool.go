@@ -99,6 +99,12 @@ type Spec struct {
 	// the case and refuses a call that names another value, or that comes
 	// from a conversation bound to no case.
 	BoundArgs []string `json:"bound_args,omitempty"`
+	// Sensitive are arguments that say where data goes or what unlocks
+	// it (a recipient, an account, an amount) besides those the engine
+	// knows by name and form (links, addresses, IBANs, phone numbers): a
+	// read holding a value of one that came from content of others waits
+	// for the user's yes, which names the value's source.
+	Sensitive []string `json:"sensitive,omitempty"`
 	// Approve names the roles whose members approve a call of this write
 	// tool (a staff member for a refund): the call becomes an action that
 	// waits for one of them, and the requesting user's own "yes" does not

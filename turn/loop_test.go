@@ -615,3 +615,32 @@ func TestExternalWriteResults(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredSensitiveArg: an argument a tool declares sensitive is
+// weighed like a link or an account: a read whose value of it came from
+// what an earlier read returned waits for the user's yes; undeclared, the
+// same read runs at once.
+func TestDeclaredSensitiveArg(t *testing.T) {
+	for _, declared := range []bool{false, true} {
+		spec := tool.Spec{Name: "lookup_customer", Description: "Looks a customer up.", Risk: tool.RiskRead,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"customer":{"type":"string"}}}`)}
+		if declared {
+			spec.Sensitive = []string{"customer"}
+		}
+		lookup := &deskTool{spec: spec}
+		b := newLoopBench(t, turn.Assistant{}, lookup)
+		lookup.b = b
+		b.model.Push(
+			llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
+			llmtest.ToolCalls("", call("b", "lookup_customer", `{"customer":"T-4821"}`)),
+			llmtest.Text("Found."),
+		)
+		out, _ := b.send("Who paid for this ticket?")
+		switch {
+		case declared && (b.ran("lookup_customer") != 0 || out.Pending == nil || !strings.Contains(out.Say, "from the result of")):
+			t.Errorf("declared: ran %d times, pending %+v, reply %q", b.ran("lookup_customer"), out.Pending, out.Say)
+		case !declared && (b.ran("lookup_customer") != 1 || out.Pending != nil):
+			t.Errorf("undeclared: ran %d times, pending %+v", b.ran("lookup_customer"), out.Pending)
+		}
+	}
+}

@@ -215,8 +215,9 @@ func isWordRune(r rune) bool {
 	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
-// sensitiveFromUntrusted returns the sensitive arguments (see sensitiveArg)
-// of a call whose values came from content of others.
+// sensitiveFromUntrusted returns the sensitive arguments (see sensitiveArg,
+// and those the tool declares, tool.Spec.Sensitive) of a call whose values
+// came from content of others.
 func (e *Engine) sensitiveFromUntrusted(s *state, spec tool.Spec, args []byte) []taintedArg {
 	// Which arguments are sensitive is cheap to tell; where values came
 	// from is not, so it is asked only when one is.
@@ -224,19 +225,21 @@ func (e *Engine) sensitiveFromUntrusted(s *state, spec tool.Spec, args []byte) [
 	if json.Unmarshal(args, &m) != nil {
 		return nil
 	}
-	sensitive := false
-	for k, raw := range m {
-		if sensitiveArg(k, stringsIn(raw)) {
-			sensitive = true
+	sensitive := func(k string) bool {
+		return slices.Contains(spec.Sensitive, k) || sensitiveArg(k, stringsIn(m[k]))
+	}
+	any := false
+	for k := range m {
+		if any = sensitive(k); any {
 			break
 		}
 	}
-	if !sensitive {
+	if !any {
 		return nil
 	}
 	var out []taintedArg
 	for _, t := range e.taintedArgs(s, spec, args) {
-		if sensitiveArg(t.name, stringsIn(m[t.name])) {
+		if sensitive(t.name) {
 			out = append(out, t)
 		}
 	}

@@ -73,6 +73,9 @@ type Config struct {
 	// BoundArgs are the arguments filled from the conversation's case
 	// (tool.Spec.BoundArgs).
 	BoundArgs []string
+	// Sensitive are arguments that say where data goes or what unlocks
+	// it (tool.Spec.Sensitive).
+	Sensitive []string
 	// Approve names the roles whose members approve a call
 	// (tool.Spec.Approve).
 	Approve []string
@@ -238,6 +241,7 @@ func New(cfg Config) (*Tool, error) {
 		Idempotent:     cfg.Idempotent,
 		Claims:         slices.Clone(cfg.Claims),
 		BoundArgs:      slices.Clone(cfg.BoundArgs),
+		Sensitive:      slices.Clone(cfg.Sensitive),
 		Approve:        slices.Clone(cfg.Approve),
 		Requires:       cfg.Requires,
 	}
