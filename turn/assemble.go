@@ -2,6 +2,8 @@ package turn
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base32"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -33,12 +35,13 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 		prompt = s.cat.toolsPrompt // the contract and the catalog travel as tool definitions
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: prompt})
+	marker := blockMarker(s)
 	for _, m := range history {
-		msgs = append(msgs, renderMessage(m))
+		msgs = append(msgs, renderMessage(m, marker))
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "<live_context>\n" + live + "</live_context>"})
 	for _, m := range current {
-		msgs = append(msgs, renderMessage(m))
+		msgs = append(msgs, renderMessage(m, marker))
 	}
 	s.viewed = [2][]store.Message{history, current}
 	s.trace.PromptMessages = len(history) + len(current)
@@ -145,24 +148,88 @@ func messageHash(m llm.Message) uint64 {
 }
 
 // renderMessage maps a remembered message onto a chat message. Evidence
-// and tool results go in labelled blocks; their text cannot close the
-// block early.
-func renderMessage(m store.Message) llm.Message {
+// and tool results go in labelled blocks whose tags carry the
+// conversation's marker (see blockMarker); their text can neither close
+// the block early nor hold the marker.
+func renderMessage(m store.Message, marker string) llm.Message {
 	switch m.Role {
 	case store.RoleAssistant:
 		return llm.Message{Role: llm.RoleAssistant, Content: m.Text}
 	case store.RoleEvidence:
 		var b strings.Builder
-		b.WriteString(`<evidence kind="` + attr(m.Name) + `"`)
+		b.WriteString(`<evidence` + marker + ` kind="` + attr(m.Name) + `"`)
 		if m.Source != "" {
 			b.WriteString(` source="` + attr(m.Source) + `"`)
 		}
-		b.WriteString(">\n" + neutralize(m.Text) + "\n</evidence>")
+		b.WriteString(">\n" + fence(m.Text, marker) + "\n</evidence" + marker + ">")
 		return llm.Message{Role: llm.RoleUser, Content: b.String()}
 	case store.RoleTool:
-		return llm.Message{Role: llm.RoleUser, Content: `<tool_result tool="` + attr(m.Name) + `">` + "\n" + neutralize(m.Text) + "\n</tool_result>"}
+		return llm.Message{Role: llm.RoleUser, Content: toolResultBlock(m.Name, m.Text, marker)}
 	}
 	return llm.Message{Role: llm.RoleUser, Content: m.Text}
+}
+
+// toolResultBlock is a tool's result as text for the model, in a block
+// marked like evidence.
+func toolResultBlock(name, text, marker string) string {
+	return `<tool_result` + marker + ` tool="` + attr(name) + `">` + "\n" + fence(text, marker) + "\n</tool_result" + marker + ">"
+}
+
+// blockMarkerSlot keeps a conversation's block marker.
+const blockMarkerSlot = "block_marker"
+
+// blockMarker returns the conversation's random suffix of the data blocks'
+// tags ("-k3f9q2xa"), made on first use and kept with the conversation:
+// content of others cannot know it, so it cannot forge a block's end or
+// a block of another kind, and the blocks already in the prompt stay the
+// same turn after turn (a marker per turn would change every earlier
+// block and lose the provider's prompt cache).
+func blockMarker(s *state) string {
+	if raw := s.conv.Slots[blockMarkerSlot]; len(raw) > 2 && raw[0] == '"' {
+		return string(raw[1 : len(raw)-1])
+	}
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	marker := "-" + strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
+	setSlot(s, blockMarkerSlot, marker)
+	return marker
+}
+
+// fence is text of others made safe inside a marked block: no block tag
+// can open or close in it, and the marker, should it appear, is masked.
+func fence(text, marker string) string {
+	text = neutralize(text)
+	if marker == "" {
+		return text
+	}
+	word := marker[1:]
+	i := indexFold(text, word)
+	if i < 0 {
+		return text
+	}
+	var b strings.Builder
+	for i >= 0 {
+		b.WriteString(text[:i] + strings.Repeat("*", len(word)))
+		text = text[i+len(word):]
+		i = indexFold(text, word)
+	}
+	b.WriteString(text)
+	return b.String()
+}
+
+// indexFold is the index of the first occurrence of the ASCII word in
+// text, in any letter case, or -1.
+func indexFold(text, word string) int {
+	first, upper := word[0], word[0]
+	if 'a' <= first && first <= 'z' {
+		upper = first - 'a' + 'A'
+	}
+	for i := 0; i+len(word) <= len(text); i++ {
+		if c := text[i]; (c == first || c == upper) && strings.EqualFold(text[i:i+len(word)], word) {
+			return i
+		}
+	}
+	return -1
 }
 
 var attrReplacer = strings.NewReplacer(`"`, "'", "<", "‹", ">", "›", "\n", " ")

@@ -525,7 +525,7 @@ func TestLoopPreflight(t *testing.T) {
 	msgs := b.model.Requests()[0].Messages
 	var seen int
 	for _, m := range msgs {
-		if strings.Contains(m.Content, `<tool_result tool="get_`) {
+		if strings.HasPrefix(m.Content, `<tool_result-`) && strings.Contains(m.Content, ` tool="get_`) {
 			seen++
 		}
 	}

@@ -159,8 +159,9 @@ func (e *Engine) routeCall(ctx context.Context, s *state, skill string, rt *Rout
 	if len(history) > RouterMessages {
 		history = history[len(history)-RouterMessages:]
 	}
+	marker := blockMarker(s)
 	for _, m := range history {
-		msgs = append(msgs, renderMessage(m))
+		msgs = append(msgs, renderMessage(m, marker))
 	}
 	resp, err := e.callModel(rctx, s, s.model, llm.Request{Messages: msgs, Tools: s.cat.routerDefs, ToolChoice: llm.ToolChoice{Mode: llm.ToolAuto},
 		ParallelToolCalls: true, Temperature: 0, MaxTokens: RouterMaxTokens, Operation: opRoute, Strategy: s.strategy})

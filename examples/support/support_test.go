@@ -54,7 +54,7 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 	msgs := r.Messages
 	last := msgs[len(msgs)-1]
 	switch {
-	case last.Role == "user" && strings.Contains(last.Content, `<tool_result tool="create_refund">`):
+	case last.Role == "user" && strings.HasPrefix(last.Content, "<tool_result-") && strings.Contains(last.Content, ` tool="create_refund">`):
 		// A decided action's outcome, in its own turn.
 		if a.claimAlways.Load() || strings.Contains(last.Content, `"status":"confirmed"`) {
 			return llmtest.HTTPReply{Content: refundDone}
