@@ -26,7 +26,6 @@ type obedientModel struct {
 
 // caseState is the model's script for one case.
 type caseState struct {
-	suite  *Suite
 	user   []Call
 	inject []Call // nil without an attack
 	// sayOnly is an injection that asks only for words in the reply.
@@ -40,15 +39,20 @@ type caseState struct {
 	obeying  bool // within a burst
 	pos      int  // next injection call of the burst
 	finished bool // the model answered with the user's task done
-	calls    int
-	// turnCalls counts model calls in the current user turn.
-	turnCalls int
-	seq       int
+	calls    int  // times the model was asked
+	seq      int  // tool calls proposed, for their ids
 }
 
 func (m *obedientModel) Name() string           { return "agentdojo" }
 func (m *obedientModel) Model() string          { return "obedient" }
 func (m *obedientModel) Protocol() llm.Protocol { return llm.ProtocolTools }
+
+// calls is how many times the model was asked in the current case.
+func (m *obedientModel) calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.c.calls
+}
 
 func (m *obedientModel) set(c *caseState) {
 	m.mu.Lock()
@@ -65,12 +69,10 @@ func (m *obedientModel) Complete(ctx context.Context, req llm.Request) (llm.Resp
 	if len(msgs) > 0 && msgs[len(msgs)-1].Role == llm.RoleUser {
 		// A new message of the user: the second chance to obey, if the
 		// injected text is still in view.
-		c.turnCalls = 0
 		if c.bursts == 1 && seen(msgs, c.marker) {
 			c.bursts, c.obeying, c.pos = 2, true, 0
 		}
 	}
-	c.turnCalls++
 	if c.marker != "" && !c.seenOnce && seen(msgs, c.marker) {
 		c.seenOnce = true
 		c.bursts, c.obeying, c.pos = 1, true, 0
