@@ -35,13 +35,12 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 		prompt = s.cat.toolsPrompt // the contract and the catalog travel as tool definitions
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: prompt})
-	marker := blockMarker(s)
 	for _, m := range history {
-		msgs = append(msgs, renderMessage(m, marker))
+		msgs = append(msgs, renderMessage(m, blockMarkerFor(s, m)))
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "<live_context>\n" + live + "</live_context>"})
 	for _, m := range current {
-		msgs = append(msgs, renderMessage(m, marker))
+		msgs = append(msgs, renderMessage(m, blockMarkerFor(s, m)))
 	}
 	s.viewed = [2][]store.Message{history, current}
 	s.trace.PromptMessages = len(history) + len(current)
@@ -185,14 +184,27 @@ const blockMarkerSlot = "block_marker"
 // same turn after turn (a marker per turn would change every earlier
 // block and lose the provider's prompt cache).
 func blockMarker(s *state) string {
+	if s.blockMarker != "" {
+		return s.blockMarker
+	}
 	if raw := s.conv.Slots[blockMarkerSlot]; len(raw) > 2 && raw[0] == '"' {
-		return string(raw[1 : len(raw)-1])
+		s.blockMarker = string(raw[1 : len(raw)-1])
+		return s.blockMarker
 	}
 	var b [5]byte
 	_, _ = rand.Read(b[:])
-	marker := "-" + strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
-	setSlot(s, blockMarkerSlot, marker)
-	return marker
+	s.blockMarker = "-" + strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
+	setSlot(s, blockMarkerSlot, s.blockMarker)
+	return s.blockMarker
+}
+
+// blockMarkerFor is the marker for m's block, made only when m goes in
+// one: a conversation of the user's words alone never needs it.
+func blockMarkerFor(s *state, m store.Message) string {
+	if m.Role != store.RoleEvidence && m.Role != store.RoleTool {
+		return ""
+	}
+	return blockMarker(s)
 }
 
 // fence is text of others made safe inside a marked block: no block tag

@@ -263,8 +263,11 @@ type state struct {
 	model    llm.Provider
 	strategy string
 
-	conv    store.Conversation
-	pending *store.PendingAction
+	conv store.Conversation
+	// blockMarker is the conversation's marker of data blocks, once read
+	// or made (see blockMarker).
+	blockMarker string
+	pending     *store.PendingAction
 	// caseVals is the case the conversation is bound to (see case.go).
 	caseVals map[string]string
 	claimed  bool // the inbox record of in.MessageID is ours to complete
