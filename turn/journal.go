@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/decision"
+	"github.com/arbiterhq/arbiter/internal/jsonstr"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -68,7 +70,7 @@ type Trace struct {
 	Questions []QuestionTrace  `json:"questions,omitempty"`
 	ToolCalls []store.ToolCall `json:"-"`
 	Say       string           `json:"say"`
-	Steps     []StepTrace      `json:"steps"`
+	Steps     StepTraces       `json:"steps"`
 	Notes     []string         `json:"notes,omitempty"`
 	Error     string           `json:"error,omitempty"`
 
@@ -87,6 +89,36 @@ type StepTrace struct {
 	At         time.Time `json:"at"`
 	DurationMS int64     `json:"duration_ms"`
 	Note       string    `json:"note,omitempty"`
+}
+
+// StepTraces are a turn's steps. They encode themselves in one buffer: a
+// turn journals a dozen, and time.Time's own encoder allocates for each.
+type StepTraces []StepTrace
+
+// MarshalJSON encodes the steps as encoding/json would.
+func (st StepTraces) MarshalJSON() ([]byte, error) {
+	if st == nil {
+		return []byte("null"), nil
+	}
+	b := make([]byte, 0, 2+72*len(st))
+	b = append(b, '[')
+	for i, s := range st {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = jsonstr.Append(b, s.Name)
+		b = append(b, `,"at":"`...)
+		b = s.At.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","duration_ms":`...)
+		b = strconv.AppendInt(b, s.DurationMS, 10)
+		if s.Note != "" {
+			b = append(b, `,"note":`...)
+			b = jsonstr.Append(b, s.Note)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
 }
 
 // ContextSourceTrace is one live-context source's fetch.

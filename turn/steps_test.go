@@ -257,3 +257,24 @@ func TestLiveContextSaysWhatFailed(t *testing.T) {
 		t.Errorf("the failure is not in the trace: %+v", s.trace.Context)
 	}
 }
+
+// TestStepTracesEncoding: the steps' own encoder writes what encoding/json
+// writes for them, byte for byte.
+func TestStepTracesEncoding(t *testing.T) {
+	moscow := time.FixedZone("MSK", 3*3600)
+	steps := StepTraces{
+		{Name: "lock", At: time.Date(2026, 12, 2, 1, 2, 3, 4500, time.UTC), DurationMS: 12},
+		{Name: "tool:list <b>", At: time.Date(2026, 1, 2, 3, 4, 5, 0, moscow), DurationMS: 0, Note: "quote \" tab \t line\n ünï \u2028 & <end>"},
+	}
+	got, err := json.Marshal(steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal([]StepTrace(steps))
+	if string(got) != string(want) {
+		t.Errorf("encoded\n%s\nwant\n%s", got, want)
+	}
+	if got, _ := json.Marshal(StepTraces(nil)); string(got) != "null" {
+		t.Errorf("nil steps: %s", got)
+	}
+}

@@ -290,8 +290,10 @@ func (p *Provider) post(ctx context.Context, body []byte, out *completion) (*htt
 	if err != nil {
 		return nil, err
 	}
-	req.Header = p.header.Clone()
-	resp, err := p.http.Do(req)
+	// Every request shares the provider's headers: nothing on the way
+	// writes them.
+	req.Header = p.header
+	resp, err := wire.Send(p.http, req)
 	if err != nil {
 		return nil, err
 	}

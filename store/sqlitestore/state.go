@@ -115,7 +115,9 @@ func (s *Store) GetPending(ctx context.Context, key chat.ConversationKey) (store
 		return store.PendingAction{}, s.fail("get pending", key, err)
 	}
 	if e.pending == nil || e.pendExpires < s.now().UnixNano() {
-		return store.PendingAction{}, fmt.Errorf("get pending %s: %w", key, store.ErrNotFound)
+		// Most turns have nothing waiting: the sentinel itself, with no
+		// message built for it.
+		return store.PendingAction{}, store.ErrNotFound
 	}
 	p := *e.pending
 	p.Args = bytes.Clone(p.Args) // the caller may change it; the cache's copy stays

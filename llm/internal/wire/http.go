@@ -21,6 +21,23 @@ func NewHTTPClient() *http.Client {
 	return &http.Client{Transport: t}
 }
 
+// Send sends an API request. When the client adds nothing of its own — no
+// cookie jar, no overall timeout, no redirect policy — it goes through the
+// client's transport directly: an API call follows no redirects, so what
+// Client.Do adds for them (a copy of the headers per request, the redirect
+// loop) is work for nothing. A transport error then arrives as the
+// transport returned it, not wrapped in a *url.Error.
+func Send(c *http.Client, req *http.Request) (*http.Response, error) {
+	if c.Jar != nil || c.Timeout != 0 || c.CheckRedirect != nil {
+		return c.Do(req)
+	}
+	t := c.Transport
+	if t == nil {
+		t = http.DefaultTransport
+	}
+	return t.RoundTrip(req)
+}
+
 // StripSDKHeaders is an SDK middleware (option.WithMiddleware in both
 // openai-go and anthropic-sdk-go) that removes the X-Stainless-* headers,
 // which report the platform, runtime and retry state to the server, before
