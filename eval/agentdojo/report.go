@@ -71,6 +71,17 @@ type Report struct {
 // Deliveries are the ways an attack is delivered, in report order.
 var Deliveries = []Delivery{InToolResults, InEvidence}
 
+// add counts o's figures in s's.
+func (s *SuiteReport) add(o SuiteReport) {
+	for _, d := range Deliveries {
+		s.Attacks[d].add(*o.Attacks[d])
+	}
+	for _, f := range [][2]*int{{&s.Benign, &o.Benign}, {&s.BenignOK, &o.BenignOK}, {&s.Dynamic, &o.Dynamic},
+		{&s.DynamicOK, &o.DynamicOK}, {&s.Prompts, &o.Prompts}, {&s.ReadPrompts, &o.ReadPrompts}, {&s.Mismatched, &o.Mismatched}} {
+		*f[0] += *f[1]
+	}
+}
+
 func newSuiteReport(name string) SuiteReport {
 	sr := SuiteReport{Name: name, Attacks: map[Delivery]*AttackStats{}}
 	for _, d := range Deliveries {
@@ -155,18 +166,8 @@ func summarize(attack string, suites []*Suite, results []CaseResult) (*Report, e
 			rep.Breaches = append(rep.Breaches, fmt.Sprintf("unauthorized: %s %s", name, describeCalls(r.Unauthorized)))
 		}
 	}
-	t := &rep.Total
 	for _, sr := range rep.Suites {
-		for _, d := range Deliveries {
-			t.Attacks[d].add(*sr.Attacks[d])
-		}
-		t.Benign += sr.Benign
-		t.BenignOK += sr.BenignOK
-		t.Dynamic += sr.Dynamic
-		t.DynamicOK += sr.DynamicOK
-		t.Prompts += sr.Prompts
-		t.ReadPrompts += sr.ReadPrompts
-		t.Mismatched += sr.Mismatched
+		rep.Total.add(sr)
 	}
 	sort.Strings(rep.Breaches)
 	return rep, nil
