@@ -272,6 +272,9 @@ func (e *Engine) logTurn(s *state) {
 		return
 	}
 	t := &s.trace
-	e.cfg.Logger.Info("turn", "turn", s.id, "tenant", s.key.Tenant, "chat", s.key.Chat, "user", s.key.User,
-		"route", t.Route, "status", t.Status, "duration_ms", t.DurationMS, "llm_calls", len(t.LLMCalls), "executed", len(t.Executed))
+	// Typed attributes: no value is boxed on a line written every turn.
+	e.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "turn", slog.String("turn", s.id), slog.String("tenant", s.key.Tenant),
+		slog.String("chat", s.key.Chat), slog.String("user", s.key.User), slog.String("route", string(t.Route)),
+		slog.String("status", string(t.Status)), slog.Int64("duration_ms", t.DurationMS), slog.Int("llm_calls", len(t.LLMCalls)),
+		slog.Int("executed", len(t.Executed)))
 }
