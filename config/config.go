@@ -525,6 +525,11 @@ type HTTPTool struct {
 	// are known by name and form: a value of one taken from content of
 	// others waits for the user's yes.
 	Sensitive []string `yaml:"sensitive"`
+	// ExternalResults: the endpoint answers with what others wrote even
+	// when it writes (a fetched page, another system's record), so a
+	// write proposed after reading its answer waits for a yes like one
+	// after a read. Off: a write's answer echoes what was sent.
+	ExternalResults bool `yaml:"external_results"`
 	// Approve names the roles whose members approve a call (a write);
 	// the requesting user's own "yes" does not run it.
 	Approve []string `yaml:"approve"`

@@ -289,7 +289,8 @@ func httpToolsKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 			Name: h.Name, Title: h.Title, Description: h.Description,
 			URL: h.URL, Method: h.Method, InputSchema: schema,
 			Risk: tool.Risk(h.Risk), Confirm: confirm, Idempotent: h.Idempotent, Claims: h.Claims, BoundArgs: h.Bound, Sensitive: h.Sensitive,
-			Approve: h.Approve, PrecheckURL: h.PrecheckURL, ReconcileURL: h.ReconcileURL, Requires: h.Requires,
+			ExternalResults: h.ExternalResults,
+			Approve:         h.Approve, PrecheckURL: h.PrecheckURL, ReconcileURL: h.ReconcileURL, Requires: h.Requires,
 			Timeout: time.Duration(h.Timeout), Headers: headers,
 		})
 		if err != nil {

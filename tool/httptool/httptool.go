@@ -76,6 +76,9 @@ type Config struct {
 	// Sensitive are arguments that say where data goes or what unlocks
 	// it (tool.Spec.Sensitive).
 	Sensitive []string
+	// ExternalResults says the endpoint answers with what others wrote
+	// even when it writes (tool.Spec.ExternalResults).
+	ExternalResults bool
 	// Approve names the roles whose members approve a call
 	// (tool.Spec.Approve).
 	Approve []string
@@ -230,20 +233,21 @@ func New(cfg Config) (*Tool, error) {
 	}
 	t.precheck, t.reconcile = extra[0], extra[1]
 	t.spec = tool.Spec{
-		Name:           cfg.Name,
-		Title:          cfg.Title,
-		Description:    cfg.Description,
-		InputSchema:    bytes.Clone(cfg.InputSchema),
-		Risk:           cfg.Risk,
-		Confirm:        confirm,
-		Timeout:        t.timeout,
-		MaxResultBytes: t.maxBytes,
-		Idempotent:     cfg.Idempotent,
-		Claims:         slices.Clone(cfg.Claims),
-		BoundArgs:      slices.Clone(cfg.BoundArgs),
-		Sensitive:      slices.Clone(cfg.Sensitive),
-		Approve:        slices.Clone(cfg.Approve),
-		Requires:       cfg.Requires,
+		Name:            cfg.Name,
+		Title:           cfg.Title,
+		Description:     cfg.Description,
+		InputSchema:     bytes.Clone(cfg.InputSchema),
+		Risk:            cfg.Risk,
+		Confirm:         confirm,
+		Timeout:         t.timeout,
+		MaxResultBytes:  t.maxBytes,
+		Idempotent:      cfg.Idempotent,
+		Claims:          slices.Clone(cfg.Claims),
+		BoundArgs:       slices.Clone(cfg.BoundArgs),
+		Sensitive:       slices.Clone(cfg.Sensitive),
+		ExternalResults: cfg.ExternalResults,
+		Approve:         slices.Clone(cfg.Approve),
+		Requires:        cfg.Requires,
 	}
 	return t, nil
 }
