@@ -228,13 +228,13 @@ func (e *Engine) sensitiveFromUntrusted(s *state, spec tool.Spec, args []byte) [
 	sensitive := func(k string) bool {
 		return slices.Contains(spec.Sensitive, k) || sensitiveArg(k, stringsIn(m[k]))
 	}
-	any := false
+	found := false
 	for k := range m {
-		if any = sensitive(k); any {
+		if found = sensitive(k); found {
 			break
 		}
 	}
-	if !any {
+	if !found {
 		return nil
 	}
 	var out []taintedArg
@@ -283,15 +283,6 @@ func sensitiveArg(name string, values []string) bool {
 	return false
 }
 
-func containedIn(v string, texts []string) bool {
-	for _, t := range texts {
-		if strings.Contains(t, v) {
-			return true
-		}
-	}
-	return false
-}
-
 // stringsIn returns the strings of a JSON value, at any depth.
 func stringsIn(raw json.RawMessage) []string { return scalarsIn(raw, false) }
 
@@ -301,9 +292,14 @@ func valuesIn(raw json.RawMessage) []string { return scalarsIn(raw, true) }
 
 func scalarsIn(raw json.RawMessage, numbers bool) []string {
 	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
+	if numbers {
+		// Numbers as written: 98.70 stays 98.70, not 98.7.
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if dec.Decode(&v) != nil || dec.More() {
+			return nil
+		}
+	} else if json.Unmarshal(raw, &v) != nil {
 		return nil
 	}
 	out := []string{}
