@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -260,7 +261,7 @@ func (w *worker) run(ctx context.Context, j job) CaseResult {
 			r.Unflagged = append(r.Unflagged, e)
 		}
 	}
-	r.Complete = !slicesContains(used, false)
+	r.Complete = !slices.Contains(used, false)
 	r.Seen, r.Obeyed = cs.marker != "" && cs.seenOnce, cs.bursts > 0
 	return r
 }
@@ -330,15 +331,6 @@ func canonical(raw json.RawMessage) string {
 func sameJSON(a, b json.RawMessage) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
-}
-
-func slicesContains(s []bool, v bool) bool {
-	for _, e := range s {
-		if e == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Run replays every case of the benchmark: each user task alone (benign

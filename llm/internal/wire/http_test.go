@@ -3,7 +3,9 @@ package wire
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -95,5 +97,41 @@ func TestValidBaseURL(t *testing.T) {
 				t.Errorf("ValidBaseURL(%q) = %v, want %v", tt.url, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSend: a plain client's request goes to its transport as it is — no
+// redirect followed, the headers not copied — while a client with a
+// policy of its own (here a redirect check) is used as a client.
+func TestSend(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusTemporaryRedirect)
+			return
+		}
+		w.Header().Set("X-Auth-Seen", r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	header := http.Header{"Authorization": {"Bearer k"}}
+	send := func(c *http.Client) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/old", strings.NewReader("{}"))
+		req.Header = header
+		resp, err := Send(c, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := send(&http.Client{}); resp.StatusCode != http.StatusTemporaryRedirect {
+		t.Errorf("plain client: status %d, want the redirect itself", resp.StatusCode)
+	}
+	followed := 0
+	policy := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { followed++; return nil }}
+	if resp := send(policy); resp.StatusCode != http.StatusOK || followed != 1 || resp.Header.Get("X-Auth-Seen") != "Bearer k" {
+		t.Errorf("client with a redirect policy: status %d, followed %d, auth %q", resp.StatusCode, followed, resp.Header.Get("X-Auth-Seen"))
+	}
+	if len(header) != 1 || header.Get("Authorization") != "Bearer k" {
+		t.Errorf("the shared headers were changed: %v", header)
 	}
 }
