@@ -86,6 +86,30 @@ func (k ConversationKey) String() string {
 	return escapePart(k.Tenant) + "/" + escapePart(k.Chat) + "/" + escapePart(k.User)
 }
 
+// AppendTo appends the key as String renders it to b, for lookups that
+// need no string of their own.
+func (k ConversationKey) AppendTo(b []byte) []byte {
+	b = appendPart(b, k.Tenant)
+	b = append(b, '/')
+	b = appendPart(b, k.Chat)
+	b = append(b, '/')
+	return appendPart(b, k.User)
+}
+
+func appendPart(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '%':
+			b = append(b, "%25"...)
+		case '/':
+			b = append(b, "%2F"...)
+		default:
+			b = append(b, s[i])
+		}
+	}
+	return b
+}
+
 func escapePart(s string) string {
 	if !strings.ContainsAny(s, "/%") {
 		return s

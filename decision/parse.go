@@ -403,14 +403,14 @@ func fromFields(list []field, allowed []string) (Decision, error) {
 		}
 	}
 	if raw, ok := fields.get("say"); ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &d.Say); err != nil {
+		if err := decodeString(raw, &d.Say); err != nil {
 			add("/say", "must be a string")
 		}
 		d.Say = truncateRunes(d.Say, MaxSayRunes)
 	}
 	if raw, ok := fields.get("tool"); ok && !isNull(raw) {
 		var name string
-		if err := json.Unmarshal(raw, &name); err != nil {
+		if err := decodeString(raw, &name); err != nil {
 			add("/tool", "must be a string or null")
 		} else {
 			d.Tool, d.UnknownTool = mapTool(name, allowed)
@@ -454,6 +454,39 @@ func fromFields(list []field, allowed []string) (Decision, error) {
 		return Decision{}, &ParseError{Problems: problems}
 	}
 	return d, nil
+}
+
+// decodeString decodes a JSON string into dst. A string with nothing to
+// unescape — the usual say and tool — is taken as it stands, without
+// encoding/json's decoder; anything else goes through json.Unmarshal.
+func decodeString(raw json.RawMessage, dst *string) error {
+	v := trimJSONSpace(raw)
+	if plainJSONString(v) {
+		*dst = string(v[1 : len(v)-1])
+		return nil
+	}
+	return json.Unmarshal(raw, dst)
+}
+
+// trimJSONSpace cuts the whitespace JSON allows around a value.
+func trimJSONSpace(v []byte) []byte {
+	return bytes.Trim(v, " \t\n\r")
+}
+
+// plainJSONString reports whether v is a quoted JSON string holding no
+// escape, no control character and only valid UTF-8: its text is then the
+// bytes between the quotes.
+func plainJSONString(v []byte) bool {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return false
+	}
+	inner := v[1 : len(v)-1]
+	for _, c := range inner {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(inner)
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -522,6 +555,12 @@ func coerceArgs(raw json.RawMessage) (json.RawMessage, error) {
 }
 
 func coerceBool(raw json.RawMessage) (bool, error) {
+	switch string(trimJSONSpace(raw)) { // the usual answer, decoded without encoding/json
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
 	var b bool
 	if err := json.Unmarshal(raw, &b); err == nil {
 		return b, nil
@@ -539,6 +578,9 @@ func coerceBool(raw json.RawMessage) (bool, error) {
 }
 
 func coerceButtons(raw json.RawMessage) ([]chat.Button, error) {
+	if string(trimJSONSpace(raw)) == "[]" { // the usual answer
+		return nil, nil
+	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, errors.New("must be an array of {label, value}")

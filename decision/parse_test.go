@@ -256,3 +256,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The fast paths of the fields' decoding agree with encoding/json on every
+// input: what it accepts they decode alike, what it refuses they refuse.
+func FuzzFieldDecoding(f *testing.F) {
+	for _, seed := range []string{`"plain"`, `"Вот ваши задачи."`, `"a\"b"`, `"tab\there"`, "\"\xff\"",
+		`"<b>&"`, `  "spaced"  `, "\"\"\f", "true\v", `true`, ` false `, `"TRUE"`, `[]`, ` [ ] `, `[{"label":"a"}]`, `""`, `"`, `1`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		raw := json.RawMessage(in)
+		var got, want string
+		gotErr, wantErr := decodeString(raw, &got), json.Unmarshal(raw, &want)
+		if (gotErr == nil) != (wantErr == nil) || got != want {
+			t.Fatalf("decodeString(%q) = %q, %v; encoding/json: %q, %v", in, got, gotErr, want, wantErr)
+		}
+		var b bool
+		if err := json.Unmarshal(raw, &b); err == nil {
+			if v, err := coerceBool(raw); err != nil || v != b {
+				t.Fatalf("coerceBool(%q) = %v, %v; encoding/json: %v", in, v, err, b)
+			}
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err == nil && len(items) == 0 {
+			if buttons, err := coerceButtons(raw); err != nil || len(buttons) != 0 {
+				t.Fatalf("coerceButtons(%q) = %v, %v; want none", in, buttons, err)
+			}
+		}
+	})
+}

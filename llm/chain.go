@@ -180,7 +180,7 @@ func (c *Chain) Complete(ctx context.Context, req Request) (Response, error) {
 // answered. The view is not safe for concurrent use; the chain's breaker
 // behind it is shared.
 func (c *Chain) ForTurn() Provider {
-	return &ChainTurn{chain: c, blocked: map[string]bool{}, last: -1}
+	return &ChainTurn{chain: c, last: -1} // blocked is made by the first block
 }
 
 // TurnScoped is implemented by providers that keep per-turn state; the
@@ -345,6 +345,9 @@ func (t *ChainTurn) isBlocked(group string) (time.Time, bool) {
 }
 
 func (t *ChainTurn) block(group string, a *Attempt) {
+	if t.blocked == nil {
+		t.blocked = map[string]bool{}
+	}
 	t.blocked[group] = true
 	c := t.chain
 	if c.cfg.CoolDown < 0 {

@@ -13,7 +13,7 @@ import (
 // request, or an execution. What the user is told about an execution comes
 // from the executor's result, never from the model's "say".
 func (e *Engine) act(ctx context.Context, s *state, p proposal) {
-	raw, _ := json.Marshal(p.Decision)
+	raw, _ := p.Decision.MarshalJSON() // compact already: json.Marshal would only copy it
 	s.trace.Decision = raw
 	if p.NewTopic {
 		s.keepLast = true

@@ -130,9 +130,8 @@ func (e *Engine) callModel(ctx context.Context, s *state, model llm.Provider, re
 	s.trace.step(StepDecide, req.Operation, start, start.Add(took), "")
 
 	attempts := resp.Attempts
-	var lerr *llm.Error
-	if err != nil && errors.As(err, &lerr) && len(lerr.Attempts) > 0 {
-		attempts = lerr.Attempts
+	if err != nil {
+		attempts = failedAttempts(err, attempts)
 	}
 	if len(attempts) == 0 {
 		a := llm.Attempt{Provider: model.Name(), Model: model.Model(), Duration: took, Err: err, Started: start}
@@ -258,3 +257,14 @@ func clip(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// failedAttempts returns the attempts a failed call reports, or else
+// attempts. (Apart from callModel so that a call that succeeded allocates
+// no error pointer to look with.)
+func failedAttempts(err error, attempts []llm.Attempt) []llm.Attempt {
+	var lerr *llm.Error
+	if errors.As(err, &lerr) && len(lerr.Attempts) > 0 {
+		return lerr.Attempts
+	}
+	return attempts
+}

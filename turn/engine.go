@@ -242,11 +242,14 @@ func newID() string {
 
 // state is everything one turn knows and decides, passed from step to step.
 type state struct {
-	in    chat.Inbound
-	key   chat.ConversationKey
-	id    string
-	start time.Time
-	now   time.Time
+	// detached is the caller's context without its cancellation, which
+	// the turn's work and its commit run under.
+	detached context.Context
+	in       chat.Inbound
+	key      chat.ConversationKey
+	id       string
+	start    time.Time
+	now      time.Time
 	// received is when the message arrived (chat.Inbound.ReceivedAt).
 	received time.Time
 	tenant   Tenant
@@ -309,7 +312,8 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 	defer s.lease.Release()
 	// From here on the caller going away does not stop the turn: a side
 	// effect and its record must complete together.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.TurnTimeout)
+	s.detached = context.WithoutCancel(ctx)
+	ctx, cancel := context.WithTimeout(s.detached, e.cfg.TurnTimeout)
 	defer cancel()
 	if err := e.checkCase(ctx, s); err != nil {
 		e.cfg.Logger.Warn("message refused", "turn", s.id, "err", err)

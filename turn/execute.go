@@ -120,17 +120,19 @@ func (e *Engine) auditCall(s *state, tg target, idemKey string, args []byte, tr 
 // auditHash is the SHA-256 (hex) of arguments as run.
 func auditHash(args []byte) string {
 	digest := sha256.Sum256(args)
-	return hex.EncodeToString(digest[:])
+	var text [2 * sha256.Size]byte
+	hex.Encode(text[:], digest[:])
+	return string(text[:])
 }
 
 // call invokes the tool under its timeout and caps the result size. A
 // timeout is an error, never "not found".
 func (e *Engine) call(ctx context.Context, s *state, entry *tool.Entry, spec tool.Spec, args []byte, idemKey string) tool.Result {
-	session, endSession := e.sessionFor(s, spec)
+	session := e.sessionFor(s, spec)
 	cctx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 	res, err := entry.Tool.Call(cctx, tool.Call{Caller: callerOf(s), Args: args, IdempotencyKey: idemKey, Now: s.now, Session: session})
-	endSession()
+	session.end()
 	switch {
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
 		res = tool.Result{Status: tool.StatusError, Error: fmt.Sprintf("timed out after %s", spec.Timeout), OutcomeUnknown: spec.Risk.Writes()}

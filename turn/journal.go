@@ -144,11 +144,45 @@ type RepairTrace struct {
 func (t *Trace) step(step Step, detail string, start, end time.Time, note string) {
 	name := string(step)
 	if detail != "" {
-		name += ":" + detail
+		name = stepNames.name(step, detail)
 	}
 	t.mu.Lock()
 	t.Steps = append(t.Steps, StepTrace{Name: name, At: start, DurationMS: end.Sub(start).Milliseconds(), Note: note})
 	t.mu.Unlock()
+}
+
+// stepNames interns "step:detail": details are the configuration's tools,
+// operations and rules, so every turn names the same few steps, and a name
+// made once per process saves a string per step of every turn.
+var stepNames = stepNameCache{names: make(map[[2]string]string)}
+
+// The cache is bounded in entries and in their length (a validation step
+// names whatever tool the model proposed); other names are made per step.
+const (
+	maxStepNames      = 1024
+	maxStepDetailSize = 64
+)
+
+type stepNameCache struct {
+	mu    sync.RWMutex
+	names map[[2]string]string
+}
+
+func (c *stepNameCache) name(step Step, detail string) string {
+	key := [2]string{string(step), detail}
+	c.mu.RLock()
+	name, ok := c.names[key]
+	c.mu.RUnlock()
+	if ok {
+		return name
+	}
+	name = string(step) + ":" + detail
+	c.mu.Lock()
+	if len(c.names) < maxStepNames && len(detail) <= maxStepDetailSize {
+		c.names[key] = name
+	}
+	c.mu.Unlock()
+	return name
 }
 
 func (t *Trace) addSource(c ContextSourceTrace) {
@@ -195,7 +229,7 @@ func (e *Engine) commit(ctx context.Context, s *state) error {
 	if e.journalInState {
 		c.Turn = &rec
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
+	cctx, cancel := context.WithTimeout(s.detachedFrom(ctx), journalTimeout)
 	defer cancel()
 	if err := e.cfg.State.Commit(cctx, c); err != nil {
 		return fmt.Errorf("commit turn %s of %s: %w", s.id, s.key, err)
@@ -205,6 +239,15 @@ func (e *Engine) commit(ctx context.Context, s *state) error {
 	}
 	e.logTurn(s)
 	return nil
+}
+
+// detachedFrom is ctx without its cancellation: the turn's own detached
+// context when it has one (made once a turn).
+func (s *state) detachedFrom(ctx context.Context) context.Context {
+	if s.detached != nil {
+		return s.detached
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // journalFailure records a turn that could not produce a reply.
@@ -221,7 +264,7 @@ func (e *Engine) writeJournal(ctx context.Context, s *state) {
 		e.cfg.Logger.Error("encode turn trace", "turn", s.id, "err", err)
 		return
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
+	cctx, cancel := context.WithTimeout(s.detachedFrom(ctx), journalTimeout)
 	defer cancel()
 	e.appendRecord(cctx, s, rec)
 	e.logTurn(s)

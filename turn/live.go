@@ -31,22 +31,24 @@ type toolSession struct {
 	trace *Trace
 	step  string
 	scope chat.Scope // what answering the call's questions takes (its risk)
-	model *toolModel
-	ended bool // under trace.mu: the call returned; nothing more is passed on
+	model toolModel  // in the session's own allocation: one per call
+	ended bool       // under trace.mu: the call returned; nothing more is passed on
 }
 
 var _ tool.Session = (*toolSession)(nil)
 
-// sessionFor is the session of a call of spec. end, called once the call
-// returned, cuts it off, so a late update or question of the tool's
+// sessionFor is the session of a call of spec. Its end, called once the
+// call returned, cuts it off, so a late update or question of the tool's
 // goroutines neither reaches the user nor the sealed trace.
-func (e *Engine) sessionFor(s *state, spec tool.Spec) (_ *toolSession, end func()) {
-	l := &toolSession{inner: s.in.Live, trace: &s.trace, step: spec.Title, scope: chat.Scope(spec.Risk), model: &toolModel{e: e, s: s}}
-	return l, func() {
-		l.trace.mu.Lock()
-		l.ended = true
-		l.trace.mu.Unlock()
-	}
+func (e *Engine) sessionFor(s *state, spec tool.Spec) *toolSession {
+	return &toolSession{inner: s.in.Live, trace: &s.trace, step: spec.Title, scope: chat.Scope(spec.Risk), model: toolModel{e: e, s: s}}
+}
+
+// end cuts the session off once its call returned.
+func (l *toolSession) end() {
+	l.trace.mu.Lock()
+	l.ended = true
+	l.trace.mu.Unlock()
 }
 
 // toolModel is the turn's model as a tool uses it (an MCP server's
@@ -62,7 +64,7 @@ func (l *toolSession) Model() llm.Provider {
 	if p, _ := l.model.e.providerFor(l.model.s.tenant); p == nil {
 		return nil
 	}
-	return l.model
+	return &l.model
 }
 
 func (m *toolModel) Name() string  { return "turn" }

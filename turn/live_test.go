@@ -35,12 +35,12 @@ func TestToolLiveEndsWithTheCall(t *testing.T) {
 	channel := &countingLive{}
 	ctx := context.Background()
 	s.in.Live = channel
-	live, end := e.sessionFor(s, tool.Spec{Title: "Отчёт", Risk: tool.RiskRead})
+	live := e.sessionFor(s, tool.Spec{Title: "Отчёт", Risk: tool.RiskRead})
 	live.Progress(chat.Progress{Done: 1, Total: 2})
 	if a, err := live.Ask(ctx, chat.Question{Text: "?", Choices: []chat.Button{{Label: "ok", Value: "accept"}}}); err != nil || a.Choice != "accept" {
 		t.Fatalf("Ask = %+v, %v", a, err)
 	}
-	end()
+	live.end()
 	live.Progress(chat.Progress{Done: 2, Total: 2})
 	if _, err := live.Ask(ctx, chat.Question{Text: "late?"}); !errors.Is(err, errCallEnded) {
 		t.Errorf("a late Ask = %v", err)
@@ -54,8 +54,8 @@ func TestToolLiveEndsWithTheCall(t *testing.T) {
 
 	// Without a channel the question is refused and traced as such.
 	s = &state{}
-	live, end = e.sessionFor(s, tool.Spec{Title: "Форма", Risk: tool.RiskRead})
-	defer end()
+	live = e.sessionFor(s, tool.Spec{Title: "Форма", Risk: tool.RiskRead})
+	defer live.end()
 	if _, err := live.Ask(ctx, chat.Question{Text: "?"}); !errors.Is(err, chat.ErrNoLive) {
 		t.Errorf("Ask without a channel = %v", err)
 	}

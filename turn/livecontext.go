@@ -40,34 +40,22 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 		return b.String()
 	}
 	caller := callerOf(s)
-	results := make([][]tool.ContextSection, len(sources))
-	failed := make([]bool, len(sources))
-	fetch := func(i int) {
-		src := sources[i]
-		start := e.cfg.Now()
-		cctx, cancel := context.WithTimeout(ctx, e.cfg.ContextTimeout)
-		defer cancel()
-		sections, err := src.LiveContext(cctx, caller, s.now)
-		took := e.cfg.Now().Sub(start)
-		results[i] = sections
-		note := ""
-		if err != nil {
-			results[i], failed[i] = nil, true
-			note = err.Error()
-		}
-		s.trace.addSource(ContextSourceTrace{Name: src.Name(), DurationMS: took.Milliseconds(), Sections: len(sections), Error: note})
-	}
+	var one [1]sourceResult // the common single source: no goroutine, nothing allocated
+	results := one[:]
 	if len(sources) == 1 {
-		fetch(0) // no goroutine for the common single-source case
+		results[0] = e.fetchSource(ctx, s, sources[0], caller)
 	} else {
+		all := make([]sourceResult, len(sources))
 		var wg sync.WaitGroup
-		for i := range sources {
-			wg.Go(func() { fetch(i) })
+		for i, src := range sources {
+			wg.Go(func() { all[i] = e.fetchSource(ctx, s, src, caller) })
 		}
 		wg.Wait()
+		results = all
 	}
-	for i, sections := range results {
-		if failed[i] {
+	for i, r := range results {
+		sections := r.sections
+		if r.failed {
 			// Said, not silently dropped: the model must not take missing
 			// facts for an empty board.
 			b.WriteString(sources[i].Name() + ": unavailable right now (do not assume it is empty)\n")
@@ -93,6 +81,32 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 		b.WriteString("</context_data>\n")
 	}
 	return b.String()
+}
+
+// sourceResult is what one context source gave: its sections, or that it
+// failed.
+type sourceResult struct {
+	sections []tool.ContextSection
+	failed   bool
+}
+
+// fetchSource asks one source for its sections under ContextTimeout and
+// traces the fetch.
+func (e *Engine) fetchSource(ctx context.Context, s *state, src tool.ContextSource, caller tool.Caller) sourceResult {
+	start := e.cfg.Now()
+	cctx, cancel := context.WithTimeout(ctx, e.cfg.ContextTimeout)
+	defer cancel()
+	sections, err := src.LiveContext(cctx, caller, s.now)
+	took := e.cfg.Now().Sub(start)
+	note := ""
+	if err != nil {
+		note = err.Error()
+	}
+	s.trace.addSource(ContextSourceTrace{Name: src.Name(), DurationMS: took.Milliseconds(), Sections: len(sections), Error: note})
+	if err != nil {
+		return sourceResult{failed: true}
+	}
+	return sourceResult{sections: sections}
 }
 
 func callerOf(s *state) tool.Caller {

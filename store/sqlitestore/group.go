@@ -22,7 +22,7 @@ import (
 
 // queued is one Commit waiting in the group.
 type queued struct {
-	c   *store.Commit
+	c   store.Commit // a copy: the caller's Commit stays on its stack
 	w   written
 	err error
 	// done receives once the commit was handled by another caller's batch;
@@ -108,10 +108,10 @@ func (g *group) withdraw(q *queued) bool {
 // still queued: a batch that took it runs to its end.
 func (s *Store) groupCommit(ctx context.Context, c *store.Commit) error {
 	mine := queuedPool.Get().(*queued)
-	mine.c = c
+	mine.c = *c
 	s.group.push(mine)
 	defer func() {
-		mine.c, mine.w, mine.err = nil, written{}, nil
+		mine.c, mine.w, mine.err = store.Commit{}, written{}, nil
 		queuedPool.Put(mine)
 	}()
 	for {
@@ -151,23 +151,35 @@ func (s *Store) giveUp(mine *queued, err error) error {
 }
 
 // runBatch commits everything queued (mine among it) and tells each
-// waiter its outcome. Called holding the connection.
+// waiter its outcome. Called holding the connection; the commits run on
+// its driver connection (direct.go).
 func (s *Store) runBatch(mine *queued) {
 	batch := s.group.take()
 	now := s.now()
 	txs := 1
-	if len(batch) == 1 {
-		batch[0].w, batch[0].err = s.commitTx(batch[0].c, now)
-	} else if err := s.commitBatch(batch, now); err != nil {
-		for _, q := range batch {
-			q.w, q.err = s.commitTx(q.c, now)
+	err := s.conn.Raw(func(dc any) error {
+		if err := s.cq.use(dc); err != nil {
+			return err
 		}
-		txs += len(batch)
+		if len(batch) == 1 {
+			batch[0].w, batch[0].err = s.commitTx(&batch[0].c, now)
+		} else if err := s.commitBatch(batch, now); err != nil {
+			for _, q := range batch {
+				q.w, q.err = s.commitTx(&q.c, now)
+			}
+			txs += len(batch)
+		}
+		return nil
+	})
+	if err != nil { // the connection could not be had: nothing was written
+		for _, q := range batch {
+			q.err = err
+		}
 	}
 	s.group.count(len(batch), txs)
 	for _, q := range batch {
 		if q.err == nil {
-			s.committed(q.c, q.w)
+			s.committed(&q.c, q.w)
 		}
 	}
 	s.maybeCleanup(now)
@@ -180,22 +192,22 @@ func (s *Store) runBatch(mine *queued) {
 }
 
 // commitBatch applies every commit of batch in one transaction; on any
-// error it rolls all of them back.
+// error it rolls all of them back. Called inside Raw.
 func (s *Store) commitBatch(batch []*queued, now time.Time) (err error) {
-	q := &s.q
-	if _, err := q.begin.ExecContext(noCancel); err != nil {
+	q := &s.cq
+	if _, err := q.exec(q.begin); err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			_, _ = q.rollback.ExecContext(noCancel)
+			_, _ = q.exec(q.rollback)
 		}
 	}()
 	for _, b := range batch {
-		if b.w, err = s.apply(b.c, now); err != nil {
+		if b.w, err = s.apply(&b.c, now); err != nil {
 			return err
 		}
 	}
-	_, err = q.commit.ExecContext(noCancel)
+	_, err = q.exec(q.commit)
 	return err
 }

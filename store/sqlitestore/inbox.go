@@ -144,7 +144,7 @@ func (s *Store) completeMessage(c *store.Commit, now time.Time, kt, kc, ku any) 
 		// Completed without a claim in this process: record it from now.
 		cl = claim{at: now, expires: now.Add(s.opts.InboxTTL).UnixNano()}
 	}
-	_, err := s.q.inboxDone.ExecContext(noCancel, kt, kc, ku, c.MessageID, cl.turnID,
+	_, err := s.cq.exec(s.cq.inboxDone, kt, kc, ku, c.MessageID, cl.turnID,
 		unixNano(cl.at), cl.expires, nullJSON(c.Reply))
 	// Marked even if the transaction fails after all: an id too many
 	// costs a query, an id missing would lose a record.

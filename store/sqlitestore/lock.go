@@ -37,6 +37,7 @@ type locker struct {
 // waiter, an unreleased lease (held or lost) or a commit in flight. Keeping
 // it for lost leases is what lets Commit refuse them by fence.
 type lockEntry struct {
+	key     string
 	holder  *lease
 	queue   []*waiter
 	newest  int64 // newest fence granted for the key
@@ -81,7 +82,7 @@ func (s *Store) Lock(ctx context.Context, key string) (store.Lease, error) {
 	l.mu.Lock()
 	e := l.keys[key]
 	if e == nil {
-		e = &lockEntry{}
+		e = &lockEntry{key: key}
 		l.keys[key] = e
 	}
 	if e.holder == nil {
@@ -239,10 +240,10 @@ func (l *locker) forget(key string, e *lockEntry) {
 // passes, holds off takeovers of key until endCommit. It returns the entry
 // to pass to endCommit (nil when the key has no entry). Fence 0 passes only
 // for a key with no live grant.
-func (l *locker) beginCommit(key string, fence int64) (*lockEntry, error) {
+func (l *locker) beginCommit(key []byte, fence int64) (*lockEntry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e := l.keys[key]
+	e := l.keys[string(key)]
 	if e == nil {
 		return nil, nil
 	}
@@ -254,7 +255,7 @@ func (l *locker) beginCommit(key string, fence int64) (*lockEntry, error) {
 	return e, nil
 }
 
-func (l *locker) endCommit(key string, e *lockEntry) {
+func (l *locker) endCommit(e *lockEntry) {
 	if e == nil {
 		return
 	}
@@ -263,8 +264,8 @@ func (l *locker) endCommit(key string, e *lockEntry) {
 	e.commits--
 	e.refs--
 	// A waiter whose TTL timer fired during the commit is waiting for this.
-	l.takeOver(key, e)
-	l.forget(key, e)
+	l.takeOver(e.key, e)
+	l.forget(e.key, e)
 }
 
 // Fence returns the lease's fence. Safe for concurrent use.

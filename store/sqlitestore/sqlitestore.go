@@ -148,6 +148,7 @@ type Store struct {
 	sem  chan struct{}
 	conn *sql.Conn
 	q    connStmts
+	cq   commitStmts // on conn's driver connection (direct.go)
 	pool poolStmts
 
 	lastCleanup    time.Time
@@ -265,6 +266,9 @@ func (s *Store) Close() error {
 func (s *Store) closeAll() error {
 	var errs []error
 	errs = append(errs, s.q.close(), s.pool.close())
+	if s.conn != nil && s.cq.on != nil {
+		errs = append(errs, s.conn.Raw(func(any) error { return s.cq.close() }))
+	}
 	if s.conn != nil {
 		errs = append(errs, s.conn.Close())
 	}

@@ -301,12 +301,12 @@ func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 	if p := c.PutPending; p != nil && p.Key != (chat.ConversationKey{}) && p.Key != c.Key {
 		return fmt.Errorf("commit %s: pending action belongs to %s", c.Key, p.Key)
 	}
-	lockKey := c.Key.String()
-	e, err := s.locks.beginCommit(lockKey, c.Fence)
+	var keyBuf [128]byte // the lock's key, without a string of its own
+	e, err := s.locks.beginCommit(c.Key.AppendTo(keyBuf[:0]), c.Fence)
 	if err != nil {
 		return fmt.Errorf("commit %s: fence %d: %w", c.Key, c.Fence, err)
 	}
-	defer s.locks.endCommit(lockKey, e)
+	defer s.locks.endCommit(e)
 	if err := s.groupCommit(ctx, &c); err != nil {
 		if errors.Is(err, store.ErrFenced) {
 			return fmt.Errorf("commit %s: fence %d: %w", c.Key, c.Fence, err)
@@ -353,29 +353,30 @@ type written struct {
 	pendExpires int64
 }
 
-// commitTx applies c in a transaction of its own.
+// commitTx applies c in a transaction of its own. Called inside Raw.
 func (s *Store) commitTx(c *store.Commit, now time.Time) (w written, err error) {
-	q := &s.q
-	if _, err := q.begin.ExecContext(noCancel); err != nil {
+	q := &s.cq
+	if _, err := q.exec(q.begin); err != nil {
 		return w, err
 	}
 	defer func() {
 		if err != nil {
 			// A failed statement may already have ended the transaction;
 			// then ROLLBACK fails harmlessly.
-			_, _ = q.rollback.ExecContext(noCancel)
+			_, _ = q.exec(q.rollback)
 		}
 	}()
 	if w, err = s.apply(c, now); err != nil {
 		return w, err
 	}
-	_, err = q.commit.ExecContext(noCancel)
+	_, err = q.exec(q.commit)
 	return w, err
 }
 
-// apply writes c's changes inside the current transaction.
+// apply writes c's changes inside the current transaction. Called inside
+// Raw.
 func (s *Store) apply(c *store.Commit, now time.Time) (w written, err error) {
-	q := &s.q
+	q := &s.cq
 	// The key parts go into several statements; boxing them once saves an
 	// allocation per use.
 	kt, kc, ku := any(c.Key.Tenant), any(c.Key.Chat), any(c.Key.User)
@@ -388,7 +389,7 @@ func (s *Store) apply(c *store.Commit, now time.Time) (w written, err error) {
 		w.memory = store.AppendConversation(make([]byte, 0, s.lastMemorySize+256), conv)
 		s.lastMemorySize = len(w.memory)
 		w.memExpires = updated.Add(s.opts.ConversationTTL).UnixNano()
-		res, err := q.convUpsert.ExecContext(noCancel, kt, kc, ku, updated.UnixNano(), w.memExpires, c.Fence, w.memory)
+		res, err := q.exec(q.convUpsert, kt, kc, ku, updated.UnixNano(), w.memExpires, c.Fence, w.memory)
 		if err != nil {
 			return w, err
 		}
@@ -407,13 +408,13 @@ func (s *Store) apply(c *store.Commit, now time.Time) (w written, err error) {
 			base = now
 		}
 		w.pendExpires = base.Add(s.opts.PendingGrace).UnixNano()
-		if _, err := q.pendingPut.ExecContext(noCancel, kt, kc, ku, p.ID, p.Tool, nullJSON(p.Args),
+		if _, err := q.exec(q.pendingPut, kt, kc, ku, p.ID, p.Tool, nullJSON(p.Args),
 			p.ArgsHash, p.IdempotencyKey, p.TurnID, unixNano(p.CreatedAt), unixNano(p.ExpiresAt),
 			w.pendExpires); err != nil {
 			return w, err
 		}
 	case c.DropPending:
-		if _, err := q.pendingDelete.ExecContext(noCancel, kt, kc, ku); err != nil {
+		if _, err := q.exec(q.pendingDelete, kt, kc, ku); err != nil {
 			return w, err
 		}
 	}

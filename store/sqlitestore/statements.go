@@ -40,6 +40,48 @@ func closeAll(defs []stmtDef) error {
 	return errors.Join(errs...)
 }
 
+// The statements of a commit, run on the driver connection (direct.go).
+const (
+	sqlBegin    = `BEGIN IMMEDIATE`
+	sqlCommit   = `COMMIT`
+	sqlRollback = `ROLLBACK`
+
+	// Changes nothing (0 rows) when a newer fence already committed.
+	sqlConvUpsert = `INSERT INTO conversations (tenant, chat, user_id, updated_at, expires_at, fence, memory)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (tenant, chat, user_id) DO UPDATE SET
+				updated_at = excluded.updated_at, expires_at = excluded.expires_at,
+				fence = excluded.fence, memory = excluded.memory
+			WHERE excluded.fence >= conversations.fence`
+	sqlPendingPut = `REPLACE INTO pending (tenant, chat, user_id, id, tool, args, args_hash,
+				idempotency_key, turn_id, created_at, expires_at, delete_after)
+			VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, ?)`
+	sqlPendingDelete = `DELETE FROM pending WHERE tenant = ? AND chat = ? AND user_id = ?`
+
+	// The completion is the first time a message reaches the database
+	// (claims are held in memory until then); it overwrites a record
+	// that expired but was not yet cleaned up.
+	sqlInboxDone = `INSERT INTO inbox (tenant, chat, user_id, message_id, turn_id, done, at, expires_at, reply)
+			VALUES (?, ?, ?, ?, ?, 1, ?, ?, CAST(? AS TEXT))
+			ON CONFLICT (tenant, chat, user_id, message_id) DO UPDATE SET
+				turn_id = excluded.turn_id, done = 1, at = excluded.at,
+				expires_at = excluded.expires_at, reply = excluded.reply`
+	sqlTurnInsert = `INSERT INTO turns (turn_id, tenant, chat, user_id, route, status, started_at,
+				duration_ms, trace)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT))`
+	sqlLLMInsert = `INSERT INTO llm_calls (turn_id, seq, tenant, provider, model, operation, strategy,
+				attempt, input_tokens, cached_tokens, output_tokens, cost_usd, duration_ms, status, error, note, at)
+			SELECT ?, r.key, ?, r.value->>0, r.value->>1, r.value->>2, r.value->>3, r.value->>4,
+				r.value->>5, r.value->>6, r.value->>7, r.value->>8, r.value->>9, r.value->>10,
+				r.value->>11, r.value->>12, r.value->>13
+			FROM jsonb_each(CAST(? AS TEXT)) AS r`
+	sqlToolInsert = `INSERT INTO tool_calls (turn_id, seq, tenant, tool, idempotency_key, status, error,
+				duration_ms, at, server, remote_tool, args_hash, risk, scope, confirmation_id)
+			SELECT ?, r.key, ?, r.value->>0, r.value->>1, r.value->>2, r.value->>3, r.value->>4,
+				r.value->>5, r.value->>6, r.value->>7, r.value->>8, r.value->>9, r.value->>10, r.value->>11
+			FROM jsonb_each(CAST(? AS TEXT)) AS r`
+)
+
 // connStmts are prepared on the store's connection and used only while
 // holding its semaphore. Transactions are begun and ended with statements
 // of their own, because database/sql would re-prepare a connection's
@@ -51,19 +93,12 @@ type connStmts struct {
 
 	loadConversation, getPending, getInbox *sql.Stmt
 
-	fenceReserve  *sql.Stmt
-	convUpsert    *sql.Stmt
-	pendingPut    *sql.Stmt
-	pendingDelete *sql.Stmt
-	pendingTake   *sql.Stmt
-	inboxDone     *sql.Stmt
-	inboxClaim    *sql.Stmt
-	execInsert    *sql.Stmt
-	execSelect    *sql.Stmt
-	execFinish    *sql.Stmt
-	turnInsert    *sql.Stmt
-	llmInsert     *sql.Stmt
-	toolInsert    *sql.Stmt
+	fenceReserve *sql.Stmt
+	pendingTake  *sql.Stmt
+	inboxClaim   *sql.Stmt
+	execInsert   *sql.Stmt
+	execSelect   *sql.Stmt
+	execFinish   *sql.Stmt
 
 	channelAccept        *sql.Stmt
 	channelDone          *sql.Stmt
@@ -76,9 +111,9 @@ type connStmts struct {
 
 func (q *connStmts) defs() []stmtDef {
 	return []stmtDef{
-		{&q.begin, `BEGIN IMMEDIATE`},
-		{&q.commit, `COMMIT`},
-		{&q.rollback, `ROLLBACK`},
+		{&q.begin, sqlBegin},
+		{&q.commit, sqlCommit},
+		{&q.rollback, sqlRollback},
 
 		// Expired rows are returned too: the cache keeps their expiry and
 		// decides visibility per read.
@@ -91,30 +126,9 @@ func (q *connStmts) defs() []stmtDef {
 
 		{&q.fenceReserve, `UPDATE store_meta SET value = value + ? WHERE name = 'fence_high' RETURNING value`},
 
-		// Changes nothing (0 rows) when a newer fence already committed.
-		{&q.convUpsert, `INSERT INTO conversations (tenant, chat, user_id, updated_at, expires_at, fence, memory)
-			VALUES (?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (tenant, chat, user_id) DO UPDATE SET
-				updated_at = excluded.updated_at, expires_at = excluded.expires_at,
-				fence = excluded.fence, memory = excluded.memory
-			WHERE excluded.fence >= conversations.fence`},
-
-		{&q.pendingPut, `REPLACE INTO pending (tenant, chat, user_id, id, tool, args, args_hash,
-				idempotency_key, turn_id, created_at, expires_at, delete_after)
-			VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, ?)`},
-		{&q.pendingDelete, `DELETE FROM pending WHERE tenant = ? AND chat = ? AND user_id = ?`},
 		{&q.pendingTake, `DELETE FROM pending
 			WHERE tenant = ? AND chat = ? AND user_id = ? AND id = ? AND delete_after >= ?
 			RETURNING delete_after, id, tool, args, args_hash, idempotency_key, turn_id, created_at, expires_at`},
-
-		// The completion is the first time a message reaches the database
-		// (claims are held in memory until then); it overwrites a record
-		// that expired but was not yet cleaned up.
-		{&q.inboxDone, `INSERT INTO inbox (tenant, chat, user_id, message_id, turn_id, done, at, expires_at, reply)
-			VALUES (?, ?, ?, ?, ?, 1, ?, ?, CAST(? AS TEXT))
-			ON CONFLICT (tenant, chat, user_id, message_id) DO UPDATE SET
-				turn_id = excluded.turn_id, done = 1, at = excluded.at,
-				expires_at = excluded.expires_at, reply = excluded.reply`},
 
 		{&q.execInsert, `INSERT INTO executions (tenant, idempotency_key, tool, args_hash, turn_id, state,
 				result, started_at, finished_at, args, chat, user_id, message_id)
@@ -130,21 +144,6 @@ func (q *connStmts) defs() []stmtDef {
 			ON CONFLICT (tenant, chat, user_id, message_id) DO NOTHING`},
 		{&q.execFinish, `UPDATE executions SET state = ?, result = CAST(? AS TEXT), finished_at = ?
 			WHERE tenant = ? AND idempotency_key = ?`},
-
-		{&q.turnInsert, `INSERT INTO turns (turn_id, tenant, chat, user_id, route, status, started_at,
-				duration_ms, trace)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT))`},
-		{&q.llmInsert, `INSERT INTO llm_calls (turn_id, seq, tenant, provider, model, operation, strategy,
-				attempt, input_tokens, cached_tokens, output_tokens, cost_usd, duration_ms, status, error, note, at)
-			SELECT ?, r.key, ?, r.value->>0, r.value->>1, r.value->>2, r.value->>3, r.value->>4,
-				r.value->>5, r.value->>6, r.value->>7, r.value->>8, r.value->>9, r.value->>10,
-				r.value->>11, r.value->>12, r.value->>13
-			FROM jsonb_each(CAST(? AS TEXT)) AS r`},
-		{&q.toolInsert, `INSERT INTO tool_calls (turn_id, seq, tenant, tool, idempotency_key, status, error,
-				duration_ms, at, server, remote_tool, args_hash, risk, scope, confirmation_id)
-			SELECT ?, r.key, ?, r.value->>0, r.value->>1, r.value->>2, r.value->>3, r.value->>4,
-				r.value->>5, r.value->>6, r.value->>7, r.value->>8, r.value->>9, r.value->>10, r.value->>11
-			FROM jsonb_each(CAST(? AS TEXT)) AS r`},
 
 		// A row of the id, done or not, makes the item a duplicate.
 		{&q.channelAccept, `INSERT INTO channel_inbox (channel, id, order_key, accepted_at, done, expires_at, payload)

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -123,6 +124,9 @@ func (b Builder) DecodeArgs(call tool.Call, v any) *tool.Result {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
+	if string(raw) == "{}" && isPlainStructPointer(v) {
+		return nil // {} sets no field of a struct: nothing to decode
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -137,6 +141,16 @@ func (b Builder) DecodeArgs(call tool.Call, v any) *tool.Result {
 		return &r
 	}
 	return nil
+}
+
+// isPlainStructPointer reports whether v points to a struct that decodes
+// itself by its fields (no UnmarshalJSON of its own).
+func isPlainStructPointer(v any) bool {
+	if _, custom := v.(json.Unmarshaler); custom {
+		return false
+	}
+	t := reflect.TypeOf(v)
+	return t != nil && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && !reflect.ValueOf(v).IsNil()
 }
 
 // Limit is an argument value with its name and its limit in characters,

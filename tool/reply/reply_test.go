@@ -2,6 +2,7 @@ package reply
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +125,42 @@ func TestDecodeArgs(t *testing.T) {
 			!strings.HasPrefix(r.Error, "invalid arguments: ") || r.Text != "Invalid action arguments."):
 			t.Errorf("DecodeArgs(%q) = %+v, want an error holding %q", tt.raw, *r, tt.wantErr)
 		}
+	}
+}
+
+// strictArgs refuses arguments without a title: its own decoding runs even
+// for {}.
+type strictArgs struct{ Title string }
+
+func (a *strictArgs) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Title *string `json:"title"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.Title == nil {
+		return errors.New("title is required")
+	}
+	a.Title = *w.Title
+	return nil
+}
+
+// Empty arguments decode as {} into whatever the tool asks for, as
+// encoding/json would: a type's own decoding still runs, a map is made.
+func TestDecodeArgsEmptyObject(t *testing.T) {
+	b := builder()
+	var strict strictArgs
+	if r := b.DecodeArgs(tool.Call{Args: json.RawMessage(`{}`)}, &strict); r == nil || !strings.Contains(r.Error, "title is required") {
+		t.Errorf("a self-decoding type got {} decoded as %+v", r)
+	}
+	var m map[string]any
+	if r := b.DecodeArgs(tool.Call{Args: json.RawMessage(` {} `)}, &m); r != nil || m == nil || len(m) != 0 {
+		t.Errorf("a map: %+v, %v", r, m)
+	}
+	got := struct{ Title string }{Title: "kept"}
+	if r := b.DecodeArgs(tool.Call{}, &got); r != nil || got.Title != "kept" {
+		t.Errorf("a struct: %+v, %+v", r, got)
 	}
 }
 
