@@ -1,6 +1,8 @@
 package sqlitestore
 
 import (
+	"sync"
+
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -11,9 +13,17 @@ import (
 // what SQLite holds for it, and a turn's LoadConversation and GetPending
 // cost no transaction. Entries keep the stored expiry times, so visibility
 // is decided at read time exactly as a query would. The cache is bounded
-// in bytes, least recently used out first. Guarded by the store's
-// connection semaphore.
+// in bytes, least recently used out first.
+//
+// It has a lock of its own, mu: a turn's reads of a conversation the cache
+// knows (view) take only mu, never the store's connection, so they do not
+// wait behind a commit in progress. Its contents change only holding the
+// connection too (committed, known, TakePending, cleanup), and only after
+// the change is in the file: a read sees the state before a commit or
+// after it, never one the file does not hold. Methods other than view
+// are called holding mu.
 type cache struct {
+	mu    sync.Mutex
 	limit int // bytes; <= 0 keeps nothing
 	size  int
 	m     map[chat.ConversationKey]*entry
@@ -44,6 +54,34 @@ func (c *cache) init(limit int) {
 	c.limit = limit
 	c.m = make(map[chat.ConversationKey]*entry)
 	c.lru.next, c.lru.prev = &c.lru, &c.lru
+}
+
+// view is what the cache knows of a conversation, copied out: the
+// memory bytes and the pending action are never changed once cached (a
+// commit caches new ones), so a view stays valid after mu is released.
+type view struct {
+	memory      []byte
+	memExpires  int64
+	pending     *store.PendingAction
+	pendExpires int64
+}
+
+func (e *entry) view() view {
+	return view{memory: e.memory, memExpires: e.memExpires, pending: e.pending, pendExpires: e.pendExpires}
+}
+
+// known returns the view of key when both its memory and its pending
+// action are known, marking it used. Takes mu; safe for concurrent use.
+func (c *cache) known(key chat.ConversationKey) (view, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[key]
+	if e == nil || !e.memKnown || !e.pendKnown {
+		return view{}, false
+	}
+	c.unlink(e)
+	c.pushFront(e)
+	return e.view(), true
 }
 
 // get returns the entry of key, or nil, and marks it used.

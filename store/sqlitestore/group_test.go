@@ -143,3 +143,53 @@ func waitQueued(t *testing.T, s *Store, n int) {
 		}
 	}
 }
+
+// A turn's reads of a conversation the cache knows do not wait for the
+// connection (held by a commit in progress), and see what was committed;
+// a conversation the cache does not know still waits, and a closed store
+// answers no read.
+func TestCachedReadsNeedNoConnection(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	ctx := t.Context()
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	pending := &store.PendingAction{ID: "a1", Tool: "create_task", Args: []byte(`{"title":"x"}`), ExpiresAt: time.Now().Add(time.Hour)}
+	if err := s.Commit(ctx, store.Commit{Key: key, Fence: 1, PutPending: pending,
+		Conversation: &store.Conversation{Messages: []store.Message{{Role: "user", Text: "hello"}}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := s.acquireConn(ctx); err != nil { // a commit in progress
+		t.Fatal(err)
+	}
+	quick, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	conv, err := s.LoadConversation(quick, key)
+	if err != nil || len(conv.Messages) != 1 || conv.Messages[0].Text != "hello" {
+		t.Fatalf("LoadConversation while the connection is held = %+v, %v", conv, err)
+	}
+	p, err := s.GetPending(quick, key)
+	if err != nil || p.ID != "a1" || string(p.Args) != `{"title":"x"}` {
+		t.Fatalf("GetPending while the connection is held = %+v, %v", p, err)
+	}
+	p.Args[2] = 'X' // the caller's copy: the cached one stays
+	unknown := chat.ConversationKey{Tenant: "t", Chat: "other", User: "u"}
+	s.convs.mark(unknown, time.Now().Add(time.Hour).UnixNano()) // stored, not cached (we hold the connection)
+	short, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	if _, err := s.LoadConversation(short, unknown); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("an uncached conversation read while the connection is held = %v, want the wait to time out", err)
+	}
+	s.releaseConn()
+	if p, err := s.GetPending(ctx, key); err != nil || string(p.Args) != `{"title":"x"}` {
+		t.Errorf("GetPending after a caller changed its copy = %+v, %v", p, err)
+	}
+
+	s.Close()
+	if _, err := s.LoadConversation(ctx, key); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("LoadConversation after Close = %v, want ErrUnavailable", err)
+	}
+}

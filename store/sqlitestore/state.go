@@ -17,70 +17,93 @@ import (
 // none or it expired (ConversationTTL after its UpdatedAt). Safe for
 // concurrent use.
 func (s *Store) LoadConversation(ctx context.Context, key chat.ConversationKey) (store.Conversation, error) {
-	if err := s.acquireConn(ctx); err != nil {
-		return store.Conversation{}, s.fail("load conversation", key, err)
-	}
-	defer s.releaseConn()
-	e, err := s.known(key)
+	v, err := s.view(ctx, key)
 	if err != nil {
 		return store.Conversation{}, s.fail("load conversation", key, err)
 	}
-	if e.memory == nil || e.memExpires < s.now().UnixNano() {
+	if v.memory == nil || v.memExpires < s.now().UnixNano() {
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
 	}
-	c, err := store.DecodeConversation(string(e.memory)) // one copy, shared by the strings
+	c, err := store.DecodeConversation(string(v.memory)) // one copy, shared by the strings
 	if err != nil {
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, err)
 	}
 	return c, nil
 }
 
-// known returns the cache entry of key with both its memory and its
-// pending action known, reading whichever is not from the file: a turn
-// reads both, so a conversation the cache does not hold is read once,
-// memory and pending together, and the second of a turn's two reads costs
-// nothing. Called holding the connection; the entry is to be used at once
-// (see cache.put).
-func (s *Store) known(key chat.ConversationKey) (*entry, error) {
-	e := s.cache.get(key)
+// view returns what the store holds for key: from the cache without the
+// connection when the cache knows it, else read under the connection.
+func (s *Store) view(ctx context.Context, key chat.ConversationKey) (view, error) {
+	if err := ctx.Err(); err != nil {
+		return view{}, err
+	}
+	if s.closed.Load() {
+		return view{}, store.ErrUnavailable
+	}
+	if v, ok := s.cache.known(key); ok {
+		return v, nil
+	}
+	if err := s.acquireConn(ctx); err != nil {
+		return view{}, err
+	}
+	defer s.releaseConn()
+	return s.known(key)
+}
+
+// known returns key's view with both its memory and its pending action
+// known, reading whichever is not from the file: a turn reads both, so a
+// conversation the cache does not hold is read once, memory and pending
+// together, and the second of a turn's two reads costs nothing. Called
+// holding the connection.
+func (s *Store) known(key chat.ConversationKey) (view, error) {
+	c := &s.cache
+	c.mu.Lock()
+	e := c.get(key)
 	if e != nil && e.memKnown && e.pendKnown {
-		return e, nil
+		v := e.view()
+		c.mu.Unlock()
+		return v, nil
 	}
 	if e == nil && s.convs.absent(key, s.now().UnixNano()) {
 		// Nothing stored: known without reading the file.
-		e = s.cache.put(key)
-		s.cache.setMemory(e, nil, 0)
-		s.cache.setPending(e, nil, 0)
-		return e, nil
+		e = c.put(key)
+		c.setMemory(e, nil, 0)
+		c.setPending(e, nil, 0)
+		v := e.view()
+		c.mu.Unlock()
+		return v, nil
 	}
+	memKnown, pendKnown := e != nil && e.memKnown, e != nil && e.pendKnown
+	c.mu.Unlock() // the file is read without it; only this holder of the connection changes the cache
 	var memory []byte
 	var memExpires int64
-	if e == nil || !e.memKnown {
+	if !memKnown {
 		var err error
 		if memory, memExpires, err = s.readMemory(key); err != nil {
-			return nil, err
+			return view{}, err
 		}
 	}
 	var pending *store.PendingAction
 	var pendExpires int64
-	if e == nil || !e.pendKnown {
+	if !pendKnown {
 		p, expires, err := scanPending(s.q.getPending.QueryRowContext(noCancel, key.Tenant, key.Chat, key.User), key)
 		switch {
 		case err == nil:
 			pending, pendExpires = &p, expires
 		case !errors.Is(err, sql.ErrNoRows):
-			return nil, err
+			return view{}, err
 		}
 	}
-	memKnown, pendKnown := e != nil && e.memKnown, e != nil && e.pendKnown
-	e = s.cache.put(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e = c.put(key)
 	if !memKnown {
-		s.cache.setMemory(e, memory, memExpires)
+		c.setMemory(e, memory, memExpires)
 	}
 	if !pendKnown {
-		s.cache.setPending(e, pending, pendExpires)
+		c.setPending(e, pending, pendExpires)
 	}
-	return e, nil
+	return e.view(), nil
 }
 
 // readMemory reads the stored memory of key, expired or not; nil when
@@ -106,20 +129,16 @@ func (s *Store) readMemory(key chat.ConversationKey) (memory []byte, expires int
 // GetPending returns the pending action of key, also after its ExpiresAt
 // (for PendingGrace), or ErrNotFound. Safe for concurrent use.
 func (s *Store) GetPending(ctx context.Context, key chat.ConversationKey) (store.PendingAction, error) {
-	if err := s.acquireConn(ctx); err != nil {
-		return store.PendingAction{}, s.fail("get pending", key, err)
-	}
-	defer s.releaseConn()
-	e, err := s.known(key)
+	v, err := s.view(ctx, key)
 	if err != nil {
 		return store.PendingAction{}, s.fail("get pending", key, err)
 	}
-	if e.pending == nil || e.pendExpires < s.now().UnixNano() {
+	if v.pending == nil || v.pendExpires < s.now().UnixNano() {
 		// Most turns have nothing waiting: the sentinel itself, with no
 		// message built for it.
 		return store.PendingAction{}, store.ErrNotFound
 	}
-	p := *e.pending
+	p := *v.pending
 	p.Args = bytes.Clone(p.Args) // the caller may change it; the cache's copy stays
 	return p, nil
 }
@@ -140,7 +159,9 @@ func (s *Store) TakePending(ctx context.Context, key chat.ConversationKey, id st
 		}
 		return p, s.fail("take pending", key, err)
 	}
+	s.cache.mu.Lock()
 	s.cache.setPending(s.cache.put(key), nil, 0)
+	s.cache.mu.Unlock()
 	return p, nil
 }
 
@@ -327,19 +348,22 @@ func (s *Store) committed(c *store.Commit, w written) {
 		s.convs.mark(c.Key, w.pendExpires)
 	}
 	if c.Conversation != nil || c.PutPending != nil || c.DropPending {
+		var pending *store.PendingAction
+		if c.PutPending != nil {
+			p := *c.PutPending
+			p.Key = c.Key
+			p.Args = bytes.Clone(p.Args)
+			pending = &p
+		}
+		s.cache.mu.Lock()
 		ce := s.cache.put(c.Key)
 		if c.Conversation != nil {
 			s.cache.setMemory(ce, w.memory, w.memExpires)
 		}
-		switch {
-		case c.PutPending != nil:
-			p := *c.PutPending
-			p.Key = c.Key
-			p.Args = bytes.Clone(p.Args)
-			s.cache.setPending(ce, &p, w.pendExpires)
-		case c.DropPending:
-			s.cache.setPending(ce, nil, 0)
+		if c.PutPending != nil || c.DropPending {
+			s.cache.setPending(ce, pending, w.pendExpires)
 		}
+		s.cache.mu.Unlock()
 	}
 	if c.MessageID != "" {
 		s.inbox.committed(c.Key, c.MessageID)
@@ -445,7 +469,9 @@ func (s *Store) maybeCleanup(now time.Time) {
 	q := &s.q
 	nowNs := now.UnixNano()
 	s.inbox.sweep(now)
+	s.cache.mu.Lock()
 	s.cache.sweep(nowNs)
+	s.cache.mu.Unlock()
 	s.convs.sweep(nowNs)
 	if _, err := q.begin.ExecContext(noCancel); err != nil {
 		return
