@@ -20,6 +20,12 @@
 // _64: 64 sessions), scaling_64 the engine's single turns per second at 64
 // sessions over those at one, allocs the engine's allocations per turn.
 //
+// The fake model answers at once unless -model-latency says otherwise:
+// with no latency to hide, a one-session turn keeps a core busy, so what
+// 64 sessions gain depends on the machine's cores (baseline_scaling_64
+// shows how much); a real model's latency makes the gain far larger for
+// the engine and the baseline alike.
+//
 // With -stores it instead compares the embedded store with Redis (on
 // 127.0.0.1:6379) under 64 concurrent conversations; with -retention N the
 // latency of turns while a journal of N old turns is pruned.
@@ -49,17 +55,18 @@ func main() {
 	pgURL := flag.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable&connect_timeout=5", "PostgreSQL for -stores (empty: leave it out)")
 	retention := flag.Int("retention", 0, "compare turn latency with and without pruning a journal of this many old turns")
 	serveModel := flag.String("serve-model", "", "serve the fake model (single or loop) until stdin ends; the benchmark starts this itself")
+	modelLatency := flag.Duration("model-latency", 0, "how long the fake model takes to answer each request (0: at once)")
 	flag.Parse()
 	var err error
 	switch {
 	case *serveModel != "":
-		err = bench.ServeModel(*serveModel == "loop", os.Stdin, os.Stdout)
+		err = bench.ServeModel(*serveModel == "loop", *modelLatency, os.Stdin, os.Stdout)
 	case *stores:
 		err = compareStores(*redisURL, *pgURL)
 	case *retention > 0:
 		err = compareRetention(*retention)
 	default:
-		err = run(*turns, *rounds)
+		err = run(*turns, *rounds, *modelLatency)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "arbiter-bench:", err)
@@ -91,7 +98,7 @@ type row struct {
 
 func (r row) ratio() float64 { return r.eng.cpuPerTurn() / r.base.cpuPerTurn() }
 
-func run(turns, rounds int) error {
+func run(turns, rounds int, latency time.Duration) error {
 	dir, err := os.MkdirTemp("", "arbiter-bench-")
 	if err != nil {
 		return err
@@ -99,7 +106,7 @@ func run(turns, rounds int) error {
 	defer os.RemoveAll(dir)
 	var rows []row
 	for _, kind := range []string{"single", "loop"} {
-		r, err := compare(kind, filepath.Join(dir, kind), turns, rounds)
+		r, err := compare(kind, filepath.Join(dir, kind), turns, rounds, latency)
 		if err != nil {
 			return err
 		}
@@ -131,7 +138,7 @@ func run(turns, rounds int) error {
 // compare measures one kind of turn on the engine and on its baseline,
 // each calling its own fake model process, in alternating rounds, at every
 // number of sessions.
-func compare(kind, dir string, turns, rounds int) ([]row, error) {
+func compare(kind, dir string, turns, rounds int, latency time.Duration) ([]row, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -140,7 +147,8 @@ func compare(kind, dir string, turns, rounds int) ([]row, error) {
 		return nil, err
 	}
 	loop := kind == "loop"
-	model, err := bench.StartModel(exe, "-serve-model", kind)
+	modelArgs := []string{"-serve-model", kind, "-model-latency", latency.String()}
+	model, err := bench.StartModel(exe, modelArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +169,7 @@ func compare(kind, dir string, turns, rounds int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	baseModel, err := bench.StartModel(exe, "-serve-model", kind)
+	baseModel, err := bench.StartModel(exe, modelArgs...)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
@@ -45,13 +46,17 @@ type Workload interface {
 }
 
 // modelServer is the fake model: a decision to list my tasks, or in a
-// loop a call of list_my_tasks and, once its result is back, the answer.
-// capture sees each turn's first request.
-func modelServer(capture func(*llmtest.ChatRequest), loop bool) *llmtest.Server {
+// loop a call of list_my_tasks and, once its result is back, the answer,
+// each after latency (none by default: the model then costs the least
+// wall time it can). capture sees each turn's first request.
+func modelServer(capture func(*llmtest.ChatRequest), loop bool, latency time.Duration) *llmtest.Server {
 	usage := &llmtest.WireUsage{PromptTokens: 900, CompletionTokens: 40, TotalTokens: 940}
 	return llmtest.NewServer(llmtest.ServerConfig{
 		SkipRecording: true,
 		Respond: func(r *llmtest.ChatRequest) llmtest.HTTPReply {
+			if latency > 0 {
+				time.Sleep(latency)
+			}
 			if loop && len(r.Messages) > 0 && r.Messages[len(r.Messages)-1].Role == "tool" {
 				return llmtest.HTTPReply{Content: loopAnswer, Usage: usage}
 			}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 )
@@ -32,9 +33,12 @@ type inProcess struct {
 	last atomic.Pointer[llmtest.ChatRequest]
 }
 
-func newInProcess(loop bool) *inProcess {
+func newInProcess(loop bool) *inProcess { return newInProcessWith(loop, 0) }
+
+// newInProcessWith is newInProcess answering each request after latency.
+func newInProcessWith(loop bool, latency time.Duration) *inProcess {
 	m := &inProcess{}
-	m.srv = modelServer(func(r *llmtest.ChatRequest) { m.last.Store(r) }, loop)
+	m.srv = modelServer(func(r *llmtest.ChatRequest) { m.last.Store(r) }, loop, latency)
 	return m
 }
 
@@ -45,11 +49,11 @@ func (m *inProcess) LastRequest() (*llmtest.ChatRequest, error) {
 func (m *inProcess) Close() { m.srv.Close() }
 
 // ServeModel is the child's side of StartModel: the fake model (a loop's
-// when loop) and, on a second address, GET /last with its newest first
-// request; it prints "<model URL> <last URL>" on out and serves until in
-// ends.
-func ServeModel(loop bool, in io.Reader, out io.Writer) error {
-	m := newInProcess(loop)
+// when loop), answering each request after latency, and, on a second
+// address, GET /last with its newest first request; it prints "<model
+// URL> <last URL>" on out and serves until in ends.
+func ServeModel(loop bool, latency time.Duration, in io.Reader, out io.Writer) error {
+	m := newInProcessWith(loop, latency)
 	defer m.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
