@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -83,7 +82,8 @@ type ConversationKey struct {
 // String renders the key as "tenant/chat/user" with "/" and "%" escaped
 // inside parts, so distinct keys never collide.
 func (k ConversationKey) String() string {
-	return escapePart(k.Tenant) + "/" + escapePart(k.Chat) + "/" + escapePart(k.User)
+	var buf [128]byte // most keys fit: one allocation, the string's
+	return string(k.AppendTo(buf[:0]))
 }
 
 // AppendTo appends the key as String renders it to b, for lookups that
@@ -108,13 +108,6 @@ func appendPart(b []byte, s string) []byte {
 		}
 	}
 	return b
-}
-
-func escapePart(s string) string {
-	if !strings.ContainsAny(s, "/%") {
-		return s
-	}
-	return strings.NewReplacer("%", "%25", "/", "%2F").Replace(s)
 }
 
 // Evidence kinds. Evidence is data shown to the model, labelled with its

@@ -33,14 +33,14 @@ type commitStmts struct {
 	args []driver.NamedValue // reused by every exec
 }
 
-func (c *commitStmts) defs() []struct {
+// driverStmtDef pairs a driver statement slot with its SQL.
+type driverStmtDef struct {
 	dst   *driver.Stmt
 	query string
-} {
-	return []struct {
-		dst   *driver.Stmt
-		query string
-	}{
+}
+
+func (c *commitStmts) defs() []driverStmtDef {
+	return []driverStmtDef{
 		{&c.begin, sqlBegin}, {&c.commit, sqlCommit}, {&c.rollback, sqlRollback},
 		{&c.convUpsert, sqlConvUpsert},
 		{&c.pendingPut, sqlPendingPut},
