@@ -258,6 +258,40 @@ func TestLiveContextSaysWhatFailed(t *testing.T) {
 	}
 }
 
+// Several sources are asked at once; each keeps its place in the prompt,
+// whichever answers first, and a failed one is said in its place.
+func TestLiveContextOfSeveralSources(t *testing.T) {
+	e := &Engine{cfg: Config{Context: []tool.ContextSource{failingSource{}, boardSource{}}, ContextTimeout: time.Second, Now: time.Now}}
+	s := &state{loc: time.UTC, now: time.Now()}
+	got := e.liveContext(context.Background(), s)
+	crm, board := strings.Index(got, "crm: unavailable"), strings.Index(got, `<context_data source="taskboard">`)
+	if crm < 0 || board < 0 || crm > board {
+		t.Errorf("the sources are not both there, in their order:\n%s", got)
+	}
+	if len(s.trace.Context) != 2 {
+		t.Errorf("trace: %+v", s.trace.Context)
+	}
+}
+
+// A step's name is "step:detail", also for details the cache does not
+// keep (too long), and the same name each time.
+func TestStepNames(t *testing.T) {
+	long := strings.Repeat("x", maxStepDetailSize+1)
+	for _, detail := range []string{"create_task", "create_task", long, long} {
+		var tr Trace
+		tr.step(StepExecute, detail, time.Now(), time.Now(), "")
+		if want := string(StepExecute) + ":" + detail; tr.Steps[0].Name != want {
+			t.Errorf("step name %q, want %q", tr.Steps[0].Name, want)
+		}
+	}
+	stepNames.mu.RLock()
+	_, kept := stepNames.names[[2]string{string(StepExecute), long}]
+	stepNames.mu.RUnlock()
+	if kept {
+		t.Error("a detail longer than the bound was kept")
+	}
+}
+
 // TestStepTracesEncoding: the steps' own encoder writes what encoding/json
 // writes for them, byte for byte.
 func TestStepTracesEncoding(t *testing.T) {

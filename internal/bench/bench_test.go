@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"net/http"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The Go benchmarks of one turn; `go run ./cmd/arbiter-bench` prints the
@@ -78,5 +81,22 @@ func BenchmarkBaselineTurn(b *testing.B) {
 		if err := base.Turn(i); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The fake model keeps a latency it is given: no answer comes sooner.
+func TestModelLatency(t *testing.T) {
+	const latency = 30 * time.Millisecond
+	m := newInProcessWith(false, latency)
+	defer m.Close()
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	start := time.Now()
+	resp, err := http.Post(m.URL()+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if took := time.Since(start); resp.StatusCode != http.StatusOK || took < latency {
+		t.Errorf("status %d after %v, want 200 after at least %v", resp.StatusCode, took, latency)
 	}
 }
