@@ -16,21 +16,31 @@ import (
 //
 // Layout, all integers varint-encoded:
 //
-//	format(1 byte) started updated count { role text name source at }* count { key value }*
+//	format(1 byte) started updated default messages_until
+//	    count { role text name source at }* count { key value until }*
 //
 // where a string is length + bytes and a time is Unix seconds (signed) +
-// nanoseconds. Times come back in UTC.
-const memoryFormat = 1
+// nanoseconds. Times come back in UTC. default is when the parts without a
+// time of their own (a zero until) end. Format 1, written before the parts
+// had lifetimes of their own, lacks default, messages_until and the slots'
+// until; it still decodes (its parts then end with the record).
+const (
+	memoryFormat   = 2
+	memoryFormatV1 = 1
+)
 
 // ErrCorruptMemory is the error of a memory record that does not decode.
 var ErrCorruptMemory = errors.New("corrupt memory record")
 
-// AppendConversation appends c in the compact form to b. The first byte is
-// never '{', so a reader can tell it from JSON.
-func AppendConversation(b []byte, c *Conversation) []byte {
+// AppendConversation appends c in the compact form to b, with def as the
+// end of every part that has no time of its own (see Conversation.Expiry).
+// The first byte is never '{', so a reader can tell it from JSON.
+func AppendConversation(b []byte, c *Conversation, def time.Time) []byte {
 	b = append(b, memoryFormat)
 	b = appendTime(b, c.StartedAt)
 	b = appendTime(b, c.UpdatedAt)
+	b = appendTime(b, def)
+	b = appendTime(b, c.MessagesUntil)
 	b = binary.AppendUvarint(b, uint64(len(c.Messages)))
 	for i := range c.Messages {
 		m := &c.Messages[i]
@@ -45,6 +55,7 @@ func AppendConversation(b []byte, c *Conversation) []byte {
 		b = appendString(b, k)
 		b = binary.AppendUvarint(b, uint64(len(v)))
 		b = append(b, v...)
+		b = appendTime(b, c.SlotsUntil[k])
 	}
 	return b
 }
@@ -59,16 +70,21 @@ func appendTime(b []byte, t time.Time) []byte {
 	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
 }
 
-// DecodeConversation decodes a record AppendConversation wrote. The
-// returned strings are substrings of data.
-func DecodeConversation(data string) (Conversation, error) {
-	var c Conversation
-	if len(data) == 0 || data[0] != memoryFormat {
-		return c, fmt.Errorf("%w: unknown format", ErrCorruptMemory)
+// DecodeConversation decodes a record AppendConversation wrote, and the
+// def it was written with (zero for format 1). The returned strings are
+// substrings of data.
+func DecodeConversation(data string) (c Conversation, def time.Time, err error) {
+	if len(data) == 0 || (data[0] != memoryFormat && data[0] != memoryFormatV1) {
+		return c, def, fmt.Errorf("%w: unknown format", ErrCorruptMemory)
 	}
+	v2 := data[0] == memoryFormat
 	d := decoder{s: data[1:]}
 	c.StartedAt = d.time()
 	c.UpdatedAt = d.time()
+	if v2 {
+		def = d.time()
+		c.MessagesUntil = d.time()
+	}
 	// Every message takes at least 6 bytes; checking first keeps a corrupt
 	// count from allocating a huge slice.
 	if n := d.uvarint(); n > 0 && n <= uint64(len(d.s)/6) {
@@ -86,17 +102,25 @@ func DecodeConversation(data string) (Conversation, error) {
 	}
 	if n := d.uvarint(); n > 0 && n <= uint64(len(d.s)/2) {
 		c.Slots = make(map[string]json.RawMessage, n)
+		if v2 {
+			c.SlotsUntil = make(map[string]time.Time, n)
+		}
 		for range n {
 			k := d.str()
 			c.Slots[k] = json.RawMessage(d.str())
+			if v2 {
+				if u := d.time(); !u.IsZero() {
+					c.SlotsUntil[k] = u
+				}
+			}
 		}
 	} else if n > 0 {
 		d.err = ErrCorruptMemory
 	}
 	if d.err != nil || len(d.s) != 0 {
-		return Conversation{}, ErrCorruptMemory
+		return Conversation{}, time.Time{}, ErrCorruptMemory
 	}
-	return c, nil
+	return c, def, nil
 }
 
 // decoder reads from a string so that decoded strings are substrings (no

@@ -59,6 +59,16 @@ type Conversation struct {
 	// Slots hold small named state of later features (drafts, modes,
 	// queued forwards) so backends need no schema change for them.
 	Slots map[string]json.RawMessage `json:"slots,omitempty"`
+	// MessagesUntil and SlotsUntil are the parts' lifetimes: the messages
+	// are kept until MessagesUntil, each slot until its entry. A part
+	// with no time of its own is kept for the backend's ConversationTTL
+	// past UpdatedAt. A backend keeps the record until the latest of these
+	// times and returns of it only the parts whose time has not passed
+	// (inclusive: a part is there at exactly its time), with their times;
+	// when no part is left, the conversation is not found. One part's end
+	// never takes another with it (see Conversation.Prune).
+	MessagesUntil time.Time            `json:"messages_until,omitzero"`
+	SlotsUntil    map[string]time.Time `json:"slots_until,omitempty"`
 }
 
 // PendingAction is a proposal waiting for the user's confirmation. After

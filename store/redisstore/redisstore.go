@@ -38,8 +38,11 @@
 //
 //	P{T}:mem       string  memory: "<expiry µs>\n<Conversation>" in the compact
 //	                       form of store.AppendConversation (JSON before); expiry
-//	                       is UpdatedAt+ConversationTTL on Options.Now. Redis
-//	                       drops it that long after the commit, plus a margin.
+//	                       is the latest of its parts' times (a part without
+//	                       one: UpdatedAt+ConversationTTL) on Options.Now, and
+//	                       the key's PX is that long after the commit, plus a
+//	                       margin: one key, as long as its longest-lived part.
+//	                       A read drops the parts whose time passed.
 //	P{T}:pend      hash    the pending action: id, exp (ExpiresAt+PendingGrace
 //	                       in µs on Options.Now), v (PendingAction JSON); Redis
 //	                       drops it after the same span plus a margin.
@@ -77,8 +80,8 @@
 //	P{C}:ci:seen:<id>   string  the dedupe marker: PX ChannelDedupe, set by
 //	                            the acceptance and again by Done.
 //
-// Expiry decisions the engine relies on (memory past ConversationTTL, a
-// pending action past its grace) are taken on Options.Now against the
+// Expiry decisions the engine relies on (a conversation's part past its
+// time, a pending action past its grace) are taken on Options.Now against the
 // expiry stored with the value; Redis expiry only cleans up, a margin later.
 // Inbox and execution records, which must be kept at least a given time,
 // simply expire on Redis's clock.
@@ -242,7 +245,9 @@ type Options struct {
 	// LockTTL is how long a lease lives without renewal; a held lease
 	// renews itself every LockTTL/3. Default 45s.
 	LockTTL time.Duration
-	// ConversationTTL is how long memory is kept after its UpdatedAt.
+	// ConversationTTL is how long a part of a conversation that states no
+	// time of its own (store.Conversation.MessagesUntil, SlotsUntil) is
+	// kept after its UpdatedAt.
 	// Default 30m.
 	ConversationTTL time.Duration
 	// InboxTTL is how long a claimed message id is remembered. Default 24h;

@@ -230,3 +230,32 @@ func TestMemoryFormats(t *testing.T) {
 		}
 	}
 }
+
+// The memory key lives as long as the conversation's longest-lived part,
+// on Redis's own clock too: a case bound for a month keeps the key a month
+// (plus the margin), though the messages end in half an hour. Redis 7.0
+// has no per-field expiry, so the parts share the key and a read drops
+// the ones whose time passed.
+func TestMemoryKeyLivesAsLongestPart(t *testing.T) {
+	now := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	ctx := t.Context()
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	month := 30 * 24 * time.Hour
+	conv := store.Conversation{UpdatedAt: now, MessagesUntil: now.Add(30 * time.Minute),
+		Messages:   []store.Message{{Role: store.RoleUser, Text: "hi", At: now}},
+		Slots:      map[string]json.RawMessage{"case": json.RawMessage(`{"ticket_id":"T-1"}`), "draft": json.RawMessage(`{}`)},
+		SlotsUntil: map[string]time.Time{"case": now.Add(month), "draft": now.Add(24 * time.Hour)}}
+	if err := s.Commit(ctx, store.Commit{Key: key, Conversation: &conv}); err != nil {
+		t.Fatal(err)
+	}
+	ttl, err := s.rdb.PTTL(ctx, s.tag(key.String())+":mem").Result()
+	if err != nil || ttl < month || ttl > month+expiryMargin {
+		t.Fatalf("memory key PTTL = %v (%v), want the case's month plus at most %v", ttl, err, expiryMargin)
+	}
+	now = now.Add(7 * 24 * time.Hour)
+	got, err := s.LoadConversation(ctx, key)
+	if err != nil || len(got.Messages) != 0 || len(got.Slots) != 1 || got.Slots["case"] == nil {
+		t.Errorf("a week on: %+v, %v; want only the case", got, err)
+	}
+}

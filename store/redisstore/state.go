@@ -15,8 +15,9 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// LoadConversation returns the memory of key, or ErrNotFound when there is
-// none or it expired (ConversationTTL after its UpdatedAt, on Options.Now).
+// LoadConversation returns the memory of key with the parts whose time has
+// not passed on Options.Now (see store.Conversation), or ErrNotFound when
+// there is none or every part ended.
 // One round trip, none while this process holds the conversation's lock
 // and has not written it since: the grant brought the memory along. Safe
 // for concurrent use.
@@ -54,13 +55,17 @@ func (s *Store) decodeMemory(key chat.ConversationKey, v string, found bool) (st
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
 	}
 	var c store.Conversation
+	var def time.Time // none in a JSON record: its parts end with it
 	if strings.HasPrefix(body, "{") {
 		err = json.Unmarshal([]byte(body), &c)
 	} else {
-		c, err = store.DecodeConversation(body)
+		c, def, err = store.DecodeConversation(body)
 	}
 	if err != nil {
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, err)
+	}
+	if !c.Prune(s.now(), def) {
+		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
 	}
 	return c, nil
 }
@@ -275,6 +280,7 @@ func (s *Store) FinishExecution(ctx context.Context, tenant, idempotencyKey stri
 var ErrNotJournal = errors.New("redis store is not a journal; append the turn record to the journal backend")
 
 // Commit applies a turn's changes in one script, atomically: memory (kept
+// until the latest of its parts' times; a part without one ends
 // ConversationTTL after its UpdatedAt, Options.Now when unset), the pending
 // action (put or dropped; kept PendingGrace past its ExpiresAt) and the
 // inbox completion. It fails with ErrFenced, writing nothing, when c.Fence
@@ -307,11 +313,12 @@ func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 		if updated.IsZero() {
 			updated = now
 		}
-		expires := updated.Add(s.opts.ConversationTTL)
+		def := updated.Add(s.opts.ConversationTTL)
+		expires := conv.Expiry(def)
 		mem := make([]byte, 0, 1024)
 		mem = strconv.AppendInt(mem, expires.UnixMicro(), 10)
 		mem = append(mem, '\n')
-		args[1], args[2] = store.AppendConversation(mem, conv), pxArg(max(expires.Sub(now), 0)+expiryMargin)
+		args[1], args[2] = store.AppendConversation(mem, conv, def), pxArg(max(expires.Sub(now), 0)+expiryMargin)
 	}
 	args[3], args[4], args[5], args[6], args[7] = "", "", 0, "", 0
 	switch {

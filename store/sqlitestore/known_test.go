@@ -22,7 +22,7 @@ func TestNewConversationNeedsNoRead(t *testing.T) {
 	}
 	ctx := t.Context()
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
-	mem := store.AppendConversation(nil, &store.Conversation{Messages: []store.Message{{Role: "user", Text: "hi"}}})
+	mem := store.AppendConversation(nil, &store.Conversation{Messages: []store.Message{{Role: "user", Text: "hi"}}}, time.Time{})
 	if _, err := s.DB().Exec(`INSERT INTO conversations (tenant, chat, user_id, updated_at, expires_at, fence, memory)
 		VALUES ('t', 'c', 'u', 1, ?, 0, ?)`, time.Now().Add(time.Hour).UnixNano(), mem); err != nil {
 		t.Fatal(err)

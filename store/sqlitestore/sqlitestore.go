@@ -79,8 +79,9 @@ type Options struct {
 	// LockTTL is how long a lease is protected from takeover, judged on
 	// Now. Default 45s.
 	LockTTL time.Duration
-	// ConversationTTL is how long memory is kept after its UpdatedAt.
-	// Default 30m.
+	// ConversationTTL is how long a part of a conversation that states no
+	// time of its own (store.Conversation.MessagesUntil, SlotsUntil) is
+	// kept after its UpdatedAt. Default 30m.
 	ConversationTTL time.Duration
 	// InboxTTL is how long a claimed message id is remembered after its
 	// claim. Default 24h; smaller values are raised to 24h, since a

@@ -13,9 +13,10 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// LoadConversation returns the memory of key, or ErrNotFound when there is
-// none or it expired (ConversationTTL after its UpdatedAt). Safe for
-// concurrent use.
+// LoadConversation returns the memory of key with the parts whose time has
+// not passed (see store.Conversation), or ErrNotFound when there is none or
+// every part ended (a part without a time of its own ends ConversationTTL
+// after UpdatedAt). Safe for concurrent use.
 func (s *Store) LoadConversation(ctx context.Context, key chat.ConversationKey) (store.Conversation, error) {
 	v, err := s.view(ctx, key)
 	if err != nil {
@@ -24,9 +25,12 @@ func (s *Store) LoadConversation(ctx context.Context, key chat.ConversationKey) 
 	if v.memory == nil || v.memExpires < s.now().UnixNano() {
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
 	}
-	c, err := store.DecodeConversation(string(v.memory)) // one copy, shared by the strings
+	c, def, err := store.DecodeConversation(string(v.memory)) // one copy, shared by the strings
 	if err != nil {
 		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, err)
+	}
+	if !c.Prune(s.now(), def) {
+		return store.Conversation{}, fmt.Errorf("load conversation %s: %w", key, store.ErrNotFound)
 	}
 	return c, nil
 }
@@ -312,7 +316,8 @@ func (s *Store) FinishExecution(ctx context.Context, tenant, idempotencyKey stri
 // ErrFenced, writing nothing, when c.Fence is older than the newest lease
 // granted for c.Key (locked as c.Key.String()) or than the fence that last
 // committed its memory; Fence 0 passes only for a key that was never
-// locked. Memory is kept for ConversationTTL after its UpdatedAt (the store
+// locked. The conversation's record is kept until the latest of its parts'
+// times; a part without one ends ConversationTTL after UpdatedAt (the store
 // clock when unset). Safe for concurrent use: concurrent Commits share a
 // transaction (see group.go), each returning once it is durable.
 func (s *Store) Commit(ctx context.Context, c store.Commit) error {
@@ -410,9 +415,10 @@ func (s *Store) apply(c *store.Commit, now time.Time) (w written, err error) {
 			updated = now
 		}
 		// A fresh buffer, sized from the last one: the cache keeps it.
-		w.memory = store.AppendConversation(make([]byte, 0, s.lastMemorySize+256), conv)
+		def := updated.Add(s.opts.ConversationTTL)
+		w.memory = store.AppendConversation(make([]byte, 0, s.lastMemorySize+256), conv, def)
 		s.lastMemorySize = len(w.memory)
-		w.memExpires = updated.Add(s.opts.ConversationTTL).UnixNano()
+		w.memExpires = conv.Expiry(def).UnixNano()
 		res, err := q.exec(q.convUpsert, kt, kc, ku, updated.UnixNano(), w.memExpires, c.Fence, w.memory)
 		if err != nil {
 			return w, err

@@ -117,6 +117,12 @@ func defaultOptions() Options {
 // subtests: round trip, lists newest first by status, exactly one of
 // concurrent updates from one status wins, tenants apart.
 //
+// The Lifetimes subtests check that a conversation's parts live for the
+// times their committer states (store.Conversation.MessagesUntil,
+// SlotsUntil), with the clock moved across a day, a week and a month, each
+// part ending on its own; a backend with store.Actions also keeps an
+// action, whatever became of its conversation.
+//
 // Times in records must round-trip at least to the microsecond; the suite's
 // clock starts on a microsecond boundary and moves in whole seconds or more.
 func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backend) {
@@ -130,6 +136,7 @@ func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backe
 		{"Journal", journalTests},
 		{"ChannelInbox", channelTests},
 		{"Actions", actionTests},
+		{"Lifetimes", lifetimeTests},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {
