@@ -39,6 +39,7 @@ type Config struct {
 	Retry        Retry            `yaml:"retry"`
 	Prices       map[string]Price `yaml:"prices"`
 	Memory       Memory           `yaml:"memory"`
+	Lifetimes    Lifetimes        `yaml:"lifetimes"`
 	Retention    Retention        `yaml:"retention"`
 	Confirmation Confirmation     `yaml:"confirmation"`
 	Limits       Limits           `yaml:"limits"`
@@ -164,6 +165,22 @@ type Memory struct {
 	Pause  Duration `yaml:"pause"`
 }
 
+// Lifetimes are how long each part of a conversation's state beside its
+// memory is kept after the conversation's last turn; zero is the default.
+// Messages follow memory, a pending confirmation confirmation.ttl, and an
+// action waiting for approvers is kept until it ends.
+type Lifetimes struct {
+	// Case: the binding to a case (a message's context); another case is
+	// refused for as long. Default 30d; at least memory.ttl.
+	Case Duration `yaml:"case"`
+	// Skill: an active skill while the chat is idle. Default 30d.
+	Skill Duration `yaml:"skill"`
+	// Interview: an interview waiting for its answer. Default 24h.
+	Interview Duration `yaml:"interview"`
+	// Offer: an offer of choices (a draft) and long buttons. Default 24h.
+	Offer Duration `yaml:"offer"`
+}
+
 // Retention bounds how long records are kept; they are deleted in small
 // batches in the background. Zero keeps a kind forever.
 type Retention struct {
@@ -237,6 +254,10 @@ type Assistant struct {
 	// Memory overrides the memory policy for this assistant's
 	// conversations (an interview's default pause and TTL are a day).
 	Memory Memory `yaml:"memory"`
+	// Lifetimes override the top-level lifetimes for this assistant's
+	// conversations (interview only for mode interview, skill only for
+	// mode router).
+	Lifetimes Lifetimes `yaml:"lifetimes"`
 	// Router sets up a router assistant (mode router).
 	Router *Router `yaml:"router"`
 }

@@ -216,3 +216,58 @@ func TestRetentionInDays(t *testing.T) {
 		t.Errorf("a bad period: %v", err)
 	}
 }
+
+func TestLifetimes(t *testing.T) {
+	const file = `memory: {ttl: 1h}
+lifetimes: {case: 60d, skill: 7d, interview: 2d, offer: 12h}
+assistants:
+  desk: {mode: loop, lifetimes: {case: 90d}}
+  interviewer: {mode: interview, lifetimes: {interview: 36h}}
+`
+	cfg, err := Parse(strings.NewReader(file), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cfg.Lifetimes
+	if time.Duration(l.Case) != 60*24*time.Hour || time.Duration(l.Skill) != 7*24*time.Hour ||
+		time.Duration(l.Interview) != 48*time.Hour || time.Duration(l.Offer) != 12*time.Hour {
+		t.Errorf("lifetimes = %+v", l)
+	}
+	if time.Duration(cfg.Assistants["desk"].Lifetimes.Case) != 90*24*time.Hour ||
+		time.Duration(cfg.Assistants["interviewer"].Lifetimes.Interview) != 36*time.Hour {
+		t.Errorf("assistants' lifetimes = %+v", cfg.Assistants)
+	}
+}
+
+// Lifetimes that cannot mean what they say are refused, each at its line.
+func TestLifetimesMistakes(t *testing.T) {
+	const file = `memory: {ttl: 2h}
+lifetimes:
+  case: 1h
+  skil: 3d
+  offer: soon
+assistants:
+  desk:
+    mode: loop
+    lifetimes: {interview: 2d, skill: 3d}
+  interviewer:
+    mode: interview
+    memory: {ttl: 40d}
+`
+	_, err := Parse(strings.NewReader(file), env(nil))
+	if err == nil {
+		t.Fatal("Parse accepted the mistakes")
+	}
+	for _, w := range []string{
+		`line 3: lifetimes.case: lifetimes.case (1h0m0s) is shorter than memory.ttl (2h0m0s)`,
+		`line 4: lifetimes.skil: unknown key "skil" (did you mean "skill"?)`,
+		`line 5: lifetimes.offer: "soon" is not a duration`,
+		`line 9: assistants.desk.lifetimes.interview: only an interview assistant (mode interview) has interviews`,
+		`line 9: assistants.desk.lifetimes.skill: only a router assistant (mode router) has skills`,
+		`line 12: assistants.interviewer.memory.ttl: lifetimes.case (1h0m0s) is shorter than assistants.interviewer.memory.ttl (960h0m0s)`,
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in:\n%s", w, err)
+		}
+	}
+}

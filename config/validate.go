@@ -79,6 +79,7 @@ func (v *validator) validate(c *Config) {
 	if c.Memory.Window < 0 {
 		v.errorf("memory.window", "must be positive")
 	}
+	v.lifetimes(c)
 	if c.Limits.MaxBodyBytes < 0 {
 		v.errorf("limits.max_body_bytes", "must be positive")
 	}

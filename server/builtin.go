@@ -61,12 +61,14 @@ func newOpenAICompat(m Model) (llm.Provider, error) {
 	})
 }
 
-// openSQLite opens the embedded file with the configuration's memory and
-// lock settings.
+// openSQLite opens the embedded file with the configuration's lock
+// settings. How long a conversation's parts are kept is the engine's to say
+// on every commit (turn.Lifetimes), not a store-wide TTL: the memory's
+// ttl would take the case, the skill and the interview with it.
 func openSQLite(path string, env *Env) (*sqlitestore.Store, error) {
 	cfg := env.Config
 	st, err := sqlitestore.Open(path, sqlitestore.Options{
-		ConversationTTL: time.Duration(cfg.Memory.TTL), Now: env.Now,
+		Now:      env.Now,
 		LockWait: time.Duration(cfg.Store.LockWait), LockTTL: time.Duration(cfg.Store.LockTTL),
 	})
 	if err != nil {

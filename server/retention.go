@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -14,6 +15,20 @@ const (
 	DefaultExecutionRetention = 400 * 24 * time.Hour
 	DefaultPruneEvery         = 10 * time.Minute
 )
+
+// ExecutionRetention is how long configuration r keeps a finished write's
+// execution record: retention.executions, its default, or with keep a
+// century — for a store that expires records by itself (Redis) rather
+// than by Prune.
+func ExecutionRetention(r config.Retention) time.Duration {
+	switch {
+	case r.Keep:
+		return 100 * 365 * 24 * time.Hour
+	case r.Executions > 0:
+		return time.Duration(r.Executions)
+	}
+	return DefaultExecutionRetention
+}
 
 // pruners are the stores that keep records past their retention: the
 // state store and, when it is another one, the journal.

@@ -353,7 +353,8 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		}
 		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Preflight: preflight, Router: router,
 			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars,
-			Memory: turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)}, Limits: turn.Limits{
+			Memory:    turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)},
+			Lifetimes: lifetimes(a.Lifetimes), Limits: turn.Limits{
 				ModelCalls: l.ModelCalls, ToolCalls: l.ToolCalls, Deadline: time.Duration(l.Deadline),
 				ResultBytes: l.ResultBytes, TotalBytes: l.TotalBytes, SameCall: l.SameCall,
 			}}
@@ -377,6 +378,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		InvalidFallback: cfg.Retry.InvalidFallback,
 		Prices:          m.prices, Unpriced: m.unpriced, Tenants: tenants, Assistants: assistants,
 		Memory:       turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
+		Lifetimes:    lifetimes(cfg.Lifetimes),
 		PendingTTL:   time.Duration(cfg.Confirmation.TTL),
 		ApprovalTTL:  time.Duration(cfg.Confirmation.ApprovalTTL),
 		ModelTimeout: time.Duration(cfg.Limits.ModelTimeout),
@@ -592,4 +594,11 @@ func linkHosts(publicURL string, configured, tools []string) []string {
 		hosts = append(hosts, u.Hostname())
 	}
 	return append(append(hosts, configured...), tools...)
+}
+
+// lifetimes are a configuration's lifetimes for the engine (zero fields:
+// the engine's defaults).
+func lifetimes(l config.Lifetimes) turn.Lifetimes {
+	return turn.Lifetimes{Case: time.Duration(l.Case), Skill: time.Duration(l.Skill),
+		Interview: time.Duration(l.Interview), Offer: time.Duration(l.Offer)}
 }

@@ -242,6 +242,11 @@ func (e *Engine) runResume(ctx context.Context, s *state) bool {
 		s.trace.Notes = append(s.trace.Notes, fmt.Sprintf("resume %s: %v", s.in.Resume, err))
 		return true
 	}
+	if a.Case != nil {
+		// The action carries out its own case, whatever the conversation
+		// holds by now: it lives until it ends (see Lifetimes).
+		s.caseVals = a.Case
+	}
 	var res tool.Result
 	status := ""
 	switch a.Status {

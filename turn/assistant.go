@@ -66,6 +66,9 @@ type Assistant struct {
 	// interview is not cut by the task assistant's pause (its defaults
 	// are a day).
 	Memory MemoryPolicy
+	// Lifetimes override the engine's where set (an interview assistant's
+	// Interview, a router's Skill).
+	Lifetimes Lifetimes
 	// Router is a router assistant's setup (ModeRouter).
 	Router *Router
 }
@@ -149,6 +152,7 @@ func checkAssistants(cfg *Config) error {
 			if a.Memory.TTL <= 0 {
 				a.Memory.TTL = DefaultInterviewPause
 			}
+
 		}
 		if a.MaxReplyChars <= 0 {
 			a.MaxReplyChars = DefaultMaxReplyChars

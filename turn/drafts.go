@@ -28,8 +28,6 @@ const (
 	maxButtonBytes = 64
 	// keptLongButtons bounds buttonSlot: the newest keyboards' values.
 	keptLongButtons = 32
-	// draftTTL bounds how long an offer can be taken up.
-	draftTTL = 24 * time.Hour
 	// maxChoices is the most buttons one offer shows.
 	maxChoices = 8
 )
@@ -72,7 +70,7 @@ func (e *Engine) runChoice(ctx context.Context, s *state) bool {
 	found := getSlot(s, draftSlot, &d)
 	id, n, _ := strings.Cut(ref, ":")
 	i, err := strconv.Atoi(n)
-	if !found || id != d.ID || err != nil || i < 0 || i >= len(d.Choices) || !s.now.Before(d.Created.Add(draftTTL)) {
+	if !found || id != d.ID || err != nil || i < 0 || i >= len(d.Choices) || !s.now.Before(d.Created.Add(e.lifetimesFor(s.assistant).Offer)) {
 		s.trace.Notes = append(s.trace.Notes, "choice of an offer no longer open: "+clip(ref, 64))
 		e.replyText(s, say(s.lang, txtChoiceGone), nil)
 		return true

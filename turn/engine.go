@@ -121,6 +121,9 @@ type Config struct {
 	// Assistants are the named profiles tenants choose (Tenant.Assistant).
 	Assistants map[string]Assistant
 	Memory     MemoryPolicy
+	// Lifetimes are how long the conversation's state beside the memory
+	// is kept: its case, skill, interview and offers.
+	Lifetimes  Lifetimes
 	PendingTTL time.Duration
 	// ApprovalTTL is how long an action waits for its approvers; zero
 	// means DefaultApprovalTTL.
@@ -180,6 +183,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Memory.Pause <= 0 {
 		cfg.Memory.Pause = DefaultPause
 	}
+	cfg.Lifetimes = cfg.Lifetimes.withDefaults()
 	if cfg.PendingTTL <= 0 {
 		cfg.PendingTTL = DefaultPendingTTL
 	}

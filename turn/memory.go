@@ -96,4 +96,5 @@ func (e *Engine) updateMemory(s *state) {
 		s.conv.StartedAt = s.now
 	}
 	s.conv.UpdatedAt = s.now
+	e.stateLifetimes(s)
 }

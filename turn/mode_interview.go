@@ -207,13 +207,12 @@ func (e *Engine) deliver(s *state, iv interview, content string, confidence *flo
 	e.replyText(s, content, nil)
 }
 
-// loadInterview returns the conversation's interview, or a fresh one.
+// loadInterview returns the conversation's interview, or a fresh one. An
+// interview older than its lifetime (Lifetimes.Interview after the last
+// question) is gone from the state already.
 func loadInterview(s *state) interview {
 	var iv interview
 	getSlot(s, interviewSlot, &iv)
-	if !iv.StartedAt.IsZero() && s.now.Sub(iv.StartedAt) > s.memory.TTL {
-		return interview{} // too old to answer
-	}
 	return iv
 }
 

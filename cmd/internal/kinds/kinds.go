@@ -48,10 +48,13 @@ func All() server.Kinds {
 
 func redisState(ctx context.Context, env *server.Env) (store.State, store.Locker, error) {
 	c := env.Config
+	// A conversation's parts come with their own times (turn.Lifetimes),
+	// so no store-wide TTL is set here; execution records, which a
+	// resumed action reads, are kept as long as retention keeps them.
 	rs, err := redisstore.Open(ctx, redisstore.Options{
 		URL: c.Store.URL, Prefix: c.Store.Prefix, Now: env.Now,
-		ConversationTTL: time.Duration(c.Memory.TTL),
-		LockWait:        time.Duration(c.Store.LockWait), LockTTL: time.Duration(c.Store.LockTTL),
+		ExecutionTTL: server.ExecutionRetention(c.Retention),
+		LockWait:     time.Duration(c.Store.LockWait), LockTTL: time.Duration(c.Store.LockTTL),
 	})
 	if err != nil {
 		return nil, nil, err

@@ -1,0 +1,116 @@
+package turn
+
+import "time"
+
+// Defaults of Lifetimes.
+const (
+	DefaultCaseLifetime      = 30 * 24 * time.Hour
+	DefaultSkillLifetime     = 30 * 24 * time.Hour
+	DefaultInterviewLifetime = 24 * time.Hour
+	DefaultOfferLifetime     = 24 * time.Hour
+)
+
+// Lifetimes say how long each part of a conversation's state is kept after
+// the conversation's last turn, by what the part means — apart from the
+// messages the model sees, which follow the MemoryPolicy. A part also goes
+// when its own end comes first (the user leaves the skill, the interview
+// delivers, the offer is taken, /reset), and with the retention of the
+// records that hold it; never because another part's time ran out. A
+// pending confirmation lives by PendingTTL, and an action waiting for
+// approval by its own record until it ends: its resumed turn needs nothing
+// of the conversation but its key (the action carries its case). Zero
+// fields take the defaults.
+type Lifetimes struct {
+	// Case is how long a conversation stays bound to its case
+	// (chat.Inbound.Case) after its last turn; a rebinding to another
+	// case is refused for as long. Default 30 days.
+	Case time.Duration
+	// Skill is how long an active skill stays on while the chat is idle.
+	// Default 30 days.
+	Skill time.Duration
+	// Interview is how long an interview waits for its answer. Default a
+	// day.
+	Interview time.Duration
+	// Offer is how long an offer of choices (a draft) can be taken up,
+	// and long buttons pressed. Default a day.
+	Offer time.Duration
+}
+
+// withDefaults returns l with zero fields set to the defaults.
+func (l Lifetimes) withDefaults() Lifetimes {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	set(&l.Case, DefaultCaseLifetime)
+	set(&l.Skill, DefaultSkillLifetime)
+	set(&l.Interview, DefaultInterviewLifetime)
+	set(&l.Offer, DefaultOfferLifetime)
+	return l
+}
+
+// over returns l with o's set fields in its place.
+func (l Lifetimes) over(o Lifetimes) Lifetimes {
+	pick := func(d *time.Duration, v time.Duration) {
+		if v > 0 {
+			*d = v
+		}
+	}
+	pick(&l.Case, o.Case)
+	pick(&l.Skill, o.Skill)
+	pick(&l.Interview, o.Interview)
+	pick(&l.Offer, o.Offer)
+	return l
+}
+
+// lifetimesFor is the engine's lifetimes with a's own values.
+func (e *Engine) lifetimesFor(a Assistant) Lifetimes {
+	return e.cfg.Lifetimes.over(a.Lifetimes)
+}
+
+// stateLifetimes states, on the conversation about to be committed, until
+// when each of its parts is kept (store.Conversation.MessagesUntil,
+// SlotsUntil), counted from this turn. The store keeps the record as long
+// as its longest-lived part and drops each other part on its own time.
+func (e *Engine) stateLifetimes(s *state) {
+	l := e.lifetimesFor(s.assistant)
+	c := &s.conv
+	c.MessagesUntil = s.now.Add(s.memory.TTL)
+	if len(c.Slots) == 0 {
+		c.SlotsUntil = nil
+		return
+	}
+	c.SlotsUntil = make(map[string]time.Time, len(c.Slots))
+	last := c.MessagesUntil
+	for name := range c.Slots {
+		d := s.memory.TTL // what only the model's view of the messages needs
+		switch name {
+		case caseSlot:
+			d = l.Case
+		case skillSlot:
+			d = l.Skill
+		case interviewSlot:
+			d = l.Interview
+		case draftSlot:
+			d = l.Offer
+		case buttonSlot:
+			d = max(l.Offer, l.Interview) // an offer's or a question's buttons
+		case blockMarkerSlot:
+			continue // below: as long as anything it marks
+		}
+		u := s.now.Add(d)
+		c.SlotsUntil[name] = u
+		last = laterOf(last, u)
+	}
+	if _, ok := c.Slots[blockMarkerSlot]; ok {
+		c.SlotsUntil[blockMarkerSlot] = last
+	}
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
