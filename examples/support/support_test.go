@@ -144,6 +144,13 @@ func (s *simSwitch) set(x *sim.Sim) { s.mu.Lock(); s.cur = x; s.mu.Unlock() }
 
 func newDesk(t *testing.T, a *agent, refundTimeout string, faults ...string) (*desk, *simSwitch) {
 	t.Helper()
+	return newDeskAt(t, a, refundTimeout, nil, faults...)
+}
+
+// newDeskAt is newDesk on the clock now (nil: the real one), which the
+// engine and the store share.
+func newDeskAt(t *testing.T, a *agent, refundTimeout string, now func() time.Time, faults ...string) (*desk, *simSwitch) {
+	t.Helper()
 	yaml, err := os.ReadFile("arbiter.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +172,7 @@ func newDesk(t *testing.T, a *agent, refundTimeout string, faults ...string) (*d
 	model := llmtest.NewServer(llmtest.ServerConfig{APIKey: "sk-test", Respond: a.respond})
 	t.Cleanup(model.Close)
 	env := map[string]string{"PAYSIM_URL": payments.URL, "OPENAI_BASE_URL": model.URL, "OPENAI_API_KEY": "sk-test"}
-	srv := servertest.New(t, text, server.Builtin(), model, func(k string) string { return env[k] })
+	srv := servertest.NewWith(t, text, server.Builtin(), model, server.Options{Getenv: func(k string) string { return env[k] }, Now: now})
 	return &desk{Server: srv, sim: s, agent: a}, sw
 }
 

@@ -36,12 +36,23 @@ type Server struct {
 // model.URL), and serves it until the test ends.
 func New(t *testing.T, yaml string, kinds server.Kinds, model *llmtest.Server, getenv func(string) string) *Server {
 	t.Helper()
-	cfg, err := config.Parse(strings.NewReader(yaml), getenv)
+	return NewWith(t, yaml, kinds, model, server.Options{Getenv: getenv})
+}
+
+// NewWith is New with the server's options: a clock (Options.Now) that
+// the engine and the store share, so a test can let days pass between
+// two messages; the configuration's environment is opts.Getenv.
+func NewWith(t *testing.T, yaml string, kinds server.Kinds, model *llmtest.Server, opts server.Options) *Server {
+	t.Helper()
+	if opts.Getenv == nil {
+		opts.Getenv = func(string) string { return "" }
+	}
+	cfg, err := config.Parse(strings.NewReader(yaml), opts.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
-	s, err := server.Build(cfg, kinds, server.Options{Getenv: getenv})
+	s, err := server.Build(cfg, kinds, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

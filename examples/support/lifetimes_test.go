@@ -1,0 +1,90 @@
+package support_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/store/storetest"
+)
+
+// The support desk's state over days, on this directory's configuration:
+// the conversation's memory ends after 30 minutes, its case binding and the
+// action waiting for staff do not.
+
+const day = 24 * time.Hour
+
+// A refund approved two days after the customer's last message is made,
+// once, in the ticket's case, and the customer is told.
+func TestApprovalAfterTwoDays(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC)) // a Friday evening
+	d, _ := newDeskAt(t, &agent{}, "", clock.Now)
+	if status, body := d.customer("T-4821", "m1"); status != 200 {
+		t.Fatalf("message: %d %v", status, body)
+	}
+	list := d.proposed()
+	if len(list) != 1 {
+		t.Fatalf("proposed: %v", list)
+	}
+	id := list[0].(map[string]any)["id"].(string)
+
+	clock.Advance(2 * day) // the memory's window and pause are long gone
+	status, body := d.decide(id, "approve")
+	if status != 200 {
+		t.Fatalf("approve after two days: %d %v", status, body)
+	}
+	final := body["action"].(map[string]any)
+	reply, _ := body["reply"].(map[string]any)
+	if final["status"] != "confirmed" || final["reason"] != nil || reply["say"] != refundDone {
+		t.Errorf("after two days: action %v, reply %v; want confirmed and told", final, reply)
+	}
+	refunds := d.sim.Refunds()
+	if len(refunds) != 1 || refunds[0].PaymentID != "pay_4821" || refunds[0].Amount != 990 {
+		t.Fatalf("refunds %+v, want one of pay_4821", refunds)
+	}
+	if got := paths(d.sim.Requests(), "POST", "/refunds"); len(got) != 1 || !strings.Contains(got[0], `"ticket_id":"T-4821"`) {
+		t.Errorf("refund requests %v: want one, in ticket T-4821", got)
+	}
+	// Asked again, nothing more happens.
+	if status, _ := d.decide(id, "approve"); status != 409 || len(d.sim.Refunds()) != 1 {
+		t.Errorf("a second approval: %d, %d refunds", status, len(d.sim.Refunds()))
+	}
+	status, view := d.Do("GET", "/v1/approvals?status=confirmed", "k-staff-01", "")
+	if got, _ := view["approvals"].([]any); status != 200 || len(got) != 1 {
+		t.Errorf("confirmed approvals: %d %v", status, view)
+	}
+}
+
+// The conversation stays bound to its ticket after the memory's window:
+// another ticket is refused (409) an hour, a day and a week later, and
+// nothing of it is recorded. Only when the case lifetime (30 days) has
+// passed since the conversation's last turn may it take another.
+func TestRebindAfterMemoryWindow(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC))
+	d, _ := newDeskAt(t, &agent{}, "", clock.Now)
+	if status, body := d.customer("T-4821", "m1"); status != 200 {
+		t.Fatalf("message: %d %v", status, body)
+	}
+	other := func(msg string) (int, map[string]any) {
+		return d.Post("k-helpdesk-01", fmt.Sprintf(`{"conversation_id":"T-4821","message_id":%q,"text":"и ещё вопрос","context":{"ticket_id":"T-9999"}}`, msg))
+	}
+	start := clock.Now()
+	for i, after := range []time.Duration{time.Hour, day, 7 * day, 30 * day} {
+		clock.Set(start.Add(after))
+		status, body := other(fmt.Sprintf("x%d", i))
+		if e, _ := body["error"].(map[string]any); status != 409 || e["code"] != "case_conflict" {
+			t.Fatalf("another ticket %v later: %d %v; want 409 case_conflict", after, status, body)
+		}
+	}
+	if n := len(paths(d.sim.Requests(), "POST", "/payments/status")); n != 1 {
+		t.Errorf("%d payment reads: a refused message read for another case", n)
+	}
+	clock.Set(start.Add(30*day + time.Minute))
+	if status, body := other("late"); status != 200 {
+		t.Errorf("another ticket after the case lifetime: %d %v; want it bound anew", status, body)
+	}
+	if got := paths(d.sim.Requests(), "POST", "/payments/status"); len(got) != 2 || got[1] != `{"ticket_id":"T-9999"}` {
+		t.Errorf("payment reads %v: want the new case's", got)
+	}
+}
