@@ -144,13 +144,21 @@ func play(t *testing.T, yaml, script string) string {
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test"}
 	yaml = strings.Replace(yaml, "      web_search: web_search", "      timeout: 500ms\n      web_search: web_search", 1)
 	store := filepath.Join(t.TempDir(), "router.db")
+	// The clock is the real one until a "clock +48h" line moves it on.
+	var mu sync.Mutex
+	var offset time.Duration
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(offset)
+	}
 	start := func() *servertest.Server {
 		cfg, err := config.Parse(strings.NewReader(yaml), func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Store.Path = store
-		s, err := server.Build(cfg, kinds(), server.Options{})
+		s, err := server.Build(cfg, kinds(), server.Options{Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,6 +183,15 @@ func play(t *testing.T, yaml, script string) string {
 			model.mu.Lock()
 			model.answers = append(model.answers, rest)
 			model.mu.Unlock()
+		case "clock":
+			d, err := time.ParseDuration(strings.TrimPrefix(rest, "+"))
+			if err != nil {
+				t.Fatalf("line %d: %v", n+1, err)
+			}
+			mu.Lock()
+			offset += d
+			mu.Unlock()
+			fmt.Fprintf(&out, "~ clock %s\n", rest)
 		case "restart":
 			e.API.Close()
 			e.Close()
