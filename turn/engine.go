@@ -231,6 +231,9 @@ func New(cfg Config) (*Engine, error) {
 	if err := checkAssistants(&cfg); err != nil {
 		return nil, err
 	}
+	if err := checkLifetimes(&cfg); err != nil {
+		return nil, err
+	}
 	j, ok := cfg.State.(store.Journal)
 	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claimsOf(cfg.Tools)}, nil
 }

@@ -1,6 +1,9 @@
 package turn
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Defaults of Lifetimes.
 const (
@@ -62,6 +65,23 @@ func (l Lifetimes) over(o Lifetimes) Lifetimes {
 	pick(&l.Interview, o.Interview)
 	pick(&l.Offer, o.Offer)
 	return l
+}
+
+// checkLifetimes refuses a case binding that would end before the
+// messages of its case the model still sees (the engine's or an
+// assistant's): the conversation could then be bound to another case with
+// them in view. Called with the defaults filled in.
+func checkLifetimes(cfg *Config) error {
+	e := &Engine{cfg: *cfg}
+	if l, m := cfg.Lifetimes.Case, cfg.Memory.TTL; l < m {
+		return fmt.Errorf("turn: the case lifetime %v is shorter than the memory's TTL %v", l, m)
+	}
+	for name, a := range cfg.Assistants {
+		if l, m := e.lifetimesFor(a).Case, e.memoryFor(a).TTL; l < m {
+			return fmt.Errorf("assistant %s: the case lifetime %v is shorter than the memory's TTL %v", name, l, m)
+		}
+	}
+	return nil
 }
 
 // lifetimesFor is the engine's lifetimes with a's own values.
