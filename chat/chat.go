@@ -158,6 +158,13 @@ type Inbound struct {
 	// conversation for good; tool arguments declared bound
 	// (tool.Spec.BoundArgs) are filled from it and may not differ.
 	Case map[string]string
+	// CloseCase, set by the same trusted integration when the case ends
+	// (the ticket is closed), ends the conversation's binding before
+	// anything else of the message: the conversation starts afresh — its
+	// memory, pending confirmation, interview and offers are forgotten —
+	// and the message's own Case, if any, binds it anew. Actions proposed
+	// in the closed case keep it.
+	CloseCase bool
 	// Client is what the user is doing in the client's interface, as the
 	// client reports it: data for the router, never an instruction.
 	Client *ClientHint

@@ -27,9 +27,11 @@ const (
 
 // checkCase refuses a message whose case contradicts the one its
 // conversation is bound to, before anything of it is recorded: the first
-// values bind for good, new keys may join them.
+// values bind for the case's lifetime (Lifetimes.Case), new keys may join
+// them. A message that closes the case (chat.Inbound.CloseCase) contradicts
+// nothing.
 func (e *Engine) checkCase(ctx context.Context, s *state) error {
-	if len(s.in.Case) == 0 {
+	if len(s.in.Case) == 0 || s.in.CloseCase {
 		return nil
 	}
 	conv, err := e.cfg.State.LoadConversation(ctx, s.key)
@@ -49,8 +51,18 @@ func (e *Engine) checkCase(ctx context.Context, s *state) error {
 }
 
 // bindCase sets the turn's case, the conversation's binding with this
-// message's new values added, and stores it with the conversation.
+// message's new values added, and stores it with the conversation. A
+// message that closes the case first ends the binding and everything the
+// conversation held in it: the messages, the pending confirmation, the
+// interview and the offers.
 func (e *Engine) bindCase(s *state) {
+	if s.in.CloseCase {
+		s.trace.Notes = append(s.trace.Notes, "case closed")
+		s.conv.Messages, s.pending, s.dropPending = nil, nil, true
+		for _, slot := range []string{caseSlot, interviewSlot, draftSlot, buttonSlot} {
+			delete(s.conv.Slots, slot)
+		}
+	}
 	s.caseVals = caseOf(s.conv)
 	added := false
 	for k, v := range s.in.Case {
@@ -64,6 +76,16 @@ func (e *Engine) bindCase(s *state) {
 	if added {
 		setSlot(s, caseSlot, s.caseVals)
 	}
+}
+
+// runCaseClosed answers a message that only closed its case.
+func (e *Engine) runCaseClosed(s *state) bool {
+	if !s.in.CloseCase || s.route.kind != routeEmpty {
+		return false
+	}
+	s.trace.Route = RouteCaseClosed
+	e.replyText(s, say(s.lang, txtCaseClosed), nil)
+	return true
 }
 
 func caseOf(conv store.Conversation) map[string]string {

@@ -426,6 +426,9 @@ func (e *Engine) run(ctx context.Context, s *state) {
 	if e.runResume(ctx, s) {
 		return
 	}
+	if e.runCaseClosed(s) {
+		return
+	}
 	if s.assistant.Mode == ModeInterview && s.route.kind != routeCommand && s.route.kind != routeCall && s.route.kind != routeEmpty {
 		// Every message is the interview's: an answer such as "да" is an
 		// answer, not a confirmation (an interviewer runs no tools).

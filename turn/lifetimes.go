@@ -101,7 +101,11 @@ func (e *Engine) stateLifetimes(s *state) {
 		c.SlotsUntil = nil
 		return
 	}
-	c.SlotsUntil = make(map[string]time.Time, len(c.Slots))
+	if c.SlotsUntil == nil {
+		c.SlotsUntil = make(map[string]time.Time, len(c.Slots))
+	} else {
+		clear(c.SlotsUntil) // the times loaded with the state: this turn's own
+	}
 	last := c.MessagesUntil
 	for name := range c.Slots {
 		d := s.memory.TTL // what only the model's view of the messages needs

@@ -37,6 +37,7 @@ const (
 	txtReadBefore
 	txtHandedOff
 	txtOutsideCase
+	txtCaseClosed
 	txtSentForApproval
 	txtActionRejected
 	txtInterviewNoResult
@@ -84,6 +85,7 @@ var texts = map[string]map[textKey]string{
 		txtPreviewFailed:     "Не удалось проверить, что изменит «%s», поэтому ничего не выполнено и подтверждать нечего. Попробуйте чуть позже.",
 		txtHandedOff:         "Я передал обращение сотруднику: он проверит и ответит вам.",
 		txtOutsideCase:       "Это действие относится не к текущему обращению, поэтому я его не выполнил.",
+		txtCaseClosed:        "Обращение закрыто.",
 		txtSentForApproval:   "«%s» передано на согласование сотруднику. Пока он не одобрит, ничего не выполнено.",
 		txtActionRejected:    "Сотрудник отклонил «%s», ничего не выполнено.",
 		txtInterviewNoResult: "Не получилось подготовить итоговый ответ по вашим ответам. Попробуйте описать задачу подробнее одним сообщением.",
@@ -129,6 +131,7 @@ var texts = map[string]map[textKey]string{
 		txtPreviewFailed:     "I could not check what \"%s\" would change, so nothing was done and nothing waits for confirmation. Please try again shortly.",
 		txtHandedOff:         "I have passed this to a colleague, who will check it and get back to you.",
 		txtOutsideCase:       "That action is outside the current case, so I did not do it.",
+		txtCaseClosed:        "The case is closed.",
 		txtSentForApproval:   "\"%s\" is waiting for a colleague's approval; nothing is done until they approve it.",
 		txtActionRejected:    "A colleague rejected \"%s\"; nothing was done.",
 		txtInterviewNoResult: "I could not put together a final answer from your replies. Please describe the task in more detail in one message.",

@@ -21,6 +21,7 @@ const (
 	RouteCall        Route = "call"         // a client program's own call
 	RouteResume      Route = "resume"       // an approved (or rejected) action carried out in its conversation
 	RouteChoice      Route = "choice"       // a button completing the conversation's stored draft
+	RouteCaseClosed  Route = "case_closed"  // an integration closed the conversation's case, and said nothing more
 	RouteText        Route = "text"         // free text (before the model is asked)
 	RouteAffirm      Route = "affirm"
 	RouteDeny        Route = "deny"

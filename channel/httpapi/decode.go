@@ -37,6 +37,9 @@ type MessageRequest struct {
 	// Context binds the conversation to a case ({"ticket_id": "T-4821"});
 	// only a key with the scope context:bind may send it.
 	Context map[string]string `json:"context"`
+	// CloseCase ends the conversation's case first (the ticket was
+	// closed); the same scope as context.
+	CloseCase bool `json:"close_case"`
 	// Client is what the user is doing in the client (an open document,
 	// a mode switched on, the tab in front): data for a router.
 	Client *chat.ClientHint `json:"client"`
@@ -155,8 +158,8 @@ func (m *MessageRequest) validate() error {
 			}
 		}
 	}
-	if strings.TrimSpace(m.Text) == "" && m.Button == "" && len(m.Evidence) == 0 {
-		return errors.New("text, button or evidence is required")
+	if strings.TrimSpace(m.Text) == "" && m.Button == "" && len(m.Evidence) == 0 && !m.CloseCase {
+		return errors.New("text, button, evidence or close_case is required")
 	}
 	return nil
 }

@@ -1,5 +1,6 @@
 // Package httpapi is the HTTP channel: POST /v1/messages runs a turn for the
-// caller identified by its bearer key, GET /v1/turns/{id} shows a turn's
+// caller identified by its bearer key (binding its conversation to a case,
+// or closing it, for a key with the scope context:bind), GET /v1/turns/{id} shows a turn's
 // record within the caller's tenant, GET /v1/questions and POST
 // /v1/questions/{id} show and answer what a running turn asks the caller
 // (an MCP server's sampling or elicitation request), GET /v1/approvals and
@@ -158,8 +159,8 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		s.writeBodyError(w, err)
 		return
 	}
-	if len(req.Context) > 0 && !id.HasScope(chat.ScopeContextBind) {
-		writeError(w, http.StatusForbidden, "forbidden", "binding a conversation to a case (context) needs a key with the scope context:bind")
+	if (len(req.Context) > 0 || req.CloseCase) && !id.HasScope(chat.ScopeContextBind) {
+		writeError(w, http.StatusForbidden, "forbidden", "binding a conversation to a case (context, close_case) needs a key with the scope context:bind")
 		return
 	}
 	in := chat.Inbound{
@@ -170,6 +171,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		Button:    req.Button,
 		Evidence:  req.Evidence,
 		Case:      req.Context,
+		CloseCase: req.CloseCase,
 		Client:    req.Client,
 		Channel:   "http",
 	}

@@ -88,3 +88,45 @@ func TestRebindAfterMemoryWindow(t *testing.T) {
 		t.Errorf("payment reads %v: want the new case's", got)
 	}
 }
+
+// When the helpdesk closes the ticket (close_case), the conversation's
+// binding ends at once: it starts afresh, and may be bound to another
+// ticket. A user's key cannot close it, and the refund proposed in the
+// closed case stays in that case.
+func TestCloseCase(t *testing.T) {
+	d, _ := newDesk(t, &agent{}, "")
+	if status, body := d.customer("T-4821", "m1"); status != 200 {
+		t.Fatalf("message: %d %v", status, body)
+	}
+	if status, _ := d.Post("k-staff-01", `{"conversation_id":"T-4821","close_case":true}`); status != 403 {
+		t.Errorf("close_case with a key lacking context:bind: %d, want 403", status)
+	}
+	status, body := d.Post("k-helpdesk-01", `{"conversation_id":"T-4821","message_id":"close","close_case":true}`)
+	if status != 200 || body["say"] != "Обращение закрыто." {
+		t.Fatalf("close: %d %v", status, body)
+	}
+	_, rec := d.Do("GET", "/v1/turns/"+body["turn_id"].(string), "k-helpdesk-01", "")
+	if rec["route"] != "case_closed" {
+		t.Errorf("the closing turn's route = %v", rec["route"])
+	}
+	status, body = d.Post("k-helpdesk-01", `{"conversation_id":"T-4821","message_id":"m2","text":"новый вопрос","context":{"ticket_id":"T-9999"}}`)
+	if status != 200 {
+		t.Fatalf("bound to another ticket after the close: %d %v", status, body)
+	}
+	if got := paths(d.sim.Requests(), "POST", "/payments/status"); len(got) != 2 || got[1] != `{"ticket_id":"T-9999"}` {
+		t.Errorf("payment reads %v: want the new case's", got)
+	}
+	// The model saw nothing of the closed case.
+	reqs := d.Model.Requests()
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if strings.Contains(m.Content, customerMessage) {
+			t.Errorf("the closed case's message is in the new case's view: %q", m.Content)
+		}
+	}
+	for _, a := range d.proposed() {
+		if c := a.(map[string]any)["case"].(map[string]any); c["ticket_id"] == "T-4821" {
+			return
+		}
+	}
+	t.Errorf("the action proposed in the closed case lost its case: %v", d.proposed())
+}
