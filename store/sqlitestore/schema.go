@@ -30,7 +30,8 @@ var migrations = [][]string{{
 	// refused even once its in-memory grant is gone. There is no index on
 	// expires_at: it would cost page writes on every commit, while the table
 	// only holds conversations active within the TTL and cleanup scans it
-	// once a minute.
+	// once a minute. expires_at is when the record's longest-lived part
+	// ends (see store.Conversation); the memory holds each part's time.
 	`CREATE TABLE conversations (
 		tenant     TEXT NOT NULL,
 		chat       TEXT NOT NULL,

@@ -70,8 +70,9 @@ type Options struct {
 	// clock must also honour it, which is why tests that rely on expiry use
 	// a short LockTTL.
 	LockTTL time.Duration
-	// ConversationTTL is how long conversation memory is kept, sliding from
-	// Conversation.UpdatedAt, judged on the clock.
+	// ConversationTTL is how long a part of a conversation that states no
+	// time of its own (Conversation.MessagesUntil, SlotsUntil) is kept,
+	// sliding from Conversation.UpdatedAt, judged on the clock.
 	ConversationTTL time.Duration
 }
 
