@@ -152,7 +152,6 @@ func checkAssistants(cfg *Config) error {
 			if a.Memory.TTL <= 0 {
 				a.Memory.TTL = DefaultInterviewPause
 			}
-
 		}
 		if a.MaxReplyChars <= 0 {
 			a.MaxReplyChars = DefaultMaxReplyChars
