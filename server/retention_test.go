@@ -66,3 +66,22 @@ tenants:
 		}
 	}
 }
+
+// A store that expires records by itself keeps execution records as long
+// as retention says: its default, the configured period, or with keep a
+// century.
+func TestExecutionRetention(t *testing.T) {
+	day := 24 * time.Hour
+	for _, tt := range []struct {
+		r    config.Retention
+		want time.Duration
+	}{
+		{config.Retention{}, server.DefaultExecutionRetention},
+		{config.Retention{Executions: config.Duration(30 * day)}, 30 * day},
+		{config.Retention{Executions: config.Duration(30 * day), Keep: true}, 100 * 365 * day},
+	} {
+		if got := server.ExecutionRetention(tt.r); got != tt.want {
+			t.Errorf("ExecutionRetention(%+v) = %v, want %v", tt.r, got, tt.want)
+		}
+	}
+}
