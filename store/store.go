@@ -131,7 +131,9 @@ type ExecutionRecord struct {
 type Commit struct {
 	Key   chat.ConversationKey
 	Fence int64 // the lease's fence; older fences are refused with ErrFenced
-	// Conversation replaces the memory when non-nil.
+	// Conversation replaces the memory when non-nil, with its parts'
+	// times (a part without one ends the backend's ConversationTTL after
+	// UpdatedAt).
 	Conversation *Conversation
 	// PutPending stores the conversation's pending action (replacing any);
 	// DropPending removes it. PutPending wins when both are set.
@@ -157,7 +159,9 @@ type Commit struct {
 // the turns of one conversation with a Locker. Every method returns
 // ErrUnavailable (wrapped) when the backend cannot be reached.
 type State interface {
-	// LoadConversation returns the memory of key, or ErrNotFound.
+	// LoadConversation returns the memory of key with the parts whose
+	// time has not passed (see Conversation.MessagesUntil), or ErrNotFound
+	// when there is none or no part is left.
 	LoadConversation(ctx context.Context, key chat.ConversationKey) (Conversation, error)
 	// GetPending returns the pending action of key, or ErrNotFound.
 	GetPending(ctx context.Context, key chat.ConversationKey) (PendingAction, error)
