@@ -232,6 +232,9 @@ func TestQueryPlans(t *testing.T) {
 			`SELECT id, order_key, accepted_at, payload FROM channel_inbox WHERE channel = ?1 AND done = 0 ORDER BY seq LIMIT ?2`,
 			[]any{"telegram", 10}},
 		{"cleanup", "channel_inbox_expiry", `DELETE FROM channel_inbox WHERE done = 1 AND expires_at < ?1`, []any{1}},
+		// A month of conversations (their case bindings) is not scanned
+		// every minute.
+		{"conversations cleanup", "conversations_expiry", `DELETE FROM conversations WHERE expires_at < ?`, []any{1}},
 	}
 	for _, f := range []store.TurnFilter{
 		{}, {Before: before}, {Status: "ok", Provider: "p1"}, {Chat: "c1", UserID: "u"}, {Chat: "c1", UserID: "u", Before: before},
