@@ -19,7 +19,7 @@ const day = 24 * time.Hour
 // once, in the ticket's case, and the customer is told.
 func TestApprovalAfterTwoDays(t *testing.T) {
 	clock := storetest.NewClock(time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC)) // a Friday evening
-	d, _ := newDeskAt(t, &agent{}, "", clock.Now)
+	d, _ := newDeskAt(t, &agent{}, clock.Now, nil)
 	if status, body := d.customer("T-4821", "m1"); status != 200 {
 		t.Fatalf("message: %d %v", status, body)
 	}
@@ -56,13 +56,40 @@ func TestApprovalAfterTwoDays(t *testing.T) {
 	}
 }
 
+// An approved action lives until it ends, whatever its approval_ttl and
+// whatever its conversation still holds: with staff given 60 days, a
+// refund approved after 35 — the conversation's case binding (30 days)
+// long gone — is made once, in its own ticket.
+func TestApprovalOutlivesTheCaseBinding(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC))
+	d, _ := newDeskAt(t, &agent{}, clock.Now, func(text string) string {
+		return strings.Replace(text, "approval_ttl: 72h", "approval_ttl: 60d", 1)
+	})
+	if status, body := d.customer("T-4821", "m1"); status != 200 {
+		t.Fatalf("message: %d %v", status, body)
+	}
+	list := d.proposed()
+	if len(list) != 1 {
+		t.Fatalf("proposed: %v", list)
+	}
+	clock.Advance(35 * day)
+	status, body := d.decide(list[0].(map[string]any)["id"].(string), "approve")
+	if status != 200 || body["action"].(map[string]any)["status"] != "confirmed" {
+		t.Fatalf("approve after 35 days: %d %v", status, body)
+	}
+	got := paths(d.sim.Requests(), "POST", "/refunds")
+	if len(got) != 1 || !strings.Contains(got[0], `"ticket_id":"T-4821"`) || len(d.sim.Refunds()) != 1 {
+		t.Errorf("refund requests %v: want one, in ticket T-4821", got)
+	}
+}
+
 // The conversation stays bound to its ticket after the memory's window:
 // another ticket is refused (409) an hour, a day and a week later, and
 // nothing of it is recorded. Only when the case lifetime (30 days) has
 // passed since the conversation's last turn may it take another.
 func TestRebindAfterMemoryWindow(t *testing.T) {
 	clock := storetest.NewClock(time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC))
-	d, _ := newDeskAt(t, &agent{}, "", clock.Now)
+	d, _ := newDeskAt(t, &agent{}, clock.Now, nil)
 	if status, body := d.customer("T-4821", "m1"); status != 200 {
 		t.Fatalf("message: %d %v", status, body)
 	}

@@ -144,20 +144,26 @@ func (s *simSwitch) set(x *sim.Sim) { s.mu.Lock(); s.cur = x; s.mu.Unlock() }
 
 func newDesk(t *testing.T, a *agent, refundTimeout string, faults ...string) (*desk, *simSwitch) {
 	t.Helper()
-	return newDeskAt(t, a, refundTimeout, nil, faults...)
+	edit := func(text string) string {
+		if refundTimeout != "" {
+			text = strings.Replace(text, "timeout: 2s", "timeout: "+refundTimeout, 1)
+		}
+		return text
+	}
+	return newDeskAt(t, a, nil, edit, faults...)
 }
 
 // newDeskAt is newDesk on the clock now (nil: the real one), which the
-// engine and the store share.
-func newDeskAt(t *testing.T, a *agent, refundTimeout string, now func() time.Time, faults ...string) (*desk, *simSwitch) {
+// engine and the store share, with the configuration as edit makes it.
+func newDeskAt(t *testing.T, a *agent, now func() time.Time, edit func(string) string, faults ...string) (*desk, *simSwitch) {
 	t.Helper()
 	yaml, err := os.ReadFile("arbiter.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(yaml)
-	if refundTimeout != "" {
-		text = strings.Replace(text, "timeout: 2s", "timeout: "+refundTimeout, 1)
+	if edit != nil {
+		text = edit(text)
 	}
 	// The reads give up sooner than in the shipped file, so a fault costs
 	// the tests little time.
