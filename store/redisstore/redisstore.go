@@ -304,8 +304,10 @@ func (o Options) withDefaults() Options {
 }
 
 // FenceTTL is how long a fence counter is kept after the last grant of its
-// key: MinFenceTTL or, if longer, the longest retention among the other
-// records of a conversation.
+// key: MinFenceTTL or, if longer, the longest retention these options give
+// the other records of a conversation. Parts of a conversation that state
+// their own times may outlive it; a counter started again is still above
+// every fence handed out before (see Fences), so that is safe.
 func (o Options) FenceTTL() time.Duration {
 	o = o.withDefaults()
 	return max(MinFenceTTL, o.ConversationTTL, o.InboxTTL, o.PendingGrace, 2*o.LockTTL)
