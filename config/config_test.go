@@ -271,3 +271,12 @@ assistants:
 		}
 	}
 }
+
+// A memory kept longer than the default case lifetime is refused at its
+// own line.
+func TestMemoryLongerThanCase(t *testing.T) {
+	_, err := Parse(strings.NewReader("memory:\n  ttl: 40d\n"), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "line 2: memory.ttl: lifetimes.case (720h0m0s) is shorter than memory.ttl (960h0m0s)") {
+		t.Errorf("err = %v", err)
+	}
+}

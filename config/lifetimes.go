@@ -28,7 +28,11 @@ func (v *validator) lifetimes(c *Config) {
 		}
 	}
 	top := or(c.Lifetimes.Case, defaultCaseLifetime)
-	caseOK("lifetimes.case", "lifetimes.case", "memory.ttl", top, or(c.Memory.TTL, defaultMemoryTTL))
+	at := "lifetimes.case"
+	if c.Lifetimes.Case == 0 {
+		at = "memory.ttl" // the value in the file that is at fault
+	}
+	caseOK(at, "lifetimes.case", "memory.ttl", top, or(c.Memory.TTL, defaultMemoryTTL))
 	for _, name := range sortedKeys(c.Assistants) {
 		a, p := c.Assistants[name], "assistants."+name
 		l := a.Lifetimes
