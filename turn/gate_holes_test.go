@@ -319,6 +319,20 @@ func TestDecisionChecksTheApproverRole(t *testing.T) {
 // store keeps too, so the conversation ages as the action waits.
 func clockedApprovalBench(t *testing.T) (*loopBench, *ledger, *clock) {
 	t.Helper()
+	return clockedApprovalBenchOn(t, nil)
+}
+
+// backend is everything the engine asks of its store.
+type backend interface {
+	store.State
+	store.Locker
+	store.Journal
+}
+
+// clockedApprovalBenchOn is clockedApprovalBench with the engine's store
+// wrapped by wrap (nil: as it is).
+func clockedApprovalBenchOn(t *testing.T, wrap func(*sqlitestore.Store) backend) (*loopBench, *ledger, *clock) {
+	t.Helper()
 	b, l := newApprovalBench(t)
 	clk := &clock{now: time.Now()}
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "clocked.db"), sqlitestore.Options{Now: clk.Now})
@@ -327,8 +341,12 @@ func clockedApprovalBench(t *testing.T) (*loopBench, *ledger, *clock) {
 	}
 	t.Cleanup(func() { st.Close() })
 	b.st = st
+	var be backend = st
+	if wrap != nil {
+		be = wrap(st)
+	}
 	b.eng, err = turn.New(turn.Config{
-		State: st, Locker: st, Journal: st, Tools: b.registry, Model: b.model, Now: clk.Now,
+		State: be, Locker: be, Journal: be, Tools: b.registry, Model: b.model, Now: clk.Now,
 		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"get_*"}}}}},
