@@ -2,11 +2,15 @@ package turn_test
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/turn"
 )
 
 // The approvers' list closes what is past its time: an action whose
@@ -56,5 +60,76 @@ func TestExpiryLosesARaceToADecision(t *testing.T) {
 	all, err := b.eng.Actions(context.Background(), staff, "")
 	if err != nil || len(all) != 1 || all[0].Status != store.ActionRejected || all[0].DecidedBy != "petr" {
 		t.Errorf("listed %+v (%v), want the rival's rejection", all, err)
+	}
+}
+
+// A write begun before a crash already took effect, so the tool's
+// precondition no longer holds ("refunded already"): resuming reads the
+// write back first and confirms it, rather than failing on the effect of
+// its own first attempt.
+func TestResumeReadsBackBeforeThePrecondition(t *testing.T) {
+	b, l := newApprovalBench(t)
+	a := proposeRefund(t, b)
+	ctx := context.Background()
+	as := store.Actions(b.st)
+	act, _ := as.GetAction(ctx, "t", a.ID)
+	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:crashed-write"
+	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund", State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	l.refunds[act.IdempotencyKey] = "pay_4821"
+	l.refunded["pay_4821"] = true
+	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
+	if n, err := b.eng.ResumeActions(ctx); err != nil || n != 1 {
+		t.Fatalf("resumed %d (%v)", n, err)
+	}
+	if got, _ := as.GetAction(ctx, "t", a.ID); got.Status != store.ActionConfirmed || l.calls != 0 {
+		t.Errorf("status %s (%s), %d refund calls; want confirmed by reading back", got.Status, got.Reason, l.calls)
+	}
+}
+
+// errorCounter is a slog handler that counts error records.
+type errorCounter struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (c *errorCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (c *errorCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		c.mu.Lock()
+		c.errors = append(c.errors, r.Message)
+		c.mu.Unlock()
+	}
+	return nil
+}
+func (c *errorCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *errorCounter) WithGroup(string) slog.Handler      { return c }
+
+// An approval carried out as planned logs no error: operators page on
+// them.
+func TestApprovedActionLogsNoError(t *testing.T) {
+	b, l := newApprovalBench(t)
+	logs := &errorCounter{}
+	eng, err := turn.New(turn.Config{
+		State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: b.model, Logger: slog.New(logs),
+		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
+			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"get_*"}}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.eng = eng
+	a := proposeRefund(t, b)
+	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
+	if view, _, err := b.eng.Decide(context.Background(), staff, a.ID, true); err != nil || view.Status != store.ActionConfirmed || l.count() != 1 {
+		t.Fatalf("approval: %+v %v", view, err)
+	}
+	if len(logs.errors) != 0 {
+		t.Errorf("errors logged: %q", logs.errors)
 	}
 }
