@@ -2,7 +2,9 @@ package turn_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,5 +133,42 @@ func TestApprovedActionLogsNoError(t *testing.T) {
 	}
 	if len(logs.errors) != 0 {
 		t.Errorf("errors logged: %q", logs.errors)
+	}
+}
+
+// A write that finished before the crash (its record done) is not asked
+// again, not even of the tool's system: its recorded result confirms the
+// action, and the journal says it was reused.
+func TestResumeReusesAFinishedWrite(t *testing.T) {
+	b, l := newApprovalBench(t)
+	a := proposeRefund(t, b)
+	ctx := context.Background()
+	as := store.Actions(b.st)
+	act, _ := as.GetAction(ctx, "t", a.ID)
+	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:finished-write"
+	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund", State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.st.FinishExecution(ctx, "t", act.IdempotencyKey, json.RawMessage(`{"status":"ok","data":{"refund":"re_1"}}`), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
+	if n, err := b.eng.ResumeActions(ctx); err != nil || n != 1 {
+		t.Fatalf("resumed %d (%v)", n, err)
+	}
+	got, _ := as.GetAction(ctx, "t", a.ID)
+	if got.Status != store.ActionConfirmed || l.calls != 0 || l.count() != 0 {
+		t.Fatalf("status %s (%s), %d refund calls", got.Status, got.Reason, l.calls)
+	}
+	turns, err := b.st.ListTurns(ctx, "t", store.TurnFilter{Limit: 1})
+	if err != nil || len(turns) != 1 {
+		t.Fatalf("turns %+v (%v)", turns, err)
+	}
+	rec, _ := b.st.GetTurn(ctx, "t", turns[0].TurnID)
+	if trace := string(rec.Trace); !strings.Contains(trace, `"reused":true`) || strings.Contains(trace, `"reconciled":true`) {
+		t.Errorf("the resumed turn's record: %s", trace)
 	}
 }
