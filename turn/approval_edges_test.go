@@ -88,7 +88,7 @@ func TestResumeReadsBackBeforeThePrecondition(t *testing.T) {
 	if n, err := b.eng.ResumeActions(ctx); err != nil || n != 1 {
 		t.Fatalf("resumed %d (%v)", n, err)
 	}
-	if got, _ := as.GetAction(ctx, "t", a.ID); got.Status != store.ActionConfirmed || l.calls != 0 {
+	if got, _ := as.GetAction(ctx, "t", a.ID); got.Status != store.ActionConfirmed || got.Reason != "" || l.calls != 0 {
 		t.Errorf("status %s (%s), %d refund calls; want confirmed by reading back", got.Status, got.Reason, l.calls)
 	}
 }
@@ -170,5 +170,36 @@ func TestResumeReusesAFinishedWrite(t *testing.T) {
 	rec, _ := b.st.GetTurn(ctx, "t", turns[0].TurnID)
 	if trace := string(rec.Trace); !strings.Contains(trace, `"reused":true`) || strings.Contains(trace, `"reconciled":true`) {
 		t.Errorf("the resumed turn's record: %s", trace)
+	}
+	// The reused write backs the model's "Возврат выполнен": the reply is
+	// sent, not handed to a person.
+	if rec.Status != string(turn.StatusOK) {
+		t.Errorf("the resumed turn ended %s: %s", rec.Status, rec.Trace)
+	}
+}
+
+// A write begun before a crash that never reached the payments system is
+// closed as failed on the system's word ("not applied"), and not sent
+// again blindly.
+func TestResumeOfAWriteThatNeverLanded(t *testing.T) {
+	b, l := newApprovalBench(t)
+	a := proposeRefund(t, b)
+	ctx := context.Background()
+	as := store.Actions(b.st)
+	act, _ := as.GetAction(ctx, "t", a.ID)
+	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:lost-write"
+	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund", State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	b.model.Push(llmtest.ToolCalls("Возврат не прошёл."))
+	if n, err := b.eng.ResumeActions(ctx); err != nil || n != 1 {
+		t.Fatalf("resumed %d (%v)", n, err)
+	}
+	got, _ := as.GetAction(ctx, "t", a.ID)
+	if got.Status != store.ActionFailed || got.Reason != "reconciled: not applied" || l.calls != 0 {
+		t.Errorf("status %s reason %q, %d refund calls", got.Status, got.Reason, l.calls)
 	}
 }
