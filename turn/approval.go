@@ -251,7 +251,13 @@ func (e *Engine) runResume(ctx context.Context, s *state) bool {
 	status := ""
 	switch a.Status {
 	case store.ActionApproved, store.ActionExecuting:
+		// The write belongs to the case it was asked in, which the action
+		// keeps: the conversation's memory (and its binding) may have
+		// expired while the action waited for its approvers.
+		bound := s.caseVals
+		s.caseVals = a.Case
 		a, res, status = e.executeAction(ctx, s, as, a)
+		s.caseVals = bound
 	case store.ActionRejected:
 		res = tool.Result{Status: tool.StatusError, Error: "rejected by " + a.DecidedBy + "; nothing was done"}
 		status = store.ActionRejected
