@@ -109,7 +109,7 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 			}
 			return
 		}
-		calls, text, native, problems := e.answerCalls(s, resp)
+		calls, text, native, problems := e.answerCalls(s, t, resp)
 		if problems != nil {
 			s.trace.Repair = &RepairTrace{Output: clip(resp.Text, 2000), Problems: problems}
 			e.handOff(s, t.draft, ReviewInvalidOutput, problems[0].Message)
@@ -162,17 +162,11 @@ func (e *Engine) preflight(ctx context.Context, s *state, t *loopTask) bool {
 }
 
 // answerCalls reads the calls and the text of an answer: native tool calls
-// as they are (an ID given where the API gave none), a JSON decision as at
-// most one call.
-func (e *Engine) answerCalls(s *state, resp llm.Response) ([]llm.ToolCall, string, bool, []decision.Problem) {
+// as they are, with IDs unique within the task's transcript (see
+// transcriptIDs), a JSON decision as at most one call.
+func (e *Engine) answerCalls(s *state, t *loopTask, resp llm.Response) ([]llm.ToolCall, string, bool, []decision.Problem) {
 	if resp.Protocol == llm.ProtocolTools {
-		calls := slices.Clone(resp.ToolCalls)
-		for i := range calls {
-			if calls[i].ID == "" {
-				calls[i].ID = "call_" + strconv.Itoa(i+1)
-			}
-		}
-		return calls, resp.Text, true, nil
+		return transcriptIDs(s, t.msgs, resp.ToolCalls), resp.Text, true, nil
 	}
 	d, err := decision.Parse(resp.Text, s.cat.names)
 	if err != nil {
@@ -185,6 +179,21 @@ func (e *Engine) answerCalls(s *state, resp llm.Response) ([]llm.ToolCall, strin
 		return nil, d.Say, false, nil
 	}
 	return []llm.ToolCall{{ID: "call_1", Name: d.Tool, Arguments: d.Args}}, d.Say, false, nil
+}
+
+// transcriptIDs gives a model's calls IDs unique within msgs. The IDs are
+// the provider's, and a provider may use one again later in a
+// conversation (or give none): that is no fault of the answer, so the call
+// goes on under an ID of the transcript, and the trace maps it back to
+// the provider's.
+func transcriptIDs(s *state, msgs []llm.Message, calls []llm.ToolCall) []llm.ToolCall {
+	out := llm.UniqueCallIDs(msgs, calls)
+	for i := range out {
+		if out[i].ID != calls[i].ID && calls[i].ID != "" {
+			s.trace.Notes = append(s.trace.Notes, "tool call id "+strconv.Quote(clip(calls[i].ID, 64))+" of the provider was used before in this transcript; it is "+strconv.Quote(out[i].ID)+" here")
+		}
+	}
+	return out
 }
 
 // runCalls takes one answer's calls through the guards and the tools and
