@@ -356,7 +356,8 @@ func TestLoopRefusedCallGoesBack(t *testing.T) {
 
 // A write in a loop: one that runs at once does, before any read; after
 // the model has read a tool's result it waits for the user's yes, as does
-// a write whose policy always asks. The yes runs it exactly once.
+// a write whose policy always asks. The yes runs it exactly once, and the
+// task goes on: the model reads its result and answers.
 func TestLoopWrites(t *testing.T) {
 	b := newLoopBench(t, turn.Assistant{})
 	b.model.Push(
@@ -371,9 +372,13 @@ func TestLoopWrites(t *testing.T) {
 	if out.Pending == nil || out.Pending.Tool != "add_note" || tv.Loop.Ended != "confirmation" {
 		t.Fatalf("pending %+v, loop %+v", out.Pending, tv.Loop)
 	}
-	out, _ = b.send("yes")
+	b.model.Push(llmtest.ToolCalls("The note is added."))
+	out, tv = b.send("yes")
 	if b.ran("add_note") != 2 || len(out.Executed) != 1 || out.Executed[0].Status != "ok" {
 		t.Errorf("after yes: runs %v, executed %+v", b.runs, out.Executed)
+	}
+	if out.Say != "The note is added." || tv.Loop == nil || tv.Loop.Ended != "answer" || b.model.Remaining() != 0 {
+		t.Errorf("the task did not go on after the yes: %q, loop %+v", out.Say, tv.Loop)
 	}
 	out, _ = b.send("yes")
 	if b.ran("add_note") != 2 {

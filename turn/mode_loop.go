@@ -80,10 +80,14 @@ type loopCall struct {
 // handed to a person (needs_review) with the reason, never guessed.
 func (e *Engine) runLoop(ctx context.Context, s *state) {
 	t := &loopTask{lim: s.assistant.Limits, runs: map[string]int{}}
+	for _, k := range s.confirmedRuns { // the task goes on after the user's yes
+		t.runs[k]++
+		t.trace.ToolCalls++
+	}
 	s.trace.Loop = &t.trace
 	taskCtx, cancel := context.WithTimeout(ctx, t.lim.Deadline)
 	defer cancel()
-	if s.in.Resume == "" && !e.preflight(taskCtx, s, t) {
+	if s.in.Resume == "" && len(s.confirmedRuns) == 0 && !e.preflight(taskCtx, s, t) {
 		return
 	}
 	t.msgs = e.assemble(taskCtx, s)
@@ -213,6 +217,7 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 		}
 	}
 	lcs := make([]loopCall, len(calls))
+	var held []authorized
 	for i, c := range calls {
 		lc := &lcs[i]
 		lc.call = c
@@ -236,12 +241,16 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 			continue
 		}
 		if lc.a.confirm {
-			// Nothing of this answer has run: the write is put to the
-			// user, and their yes runs it through the pending action.
-			t.trace.Ended = "confirmation"
-			e.propose(turnCtx, s, lc.a.tg, lc.a.args, lc.a.why)
-			return false
+			held = append(held, lc.a)
 		}
+	}
+	if len(held) > 0 {
+		// Nothing of this answer runs: its writes that wait for a yes are
+		// put to the user as one confirmation, and their yes runs them
+		// through the pending action; the task then goes on.
+		t.trace.Ended = "confirmation"
+		e.proposeAll(turnCtx, s, held)
+		return false
 	}
 	// Reads in parallel, matched to their calls by position; writes after
 	// them, one by one, under the turn's context so that the task's

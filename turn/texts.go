@@ -51,6 +51,8 @@ const (
 	txtFromAttachment
 	txtFromQuote
 	txtFromToolResult
+	txtConfirmBatchHeader
+	txtConfirmBatchQuestion
 )
 
 var texts = map[string]map[textKey]string{
@@ -98,6 +100,10 @@ var texts = map[string]map[textKey]string{
 		txtFromAttachment:    "из вложения",
 		txtFromQuote:         "из цитаты",
 		txtFromToolResult:    "из ответа %s",
+
+		// Several calls of one answer, confirmed together.
+		txtConfirmBatchHeader:   "Подтвердите действия (%d):",
+		txtConfirmBatchQuestion: "Выполнить все?",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -143,6 +149,10 @@ var texts = map[string]map[textKey]string{
 		txtFromAttachment:    "from an attachment",
 		txtFromQuote:         "from a quote",
 		txtFromToolResult:    "from the result of %s",
+
+		// Several calls of one answer, confirmed together.
+		txtConfirmBatchHeader:   "Please confirm %d actions:",
+		txtConfirmBatchQuestion: "Go ahead with all of them?",
 	},
 }
 
