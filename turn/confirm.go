@@ -291,6 +291,13 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 	return false
 }
 
+// confirmedCalls are the calls a confirmation ran in a turn: the pending
+// action's id, and each call's tool and canonical arguments.
+type confirmedCalls struct {
+	id   string
+	runs []string
+}
+
 // runConfirmed carries out a confirmed pending action. Each stored call is
 // authorized again now — this caller's key, the target its arguments
 // resolve to today — and if any may no longer run, none does; then each
@@ -321,6 +328,7 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 		ran[i] = a
 	}
 	ct.Outcome = OutcomeConfirmed
+	s.confirmed.id = p.ID
 	if len(ran) == 1 && s.assistant.Mode != ModeLoop {
 		e.runTool(ctx, s, ran[0].tg, ran[0].args, keys[0])
 		return
@@ -332,7 +340,7 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 		e.noteRun(s, a.tg.entry.Spec.Name, a.args, res, tr)
 		results[i], statuses[i] = res, tr.Status
 		unknown = unknown || tr.Status == statusOutcomeUnknown
-		s.confirmedRuns = append(s.confirmedRuns, a.tg.spec.Name+"\x00"+string(a.args))
+		s.confirmed.runs = append(s.confirmed.runs, a.tg.spec.Name+"\x00"+string(a.args))
 	}
 	if s.assistant.Mode == ModeLoop && !unknown {
 		if s.model, s.strategy = e.providerFor(s.tenant); s.model != nil {

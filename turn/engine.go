@@ -293,9 +293,9 @@ type state struct {
 	putPending  *store.PendingAction
 	dropPending bool
 	trace       Trace
-	// confirmedRuns are the calls a confirmation ran in this turn (tool and
-	// canonical arguments): a loop that goes on after them counts them.
-	confirmedRuns []string
+	// confirmed are the calls a confirmation ran in this turn: a loop task
+	// that goes on after them counts them.
+	confirmed confirmedCalls
 }
 
 // HandleTurn runs one message through the pipeline. See chat.Handler.

@@ -392,6 +392,32 @@ func TestLoopWrites(t *testing.T) {
 	}
 }
 
+// A task that goes on after the user's yes is still the same task: what
+// it used of its limits before the yes counts after it. With four tool
+// calls a task, a read and a held refund leave two: the two reads the
+// model makes after the refund ran reach the limit, and the task goes to
+// a person.
+func TestLoopGoesOnWithinItsLimits(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{Limits: turn.Limits{ToolCalls: 4}})
+	b.model.Push(
+		llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
+		llmtest.ToolCalls("", call("b", "create_refund", `{"ticket_id":"T-4821","text":"refund"}`)),
+	)
+	out, tv := b.send("Refund the customer")
+	if out.Pending == nil || out.Pending.Tool != "create_refund" || tv.Loop.ToolCalls != 2 || tv.Loop.ModelCalls != 2 {
+		t.Fatalf("pending %+v, loop %+v", out.Pending, tv.Loop)
+	}
+	b.model.Push(llmtest.ToolCalls("", call("c", "get_subscription_status", ticket), call("d", "search_support_policy", `{"query":"refunds"}`)))
+	b.model.Push(llmtest.ToolCalls("", call("e", "search_support_policy", `{"query":"access"}`)))
+	out, tv = b.send("yes")
+	if b.ran("create_refund") != 1 || b.ran("get_subscription_status") != 1 || b.ran("search_support_policy") != 1 {
+		t.Errorf("runs %v: the refund once, then the two reads within the limit", b.runs)
+	}
+	if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != turn.ReviewToolCalls || tv.Loop.ModelCalls != 4 {
+		t.Errorf("after the yes: status %s, review %+v, loop %+v (%q)", tv.Status, tv.Review, tv.Loop, out.Say)
+	}
+}
+
 func TestAssistantConfigErrors(t *testing.T) {
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "a.db"), sqlitestore.Options{})
 	if err != nil {

@@ -79,15 +79,11 @@ type loopCall struct {
 // a dependency that stays down, output that breaks the contract — is
 // handed to a person (needs_review) with the reason, never guessed.
 func (e *Engine) runLoop(ctx context.Context, s *state) {
-	t := &loopTask{lim: s.assistant.Limits, runs: map[string]int{}}
-	for _, k := range s.confirmedRuns { // the task goes on after the user's yes
-		t.runs[k]++
-		t.trace.ToolCalls++
-	}
+	t := newLoopTask(s)
 	s.trace.Loop = &t.trace
 	taskCtx, cancel := context.WithTimeout(ctx, t.lim.Deadline)
 	defer cancel()
-	if s.in.Resume == "" && len(s.confirmedRuns) == 0 && !e.preflight(taskCtx, s, t) {
+	if s.in.Resume == "" && s.confirmed.id == "" && !e.preflight(taskCtx, s, t) {
 		return
 	}
 	t.msgs = e.assemble(taskCtx, s)
@@ -139,6 +135,57 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 			return
 		}
 	}
+}
+
+// loopTaskSlot keeps what a task waiting for the user's yes has used of
+// its limits, until the task goes on or another begins.
+const loopTaskSlot = "loop_task"
+
+// savedTask is a task's use of its limits while it waits for a yes: the
+// pending action it waits on, its model and tool calls, the result bytes
+// it read and its runs per call.
+type savedTask struct {
+	Pending     string         `json:"pending"`
+	ModelCalls  int            `json:"model_calls"`
+	ToolCalls   int            `json:"tool_calls"`
+	ResultBytes int            `json:"result_bytes"`
+	Runs        map[string]int `json:"runs"`
+}
+
+// newLoopTask starts a task, or goes on with the one whose pending action
+// this turn's yes ran: with what it has used of its limits (the deadline
+// is counted from now: waiting for the user is not the task's time), or,
+// when that is not kept, with the confirmed calls counted.
+func newLoopTask(s *state) *loopTask {
+	t := &loopTask{lim: s.assistant.Limits, runs: map[string]int{}}
+	raw, kept := s.conv.Slots[loopTaskSlot]
+	delete(s.conv.Slots, loopTaskSlot)
+	if s.confirmed.id == "" {
+		return t
+	}
+	var saved savedTask
+	if kept && json.Unmarshal(raw, &saved) == nil && saved.Pending == s.confirmed.id {
+		t.trace.ModelCalls, t.trace.ToolCalls, t.trace.ResultBytes = saved.ModelCalls, saved.ToolCalls, saved.ResultBytes
+		for k, n := range saved.Runs {
+			t.runs[k] = n
+		}
+		return t
+	}
+	for _, k := range s.confirmed.runs {
+		t.runs[k]++
+		t.trace.ToolCalls++
+	}
+	return t
+}
+
+// saveLoopTask keeps t's use of its limits with the pending action the
+// turn proposed, for the turn its yes arrives in.
+func saveLoopTask(s *state, t *loopTask) {
+	if s.putPending == nil {
+		return
+	}
+	setSlot(s, loopTaskSlot, savedTask{Pending: s.putPending.ID, ModelCalls: t.trace.ModelCalls, ToolCalls: t.trace.ToolCalls,
+		ResultBytes: t.trace.ResultBytes, Runs: t.runs})
 }
 
 // preflight runs the assistant's preflight reads in order; their results
@@ -250,6 +297,7 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 		// through the pending action; the task then goes on.
 		t.trace.Ended = "confirmation"
 		e.proposeAll(turnCtx, s, held)
+		saveLoopTask(s, t)
 		return false
 	}
 	// Reads in parallel, matched to their calls by position; writes after
