@@ -57,3 +57,49 @@ tools:
 		t.Errorf("tool_use ids %v answered by %v", uses, results)
 	}
 }
+
+// An interview whose model gives every question the same tool_use ID:
+// the interview is stored between answers, and every later request is
+// still one the API accepts.
+func TestInterviewReusedToolUseIDGoesOn(t *testing.T) {
+	model := llmtest.NewAnthropicServer(llmtest.AnthropicServerConfig{})
+	t.Cleanup(model.Close)
+	for i := 1; i <= 2; i++ {
+		model.Enqueue(llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{ID: "toolu_same", Name: "ask_user",
+			Input: []byte(`{"question":"Question ` + string(rune('0'+i)) + `?","reasoning":"r"}`)}}})
+	}
+	model.Enqueue(llmtest.AnthropicReply{ToolUses: []llmtest.AnthropicToolUse{{ID: "toolu_same", Name: "deliver_final_result",
+		Input: []byte(`{"content":"The answer.","confidence_score":0.8}`)}}})
+	yaml := `models:
+  - {name: claude, kind: anthropic, protocol: tools, base_url: "` + model.URL + `", model: claude-haiku-4-5, api_key: sk-ant-test-000000}
+assistants:
+  iv: {mode: interview, prompt: "You solve the user's task; ask one question at a time."}
+tenants:
+  - id: acme
+    language: en
+    assistant: iv
+    roles: {user: {tools: []}}
+    users:
+      - {id: anna, role: user, keys: [{token: k-anna-01, scopes: [read]}]}
+`
+	e := servertest.New(t, yaml, kinds.All(), nil, func(string) string { return "" })
+	for i, text := range []string{"fix my code", "PHP 8.3", "Laravel 11"} {
+		status, out := e.Post("k-anna-01", `{"conversation_id":"c1","text":"`+text+`"}`)
+		want := []string{"Question 1?", "Question 2?", "The answer."}[i]
+		if status != 200 || out["say"] != want {
+			t.Fatalf("message %d: %d %v, want %q", i+1, status, out, want)
+		}
+	}
+	reqs := model.Requests()
+	var uses []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		for _, b := range m.Content {
+			if b.Type == "tool_use" {
+				uses = append(uses, b.ID)
+			}
+		}
+	}
+	if len(reqs) != 3 || len(uses) != 2 || uses[0] != "toolu_same" || uses[1] == uses[0] {
+		t.Errorf("%d requests; tool_use ids of the last: %v", len(reqs), uses)
+	}
+}
