@@ -71,14 +71,25 @@ tools:
 	if len(reqs) != 3 {
 		t.Fatalf("%d model requests, want 3: the task did not go on", len(reqs))
 	}
-	read := lastMessage(reqs[1])
-	for _, title := range []string{"Alpha", "Beta", "Gamma"} {
-		if !strings.Contains(promptText(reqs[1]), `\"title\":\"`+title+`\"`) && !strings.Contains(promptText(reqs[1]), `"title":"`+title+`"`) {
-			t.Errorf("the model did not read the creation of %s:\n%s", title, promptText(reqs[1]))
+	// The confirmed calls, as the model made them, answered by their
+	// results after the user's yes.
+	msgs := reqs[1].Messages
+	if len(msgs) < 4 {
+		t.Fatalf("request after the yes: %+v", msgs)
+	}
+	asked, answers := msgs[len(msgs)-4], msgs[len(msgs)-3:]
+	if asked.Role != "assistant" || len(asked.ToolCalls) != 3 {
+		t.Fatalf("the confirmed calls in the transcript: %+v", asked)
+	}
+	for i, title := range []string{"Alpha", "Beta", "Gamma"} {
+		c, r := asked.ToolCalls[i], answers[i]
+		if c.Function.Name != "create_task" || !strings.Contains(c.Function.Arguments, title) || r.Role != "tool" || r.ToolCallID != c.ID ||
+			!strings.Contains(r.Content, `"status":"ok"`) || !strings.Contains(r.Content, `"title":"`+title+`"`) {
+			t.Errorf("call %d: %+v answered by %+v", i+1, c, r)
 		}
 	}
 	if last := lastMessage(reqs[2]); last.Role != "tool" || last.ToolCallID != "call_d" || !strings.Contains(last.Content, "Gamma") {
-		t.Errorf("the read's result as the model got it: %+v (before it %+v)", last, read)
+		t.Errorf("the read's result as the model got it: %+v", last)
 	}
 
 	// The second write waited; its yes runs it once, and the model answers.
@@ -121,11 +132,3 @@ func turnRecord(t *testing.T, e *servertest.Server, body map[string]any) turnRec
 }
 
 func lastMessage(r *llmtest.ChatRequest) llmtest.ChatMessage { return r.Messages[len(r.Messages)-1] }
-
-func promptText(r *llmtest.ChatRequest) string {
-	var b strings.Builder
-	for _, m := range r.Messages {
-		b.WriteString(m.Content + "\n")
-	}
-	return b.String()
-}

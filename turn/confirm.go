@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -292,10 +293,12 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 }
 
 // confirmedCalls are the calls a confirmation ran in a turn: the pending
-// action's id, and each call's tool and canonical arguments.
+// action's id, each call's tool and canonical arguments, and in a loop
+// that goes on, the calls as they ran, for the task's transcript.
 type confirmedCalls struct {
 	id   string
 	runs []string
+	ran  []loopCall
 }
 
 // runConfirmed carries out a confirmed pending action. Each stored call is
@@ -303,7 +306,7 @@ type confirmedCalls struct {
 // resolve to today — and if any may no longer run, none does; then each
 // runs exactly as stored, once, under its own idempotency key. In single
 // mode the reply is the executor's result. In a loop the task goes on:
-// the model reads the results among the turn's messages and takes its
+// the model reads the results as the results of its calls and takes its
 // next step within the task's limits, and a write it proposes then is
 // held by its own policy again — unless an outcome is unknown, which is
 // reported as it is and ends the task.
@@ -333,17 +336,18 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 		e.runTool(ctx, s, ran[0].tg, ran[0].args, keys[0])
 		return
 	}
-	results, statuses := make([]tool.Result, len(ran)), make([]string, len(ran))
+	lcs := make([]loopCall, len(ran))
 	unknown := false
 	for i, a := range ran {
-		res, tr := e.execute(ctx, s, a.tg, a.args, keys[i])
-		e.noteRun(s, a.tg.entry.Spec.Name, a.args, res, tr)
-		results[i], statuses[i] = res, tr.Status
-		unknown = unknown || tr.Status == statusOutcomeUnknown
+		lc := &lcs[i]
+		lc.call, lc.a = llm.ToolCall{Name: calls[i].Tool, Arguments: a.args}, a
+		lc.res, lc.tr = e.execute(ctx, s, a.tg, a.args, keys[i])
+		unknown = unknown || lc.tr.Status == statusOutcomeUnknown
 		s.confirmed.runs = append(s.confirmed.runs, a.tg.spec.Name+"\x00"+string(a.args))
 	}
 	if s.assistant.Mode == ModeLoop && !unknown {
 		if s.model, s.strategy = e.providerFor(s.tenant); s.model != nil {
+			s.confirmed.ran = lcs // the loop records them in its transcript
 			e.runLoop(ctx, s)
 			return
 		}
@@ -351,7 +355,9 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 	start := e.cfg.Now()
 	texts := make([]string, len(ran))
 	for i, a := range ran {
-		e.replyResult(s, a.tg.spec.TitleIn(s.lang), statuses[i], results[i])
+		lc := &lcs[i]
+		e.noteRun(s, a.tg.entry.Spec.Name, a.args, lc.res, lc.tr)
+		e.replyResult(s, a.tg.spec.TitleIn(s.lang), lc.tr.Status, lc.res)
 		texts[i] = s.out.Say
 	}
 	if len(texts) > 1 {

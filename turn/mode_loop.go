@@ -87,6 +87,7 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 		return
 	}
 	t.msgs = e.assemble(taskCtx, s)
+	e.confirmedResults(s, t)
 	for {
 		switch {
 		case taskCtx.Err() != nil:
@@ -176,6 +177,37 @@ func newLoopTask(s *state) *loopTask {
 		t.trace.ToolCalls++
 	}
 	return t
+}
+
+// confirmedResults puts the calls the user's yes ran in this turn in the
+// task's transcript, after the yes: the model's calls as they were stored,
+// each answered by its result, as the calls of an answer are (tool
+// messages, or tool_result blocks for a model that answers in JSON).
+func (e *Engine) confirmedResults(s *state, t *loopTask) {
+	ran := s.confirmed.ran
+	if len(ran) == 0 {
+		return
+	}
+	native := llm.ProtocolOf(s.model) == llm.ProtocolTools
+	calls := make([]llm.ToolCall, len(ran))
+	for i := range ran {
+		calls[i] = ran[i].call
+	}
+	calls = llm.UniqueCallIDs(t.msgs, calls)
+	if native {
+		t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: calls})
+	}
+	for i := range ran {
+		lc := &ran[i]
+		content := resultContent(lc.a.tg.spec, lc.tr.Status, lc.res)
+		e.recordLoopResult(s, lc, content)
+		t.trace.ResultBytes += len(content)
+		if native {
+			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: calls[i].ID, Content: content, IsError: lc.res.Status == tool.StatusError})
+		} else {
+			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: toolResultBlock(lc.call.Name, content, blockMarker(s))})
+		}
+	}
 }
 
 // saveLoopTask keeps t's use of its limits with the pending action the
