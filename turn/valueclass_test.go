@@ -80,6 +80,8 @@ func TestClassOf(t *testing.T) {
 		{"ZFA04Y", classNone},
 		{"ORD-2024-000123", classNone},
 		{"HAT123", classNone},
+		{"978-3-16-148410-0", classNone}, // an ISBN
+		{"v1.2.3", classNone},
 		{"credit_card_4421486", classNone},
 		{"AB12CDEFGHIJKLMN", classNone},
 		{"meet at 10:00, room 4", classNone},
