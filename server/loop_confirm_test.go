@@ -92,6 +92,13 @@ tools:
 		t.Errorf("the read's result as the model got it: %+v", last)
 	}
 
+	// The same yes delivered again is the same turn: nothing runs twice.
+	before := model.Count()
+	status, again := e.Post("k-dmitry", `{"conversation_id":"c1","message_id":"m2","text":"yes"}`)
+	if status != 200 || again["duplicate"] != true || again["turn_id"] != body["turn_id"] || model.Count() != before {
+		t.Fatalf("the yes redelivered: %d %v", status, again)
+	}
+
 	// The second write waited; its yes runs it once, and the model answers.
 	model.Enqueue(llmtest.HTTPReply{Content: "Alpha, Beta and Gamma are on the board; Alpha is done."})
 	status, body = e.Post("k-dmitry", `{"conversation_id":"c1","message_id":"m3","text":"yes"}`)
