@@ -45,7 +45,6 @@ tools:
 		t.Fatalf("the batch: %d %v", status, body)
 	}
 
-	t.Logf("batch confirmation:\n%s", say)
 	// The yes: three creations, then the task goes on.
 	model.Enqueue(
 		llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "call_d", Name: "list_my_tasks", Arguments: `{}`}}},
@@ -88,8 +87,15 @@ tools:
 			t.Errorf("call %d: %+v answered by %+v", i+1, c, r)
 		}
 	}
-	if last := lastMessage(reqs[2]); last.Role != "tool" || last.ToolCallID != "call_d" || !strings.Contains(last.Content, "Gamma") {
+	// The board holds each task once.
+	last := lastMessage(reqs[2])
+	if last.Role != "tool" || last.ToolCallID != "call_d" {
 		t.Errorf("the read's result as the model got it: %+v", last)
+	}
+	for _, title := range []string{"Alpha", "Beta", "Gamma"} {
+		if n := strings.Count(last.Content, `"title":"`+title+`"`); n != 1 {
+			t.Errorf("%s is on the board %d times: %s", title, n, last.Content)
+		}
 	}
 
 	// The same yes delivered again is the same turn: nothing runs twice.
