@@ -53,6 +53,7 @@ const (
 	txtFromToolResult
 	txtConfirmBatchHeader
 	txtConfirmBatchQuestion
+	txtRequestRefused
 )
 
 var texts = map[string]map[textKey]string{
@@ -104,6 +105,7 @@ var texts = map[string]map[textKey]string{
 		// Several calls of one answer, confirmed together.
 		txtConfirmBatchHeader:   "Подтвердите действия (%d):",
 		txtConfirmBatchQuestion: "Выполнить все?",
+		txtRequestRefused:       "Сервис модели не принял этот запрос, поэтому я ничего не выполнил. Попробуйте сформулировать иначе.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -153,6 +155,7 @@ var texts = map[string]map[textKey]string{
 		// Several calls of one answer, confirmed together.
 		txtConfirmBatchHeader:   "Please confirm %d actions:",
 		txtConfirmBatchQuestion: "Go ahead with all of them?",
+		txtRequestRefused:       "The model's service did not accept this request, so I did nothing. Please rephrase it.",
 	},
 }
 
