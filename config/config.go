@@ -143,8 +143,8 @@ type Retry struct {
 	// Delay before the first model's one retry on a transient error;
 	// default 2s.
 	Delay Duration `yaml:"delay"`
-	// CoolDown is how long an auth, billing or bad-request error blocks a
-	// provider for all conversations; default 5m.
+	// CoolDown is how long an auth or billing error blocks a provider for
+	// all conversations (a bad request blocks nothing); default 5m.
 	CoolDown Duration `yaml:"cool_down"`
 	// InvalidFallback asks the next model when a model's output is still
 	// invalid after its repair; default false.

@@ -17,9 +17,9 @@ const (
 // ChainEntry is one model of a chain.
 type ChainEntry struct {
 	Provider Provider
-	// Group names the account the model belongs to: a non-recoverable
-	// error (auth, billing, bad request) blocks every entry of the group.
-	// Empty means Provider.Name().
+	// Group names the account the model belongs to: an error of the
+	// account (auth, billing) blocks every entry of the group. Empty means
+	// Provider.Name().
 	Group string
 }
 
@@ -87,9 +87,14 @@ func (b *Breaker) Block(group string, until time.Time) {
 //   - the first model gets one retry, after RetryDelay (or a longer
 //     Retry-After), and only on transient errors and rate limits — never
 //     when the wait would pass the request's deadline;
-//   - auth, billing and bad-request errors are never retried and block the
-//     model's whole group for the rest of the turn and for CoolDown across
-//     turns (a circuit breaker shared by all conversations);
+//   - auth and billing errors, which are the account's and the same for
+//     every request, are never retried and block the model's whole group
+//     for the rest of the turn and for CoolDown across turns (a circuit
+//     breaker shared by all conversations);
+//   - a bad request is this request's own (its content, or a local check
+//     that refused it before it was sent): it is not retried and blocks
+//     nothing, so one conversation never blocks a provider for the others;
+//     the next model is asked, and the attempt's note says so;
 //   - content-policy refusals and malformed answers are not retried and
 //     block nothing: the next model is asked;
 //   - the models are tried in order until one answers.
@@ -269,6 +274,9 @@ func (t *ChainTurn) Complete(ctx context.Context, req Request) (Response, error)
 		case blocks(k):
 			t.block(e.Group, &attempts[len(attempts)-1])
 			continue
+		case k == ErrBadRequest:
+			attempts[len(attempts)-1].Note = badRequestNote(err)
+			continue
 		case i == t.start && (k == ErrTransient || k == ErrRateLimited):
 			wait := c.cfg.RetryDelay
 			var le *Error
@@ -295,6 +303,8 @@ func (t *ChainTurn) Complete(ctx context.Context, req Request) (Response, error)
 				return Response{}, t.fail(err, attempts)
 			} else if blocks(k) {
 				t.block(e.Group, &attempts[len(attempts)-1])
+			} else if k == ErrBadRequest {
+				attempts[len(attempts)-1].Note = badRequestNote(err)
 			}
 		}
 	}
@@ -309,8 +319,21 @@ func (t *ChainTurn) Complete(ctx context.Context, req Request) (Response, error)
 // provider is blocked.
 const ErrUnavailableKind ErrorKind = "blocked"
 
+// blocks reports whether an error of kind k is the account's (the key,
+// the bill) rather than one request's, so that it blocks the provider.
 func blocks(k ErrorKind) bool {
-	return k == ErrAuth || k == ErrBilling || k == ErrBadRequest
+	return k == ErrAuth || k == ErrBilling
+}
+
+// badRequestNote says what the chain did about a bad request: nothing
+// beyond this request. One with no HTTP status was refused before it was
+// sent.
+func badRequestNote(err error) string {
+	var le *Error
+	if errors.As(err, &le) && le.Status == 0 {
+		return "refused before sending (a local check): this request alone, the provider stays open"
+	}
+	return "bad request: this request alone, the provider stays open"
 }
 
 func blockedMessage(group string, until time.Time) string {

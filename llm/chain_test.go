@@ -204,6 +204,46 @@ func TestChainBlocksProviderAcrossTurns(t *testing.T) {
 	}
 }
 
+// A bad request is one request's own: the HTTP 400 of one conversation's
+// content, or a local check that refused a transcript before sending it,
+// blocks the provider neither for the turn nor for anyone else.
+func TestChainBadRequestBlocksNothing(t *testing.T) {
+	ft := &fakeTime{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	m1, m2 := newModel("p1", "m1"), newModel("p2", "m2")
+	c := newChain(t, ft, 10*time.Minute, llm.ChainEntry{Provider: m1}, llm.ChainEntry{Provider: m2})
+	for _, tc := range []struct {
+		name     string
+		err      *llm.Error
+		wantNote string
+	}{
+		{"http 400", &llm.Error{Kind: llm.ErrBadRequest, Status: 400, Message: "messages[3]: content too long"}, "bad request: this request alone"},
+		{"local check", &llm.Error{Kind: llm.ErrBadRequest, Message: `tool call ID "call_1" is used twice`}, "refused before sending"},
+	} {
+		turn := c.ForTurn()
+		m1.Push(llmtest.Fail(tc.err), llmtest.Text("same turn"))
+		m2.Push(llmtest.Text("fallback"))
+		resp, err := turn.Complete(context.Background(), llm.Request{})
+		if err != nil || resp.Text != "fallback" || kinds(resp.Attempts) != "first:m1:bad_request fallback:m2" {
+			t.Fatalf("%s: %s %q %v", tc.name, kinds(resp.Attempts), resp.Text, err)
+		}
+		if note := resp.Attempts[0].Note; !strings.HasPrefix(note, tc.wantNote) || strings.Contains(note, "blocked") {
+			t.Errorf("%s: note %q, want %q...", tc.name, note, tc.wantNote)
+		}
+		// The same turn's next request, and another conversation's in the
+		// same second, reach the provider.
+		if resp, err = turn.Complete(context.Background(), llm.Request{}); err != nil || kinds(resp.Attempts) != "first:m1" {
+			t.Errorf("%s: same turn: %s %v", tc.name, kinds(resp.Attempts), err)
+		}
+		m1.Push(llmtest.Text("other conversation"))
+		if resp, err = c.ForTurn().Complete(context.Background(), llm.Request{}); err != nil || kinds(resp.Attempts) != "first:m1" {
+			t.Errorf("%s: another turn: %s %v", tc.name, kinds(resp.Attempts), err)
+		}
+	}
+	if m1.Remaining() != 0 || m2.Remaining() != 0 {
+		t.Errorf("unused replies: m1 %d, m2 %d", m1.Remaining(), m2.Remaining())
+	}
+}
+
 func TestChainTurnBlockWithoutCoolDown(t *testing.T) {
 	ft := &fakeTime{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	m1, m2 := newModel("p1", "m1"), newModel("p2", "m2")

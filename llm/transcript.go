@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // CheckMessages reports the first reason the APIs would refuse msgs as a
@@ -12,6 +13,10 @@ import (
 // does not answer a call of the assistant message right before it (only
 // other tool messages may come between), and a call left unanswered.
 // Providers check this before sending, so a wrong transcript costs no call.
+// Call IDs a model gave are its provider's, and a provider may use one
+// again later in a conversation: whoever adds a model's calls to a
+// transcript gives them IDs of the transcript first (UniqueCallIDs), so
+// what this refuses is only what the caller built wrong.
 func CheckMessages(msgs []Message) error {
 	var open map[string]bool // calls of the last assistant message not yet answered
 	seen := map[string]bool{}
@@ -110,4 +115,69 @@ func firstKey(m map[string]bool) string {
 		}
 	}
 	return first
+}
+
+// UniqueCallIDs returns calls, the tool calls of a model's answer about to
+// join msgs, with IDs unique within the transcript: a call keeps the ID
+// its provider gave it unless an earlier message or an earlier call of the
+// answer holds it already, or it has none. A new ID keeps the old one's
+// length and characters where it can (the last characters replaced by a
+// base-36 counter), so it still fits an API that constrains IDs' form;
+// a call without one gets "call_N", N its position counting from 1. calls
+// itself is never modified: when an ID changes, the result is a copy, and
+// the caller maps an ID of the transcript back to the provider's by the
+// position of its call.
+func UniqueCallIDs(msgs []Message, calls []ToolCall) []ToolCall {
+	used := map[string]bool{}
+	for i := range msgs {
+		for _, c := range msgs[i].ToolCalls {
+			used[c.ID] = true
+		}
+	}
+	// The answer's own first uses are reserved before any new ID is made,
+	// so that a new ID never takes one a later call of the answer keeps.
+	keep := make([]bool, len(calls))
+	changed := false
+	for i, c := range calls {
+		if keep[i] = c.ID != "" && !used[c.ID]; keep[i] {
+			used[c.ID] = true
+		} else {
+			changed = true
+		}
+	}
+	if !changed {
+		return calls
+	}
+	out := make([]ToolCall, len(calls))
+	copy(out, calls)
+	for i := range out {
+		if keep[i] {
+			continue
+		}
+		out[i].ID = freshCallID(out[i].ID, i, used)
+		used[out[i].ID] = true
+	}
+	return out
+}
+
+// freshCallID makes an ID not in used: from orig, the provider's, with its
+// last characters replaced by a counter, or "call_<i+1>" and its variants
+// when orig is empty.
+func freshCallID(orig string, i int, used map[string]bool) string {
+	if orig == "" {
+		orig = "call_" + strconv.Itoa(i+1)
+		if !used[orig] {
+			return orig
+		}
+	}
+	for n := int64(1); ; n++ {
+		suffix := strconv.FormatInt(n, 36)
+		id := orig + suffix
+		if len(orig) > len(suffix) {
+			id = orig[:len(orig)-len(suffix)] + suffix
+		}
+		if !used[id] {
+			return id
+		}
+	}
 }

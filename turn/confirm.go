@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -40,20 +42,7 @@ func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, 
 	if !ok {
 		return
 	}
-	id := e.cfg.NewID()
-	pa := store.PendingAction{
-		ID:             id,
-		Key:            s.key,
-		Tool:           entry.Spec.Name,
-		Args:           args,
-		ArgsHash:       argsHash(entry.Spec.Name, args),
-		IdempotencyKey: "pending:" + id,
-		TurnID:         s.id,
-		CreatedAt:      s.now,
-		ExpiresAt:      s.now.Add(e.cfg.PendingTTL),
-	}
-	s.putPending = &pa
-	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
+	pa := e.storePending(s, entry.Spec.Name, args)
 	tainted := e.taintedArgs(s, tg.entry.Spec, args)
 	names := make([]string, len(tainted))
 	for i, t := range tainted {
@@ -63,8 +52,93 @@ func (e *Engine) propose(ctx context.Context, s *state, tg target, args []byte, 
 	if len(tainted) == 0 {
 		read = e.readBefore(s)
 	}
-	s.trace.Confirmation = &ConfirmationTrace{ID: id, Tool: tg.spec.Name, Outcome: OutcomeProposed, Reason: why, FromUntrusted: names, ReadBefore: read}
-	e.replyText(s, renderConfirmation(s.lang, s.loc, tg.spec, args, fields, tainted, read, e.cfg.Tools), confirmButtons(s.lang, id))
+	s.trace.Confirmation = &ConfirmationTrace{ID: pa.ID, Tool: tg.spec.Name, Outcome: OutcomeProposed, Reason: why, FromUntrusted: names, ReadBefore: read}
+	e.replyText(s, renderConfirmation(s.lang, s.loc, tg.spec, args, fields, tainted, read, e.cfg.Tools), confirmButtons(s.lang, pa.ID))
+}
+
+// storePending makes the pending action of a call of name with args, to
+// be stored with the turn, and shows it in the reply.
+func (e *Engine) storePending(s *state, name string, args []byte) store.PendingAction {
+	id := e.cfg.NewID()
+	pa := store.PendingAction{
+		ID:             id,
+		Key:            s.key,
+		Tool:           name,
+		Args:           args,
+		ArgsHash:       argsHash(name, args),
+		IdempotencyKey: "pending:" + id,
+		TurnID:         s.id,
+		CreatedAt:      s.now,
+		ExpiresAt:      s.now.Add(e.cfg.PendingTTL),
+	}
+	s.putPending = &pa
+	s.out.Pending = &chat.PendingView{Tool: pa.Tool, Args: pa.Args, ExpiresAt: pa.ExpiresAt}
+	return pa
+}
+
+// batchTool is the Tool of a pending action that holds several calls of
+// one answer, put to the user as one confirmation; its Args are the calls
+// (storedCall), in order. No tool can have the name: tool names begin
+// with a letter.
+const batchTool = "(batch)"
+
+// storedCall is one call of a pending batch.
+type storedCall struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
+}
+
+// proposeAll puts the calls of one answer that wait for the user's yes to
+// them as one confirmation: a call alone as propose does, several as one
+// pending action listing every call, each to run once with its own key.
+func (e *Engine) proposeAll(ctx context.Context, s *state, held []authorized) {
+	if len(held) == 1 {
+		e.propose(ctx, s, held[0].tg, held[0].args, held[0].why)
+		return
+	}
+	calls := make([]heldCall, len(held))
+	stored := make([]storedCall, len(held))
+	names := make([]string, 0, len(held))
+	anyTainted := false
+	for i, a := range held {
+		fields, ok := e.preview(ctx, s, a.tg, a.args)
+		if !ok {
+			return
+		}
+		tainted := e.taintedArgs(s, a.tg.entry.Spec, a.args)
+		calls[i] = heldCall{spec: a.tg.spec, args: a.args, resolved: fields, fromUntrusted: tainted}
+		stored[i] = storedCall{Tool: a.tg.entry.Spec.Name, Args: a.args}
+		for _, t := range tainted {
+			names = append(names, strconv.Itoa(i+1)+"."+t.name)
+		}
+		anyTainted = anyTainted || len(tainted) > 0
+	}
+	args, _ := json.Marshal(stored)
+	pa := e.storePending(s, batchTool, args)
+	var read []string
+	if !anyTainted {
+		read = e.readBefore(s)
+	}
+	s.trace.Confirmation = &ConfirmationTrace{ID: pa.ID, Tool: batchTool, Outcome: OutcomeProposed, Reason: held[0].why, FromUntrusted: names, ReadBefore: read}
+	e.replyText(s, renderBatchConfirmation(s.lang, s.loc, calls, read, e.cfg.Tools), confirmButtons(s.lang, pa.ID))
+}
+
+// storedCalls are the calls of pending action p, each with the
+// idempotency key it runs under: p's own for a single call, p's with the
+// call's position for a batch. ok is false for a batch that does not
+// decode.
+func storedCalls(p *store.PendingAction) (calls []storedCall, keys []string, ok bool) {
+	if p.Tool != batchTool {
+		return []storedCall{{Tool: p.Tool, Args: p.Args}}, []string{p.IdempotencyKey}, true
+	}
+	if json.Unmarshal(p.Args, &calls) != nil || len(calls) == 0 {
+		return nil, nil, false
+	}
+	keys = make([]string, len(calls))
+	for i := range calls {
+		keys[i] = p.IdempotencyKey + "#" + strconv.Itoa(i+1)
+	}
+	return calls, keys, true
 }
 
 // preview resolves what the call would change, for its confirmation. It
@@ -200,19 +274,7 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 	case r.kind == routeAffirm:
 		s.trace.Route = RouteConfirm
 		e.recordUserInput(s)
-		// The stored call, authorized again now: this caller's key, and the
-		// target the stored arguments resolve to today.
-		a, v := e.authorize(ctx, s, callRequest{guard: "confirm", name: p.Tool, args: p.Args, confirmation: p.ID})
-		if v != nil {
-			ct.Outcome = OutcomeRefused
-			if v.Reason == reasonUnknownTool {
-				v.Reason = reasonNotGranted // it was granted when proposed
-			}
-			e.refused(s, v)
-			return true
-		}
-		ct.Outcome = OutcomeConfirmed
-		e.runTool(ctx, s, a.tg, a.args, p.IdempotencyKey)
+		e.runConfirmed(ctx, s, p, ct)
 		return true
 	case r.kind == routeDeny:
 		ct.Outcome = OutcomeCancelled
@@ -228,4 +290,79 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 		ct.Outcome = OutcomeExpired
 	}
 	return false
+}
+
+// confirmedCalls are the calls a confirmation ran in a turn: the pending
+// action's id, each call's tool and canonical arguments, and in a loop
+// that goes on, the calls as they ran, for the task's transcript.
+type confirmedCalls struct {
+	id   string
+	runs []string
+	ran  []loopCall
+}
+
+// runConfirmed carries out a confirmed pending action. Each stored call is
+// authorized again now — this caller's key, the target its arguments
+// resolve to today — and if any may no longer run, none does; then each
+// runs exactly as stored, once, under its own idempotency key. In single
+// mode the reply is the executor's result. In a loop the task goes on:
+// the model reads the results as the results of its calls and takes its
+// next step within the task's limits, and a write it proposes then is
+// held by its own policy again — unless an outcome is unknown, which is
+// reported as it is and ends the task.
+func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAction, ct *ConfirmationTrace) {
+	calls, keys, ok := storedCalls(p)
+	if !ok {
+		ct.Outcome = OutcomeRefused
+		e.replyText(s, say(s.lang, txtNotAvailable), nil)
+		return
+	}
+	ran := make([]authorized, len(calls))
+	for i, c := range calls {
+		a, v := e.authorize(ctx, s, callRequest{guard: "confirm", name: c.Tool, args: c.Args, confirmation: p.ID})
+		if v != nil {
+			ct.Outcome = OutcomeRefused
+			if v.Reason == reasonUnknownTool {
+				v.Reason = reasonNotGranted // it was granted when proposed
+			}
+			e.refused(s, v)
+			return
+		}
+		ran[i] = a
+	}
+	ct.Outcome = OutcomeConfirmed
+	s.confirmed.id = p.ID
+	if len(ran) == 1 && s.assistant.Mode != ModeLoop {
+		e.runTool(ctx, s, ran[0].tg, ran[0].args, keys[0])
+		return
+	}
+	lcs := make([]loopCall, len(ran))
+	unknown := false
+	for i, a := range ran {
+		lc := &lcs[i]
+		lc.call, lc.a = llm.ToolCall{Name: calls[i].Tool, Arguments: a.args}, a
+		lc.res, lc.tr = e.execute(ctx, s, a.tg, a.args, keys[i])
+		unknown = unknown || lc.tr.Status == statusOutcomeUnknown
+		s.confirmed.runs = append(s.confirmed.runs, a.tg.spec.Name+"\x00"+string(a.args))
+	}
+	if s.assistant.Mode == ModeLoop && !unknown {
+		if s.model, s.strategy = e.providerFor(s.tenant); s.model != nil {
+			s.confirmed.ran = lcs // the loop records them in its transcript
+			e.runLoop(ctx, s)
+			return
+		}
+	}
+	start := e.cfg.Now()
+	texts := make([]string, len(ran))
+	for i, a := range ran {
+		lc := &lcs[i]
+		e.noteRun(s, a.tg.entry.Spec.Name, a.args, lc.res, lc.tr)
+		e.replyResult(s, a.tg.spec.TitleIn(s.lang), lc.tr.Status, lc.res)
+		texts[i] = s.out.Say
+	}
+	if len(texts) > 1 {
+		s.out.Say, s.out.Buttons = strings.Join(texts, "\n"), nil
+		s.trace.Say = s.out.Say
+	}
+	s.trace.step(StepReply, "", start, e.cfg.Now(), "")
 }

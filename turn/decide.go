@@ -89,6 +89,12 @@ func (e *Engine) decide(ctx context.Context, s *state, messages []llm.Message) (
 func (e *Engine) modelFailed(s *state, err error) {
 	s.trace.Status = StatusFailed
 	s.trace.Error = clip(err.Error(), 500)
+	if llm.KindOf(err) == llm.ErrBadRequest {
+		// This request's own: the models are there, trying again later
+		// would not help.
+		e.replyText(s, say(s.lang, txtRequestRefused), nil)
+		return
+	}
 	e.replyText(s, say(s.lang, txtModelDown), nil)
 }
 

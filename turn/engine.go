@@ -300,6 +300,9 @@ type state struct {
 	putPending  *store.PendingAction
 	dropPending bool
 	trace       Trace
+	// confirmed are the calls a confirmation ran in this turn: a loop task
+	// that goes on after them counts them.
+	confirmed confirmedCalls
 }
 
 // HandleTurn runs one message through the pipeline. See chat.Handler.

@@ -356,7 +356,8 @@ func TestLoopRefusedCallGoesBack(t *testing.T) {
 
 // A write in a loop: one that runs at once does, before any read; after
 // the model has read a tool's result it waits for the user's yes, as does
-// a write whose policy always asks. The yes runs it exactly once.
+// a write whose policy always asks. The yes runs it exactly once, and the
+// task goes on: the model reads its result and answers.
 func TestLoopWrites(t *testing.T) {
 	b := newLoopBench(t, turn.Assistant{})
 	b.model.Push(
@@ -371,9 +372,13 @@ func TestLoopWrites(t *testing.T) {
 	if out.Pending == nil || out.Pending.Tool != "add_note" || tv.Loop.Ended != "confirmation" {
 		t.Fatalf("pending %+v, loop %+v", out.Pending, tv.Loop)
 	}
-	out, _ = b.send("yes")
+	b.model.Push(llmtest.ToolCalls("The note is added."))
+	out, tv = b.send("yes")
 	if b.ran("add_note") != 2 || len(out.Executed) != 1 || out.Executed[0].Status != "ok" {
 		t.Errorf("after yes: runs %v, executed %+v", b.runs, out.Executed)
+	}
+	if out.Say != "The note is added." || tv.Loop == nil || tv.Loop.Ended != "answer" || b.model.Remaining() != 0 {
+		t.Errorf("the task did not go on after the yes: %q, loop %+v", out.Say, tv.Loop)
 	}
 	out, _ = b.send("yes")
 	if b.ran("add_note") != 2 {
@@ -384,6 +389,32 @@ func TestLoopWrites(t *testing.T) {
 	out, _ = b.send("please refund")
 	if b.ran("create_refund") != 0 || out.Pending == nil || out.Pending.Tool != "create_refund" || strings.Contains(out.Say, "Refund issued") {
 		t.Errorf("refund: runs %v, pending %+v, reply %q", b.runs, out.Pending, out.Say)
+	}
+}
+
+// A task that goes on after the user's yes is still the same task: what
+// it used of its limits before the yes counts after it. With four tool
+// calls a task, a read and a held refund leave two: the two reads the
+// model makes after the refund ran reach the limit, and the task goes to
+// a person.
+func TestLoopGoesOnWithinItsLimits(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{Limits: turn.Limits{ToolCalls: 4}})
+	b.model.Push(
+		llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
+		llmtest.ToolCalls("", call("b", "create_refund", `{"ticket_id":"T-4821","text":"refund"}`)),
+	)
+	out, tv := b.send("Refund the customer")
+	if out.Pending == nil || out.Pending.Tool != "create_refund" || tv.Loop.ToolCalls != 2 || tv.Loop.ModelCalls != 2 {
+		t.Fatalf("pending %+v, loop %+v", out.Pending, tv.Loop)
+	}
+	b.model.Push(llmtest.ToolCalls("", call("c", "get_subscription_status", ticket), call("d", "search_support_policy", `{"query":"refunds"}`)))
+	b.model.Push(llmtest.ToolCalls("", call("e", "search_support_policy", `{"query":"access"}`)))
+	out, tv = b.send("yes")
+	if b.ran("create_refund") != 1 || b.ran("get_subscription_status") != 1 || b.ran("search_support_policy") != 1 {
+		t.Errorf("runs %v: the refund once, then the two reads within the limit", b.runs)
+	}
+	if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != turn.ReviewToolCalls || tv.Loop.ModelCalls != 4 {
+		t.Errorf("after the yes: status %s, review %+v, loop %+v (%q)", tv.Status, tv.Review, tv.Loop, out.Say)
 	}
 }
 

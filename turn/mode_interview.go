@@ -130,7 +130,8 @@ func (e *Engine) runInterview(ctx context.Context, s *state) {
 			e.deliver(s, iv, resp.Text, nil)
 			return
 		}
-		call := resp.ToolCalls[0]
+		// The provider's call ID may repeat one of the transcript's.
+		call := llm.UniqueCallIDs(iv.Transcript, resp.ToolCalls[:1])[0]
 		for _, c := range resp.ToolCalls[1:] {
 			tr.Dropped = append(tr.Dropped, "call "+c.Name+" "+clip(string(c.Arguments), 500))
 		}

@@ -79,14 +79,15 @@ type loopCall struct {
 // a dependency that stays down, output that breaks the contract — is
 // handed to a person (needs_review) with the reason, never guessed.
 func (e *Engine) runLoop(ctx context.Context, s *state) {
-	t := &loopTask{lim: s.assistant.Limits, runs: map[string]int{}}
+	t := newLoopTask(s)
 	s.trace.Loop = &t.trace
 	taskCtx, cancel := context.WithTimeout(ctx, t.lim.Deadline)
 	defer cancel()
-	if s.in.Resume == "" && !e.preflight(taskCtx, s, t) {
+	if s.in.Resume == "" && s.confirmed.id == "" && !e.preflight(taskCtx, s, t) {
 		return
 	}
 	t.msgs = e.assemble(taskCtx, s)
+	e.confirmedResults(s, t)
 	for {
 		switch {
 		case taskCtx.Err() != nil:
@@ -109,7 +110,7 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 			}
 			return
 		}
-		calls, text, native, problems := e.answerCalls(s, resp)
+		calls, text, native, problems := e.answerCalls(s, t, resp)
 		if problems != nil {
 			s.trace.Repair = &RepairTrace{Output: clip(resp.Text, 2000), Problems: problems}
 			e.handOff(s, t.draft, ReviewInvalidOutput, problems[0].Message)
@@ -137,6 +138,88 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 	}
 }
 
+// loopTaskSlot keeps what a task waiting for the user's yes has used of
+// its limits, until the task goes on or another begins.
+const loopTaskSlot = "loop_task"
+
+// savedTask is a task's use of its limits while it waits for a yes: the
+// pending action it waits on, its model and tool calls, the result bytes
+// it read and its runs per call.
+type savedTask struct {
+	Pending     string         `json:"pending"`
+	ModelCalls  int            `json:"model_calls"`
+	ToolCalls   int            `json:"tool_calls"`
+	ResultBytes int            `json:"result_bytes"`
+	Runs        map[string]int `json:"runs"`
+}
+
+// newLoopTask starts a task, or goes on with the one whose pending action
+// this turn's yes ran: with what it has used of its limits (the deadline
+// is counted from now: waiting for the user is not the task's time), or,
+// when that is not kept, with the confirmed calls counted.
+func newLoopTask(s *state) *loopTask {
+	t := &loopTask{lim: s.assistant.Limits, runs: map[string]int{}}
+	raw, kept := s.conv.Slots[loopTaskSlot]
+	delete(s.conv.Slots, loopTaskSlot)
+	if s.confirmed.id == "" {
+		return t
+	}
+	var saved savedTask
+	if kept && json.Unmarshal(raw, &saved) == nil && saved.Pending == s.confirmed.id {
+		t.trace.ModelCalls, t.trace.ToolCalls, t.trace.ResultBytes = saved.ModelCalls, saved.ToolCalls, saved.ResultBytes
+		for k, n := range saved.Runs {
+			t.runs[k] = n
+		}
+		return t
+	}
+	for _, k := range s.confirmed.runs {
+		t.runs[k]++
+		t.trace.ToolCalls++
+	}
+	return t
+}
+
+// confirmedResults puts the calls the user's yes ran in this turn in the
+// task's transcript, after the yes: the model's calls as they were stored,
+// each answered by its result, as the calls of an answer are (tool
+// messages, or tool_result blocks for a model that answers in JSON).
+func (e *Engine) confirmedResults(s *state, t *loopTask) {
+	ran := s.confirmed.ran
+	if len(ran) == 0 {
+		return
+	}
+	native := llm.ProtocolOf(s.model) == llm.ProtocolTools
+	calls := make([]llm.ToolCall, len(ran))
+	for i := range ran {
+		calls[i] = ran[i].call
+	}
+	calls = llm.UniqueCallIDs(t.msgs, calls)
+	if native {
+		t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: calls})
+	}
+	for i := range ran {
+		lc := &ran[i]
+		content := resultContent(lc.a.tg.spec, lc.tr.Status, lc.res)
+		e.recordLoopResult(s, lc, content)
+		t.trace.ResultBytes += len(content)
+		if native {
+			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: calls[i].ID, Content: content, IsError: lc.res.Status == tool.StatusError})
+		} else {
+			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: toolResultBlock(lc.call.Name, content, blockMarker(s))})
+		}
+	}
+}
+
+// saveLoopTask keeps t's use of its limits with the pending action the
+// turn proposed, for the turn its yes arrives in.
+func saveLoopTask(s *state, t *loopTask) {
+	if s.putPending == nil {
+		return
+	}
+	setSlot(s, loopTaskSlot, savedTask{Pending: s.putPending.ID, ModelCalls: t.trace.ModelCalls, ToolCalls: t.trace.ToolCalls,
+		ResultBytes: t.trace.ResultBytes, Runs: t.runs})
+}
+
 // preflight runs the assistant's preflight reads in order; their results
 // join the turn's messages as data, as if the model had read them. A read
 // that fails is shown as failed; a read refused is recorded and skipped.
@@ -162,17 +245,11 @@ func (e *Engine) preflight(ctx context.Context, s *state, t *loopTask) bool {
 }
 
 // answerCalls reads the calls and the text of an answer: native tool calls
-// as they are (an ID given where the API gave none), a JSON decision as at
-// most one call.
-func (e *Engine) answerCalls(s *state, resp llm.Response) ([]llm.ToolCall, string, bool, []decision.Problem) {
+// as they are, with IDs unique within the task's transcript (see
+// transcriptIDs), a JSON decision as at most one call.
+func (e *Engine) answerCalls(s *state, t *loopTask, resp llm.Response) ([]llm.ToolCall, string, bool, []decision.Problem) {
 	if resp.Protocol == llm.ProtocolTools {
-		calls := slices.Clone(resp.ToolCalls)
-		for i := range calls {
-			if calls[i].ID == "" {
-				calls[i].ID = "call_" + strconv.Itoa(i+1)
-			}
-		}
-		return calls, resp.Text, true, nil
+		return transcriptIDs(s, t.msgs, resp.ToolCalls), resp.Text, true, nil
 	}
 	d, err := decision.Parse(resp.Text, s.cat.names)
 	if err != nil {
@@ -185,6 +262,21 @@ func (e *Engine) answerCalls(s *state, resp llm.Response) ([]llm.ToolCall, strin
 		return nil, d.Say, false, nil
 	}
 	return []llm.ToolCall{{ID: "call_1", Name: d.Tool, Arguments: d.Args}}, d.Say, false, nil
+}
+
+// transcriptIDs gives a model's calls IDs unique within msgs. The IDs are
+// the provider's, and a provider may use one again later in a
+// conversation (or give none): that is no fault of the answer, so the call
+// goes on under an ID of the transcript, and the trace maps it back to
+// the provider's.
+func transcriptIDs(s *state, msgs []llm.Message, calls []llm.ToolCall) []llm.ToolCall {
+	out := llm.UniqueCallIDs(msgs, calls)
+	for i := range out {
+		if out[i].ID != calls[i].ID && calls[i].ID != "" {
+			s.trace.Notes = append(s.trace.Notes, "tool call id "+strconv.Quote(clip(calls[i].ID, 64))+" of the provider was used before in this transcript; it is "+strconv.Quote(out[i].ID)+" here")
+		}
+	}
+	return out
 }
 
 // runCalls takes one answer's calls through the guards and the tools and
@@ -204,6 +296,7 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 		}
 	}
 	lcs := make([]loopCall, len(calls))
+	var held []authorized
 	for i, c := range calls {
 		lc := &lcs[i]
 		lc.call = c
@@ -227,12 +320,17 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 			continue
 		}
 		if lc.a.confirm {
-			// Nothing of this answer has run: the write is put to the
-			// user, and their yes runs it through the pending action.
-			t.trace.Ended = "confirmation"
-			e.propose(turnCtx, s, lc.a.tg, lc.a.args, lc.a.why)
-			return false
+			held = append(held, lc.a)
 		}
+	}
+	if len(held) > 0 {
+		// Nothing of this answer runs: its writes that wait for a yes are
+		// put to the user as one confirmation, and their yes runs them
+		// through the pending action; the task then goes on.
+		t.trace.Ended = "confirmation"
+		e.proposeAll(turnCtx, s, held)
+		saveLoopTask(s, t)
+		return false
 	}
 	// Reads in parallel, matched to their calls by position; writes after
 	// them, one by one, under the turn's context so that the task's

@@ -3,7 +3,6 @@ package turn
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -253,14 +252,13 @@ var (
 	sensitiveNames = []string{"url", "uri", "link", "href", "endpoint", "webhook", "callback", "email",
 		"e_mail", "recipient", "iban", "account", "phone", "password", "passwd", "secret", "share"}
 	sensitiveExact = []string{"to", "cc", "bcc", "dest", "target"}
-	ibanLike       = regexp.MustCompile(`^[a-z]{2}[0-9]{2}[a-z0-9 ]{10,32}$`)
-	phoneLike      = regexp.MustCompile(`^\+?[0-9][0-9 ()-]{6,18}[0-9]$`)
 )
 
-// sensitiveArg reports whether an argument, by its name or by the form of
-// its values (a link, an e-mail address, an IBAN, a phone number), says
-// where data goes or what unlocks it: a value of that kind taken from
-// content of others is how an injection sends data away.
+// sensitiveArg reports whether an argument, by its name or by the class of
+// its values (a link, an e-mail address, a phone number, an IBAN, a card
+// number: see classOf), says where data goes or what unlocks it: a value
+// of that kind taken from content of others is how an injection sends
+// data away. A date, a time or an amount is none of these.
 func sensitiveArg(name string, values []string) bool {
 	n := strings.ToLower(name)
 	if slices.Contains(sensitiveExact, n) {
@@ -272,11 +270,7 @@ func sensitiveArg(name string, values []string) bool {
 		}
 	}
 	for _, v := range values {
-		v = strings.ToLower(strings.TrimSpace(v))
-		switch {
-		case strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://"),
-			strings.Count(v, "@") == 1 && strings.Contains(v[strings.Index(v, "@"):], ".") && !strings.ContainsAny(v, " \n"),
-			ibanLike.MatchString(v), phoneLike.MatchString(v):
+		if classOf(v) != classNone {
 			return true
 		}
 	}

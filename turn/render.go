@@ -34,23 +34,61 @@ type field struct {
 func renderConfirmation(lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []taintedArg, readBefore []string, tools *tool.Registry) string {
 	var b strings.Builder
 	b.WriteString(say(lang, txtConfirmHeader, spec.TitleIn(lang)))
-	fields := confirmationFields(lang, loc, spec, args, resolved)
-	for _, f := range fields {
-		b.WriteString("\n• " + f.label + ": " + f.value)
-	}
-	if len(fromUntrusted) > 0 {
-		var labels []string
-		for _, f := range fields {
-			if i := slices.IndexFunc(fromUntrusted, func(t taintedArg) bool { return t.name == f.name }); i >= 0 {
-				labels = append(labels, f.label+" ("+sourceName(lang, fromUntrusted[i].source, tools)+")")
-			}
-		}
-		b.WriteString("\n⚠ " + say(lang, txtFromUntrusted, strings.Join(labels, ", ")))
-	} else if len(readBefore) > 0 {
+	tainted := writeCallFields(&b, "", lang, loc, spec, args, resolved, fromUntrusted, tools)
+	if !tainted && len(readBefore) > 0 {
 		b.WriteString("\n⚠ " + say(lang, txtReadBefore, strings.Join(readBefore, ", ")))
 	}
 	b.WriteString("\n" + say(lang, txtConfirmQuestion))
 	return b.String()
+}
+
+// heldCall is one call of a batch put to the user at once: its tool, its
+// arguments, the objects it changes and its values from content of others.
+type heldCall struct {
+	spec          tool.Spec
+	args          []byte
+	resolved      map[string]string
+	fromUntrusted []taintedArg
+}
+
+// renderBatchConfirmation is the text of one confirmation of several
+// calls: every call, numbered, as renderConfirmation shows one, then one
+// question for all of them.
+func renderBatchConfirmation(lang string, loc *time.Location, calls []heldCall, readBefore []string, tools *tool.Registry) string {
+	var b strings.Builder
+	b.WriteString(say(lang, txtConfirmBatchHeader, len(calls)))
+	tainted := false
+	for i, c := range calls {
+		b.WriteString("\n" + strconv.Itoa(i+1) + ". " + c.spec.TitleIn(lang))
+		if writeCallFields(&b, "   ", lang, loc, c.spec, c.args, c.resolved, c.fromUntrusted, tools) {
+			tainted = true
+		}
+	}
+	if !tainted && len(readBefore) > 0 {
+		b.WriteString("\n⚠ " + say(lang, txtReadBefore, strings.Join(readBefore, ", ")))
+	}
+	b.WriteString("\n" + say(lang, txtConfirmBatchQuestion))
+	return b.String()
+}
+
+// writeCallFields writes a call's arguments, one a line under indent, and
+// names those taken from content of others; it reports whether any was.
+func writeCallFields(b *strings.Builder, indent, lang string, loc *time.Location, spec tool.Spec, args []byte, resolved map[string]string, fromUntrusted []taintedArg, tools *tool.Registry) bool {
+	fields := confirmationFields(lang, loc, spec, args, resolved)
+	for _, f := range fields {
+		b.WriteString("\n" + indent + "• " + f.label + ": " + f.value)
+	}
+	if len(fromUntrusted) == 0 {
+		return false
+	}
+	var labels []string
+	for _, f := range fields {
+		if i := slices.IndexFunc(fromUntrusted, func(t taintedArg) bool { return t.name == f.name }); i >= 0 {
+			labels = append(labels, f.label+" ("+sourceName(lang, fromUntrusted[i].source, tools)+")")
+		}
+	}
+	b.WriteString("\n" + indent + "⚠ " + say(lang, txtFromUntrusted, strings.Join(labels, ", ")))
+	return true
 }
 
 // confirmationFields are a call's arguments, in name order, labelled and

@@ -52,6 +52,9 @@ const (
 	txtFromAttachment
 	txtFromQuote
 	txtFromToolResult
+	txtConfirmBatchHeader
+	txtConfirmBatchQuestion
+	txtRequestRefused
 )
 
 var texts = map[string]map[textKey]string{
@@ -100,6 +103,11 @@ var texts = map[string]map[textKey]string{
 		txtFromAttachment:    "из вложения",
 		txtFromQuote:         "из цитаты",
 		txtFromToolResult:    "из ответа %s",
+
+		// Several calls of one answer, confirmed together.
+		txtConfirmBatchHeader:   "Подтвердите действия (%d):",
+		txtConfirmBatchQuestion: "Выполнить все?",
+		txtRequestRefused:       "Сервис модели не принял этот запрос, поэтому я ничего не выполнил. Попробуйте сформулировать иначе.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -146,6 +154,11 @@ var texts = map[string]map[textKey]string{
 		txtFromAttachment:    "from an attachment",
 		txtFromQuote:         "from a quote",
 		txtFromToolResult:    "from the result of %s",
+
+		// Several calls of one answer, confirmed together.
+		txtConfirmBatchHeader:   "Please confirm %d actions:",
+		txtConfirmBatchQuestion: "Go ahead with all of them?",
+		txtRequestRefused:       "The model's service did not accept this request, so I did nothing. Please rephrase it.",
 	},
 }
 

@@ -268,6 +268,7 @@ func (req *AnthropicRequest) validate(version string) string {
 			return fmt.Sprintf("system.%d: text content blocks must contain non-whitespace text", i)
 		}
 	}
+	toolUses := map[string]bool{}
 	for i, m := range req.Messages {
 		if m.Role != "user" && m.Role != "assistant" {
 			return fmt.Sprintf("messages.%d.role: Input should be 'user' or 'assistant'", i)
@@ -278,6 +279,12 @@ func (req *AnthropicRequest) validate(version string) string {
 		for j, b := range m.Content {
 			if b.Type == "text" && isBlankText(b.Text) {
 				return fmt.Sprintf("messages.%d.content.%d: text content blocks must contain non-whitespace text", i, j)
+			}
+			if b.Type == "tool_use" {
+				if toolUses[b.ID] {
+					return fmt.Sprintf("messages.%d.content.%d: `tool_use` ids must be unique", i, j)
+				}
+				toolUses[b.ID] = true
 			}
 		}
 		if msg := checkToolPairs(req.Messages, i); msg != "" {
@@ -381,7 +388,8 @@ func isBlankText(s string) bool {
 // authentication_error, a missing or other anthropic-version, and a body
 // the API would reject (no model, max_tokens or messages, blank text
 // blocks, unknown roles, sampling parameters on an API version without
-// them, a tool_choice naming no offered tool), a 400 invalid_request_error;
+// them, a tool_use id used twice in the conversation, a tool_choice naming
+// no offered tool), a 400 invalid_request_error;
 // such requests are recorded but take no scripted reply. Malformed requests
 // (wrong path or method, undecodable body) get a 404, 405 or 400 and are
 // counted but not recorded.

@@ -218,6 +218,11 @@ func TestAnthropicServerValidation(t *testing.T) {
 		{"tool_use input not an object", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"},` +
 			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"a","input":"q"}]},` +
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]}]}`, "dictionary"},
+		{"tool_use id used again", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"a","input":{}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"a","input":{}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]}]}`, "ids must be unique"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
