@@ -352,7 +352,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 			}
 		}
 		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Preflight: preflight, Router: router,
-			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars,
+			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars, Receipts: a.Receipts,
 			Memory: turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)}, Limits: turn.Limits{
 				ModelCalls: l.ModelCalls, ToolCalls: l.ToolCalls, Deadline: time.Duration(l.Deadline),
 				ResultBytes: l.ResultBytes, TotalBytes: l.TotalBytes, SameCall: l.SameCall,
@@ -376,17 +376,18 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		Model: m.model, Strategy: m.strategy, Strategies: m.strategies,
 		InvalidFallback: cfg.Retry.InvalidFallback,
 		Prices:          m.prices, Unpriced: m.unpriced, Tenants: tenants, Assistants: assistants,
-		Memory:       turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
-		PendingTTL:   time.Duration(cfg.Confirmation.TTL),
-		ApprovalTTL:  time.Duration(cfg.Confirmation.ApprovalTTL),
-		ModelTimeout: time.Duration(cfg.Limits.ModelTimeout),
-		MaxTokens:    cfg.Limits.MaxTokens,
-		TurnTimeout:  time.Duration(cfg.Limits.TurnTimeout),
-		Commands:     commands,
-		Now:          env.Now,
-		NewID:        env.NewID,
-		Logger:       env.Logger,
-		Observe:      observe,
+		Memory:                turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
+		PendingTTL:            time.Duration(cfg.Confirmation.TTL),
+		ApprovalTTL:           time.Duration(cfg.Confirmation.ApprovalTTL),
+		ModelTimeout:          time.Duration(cfg.Limits.ModelTimeout),
+		MaxTokens:             cfg.Limits.MaxTokens,
+		TurnTimeout:           time.Duration(cfg.Limits.TurnTimeout),
+		Commands:              commands,
+		UnconfirmableOutcomes: cfg.UnconfirmableOutcomes,
+		Now:                   env.Now,
+		NewID:                 env.NewID,
+		Logger:                env.Logger,
+		Observe:               observe,
 	}, nil
 }
 

@@ -139,9 +139,13 @@ type Config struct {
 	TurnTimeout time.Duration
 	// Commands are slash commands; nil means {"/tasks": list_my_tasks}.
 	Commands map[string]Command
-	Now      func() time.Time
-	NewID    func() string
-	Logger   *slog.Logger
+	// UnconfirmableOutcomes are outcomes no tool confirms (intent's
+	// names, or a tool's own): a reply asserting one always goes to a
+	// person.
+	UnconfirmableOutcomes []string
+	Now                   func() time.Time
+	NewID                 func() string
+	Logger                *slog.Logger
 	// Observe, when set, is called once per turn with its final trace,
 	// after the turn is committed and journaled (metrics, tracing). It
 	// must not keep or modify the trace, and should return quickly.
@@ -156,8 +160,8 @@ type Engine struct {
 	journalInState bool
 	catalogs       sync.Map // catalogKey -> *catalog
 	zones          sync.Map // name -> *time.Location
-	// claims are the registered tools' claims (tool.Spec.Claims).
-	claims []claim
+	// claims are the registered tools' outcomes (see claims.go).
+	claims claimChecker
 }
 
 // New validates cfg, fills defaults and returns an Engine.
@@ -227,8 +231,12 @@ func New(cfg Config) (*Engine, error) {
 	if err := checkAssistants(&cfg); err != nil {
 		return nil, err
 	}
+	claims, err := claimsOf(cfg.Tools, cfg.UnconfirmableOutcomes)
+	if err != nil {
+		return nil, err
+	}
 	j, ok := cfg.State.(store.Journal)
-	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claimsOf(cfg.Tools)}, nil
+	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claims}, nil
 }
 
 // newID returns a time-ordered random id: 12 hex digits of milliseconds,
@@ -292,7 +300,10 @@ type state struct {
 	keepLast    bool            // newTopic: keep only the last user message
 	putPending  *store.PendingAction
 	dropPending bool
-	trace       Trace
+	// modelReply: the reply is (or stood in for) the model's own text,
+	// which the receipts follow (see receipts.go).
+	modelReply bool
+	trace      Trace
 }
 
 // HandleTurn runs one message through the pipeline. See chat.Handler.
@@ -342,6 +353,7 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 	if e.expandButton(s) {
 		e.run(ctx, s)
 	}
+	e.receipts(ctx, s)
 	keepLongButtons(s)
 	e.updateMemory(s)
 	if err := e.commit(ctx, s); err != nil {
