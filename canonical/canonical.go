@@ -268,8 +268,7 @@ var small = func() (out [0x530]struct {
 	form string
 }) {
 	for r := rune(utf8.RuneSelf); r < rune(len(out)); r++ {
-		p := norm.NFKC.PropertiesString(string(r))
-		out[r].nfkc = p.CCC() == 0 && p.BoundaryBefore() && p.BoundaryAfter() && len(p.Decomposition()) == 0
+		out[r].nfkc = nfkcStable(r)
 		switch {
 		case unicode.IsSpace(r):
 		case unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
@@ -289,6 +288,25 @@ var small = func() (out [0x530]struct {
 	return out
 }()
 
+// punctNFKC says which runes of General Punctuation and Currency Symbols
+// (dashes, quotes, ₽) are stable in NFKC, as small does for its blocks.
+var punctNFKC = func() (out [0xC0]bool) {
+	for i := range out {
+		out[i] = nfkcStable(punctStart + rune(i))
+	}
+	return out
+}()
+
+const punctStart = 0x2000
+
+// nfkcStable reports whether r is in NFKC and composes with no rune
+// before it, so that a text of such runes is in NFKC as it is.
+func nfkcStable(r rune) bool {
+	s := string(r)
+	p := norm.NFKC.PropertiesString(s)
+	return norm.NFKC.IsNormalString(s) && p.CCC() == 0 && p.BoundaryBefore()
+}
+
 const (
 	kindOther uint8 = iota
 	kindWord
@@ -305,7 +323,16 @@ func inNFKC(s string) bool {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r >= rune(len(small)) || !small[r].nfkc {
+		switch {
+		case r < rune(len(small)):
+			if !small[r].nfkc {
+				return false
+			}
+		case r >= punctStart && r < punctStart+rune(len(punctNFKC)):
+			if !punctNFKC[r-punctStart] {
+				return false
+			}
+		default:
 			return false
 		}
 		i += n

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/arbiterhq/arbiter/canonical/internal/gen"
 )
 
@@ -85,5 +87,16 @@ func BenchmarkAppend(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = Append(buf[:0], s)
+	}
+}
+
+// Text the fast path takes as NFKC is NFKC.
+func TestFastPathIsNFKC(t *testing.T) {
+	for r := rune(0x80); r < 0x20C0; r++ {
+		for _, s := range []string{"а" + string(r), string(r) + "\u0301", "е" + string(r), string(r)} {
+			if inNFKC(s) && !norm.NFKC.IsNormalString(s) {
+				t.Errorf("%q (%U) taken for NFKC", s, r)
+			}
+		}
 	}
 }

@@ -212,12 +212,15 @@ func (c *Claims) Outcomes() []string { return slices.Clone(c.outcomes) }
 
 // scratch is the reusable working memory of one Find.
 type scratch struct {
-	form []byte
-	toks []token
-	bits []uint64
+	form  []byte
+	toks  []token
+	bits  []uint64
+	cands []int32 // the tokens that are a word of some pattern
 }
 
-var scratchPool = sync.Pool{New: func() any { return &scratch{form: make([]byte, 0, 1024), toks: make([]token, 0, 128)} }}
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{form: make([]byte, 0, 1024), toks: make([]token, 0, 128), cands: make([]int32, 0, 16)}
+}}
 
 // Find appends to dst what text asserts, each outcome once (and general
 // completion once), and returns it. It allocates nothing when the text
@@ -237,7 +240,8 @@ func (c *Claims) Find(dst []Assertion, text string) []Assertion {
 		if c.seen(dst, p.outcome) {
 			continue
 		}
-		for t := range sc.toks {
+		for _, t32 := range sc.cands {
+			t := int(t32)
 			if !sc.has(t, p.steps[0].word, c.width()) {
 				continue
 			}
@@ -319,13 +323,13 @@ func (c *Claims) tokenize(sc *scratch) bool {
 	}
 	sc.bits = sc.bits[:n]
 	clear(sc.bits)
-	any := false
+	sc.cands = sc.cands[:0]
 	for t, tk := range sc.toks {
 		if tk.kind == 0 && c.mark(sc.bits[t*w:(t+1)*w], b[tk.start:tk.end]) {
-			any = true
+			sc.cands = append(sc.cands, int32(t))
 		}
 	}
-	return any
+	return len(sc.cands) > 0
 }
 
 func isWordRune(r rune) bool {

@@ -178,3 +178,36 @@ func TestClaimsCorpus(t *testing.T) {
 		t.Errorf("%d of %d phrasings that assert nothing held: over 2 %%", othersHeld, others)
 	}
 }
+
+// A reply with no pattern word costs no allocation.
+func TestFindAllocatesNothingWithoutCandidates(t *testing.T) {
+	c, err := CompileClaims(Outcomes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"Created the task \"check the form\" for Friday, 12:00.", "Задача «проверить форму» создана на пятницу, 12:00."} {
+		var buf [4]Assertion
+		if n := testing.AllocsPerRun(100, func() { _ = c.Find(buf[:0], s) }); n != 0 {
+			t.Errorf("%q: %v allocations", s, n)
+		}
+	}
+}
+
+func BenchmarkFind(b *testing.B) {
+	c, err := CompileClaims(Outcomes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, s := range map[string]string{
+		"en_plain": "Created the task \"check the form\" for Friday, 12:00. Anything else I can help with?",
+		"ru_draft": "Платёж pay_4821 на 990 RUB подтверждён. Записано расхождение: payment pay_4821 is confirmed, but the subscription was never activated. Я запросил возврат — его одобрит сотрудник, до этого деньги не возвращены.",
+	} {
+		b.Run(name, func(b *testing.B) {
+			var buf [4]Assertion
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = c.Find(buf[:0], s)
+			}
+		})
+	}
+}
