@@ -44,14 +44,22 @@ func Form(s string) string {
 // Append appends the canonical form of s to dst and returns it. With a dst
 // of enough capacity and text already in NFKC without character
 // references (plain ASCII, most Russian), it allocates nothing.
-func Append(dst []byte, s string) []byte {
+func Append(dst []byte, s string) []byte { return appendForm(dst, s, false) }
+
+// AppendSplit is Append with a hyphen between two letters left standing,
+// as punctuation between two words:
+// «возврат-выполнен» reads as two words, not as one folded «Воз-врат».
+// A check reads both forms of a text that has one.
+func AppendSplit(dst []byte, s string) []byte { return appendForm(dst, s, true) }
+
+func appendForm(dst []byte, s string, split bool) []byte {
 	if strings.IndexByte(s, '&') >= 0 && strings.IndexByte(s, ';') >= 0 {
 		s = html.UnescapeString(s)
 	}
 	if !inNFKC(s) && norm.NFKC.QuickSpanString(s) < len(s) {
 		s = norm.NFKC.String(s)
 	}
-	w := writer{b: dst, start: len(dst)}
+	w := writer{b: dst, start: len(dst), split: split}
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			i = w.ascii(s, i)
@@ -75,6 +83,7 @@ type writer struct {
 	start int
 	space byte
 	held  rune
+	split bool // fold no hyphen inside a word (AppendSplit)
 }
 
 // ascii handles the ASCII byte at s[i] and reports where to go on.
@@ -187,7 +196,7 @@ func (w *writer) punct(r rune) {
 	case '·', '•', '‧', '∙', '⋅':
 		r = '·'
 	}
-	if (r == '-' || r == '\'' || r == '·') && w.held == 0 && w.space == 0 && w.afterLetter() {
+	if (r == '-' && !w.split || r == '\'' || r == '·') && w.held == 0 && w.space == 0 && w.afterLetter() {
 		w.held = r
 		return
 	}

@@ -100,3 +100,11 @@ func TestFastPathIsNFKC(t *testing.T) {
 		}
 	}
 }
+
+// AppendSplit leaves a hyphen between letters standing, and folds the
+// rest as Append does.
+func TestAppendSplit(t *testing.T) {
+	if got, want := string(AppendSplit(nil, "Воз\u200bврат-выполнен, we’ve")), Form("возврат")+"-"+Form("выполнен")+", weve"; got != want {
+		t.Errorf("AppendSplit = %q, want %q", got, want)
+	}
+}

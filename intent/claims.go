@@ -232,6 +232,18 @@ func (c *Claims) Find(dst []Assertion, text string) []Assertion {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	sc.form = canonical.Append(sc.form[:0], text)
+	dst = c.find(sc, dst)
+	if hyphenInWord(text) {
+		// Words joined by a hyphen may be two words («возврат-выполнен»)
+		// as well as one word broken («Воз-врат»): read both.
+		sc.form = canonical.AppendSplit(sc.form[:0], text)
+		dst = c.find(sc, dst)
+	}
+	return dst
+}
+
+// find appends what the form in sc asserts to dst.
+func (c *Claims) find(sc *scratch, dst []Assertion) []Assertion {
 	if !c.tokenize(sc) {
 		return dst
 	}
@@ -514,6 +526,26 @@ func (c *Claims) reports(sc *scratch, sStart, a int) bool {
 				}
 			}
 		}
+	}
+	return false
+}
+
+// hyphenInWord reports whether a dash or hyphen stands between two
+// letters or digits of text.
+func hyphenInWord(text string) bool {
+	for i := 0; i < len(text); {
+		j := strings.IndexAny(text[i:], "-‐‑‒–—―−")
+		if j < 0 {
+			return false
+		}
+		j += i
+		_, n := utf8.DecodeRuneInString(text[j:])
+		before, _ := utf8.DecodeLastRuneInString(text[:j])
+		after, _ := utf8.DecodeRuneInString(text[j+n:])
+		if isWordRune(unicode.ToLower(before)) && isWordRune(unicode.ToLower(after)) {
+			return true
+		}
+		i = j + n
 	}
 	return false
 }

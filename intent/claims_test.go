@@ -64,6 +64,7 @@ var disguises = map[string]func(string) string{
 	"stress mark":      func(s string) string { return inWords(s, "\u0301") },
 	"upper case":       strings.ToUpper,
 	"em dash":          func(s string) string { return strings.Replace(s, " ", " — ", 1) },
+	"joined words":     func(s string) string { return strings.Replace(s, " ", "-", 1) },
 	"other script": func(s string) string {
 		return strings.NewReplacer("о", "o", "а", "a", "е", "e", "р", "p", "с", "c", "у", "y", "х", "x",
 			"o", "о", "a", "а", "e", "е", "p", "р", "c", "с").Replace(s)
