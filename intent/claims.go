@@ -286,7 +286,7 @@ func (c *Claims) seen(dst []Assertion, outcome int) bool {
 func (c *Claims) width() int { return (c.words + 63) / 64 }
 
 // token is a word of the form (kind 0, with its span) or a punctuation
-// mark that matters: one of . ! ? ; , : - " and newline.
+// mark that matters: one of . ! ? ; , : - " ( ) and newline.
 type token struct {
 	start, end int32
 	kind       byte
@@ -323,7 +323,7 @@ func (c *Claims) tokenize(sc *scratch) bool {
 			continue
 		}
 		switch r {
-		case '.', '!', '?', ';', ',', ':', '-', '"', '\n':
+		case '.', '!', '?', ';', ',', ':', '-', '"', '\n', '(', ')':
 			sc.toks = append(sc.toks, token{start: int32(i), end: int32(i + 1), kind: byte(r)})
 		}
 		i += size
@@ -386,12 +386,12 @@ func (c *Claims) mark(bits []uint64, w []byte) bool {
 // clauseMark: the marks that end a clause; gapMark those a ".." gap does
 // not cross (a dash or a colon may stand inside a clause: «Выполнен —
 // возврат»).
-func gapMark(kind byte) bool { return kind == ',' || kind == '"' || kind == '\n' }
+func gapMark(kind byte) bool {
+	return kind == ',' || kind == '"' || kind == '\n' || kind == '(' || kind == ')'
+}
 
 // clauseMark: the marks that end a clause.
-func clauseMark(kind byte) bool {
-	return kind == ',' || kind == ':' || kind == '-' || kind == '"' || kind == '\n'
-}
+func clauseMark(kind byte) bool { return kind == ':' || kind == '-' || gapMark(kind) }
 
 // barrier: the marks that end a sentence.
 func barrier(kind byte) bool { return kind == '.' || kind == '!' || kind == '?' || kind == ';' }
