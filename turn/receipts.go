@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -49,13 +50,11 @@ func (e *Engine) receipts(ctx context.Context, s *state) {
 // once.
 func (e *Engine) actionLines(ctx context.Context, s *state) []chat.ActionLine {
 	var out []chat.ActionLine
-	seen := map[string]int{}
 	for _, a := range s.trace.Approvals {
-		if i, ok := seen[a.ID]; ok {
+		if i := slices.IndexFunc(out, func(l chat.ActionLine) bool { return l.ID == a.ID }); i >= 0 {
 			out[i].Status = a.Status
 			continue
 		}
-		seen[a.ID] = len(out)
 		out = append(out, chat.ActionLine{ID: a.ID, Tool: a.Tool, Status: a.Status})
 	}
 	for i := range out {
