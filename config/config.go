@@ -45,17 +45,18 @@ type Config struct {
 	Tenants      []Tenant         `yaml:"tenants"`
 	// Assistants are named assistant profiles; a tenant picks one with
 	// its assistant field.
-	Assistants map[string]Assistant `yaml:"assistants"`
-	Tools      Tools                `yaml:"tools"`
+	Assistants    map[string]Assistant `yaml:"assistants"`
+	Tools         Tools                `yaml:"tools"`
+	Commands      map[string]Command   `yaml:"commands"`
+	Log           Log                  `yaml:"log"`
+	Observability Observability        `yaml:"observability"`
+	Channels      Channels             `yaml:"channels"`
+
 	// UnconfirmableOutcomes are outcomes (intent's names, or a tool's
 	// own) that no tool of this deployment confirms: a reply asserting
 	// one always goes to a person («доступ восстановлен» where no tool
 	// restores access).
-	UnconfirmableOutcomes []string           `yaml:"unconfirmable_outcomes"`
-	Commands              map[string]Command `yaml:"commands"`
-	Log                   Log                `yaml:"log"`
-	Observability         Observability      `yaml:"observability"`
-	Channels              Channels           `yaml:"channels"`
+	UnconfirmableOutcomes []string `yaml:"unconfirmable_outcomes"`
 
 	// lines maps a value's path ("tenants[0].users[1].role") to its line
 	// in the file it was parsed from.

@@ -139,17 +139,18 @@ type Config struct {
 	TurnTimeout time.Duration
 	// Commands are slash commands; nil means {"/tasks": list_my_tasks}.
 	Commands map[string]Command
-	// UnconfirmableOutcomes are outcomes no tool confirms (intent's
-	// names, or a tool's own): a reply asserting one always goes to a
-	// person.
-	UnconfirmableOutcomes []string
-	Now                   func() time.Time
-	NewID                 func() string
-	Logger                *slog.Logger
+	Now      func() time.Time
+	NewID    func() string
+	Logger   *slog.Logger
 	// Observe, when set, is called once per turn with its final trace,
 	// after the turn is committed and journaled (metrics, tracing). It
 	// must not keep or modify the trace, and should return quickly.
 	Observe func(t *Trace)
+
+	// UnconfirmableOutcomes are outcomes no tool confirms (intent's
+	// names, or a tool's own): a reply asserting one always goes to a
+	// person.
+	UnconfirmableOutcomes []string
 }
 
 // Engine runs turns. It is safe for concurrent use.
@@ -300,10 +301,11 @@ type state struct {
 	keepLast    bool            // newTopic: keep only the last user message
 	putPending  *store.PendingAction
 	dropPending bool
+	trace       Trace
+
 	// modelReply: the reply is (or stood in for) the model's own text,
 	// which the receipts follow (see receipts.go).
 	modelReply bool
-	trace      Trace
 }
 
 // HandleTurn runs one message through the pipeline. See chat.Handler.

@@ -103,7 +103,7 @@ func (e *Engine) receiptLine(s *state, toolName string, args json.RawMessage, st
 	case store.ActionUnknown:
 		key = txtReceiptUnknown
 	case receiptStatusAwaitingYes:
-		key = txtReceiptAwaitingYes
+		key = txtReceiptAwaitYes
 	}
 	subject := "«" + toolName + "»"
 	if entry, ok := e.cfg.Tools.Lookup(toolName); ok {
