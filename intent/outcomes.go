@@ -17,7 +17,7 @@ var Outcomes = map[string][]string{
 				"durchgefuhrt|erfolgt|veranlasst|abgeschlossen|bearbeitet|ausgefuhrt|uberwiesen|gebucht|angewiesen"),
 		both("деньг*|средств*|оплат*|платеж*|сумм*|рубл*|руб|money|funds|payment|amount|charge|geld|betrag|zahlung",
 			"вернул*|возвратил*|зачислен~|returned|reversed|credited|erstattet|zuruckerstattet|zuruckgezahlt|zuruckuberwiesen|zuruckgebucht"),
-		[]string{"возвращен~", "refunded", "erstattet", "zuruckerstattet", "zuruckuberwiesen"},
+		[]string{"возвращен~", "refunded", "erstattet", "zuruckerstattet", "zuruckuberwiesen", "refund* ... went|gone through"},
 	),
 	"access_restored": join(
 		both("доступ*|аккаунт*|кабинет*|access|account|zugang|zugriff|konto",
@@ -39,6 +39,7 @@ var Outcomes = map[string][]string{
 			"подтвержден~|подтвердил*|прошел|прошла|прошло|получен~|получил*|зачислен~|проведен~|провел*|успешн*|поступил*|найден~|нашл*|"+
 				"confirmed|received|successful|succeeded|completed|processed|verified|cleared|settled|found|"+
 				"bestatigt|eingegangen|erhalten"),
+		[]string{"payment*|charge|transaction* ... went|gone through"},
 	),
 }
 
