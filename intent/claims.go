@@ -348,8 +348,11 @@ func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return 'a' <= r && r <= 'z' || '0' <= r && r <= '9'
 	}
-	return unicode.IsLetter(r) || unicode.IsDigit(r)
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || checkMark(r)
 }
+
+// checkMark: the symbols that say "done" as a word does («Возврат: ✅»).
+func checkMark(r rune) bool { return r == '✅' || r == '✔' || r == '☑' || r == '✓' }
 
 // mark sets the bits of the words w is and reports whether it is one of a
 // pattern (not only a context word).

@@ -50,7 +50,7 @@ var Completion = []string{
 	"готово", "сделано", "выполнено", "исполнено", "завершено", "оформлено", "решено", "исправлено",
 	"вопрос|проблема решен*", "все сделал*", "все выполнил*", "все оформил*", "успешно выполнен*|оформлен~|завершен~",
 	"done", "completed", "finished", "all set", "taken care of", "sorted", "resolved", "fixed", "processed", "is|its|now|all complete",
-	"erledigt", "fertig", "abgeschlossen",
+	"erledigt", "fertig", "abgeschlossen", "✅|✔|☑|✓",
 }
 
 // negations, modals and questionParticles end an assertion in the clause

@@ -120,3 +120,20 @@ func TestOutcomeConfiguration(t *testing.T) {
 		t.Errorf("an outcome with its own patterns: %v", err)
 	}
 }
+
+// A write put to the user shows in the reply's actions as waiting for
+// their yes; the turn that runs it shows it done.
+func TestActionsOfAConfirmedWrite(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{})
+	b.model.Push(llmtest.ToolCalls("", call("a", "create_refund", `{"ticket_id":"T-4821","text":"refund"}`)))
+	out, _ := b.send("please refund")
+	if len(out.Actions) != 1 || out.Actions[0].Tool != "create_refund" || out.Actions[0].Status != "awaiting_confirmation" ||
+		out.Actions[0].Text != "\"create_refund\": waiting for your confirmation; not done yet." {
+		t.Fatalf("proposed: actions %+v", out.Actions)
+	}
+	out, _ = b.send("yes")
+	if b.ran("create_refund") != 1 || len(out.Actions) != 1 || out.Actions[0].Status != store.ActionConfirmed ||
+		out.Actions[0].Text != "\"create_refund\": done, confirmed by the system." {
+		t.Errorf("after yes: runs %v, actions %+v", b.runs, out.Actions)
+	}
+}
