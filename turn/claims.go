@@ -139,6 +139,28 @@ func (e *Engine) openWrite(s *state) string {
 	case s.pending != nil && !s.dropPending:
 		return "the write of " + s.pending.Tool + " waits for the user's yes"
 	}
+	return e.openAction(s)
+}
+
+// openAction describes an action of the conversation, proposed in an
+// earlier turn, that still waits for its approvers or is being carried
+// out («Готово!» the next day, while the refund still waits), or "".
+func (e *Engine) openAction(s *state) string {
+	as := e.actions()
+	if as == nil || s.detached == nil {
+		return ""
+	}
+	for _, status := range []string{store.ActionProposed, store.ActionApproved, store.ActionExecuting, store.ActionUnknown} {
+		list, err := as.ListActions(s.detached, s.key.Tenant, status, 200)
+		if err != nil {
+			return "the actions could not be read: " + err.Error()
+		}
+		for _, a := range list {
+			if a.Key == s.key && (status != store.ActionProposed || s.now.Before(a.ExpiresAt)) {
+				return "the action " + a.ID + " of " + a.Tool + " is " + status
+			}
+		}
+	}
 	return ""
 }
 

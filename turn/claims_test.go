@@ -137,3 +137,15 @@ func TestActionsOfAConfirmedWrite(t *testing.T) {
 		t.Errorf("after yes: runs %v, actions %+v", b.runs, out.Actions)
 	}
 }
+
+// «Done» in a later turn, while the refund proposed earlier still waits
+// for staff, goes to a person too.
+func TestCompletionWordsWhileAnEarlierActionWaits(t *testing.T) {
+	b, _ := newApprovalBench(t)
+	proposeRefund(t, b)
+	b.model.Push(llmtest.ToolCalls("All set, you're good to go!"))
+	out, tv := b.send("So is it done?")
+	if tv.Status != string(turn.StatusNeedsReview) || strings.Contains(out.Say, "All set") || tv.Review == nil || !strings.Contains(tv.Review.Detail, "create_refund is proposed") {
+		t.Errorf("status %s, reply %q, review %+v", tv.Status, out.Say, tv.Review)
+	}
+}
