@@ -20,11 +20,11 @@ const receiptStatusAwaitingYes = "awaiting_confirmation"
 // (chat.Outbound.Actions): its true state, in the user's language,
 // rendered from what the engine recorded — the stored action, the
 // executor's status — never from the model's words. Where the assistant
-// is set for it (Assistant.Receipts), a reply the model wrote ends with
-// the lines as well.
+// is set for it (Assistant.Receipts), a reply the model wrote, or the
+// notice of a hand-off, ends with the lines as well.
 func (e *Engine) receipts(ctx context.Context, s *state) {
 	s.out.Actions = e.actionLines(ctx, s)
-	if len(s.out.Actions) == 0 || !s.modelReply || s.assistant.Receipts == nil || !*s.assistant.Receipts {
+	if len(s.out.Actions) == 0 || !s.modelReply && s.trace.Status != StatusNeedsReview || s.assistant.Receipts == nil || !*s.assistant.Receipts {
 		return
 	}
 	var b strings.Builder
