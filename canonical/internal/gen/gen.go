@@ -23,8 +23,14 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Confusables is confusables.txt of Unicode 17.0.0, gzipped, as published
-// at https://www.unicode.org/Public/17.0.0/security/confusables.txt.
+// Confusables is Unicode's confusables.txt, version 17.0.0 of
+// 2025-07-22 (the UTS #39 security data, published under
+// https://www.unicode.org/Public/17.0.0/security/), unchanged and with
+// its copyright notice, gzipped (gzip -9 -n). Unicode's terms of use
+// (https://www.unicode.org/terms_of_use.html) allow it to be copied with
+// that notice. To move to a newer version: put its file here the same
+// way, set ConfusablesSHA256 to the SHA-256 of the uncompressed file, and
+// run go generate ./canonical.
 //
 //go:embed confusables.txt.gz
 var Confusables []byte
