@@ -207,9 +207,6 @@ func (c *Claims) child(n int, b byte) int {
 	return len(c.trie) - 1
 }
 
-// Outcomes are the names of the outcomes c knows, sorted.
-func (c *Claims) Outcomes() []string { return slices.Clone(c.outcomes) }
-
 // scratch is the reusable working memory of one Find.
 type scratch struct {
 	form  []byte
