@@ -22,7 +22,7 @@ import (
 //     form starting with the stem, "выполнен~" a Russian participle's forms
 //     (выполнен, выполнена, выполненный …, not the noun «выполнение»),
 //     "a|b" either word; "..." between two
-//     words lets up to six other words stand there, ".." the same within
+//     words lets up to eight other words stand there, ".." the same within
 //     a clause (no comma, colon, dash, quote or line break between). Words
 //     may be apart by any punctuation but the end of a sentence (. ! ? ;)
 //     and, after "..", the end of a clause.
@@ -65,7 +65,7 @@ type step struct {
 	clause bool
 }
 
-const maxGap = 6
+const maxGap = 8
 
 // Word ids the context rules use; pattern words come after them.
 const (
