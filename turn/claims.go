@@ -47,7 +47,7 @@ func claimsOf(reg *tool.Registry, unconfirmable []string) (claimChecker, error) 
 					name, o.Name, strings.Join(slices.Sorted(maps.Keys(intent.Outcomes)), ", "))
 			}
 			if _, seen := patterns[o.Name]; !seen {
-				patterns[o.Name] = known
+				patterns[o.Name] = slices.Clone(known) // appended to below: never the shared list
 			}
 			add(name, o.Name, o.Patterns, o.When)
 		}
@@ -64,7 +64,7 @@ func claimsOf(reg *tool.Registry, unconfirmable []string) (claimChecker, error) 
 		if len(intent.Outcomes[name]) == 0 {
 			return claimChecker{}, fmt.Errorf("unconfirmable outcome %q is not one the engine knows (%s)", name, strings.Join(slices.Sorted(maps.Keys(intent.Outcomes)), ", "))
 		}
-		patterns[name] = intent.Outcomes[name]
+		patterns[name] = slices.Clone(intent.Outcomes[name])
 	}
 	c, err := intent.CompileClaims(patterns)
 	if err != nil {
