@@ -224,6 +224,27 @@ type Outbound struct {
 	Skill *string `json:"skill"`
 	// SkillLabel is the active skill's name as people read it.
 	SkillLabel string `json:"skill_label,omitempty"`
+	// Actions are the writes of the turn — proposed, waiting for an
+	// approver or the user's yes, carried out, failed — each in its true
+	// state as the server recorded it, with the line the server renders
+	// for it in the user's language. A person never learns the state of a
+	// write only from the model.
+	Actions []ActionLine `json:"actions"`
+}
+
+// ActionLine is one write of a turn in its true state.
+type ActionLine struct {
+	// ID is the action's id when it waits for (or waited for) approvers.
+	ID   string `json:"id,omitempty"`
+	Tool string `json:"tool"`
+	// Status is proposed, approved, executing, confirmed, failed,
+	// rejected, expired or unknown for an action of approvers;
+	// awaiting_confirmation for one put to the user; confirmed, failed or
+	// unknown for a write that ran at once.
+	Status string `json:"status"`
+	// Text is the server's line: «Возврат 990 ₽ по платежу pay_4821:
+	// ожидает подтверждения сотрудника.»
+	Text string `json:"text"`
 }
 
 // Final is the result an interview delivered.

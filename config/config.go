@@ -53,6 +53,12 @@ type Config struct {
 	Observability Observability        `yaml:"observability"`
 	Channels      Channels             `yaml:"channels"`
 
+	// UnconfirmableOutcomes are outcomes (intent's names, or a tool's
+	// own) that no tool of this deployment confirms: a reply asserting
+	// one always goes to a person («доступ восстановлен» where no tool
+	// restores access).
+	UnconfirmableOutcomes []string `yaml:"unconfirmable_outcomes"`
+
 	// lines maps a value's path ("tenants[0].users[1].role") to its line
 	// in the file it was parsed from.
 	lines map[string]int
@@ -260,6 +266,10 @@ type Assistant struct {
 	Lifetimes Lifetimes `yaml:"lifetimes"`
 	// Router sets up a router assistant (mode router).
 	Router *Router `yaml:"router"`
+	// Receipts: a reply the model wrote ends with the server's line on
+	// each write of the turn (its true state). Default: on for an
+	// assistant with a tool that waits for approvers.
+	Receipts *bool `yaml:"receipts"`
 }
 
 // Router is a router assistant's setup: its prompt (what not to confuse
@@ -534,10 +544,24 @@ type HTTPTool struct {
 	Confirm     string         `yaml:"confirm"`
 	// Idempotent: the endpoint applies each Idempotency-Key at most once.
 	Idempotent bool `yaml:"idempotent"`
+	// Outcomes a reply may assert only after a successful call in its
+	// turn (refund_done, access_restored, subscription_active,
+	// payment_confirmed, or a name of OutcomePatterns); a reply asserting
+	// one without it goes to a person instead.
+	Outcomes []string `yaml:"outcomes"`
+	// OutcomePatterns are word patterns of outcomes, by name: the
+	// deployment's own, or more words for a known one.
+	OutcomePatterns map[string][]string `yaml:"outcome_patterns"`
+	// OutcomeWhen narrows, by outcome, which results confirm it: the
+	// fields the answer's data must hold ({status: active}).
+	OutcomeWhen map[string]map[string]string `yaml:"outcome_when"`
 	// Claims are phrases with which a reply would say the endpoint's
-	// action happened; a reply saying one without a successful call in its
-	// task goes to a person instead.
+	// action happened, each an outcome of its own (the older form of
+	// outcomes).
 	Claims []string `yaml:"claims"`
+	// Receipt names one call in the line the server adds to a reply
+	// about it, per language, with {argument} placeholders.
+	Receipt map[string]string `yaml:"receipt"`
 	// Bound are arguments filled from the conversation's case ("context"
 	// of POST /v1/messages), such as ticket_id.
 	Bound []string `yaml:"bound"`

@@ -1,8 +1,9 @@
-// Package intent holds the deterministic text rules a router applies
+// Package intent holds the deterministic text rules the engine applies
 // before and after its model: word patterns that match Russian (and
 // English) word forms with word boundaries written out — Go's \b, like
-// JavaScript's, knows only ASCII letters — the web-search detector, and
-// the word lists of the intercepts and guards.
+// JavaScript's, knows only ASCII letters — the web-search detector, the
+// word lists of the router's intercepts and guards, and Claims, which
+// finds the outcomes a model's reply asserts (claims.go, outcomes.go).
 //
 // It is pure: no state, no I/O, no model. Rules that are wrong on a rare
 // form are wrong here, visibly, with a test.

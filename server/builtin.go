@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/arbiterhq/arbiter/channel/telegram"
@@ -291,6 +292,7 @@ func httpToolsKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 			Name: h.Name, Title: h.Title, Description: h.Description,
 			URL: h.URL, Method: h.Method, InputSchema: schema,
 			Risk: tool.Risk(h.Risk), Confirm: confirm, Idempotent: h.Idempotent, Claims: h.Claims, BoundArgs: h.Bound, Sensitive: h.Sensitive,
+			Outcomes: outcomes(h.Outcomes, h.OutcomePatterns, h.OutcomeWhen), Receipt: tool.Localized(h.Receipt),
 			ExternalResults: h.ExternalResults,
 			Approve:         h.Approve, PrecheckURL: h.PrecheckURL, ReconcileURL: h.ReconcileURL, Requires: h.Requires,
 			Timeout: time.Duration(h.Timeout), Headers: headers,
@@ -349,4 +351,19 @@ func telegramKind(_ context.Context, env *Env, _ Section) (Channel, error) {
 		return Channel{}, err
 	}
 	return Channel{Routes: map[string]http.Handler{"POST " + orDefault(tg.WebhookPath, telegram.DefaultWebhookPath): ch}, Run: ch.Run}, nil
+}
+
+// outcomes are a tool's outcomes as configured: the names it lists, and
+// the names given patterns only.
+func outcomes(names []string, patterns map[string][]string, when map[string]map[string]string) []tool.Outcome {
+	var out []tool.Outcome
+	for _, n := range names {
+		out = append(out, tool.Outcome{Name: n, Patterns: patterns[n], When: when[n]})
+	}
+	for _, n := range slices.Sorted(maps.Keys(patterns)) {
+		if !slices.Contains(names, n) {
+			out = append(out, tool.Outcome{Name: n, Patterns: patterns[n], When: when[n]})
+		}
+	}
+	return out
 }

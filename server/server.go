@@ -352,7 +352,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 			}
 		}
 		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Preflight: preflight, Router: router,
-			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars,
+			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars, Receipts: a.Receipts,
 			Memory:    turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)},
 			Lifetimes: lifetimes(a.Lifetimes), Limits: turn.Limits{
 				ModelCalls: l.ModelCalls, ToolCalls: l.ToolCalls, Deadline: time.Duration(l.Deadline),
@@ -376,7 +376,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		Tools: registry, Context: tools.Context, Links: tools.Links, LinkHosts: linkHosts(env.PublicURL, cfg.LinkHosts, tools.LinkHosts),
 		Model: m.model, Strategy: m.strategy, Strategies: m.strategies,
 		InvalidFallback: cfg.Retry.InvalidFallback,
-		Prices:          m.prices, Unpriced: m.unpriced, Tenants: tenants, Assistants: assistants,
+		Prices:          m.prices, Unpriced: m.unpriced, Tenants: tenants, Assistants: assistants, UnconfirmableOutcomes: cfg.UnconfirmableOutcomes,
 		Memory:       turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
 		Lifetimes:    lifetimes(cfg.Lifetimes),
 		PendingTTL:   time.Duration(cfg.Confirmation.TTL),

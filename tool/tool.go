@@ -89,10 +89,15 @@ type Spec struct {
 	// arguments, leaves it false; tools of another process count as
 	// external anyway.
 	ExternalResults bool `json:"external_results,omitempty"`
+	// Outcomes are what a reply may say happened only after a successful
+	// call of this tool in its turn — "refund_done", "access_restored".
+	// A model's reply that asserts one while no call of a tool declaring
+	// it succeeded is not sent: the task goes to a person. See Outcome.
+	Outcomes []Outcome `json:"outcomes,omitempty"`
 	// Claims are phrases (any language, any letter case) with which a
-	// reply would say this tool's action happened — "возврат выполнен",
-	// "refund issued". A model's reply that says one while no call of the
-	// tool succeeded in its task is not sent: the task goes to a person.
+	// reply would say this tool's action happened — "оплата проведена".
+	// The older form of Outcomes: each phrase is an outcome of its own
+	// whose pattern is the phrase's words, read as Outcomes are.
 	Claims []string `json:"claims,omitempty"`
 	// BoundArgs are arguments that belong to the conversation's case
 	// (chat.Inbound.Case), such as "ticket_id": the server fills them from
@@ -119,6 +124,28 @@ type Spec struct {
 	// schema property's title is used, then the argument's name.
 	Titles Localized            `json:"titles,omitempty"`
 	Labels map[string]Localized `json:"labels,omitempty"`
+	// Receipt names one call of a write in the line the server adds to a
+	// reply about it, per language, with {argument} placeholders: «Возврат
+	// {amount} ₽ по платежу {payment_id}». Empty: the title in quotes.
+	Receipt Localized `json:"receipt,omitempty"`
+}
+
+// Outcome is something a reply can say happened. Name is one of the
+// outcomes the engine knows by its words (intent.Outcomes: refund_done,
+// access_restored, subscription_active, payment_confirmed) or the
+// deployment's own; Patterns are word patterns in intent's syntax
+// ("возврат* ... выполнен~", "refunded") — a name the engine does not
+// know needs them; for one it knows they are added to its own.
+//
+// When, if set, narrows what confirms it: a successful call whose result
+// data holds each field with the value given (a dotted path such as
+// "payment.status", the value as text) — get_subscription_status
+// confirms "subscription_active" only when it answered {"status":
+// "active"}.
+type Outcome struct {
+	Name     string            `json:"name"`
+	Patterns []string          `json:"patterns,omitempty"`
+	When     map[string]string `json:"when,omitempty"`
 }
 
 // Localized is one text in several languages, by code ("ru", "en").

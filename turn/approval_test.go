@@ -94,6 +94,9 @@ var staff = chat.Identity{TenantID: "t", UserID: "olga", Role: "staff", Scopes: 
 
 const refundArgs = `{"payment_id":"pay_4821","amount":990,"reason":"access never opened"}`
 
+// receiptDone is the server's line on a refund carried out.
+const receiptDone = "\"Refund\": done, confirmed by the system."
+
 // proposeRefund runs the loop turn that reads the payment and proposes the
 // refund, and returns the action waiting for staff.
 func proposeRefund(t *testing.T, b *loopBench) chat.ActionView {
@@ -104,8 +107,14 @@ func proposeRefund(t *testing.T, b *loopBench) chat.ActionView {
 		llmtest.ToolCalls("Платёж подтверждён; я запросил возврат, его одобрит сотрудник."),
 	)
 	out, tv := b.send("Деньги списались, доступа нет. Верните деньги.")
-	if tv.Status != "ok" || out.Say != "Платёж подтверждён; я запросил возврат, его одобрит сотрудник." {
+	// The model's reply, then the server's line on the write (receipts are
+	// on for an assistant with a tool of approvers).
+	receipt := "\"Refund\": waiting for a colleague's approval; not done yet."
+	if tv.Status != "ok" || out.Say != "Платёж подтверждён; я запросил возврат, его одобрит сотрудник.\n"+receipt {
 		t.Fatalf("status %s, reply %q", tv.Status, out.Say)
+	}
+	if len(out.Actions) != 1 || out.Actions[0].Status != store.ActionProposed || out.Actions[0].Tool != "create_refund" || out.Actions[0].Text != receipt {
+		t.Errorf("actions %+v", out.Actions)
 	}
 	second := b.model.Requests()[2].Messages
 	if last := second[len(second)-1]; !strings.Contains(last.Content, `"status":"proposed"`) || !strings.Contains(last.Content, "has not happened") {
@@ -149,7 +158,7 @@ func TestApprovalLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if view.Status != store.ActionConfirmed || view.DecidedBy != "olga" || out.Say != "Возврат выполнен: 990 ₽ вернутся на карту." {
+	if view.Status != store.ActionConfirmed || view.DecidedBy != "olga" || out.Say != "Возврат выполнен: 990 ₽ вернутся на карту.\n"+receiptDone {
 		t.Errorf("view %+v, reply %q", view, out.Say)
 	}
 	if l.count() != 1 {
@@ -186,7 +195,7 @@ func TestApprovalReconcilesATimeoutAfterCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if view.Status != store.ActionConfirmed || l.count() != 1 || l.calls != 1 || out.Say != "Возврат выполнен." {
+	if view.Status != store.ActionConfirmed || l.count() != 1 || l.calls != 1 || out.Say != "Возврат выполнен.\n"+receiptDone {
 		t.Errorf("status %s, refunds %d, calls %d, reply %q", view.Status, l.count(), l.calls, out.Say)
 	}
 	rec, _ := b.st.GetTurn(context.Background(), "t", out.TurnID)
@@ -216,7 +225,7 @@ func TestApprovalPreconditionAndRejection(t *testing.T) {
 	a = proposeRefund(t, b)
 	b.model.Push(llmtest.ToolCalls("Сотрудник отклонил возврат."))
 	view, out, err = b.eng.Decide(context.Background(), staff, a.ID, false)
-	if err != nil || view.Status != store.ActionRejected || out.Say != "Сотрудник отклонил возврат." || l.calls != 0 {
+	if err != nil || view.Status != store.ActionRejected || out.Say != "Сотрудник отклонил возврат.\n\"Refund\": rejected by a colleague; not done." || l.calls != 0 {
 		t.Errorf("reject: %+v %q %v calls %d", view, out.Say, err, l.calls)
 	}
 }

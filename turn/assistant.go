@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 // Mode is how an assistant gets from a message to its reply. A mode is the
@@ -71,6 +73,11 @@ type Assistant struct {
 	Lifetimes Lifetimes
 	// Router is a router assistant's setup (ModeRouter).
 	Router *Router
+	// Receipts: a reply the model wrote ends with the server's line on
+	// each write of the turn, its true state (chat.Outbound.Actions holds
+	// the lines either way). Nil: on for an assistant with a tool that
+	// waits for approvers (tool.Spec.Approve).
+	Receipts *bool
 }
 
 // Defaults of an interview assistant.
@@ -156,6 +163,10 @@ func checkAssistants(cfg *Config) error {
 		if a.MaxReplyChars <= 0 {
 			a.MaxReplyChars = DefaultMaxReplyChars
 		}
+		if a.Receipts == nil {
+			on := approvesAny(cfg.Tools, a.Tools)
+			a.Receipts = &on
+		}
 		for _, c := range a.Preflight {
 			entry, ok := cfg.Tools.Lookup(c.Tool)
 			switch {
@@ -206,4 +217,16 @@ func (e *Engine) assistantFor(t Tenant) Assistant {
 		return a
 	}
 	return Assistant{Mode: ModeSingle}
+}
+
+// approvesAny reports whether a tool the patterns admit (all when empty)
+// waits for approvers.
+func approvesAny(reg *tool.Registry, patterns []string) bool {
+	for _, name := range reg.Names() {
+		entry, _ := reg.Lookup(name)
+		if len(entry.Spec.Approve) > 0 && (len(patterns) == 0 || matchesAny(patterns, name)) {
+			return true
+		}
+	}
+	return false
 }

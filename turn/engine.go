@@ -149,6 +149,11 @@ type Config struct {
 	// after the turn is committed and journaled (metrics, tracing). It
 	// must not keep or modify the trace, and should return quickly.
 	Observe func(t *Trace)
+
+	// UnconfirmableOutcomes are outcomes no tool confirms (intent's
+	// names, or a tool's own): a reply asserting one always goes to a
+	// person.
+	UnconfirmableOutcomes []string
 }
 
 // Engine runs turns. It is safe for concurrent use.
@@ -159,8 +164,8 @@ type Engine struct {
 	journalInState bool
 	catalogs       sync.Map // catalogKey -> *catalog
 	zones          sync.Map // name -> *time.Location
-	// claims are the registered tools' claims (tool.Spec.Claims).
-	claims []claim
+	// claims are the registered tools' outcomes (see claims.go).
+	claims claimChecker
 }
 
 // New validates cfg, fills defaults and returns an Engine.
@@ -234,8 +239,12 @@ func New(cfg Config) (*Engine, error) {
 	if err := checkLifetimes(&cfg); err != nil {
 		return nil, err
 	}
+	claims, err := claimsOf(cfg.Tools, cfg.UnconfirmableOutcomes)
+	if err != nil {
+		return nil, err
+	}
 	j, ok := cfg.State.(store.Journal)
-	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claimsOf(cfg.Tools)}, nil
+	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claims}, nil
 }
 
 // newID returns a time-ordered random id: 12 hex digits of milliseconds,
@@ -303,6 +312,10 @@ type state struct {
 	// confirmed are the calls a confirmation ran in this turn: a loop task
 	// that goes on after them counts them.
 	confirmed confirmedCalls
+
+	// modelReply: the reply is (or stood in for) the model's own text,
+	// which the receipts follow (see receipts.go).
+	modelReply bool
 }
 
 // HandleTurn runs one message through the pipeline. See chat.Handler.
@@ -352,6 +365,7 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 	if e.expandButton(s) {
 		e.run(ctx, s)
 	}
+	e.receipts(ctx, s)
 	keepLongButtons(s)
 	e.updateMemory(s)
 	if err := e.commit(ctx, s); err != nil {

@@ -55,6 +55,14 @@ const (
 	txtConfirmBatchHeader
 	txtConfirmBatchQuestion
 	txtRequestRefused
+	txtReceiptProposed
+	txtReceiptApproved
+	txtReceiptConfirmed
+	txtReceiptFailed
+	txtReceiptRejected
+	txtReceiptExpired
+	txtReceiptUnknown
+	txtReceiptAwaitYes
 )
 
 var texts = map[string]map[textKey]string{
@@ -108,6 +116,14 @@ var texts = map[string]map[textKey]string{
 		txtConfirmBatchHeader:   "Подтвердите действия (%d):",
 		txtConfirmBatchQuestion: "Выполнить все?",
 		txtRequestRefused:       "Сервис модели не принял этот запрос, поэтому я ничего не выполнил. Попробуйте сформулировать иначе.",
+		txtReceiptProposed:   "%s: ожидает подтверждения сотрудника, пока не выполнено.",
+		txtReceiptApproved:   "%s: одобрено, выполняется.",
+		txtReceiptConfirmed:  "%s: выполнено, подтверждено системой.",
+		txtReceiptFailed:     "%s: не выполнено.",
+		txtReceiptRejected:   "%s: отклонено сотрудником, не выполнено.",
+		txtReceiptExpired:    "%s: не одобрено вовремя, не выполнено.",
+		txtReceiptUnknown:    "%s: результат неизвестен, его проверят вручную.",
+		txtReceiptAwaitYes:   "%s: ждёт вашего подтверждения, пока не выполнено.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -159,6 +175,14 @@ var texts = map[string]map[textKey]string{
 		txtConfirmBatchHeader:   "Please confirm %d actions:",
 		txtConfirmBatchQuestion: "Go ahead with all of them?",
 		txtRequestRefused:       "The model's service did not accept this request, so I did nothing. Please rephrase it.",
+		txtReceiptProposed:   "%s: waiting for a colleague's approval; not done yet.",
+		txtReceiptApproved:   "%s: approved, being carried out.",
+		txtReceiptConfirmed:  "%s: done, confirmed by the system.",
+		txtReceiptFailed:     "%s: not done.",
+		txtReceiptRejected:   "%s: rejected by a colleague; not done.",
+		txtReceiptExpired:    "%s: not approved in time; not done.",
+		txtReceiptUnknown:    "%s: the outcome is unknown and will be checked by hand.",
+		txtReceiptAwaitYes:   "%s: waiting for your confirmation; not done yet.",
 	},
 }
 

@@ -195,6 +195,9 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	if out.Executed == nil {
 		out.Executed = []chat.Execution{}
 	}
+	if out.Actions == nil {
+		out.Actions = []chat.ActionLine{}
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -37,6 +37,9 @@ type agent struct {
 	// claimAlways: on an action's outcome it says the refund was made,
 	// whatever the outcome.
 	claimAlways atomic.Bool
+	// final, when set, is what it answers after proposing the refund and
+	// after reading the refund's outcome, instead of its own words.
+	final atomic.Pointer[string]
 }
 
 var (
@@ -48,6 +51,9 @@ var (
 const (
 	refundDone    = "Возврат выполнен: деньги вернутся на карту в течение трёх дней."
 	refundPending = "Возврат пока не подтверждён: сотрудник проверит и ответит."
+	// The server's lines on the refund (receipt in arbiter.yaml).
+	receiptProposed = "Возврат 990 ₽ по платежу pay_4821: ожидает подтверждения сотрудника, пока не выполнено."
+	receiptDone     = "Возврат 990 ₽ по платежу pay_4821: выполнено, подтверждено системой."
 )
 
 func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
@@ -56,6 +62,9 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 	switch {
 	case last.Role == "user" && strings.HasPrefix(last.Content, "<tool_result-") && strings.Contains(last.Content, ` tool="create_refund">`):
 		// A decided action's outcome, in its own turn.
+		if f := a.final.Load(); f != nil {
+			return llmtest.HTTPReply{Content: *f}
+		}
 		if a.claimAlways.Load() || strings.Contains(last.Content, `"status":"confirmed"`) {
 			return llmtest.HTTPReply{Content: refundDone}
 		}
@@ -78,6 +87,9 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 	if refund, ok := results["c_refund"]; ok {
 		if !strings.Contains(refund, `"status":"proposed"`) {
 			return llmtest.HTTPReply{Content: "Возврат оформить не удалось; обращение передано сотруднику."}
+		}
+		if f := a.final.Load(); f != nil {
+			return llmtest.HTTPReply{Content: *f}
 		}
 		return llmtest.HTTPReply{Content: a.draft(msgs)}
 	}
@@ -219,7 +231,7 @@ func TestT4821(t *testing.T) {
 		t.Fatalf("message: %d %v", status, body)
 	}
 	draft := body["say"].(string)
-	for _, want := range []string{"pay_4821", "990 RUB", "подтверждён", "never activated", "одобрит сотрудник"} {
+	for _, want := range []string{"pay_4821", "990 RUB", "подтверждён", "never activated", "одобрит сотрудник", "\n" + receiptProposed} {
 		if !strings.Contains(draft, want) {
 			t.Errorf("the draft lacks %q: %s", want, draft)
 		}
@@ -260,7 +272,7 @@ func TestT4821(t *testing.T) {
 	}
 	final := body["action"].(map[string]any)
 	reply := body["reply"].(map[string]any)
-	if final["status"] != "confirmed" || reply["say"] != refundDone {
+	if final["status"] != "confirmed" || reply["say"] != refundDone+"\n"+receiptDone {
 		t.Errorf("after approval: action %v, reply %v", final, reply)
 	}
 	refunds := d.sim.Refunds()
@@ -297,7 +309,7 @@ func TestRefundTimeoutAfterCommit(t *testing.T) {
 	if got := body["action"].(map[string]any)["status"]; got != "confirmed" || len(d.sim.Refunds()) != 1 {
 		t.Errorf("status %v, refunds %+v", got, d.sim.Refunds())
 	}
-	if say := body["reply"].(map[string]any)["say"]; say != refundDone {
+	if say := body["reply"].(map[string]any)["say"]; say != refundDone+"\n"+receiptDone {
 		t.Errorf("reply %v", say)
 	}
 	if n := len(paths(d.sim.Requests(), "POST", "/refunds/find")); n != 1 {

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -67,9 +68,14 @@ type Config struct {
 	// header at most once, so the engine may repeat a call whose outcome
 	// is unknown with the same key.
 	Idempotent bool
-	// Claims are the phrases a reply would use to say the endpoint's
-	// action happened (tool.Spec.Claims).
-	Claims []string
+	// Outcomes a reply may assert only after a successful call
+	// (tool.Spec.Outcomes); Claims are phrases, their older form
+	// (tool.Spec.Claims).
+	Outcomes []tool.Outcome
+	Claims   []string
+	// Receipt names one call in the line the server adds to a reply about
+	// it (tool.Spec.Receipt).
+	Receipt tool.Localized
 	// BoundArgs are the arguments filled from the conversation's case
 	// (tool.Spec.BoundArgs).
 	BoundArgs []string
@@ -242,7 +248,9 @@ func New(cfg Config) (*Tool, error) {
 		Timeout:         t.timeout,
 		MaxResultBytes:  t.maxBytes,
 		Idempotent:      cfg.Idempotent,
+		Outcomes:        slices.Clone(cfg.Outcomes),
 		Claims:          slices.Clone(cfg.Claims),
+		Receipt:         maps.Clone(cfg.Receipt),
 		BoundArgs:       slices.Clone(cfg.BoundArgs),
 		Sensitive:       slices.Clone(cfg.Sensitive),
 		ExternalResults: cfg.ExternalResults,
