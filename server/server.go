@@ -379,6 +379,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		Memory:       turn.MemoryPolicy{Window: cfg.Memory.Window, TTL: time.Duration(cfg.Memory.TTL), Pause: time.Duration(cfg.Memory.Pause)},
 		PendingTTL:   time.Duration(cfg.Confirmation.TTL),
 		ApprovalTTL:  time.Duration(cfg.Confirmation.ApprovalTTL),
+		ReadBack:     turn.ReadBackPolicy{Attempts: cfg.Confirmation.ReadBack.Attempts, Wait: time.Duration(cfg.Confirmation.ReadBack.Wait)},
 		ModelTimeout: time.Duration(cfg.Limits.ModelTimeout),
 		MaxTokens:    cfg.Limits.MaxTokens,
 		TurnTimeout:  time.Duration(cfg.Limits.TurnTimeout),

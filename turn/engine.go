@@ -40,7 +40,10 @@ const (
 	DefaultContextTimeout = 3 * time.Second
 	DefaultTurnTimeout    = 90 * time.Second
 	DefaultStrategy       = "balanced"
-	DefaultLanguage       = "ru"
+	// A read-back that is down is asked 5 times over 7.5 s (0.5, 1, 2, 4).
+	DefaultReadBackAttempts = 5
+	DefaultReadBackWait     = 500 * time.Millisecond
+	DefaultLanguage         = "ru"
 )
 
 // Role names the tools a role may be shown; patterns are exact names or
@@ -75,6 +78,16 @@ type MemoryPolicy struct {
 	// Pause is the silence after which a conversation starts afresh; zero
 	// means DefaultPause.
 	Pause time.Duration
+}
+
+// ReadBackPolicy bounds the read-back (tool.Reconciler) of a write whose
+// answer was lost while the system that holds it is unavailable: Attempts
+// in all, the first retry after Wait, each later one after twice the wait
+// before it. Zero values mean DefaultReadBackAttempts and
+// DefaultReadBackWait.
+type ReadBackPolicy struct {
+	Attempts int
+	Wait     time.Duration
 }
 
 // Command is a deterministic route: a slash command that runs a tool with
@@ -125,6 +138,9 @@ type Config struct {
 	// ApprovalTTL is how long an action waits for its approvers; zero
 	// means DefaultApprovalTTL.
 	ApprovalTTL time.Duration
+	// ReadBack bounds how an approved write that may have happened is
+	// read back from its system while that system cannot answer.
+	ReadBack ReadBackPolicy
 	// ModelTimeout bounds one model request including the retries and
 	// fallbacks a provider chain may make inside it; each provider bounds
 	// its own calls (15 s by default).
@@ -140,8 +156,11 @@ type Config struct {
 	// Commands are slash commands; nil means {"/tasks": list_my_tasks}.
 	Commands map[string]Command
 	Now      func() time.Time
-	NewID    func() string
-	Logger   *slog.Logger
+	// Sleep waits d, or until ctx ends (its error then); default a timer.
+	// Tests inject it, with Now, so waiting takes no time.
+	Sleep  func(ctx context.Context, d time.Duration) error
+	NewID  func() string
+	Logger *slog.Logger
 	// Observe, when set, is called once per turn with its final trace,
 	// after the turn is committed and journaled (metrics, tracing). It
 	// must not keep or modify the trace, and should return quickly.
@@ -211,6 +230,15 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	if cfg.ReadBack.Attempts <= 0 {
+		cfg.ReadBack.Attempts = DefaultReadBackAttempts
+	}
+	if cfg.ReadBack.Wait <= 0 {
+		cfg.ReadBack.Wait = DefaultReadBackWait
 	}
 	if cfg.NewID == nil {
 		cfg.NewID = newID
