@@ -392,3 +392,54 @@ func TestResumeReadsBackAWriteThatMayHaveHappened(t *testing.T) {
 		})
 	}
 }
+
+// One call twice in one model answer — and once more in the next answer,
+// its arguments in another order — is one proposal: staff see one action,
+// the repeats are journaled as dropped and the model is told so, and the
+// approval makes one refund and one reply.
+func TestRepeatedCallIsOneProposal(t *testing.T) {
+	b, l := newApprovalBench(t)
+	reordered := `{"reason":"access never opened","amount":990,"payment_id":"pay_4821"}`
+	b.model.Push(
+		llmtest.ToolCalls("", call("a", "create_refund", refundArgs), call("b", "create_refund", refundArgs)),
+		llmtest.ToolCalls("", call("c", "create_refund", reordered)),
+		llmtest.ToolCalls("The refund waits for staff."),
+	)
+	out, tv := b.send("Деньги списались, доступа нет. Верните деньги.")
+	list, err := b.eng.Actions(context.Background(), staff, store.ActionProposed)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("staff see %d actions (%v), want one", len(list), err)
+	}
+	if tv.Status != "ok" || out.Say != "The refund waits for staff." {
+		t.Fatalf("status %s, reply %q", tv.Status, out.Say)
+	}
+	dropped := 0
+	for _, v := range tv.Vetoes {
+		if v.Tool == "create_refund" && v.Reason == "repeat_dropped" {
+			dropped++
+		}
+	}
+	if dropped != 2 {
+		t.Errorf("vetoes %+v: want the two repeats journaled as dropped", tv.Vetoes)
+	}
+	reqs := b.model.Requests()
+	for i, want := range map[int]string{1: "b", 2: "c"} {
+		msgs := reqs[i].Messages
+		var told string
+		for _, m := range msgs {
+			if m.ToolCallID == want {
+				told = m.Content
+			}
+		}
+		if !strings.Contains(told, `"status":"dropped"`) || !strings.Contains(told, list[0].ID) {
+			t.Errorf("the model was told of call %s: %q", want, told)
+		}
+	}
+	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
+	if _, _, err := b.eng.Decide(context.Background(), staff, list[0].ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if l.count() != 1 || l.calls != 1 {
+		t.Errorf("refunds %d, calls %d: want one of each", l.count(), l.calls)
+	}
+}
