@@ -347,6 +347,9 @@ func TestInterviewOptionsThatAreCommands(t *testing.T) {
 		}
 	}
 	for _, btn := range out.Buttons {
+		if len(btn.Value) > 64 {
+			t.Errorf("button %+v: over the 64 bytes of a Telegram button's data", btn)
+		}
 		if btn.Label == "/reset" {
 			reset = btn.Value
 		}
