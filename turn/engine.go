@@ -190,6 +190,36 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
+	fillDefaults(&cfg)
+	if cfg.Commands == nil {
+		cfg.Commands = map[string]Command{"/tasks": {Tool: "list_my_tasks"}}
+	}
+	for name, c := range cfg.Commands {
+		if _, ok := cfg.Tools.Lookup(c.Tool); !ok {
+			delete(cfg.Commands, name) // a command for a tool this deployment lacks
+		}
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = newID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	for id, t := range cfg.Tenants {
+		if _, err := time.LoadLocation(t.Timezone); err != nil {
+			return nil, fmt.Errorf("tenant %s: time zone %q: %w", id, t.Timezone, err)
+		}
+	}
+	cfg.Assistants = maps.Clone(cfg.Assistants)
+	if err := checkAssistants(&cfg); err != nil {
+		return nil, err
+	}
+	j, ok := cfg.State.(store.Journal)
+	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claimsOf(cfg.Tools)}, nil
+}
+
+// fillDefaults puts the documented defaults in place of cfg's zero values.
+func fillDefaults(cfg *Config) {
 	if cfg.Memory.Window <= 0 {
 		cfg.Memory.Window = DefaultWindow
 	}
@@ -220,14 +250,6 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Strategy == "" {
 		cfg.Strategy = DefaultStrategy
 	}
-	if cfg.Commands == nil {
-		cfg.Commands = map[string]Command{"/tasks": {Tool: "list_my_tasks"}}
-	}
-	for name, c := range cfg.Commands {
-		if _, ok := cfg.Tools.Lookup(c.Tool); !ok {
-			delete(cfg.Commands, name) // a command for a tool this deployment lacks
-		}
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -240,23 +262,6 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.ReadBack.Wait <= 0 {
 		cfg.ReadBack.Wait = DefaultReadBackWait
 	}
-	if cfg.NewID == nil {
-		cfg.NewID = newID
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	for id, t := range cfg.Tenants {
-		if _, err := time.LoadLocation(t.Timezone); err != nil {
-			return nil, fmt.Errorf("tenant %s: time zone %q: %w", id, t.Timezone, err)
-		}
-	}
-	cfg.Assistants = maps.Clone(cfg.Assistants)
-	if err := checkAssistants(&cfg); err != nil {
-		return nil, err
-	}
-	j, ok := cfg.State.(store.Journal)
-	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claimsOf(cfg.Tools)}, nil
 }
 
 // newID returns a time-ordered random id: 12 hex digits of milliseconds,

@@ -57,7 +57,9 @@ type InterviewTrace struct {
 	// result given) or "failed".
 	Ended      string   `json:"ended,omitempty"`
 	Confidence *float64 `json:"confidence_score,omitempty"`
-	// Reasoning is why the model asked (never shown to the user).
+	// Reasoning is why the model asked: never shown to the user, and in
+	// the record only for a key that reads every turn (turns:read_all);
+	// the HTTP API leaves it out for any other.
 	Reasoning string `json:"reasoning,omitempty"`
 	// Dropped are what an answer held beyond one question — further
 	// calls, further questions — journaled, not shown.
