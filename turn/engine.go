@@ -376,6 +376,7 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 		e.run(ctx, s)
 	}
 	keepLongButtons(s)
+	retireOffer(s)
 	e.updateMemory(s)
 	if err := e.commit(ctx, s); err != nil {
 		e.journalFailure(s, StepCommit, err)

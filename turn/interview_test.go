@@ -367,3 +367,21 @@ func TestInterviewOptionsThatAreCommands(t *testing.T) {
 		t.Errorf("a used offer's button: route %v, %+v", trace["route"], out)
 	}
 }
+
+// Only the latest keyboard answers: a button of an earlier question,
+// pressed after a later question was shown, answers nothing.
+func TestInterviewEarlierOptionIsStale(t *testing.T) {
+	b := newInterviewBench(t, turn.Assistant{})
+	b.model.Push(
+		llmtest.ToolCalls("", ask("q1", "Какой стек?", "r", "PHP", "Go")),
+		llmtest.ToolCalls("", ask("q2", "Какие сроки?", "r")),
+	)
+	first, _ := b.send(chat.Inbound{Text: "сделай мне сайт"})
+	if out, _ := b.send(chat.Inbound{Text: "Go"}); out.Say != "Какие сроки?" {
+		t.Fatalf("second question: %q", out.Say)
+	}
+	out, trace := b.send(chat.Inbound{Button: first.Buttons[0].Value})
+	if trace["route"] != "stale_button" || b.model.Calls() != 2 || out.Final != nil {
+		t.Errorf("an earlier question's button answered the later one: route %v, model calls %d, %+v", trace["route"], b.model.Calls(), out)
+	}
+}

@@ -201,7 +201,7 @@ func (e *Engine) interviewAnswer(s *state, iv *interview, tr *InterviewTrace, re
 		case p != "":
 			return p, false
 		case isQuestionText(f.Content, iv, resp):
-			return "content is a question, not a result: call " + deliverFinalTool + " with the result itself", false
+			return "content ends in a question, and a question is not a result: call " + deliverFinalTool + " with the result itself, asking nothing", false
 		}
 		tr.Ended, tr.Confidence = "final", &f.Confidence
 		e.deliver(s, *iv, f.Content, &f.Confidence)

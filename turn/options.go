@@ -91,3 +91,18 @@ func (e *Engine) expandOption(s *state) bool {
 	s.trace.Notes = append(s.trace.Notes, "option "+n+" of offer "+id+" pressed")
 	return true
 }
+
+// retireOffer closes the conversation's offer when this turn replied
+// without showing its buttons: only the latest keyboard answers, so a
+// button of an earlier question cannot answer a later one.
+func retireOffer(s *state) {
+	if s.out.Say == "" && len(s.out.Buttons) == 0 {
+		return // nothing was shown
+	}
+	for _, b := range s.out.Buttons {
+		if strings.HasPrefix(b.Value, optionPrefix) {
+			return
+		}
+	}
+	delete(s.conv.Slots, optionSlot)
+}
