@@ -40,10 +40,7 @@ const (
 	DefaultContextTimeout = 3 * time.Second
 	DefaultTurnTimeout    = 90 * time.Second
 	DefaultStrategy       = "balanced"
-	// A read-back that is down is asked 5 times over 7.5 s (0.5, 1, 2, 4).
-	DefaultReadBackAttempts = 5
-	DefaultReadBackWait     = 500 * time.Millisecond
-	DefaultLanguage         = "ru"
+	DefaultLanguage       = "ru"
 )
 
 // Role names the tools a role may be shown; patterns are exact names or
@@ -78,16 +75,6 @@ type MemoryPolicy struct {
 	// Pause is the silence after which a conversation starts afresh; zero
 	// means DefaultPause.
 	Pause time.Duration
-}
-
-// ReadBackPolicy bounds the read-back (tool.Reconciler) of a write whose
-// answer was lost while the system that holds it is unavailable: Attempts
-// in all, the first retry after Wait, each later one after twice the wait
-// before it. Zero values mean DefaultReadBackAttempts and
-// DefaultReadBackWait.
-type ReadBackPolicy struct {
-	Attempts int
-	Wait     time.Duration
 }
 
 // Command is a deterministic route: a slash command that runs a tool with
@@ -141,6 +128,9 @@ type Config struct {
 	// ReadBack bounds how an approved write that may have happened is
 	// read back from its system while that system cannot answer.
 	ReadBack ReadBackPolicy
+	// Sleep waits d, or until ctx ends (its error then); default a timer.
+	// Tests inject it, with Now, so waiting takes no time.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// ModelTimeout bounds one model request including the retries and
 	// fallbacks a provider chain may make inside it; each provider bounds
 	// its own calls (15 s by default).
@@ -156,11 +146,8 @@ type Config struct {
 	// Commands are slash commands; nil means {"/tasks": list_my_tasks}.
 	Commands map[string]Command
 	Now      func() time.Time
-	// Sleep waits d, or until ctx ends (its error then); default a timer.
-	// Tests inject it, with Now, so waiting takes no time.
-	Sleep  func(ctx context.Context, d time.Duration) error
-	NewID  func() string
-	Logger *slog.Logger
+	NewID    func() string
+	Logger   *slog.Logger
 	// Observe, when set, is called once per turn with its final trace,
 	// after the turn is committed and journaled (metrics, tracing). It
 	// must not keep or modify the trace, and should return quickly.
@@ -190,36 +177,6 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	fillDefaults(&cfg)
-	if cfg.Commands == nil {
-		cfg.Commands = map[string]Command{"/tasks": {Tool: "list_my_tasks"}}
-	}
-	for name, c := range cfg.Commands {
-		if _, ok := cfg.Tools.Lookup(c.Tool); !ok {
-			delete(cfg.Commands, name) // a command for a tool this deployment lacks
-		}
-	}
-	if cfg.NewID == nil {
-		cfg.NewID = newID
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	for id, t := range cfg.Tenants {
-		if _, err := time.LoadLocation(t.Timezone); err != nil {
-			return nil, fmt.Errorf("tenant %s: time zone %q: %w", id, t.Timezone, err)
-		}
-	}
-	cfg.Assistants = maps.Clone(cfg.Assistants)
-	if err := checkAssistants(&cfg); err != nil {
-		return nil, err
-	}
-	j, ok := cfg.State.(store.Journal)
-	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claimsOf(cfg.Tools)}, nil
-}
-
-// fillDefaults puts the documented defaults in place of cfg's zero values.
-func fillDefaults(cfg *Config) {
 	if cfg.Memory.Window <= 0 {
 		cfg.Memory.Window = DefaultWindow
 	}
@@ -250,18 +207,35 @@ func fillDefaults(cfg *Config) {
 	if cfg.Strategy == "" {
 		cfg.Strategy = DefaultStrategy
 	}
+	if cfg.Commands == nil {
+		cfg.Commands = map[string]Command{"/tasks": {Tool: "list_my_tasks"}}
+	}
+	for name, c := range cfg.Commands {
+		if _, ok := cfg.Tools.Lookup(c.Tool); !ok {
+			delete(cfg.Commands, name) // a command for a tool this deployment lacks
+		}
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+	cfg.Sleep, cfg.ReadBack = sleepOr(cfg.Sleep), cfg.ReadBack.withDefaults()
+	if cfg.NewID == nil {
+		cfg.NewID = newID
 	}
-	if cfg.ReadBack.Attempts <= 0 {
-		cfg.ReadBack.Attempts = DefaultReadBackAttempts
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.ReadBack.Wait <= 0 {
-		cfg.ReadBack.Wait = DefaultReadBackWait
+	for id, t := range cfg.Tenants {
+		if _, err := time.LoadLocation(t.Timezone); err != nil {
+			return nil, fmt.Errorf("tenant %s: time zone %q: %w", id, t.Timezone, err)
+		}
 	}
+	cfg.Assistants = maps.Clone(cfg.Assistants)
+	if err := checkAssistants(&cfg); err != nil {
+		return nil, err
+	}
+	j, ok := cfg.State.(store.Journal)
+	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claimsOf(cfg.Tools)}, nil
 }
 
 // newID returns a time-ordered random id: 12 hex digits of milliseconds,

@@ -22,7 +22,7 @@ const (
 	// optionSlot keeps the latest offer of suggested buttons.
 	optionSlot = "options"
 	// optionTTL bounds how long an offer's buttons can be pressed.
-	optionTTL = draftTTL
+	optionTTL = 24 * time.Hour
 )
 
 // optionOffer is the latest keyboard of suggested buttons: what each

@@ -20,6 +20,22 @@ import (
 // on a tool that dedupes by key, ask the write again with its own key; or
 // else close it as unknown, for a person.
 
+// ReadBackPolicy bounds the read-back (tool.Reconciler) of a write whose
+// answer was lost while the system that holds it is unavailable: Attempts
+// in all, the first retry after Wait, each later one after twice the wait
+// before it. Zero values mean DefaultReadBackAttempts and
+// DefaultReadBackWait.
+type ReadBackPolicy struct {
+	Attempts int
+	Wait     time.Duration
+}
+
+// A read-back that is down is asked 5 times over 7.5 s (0.5, 1, 2, 4).
+const (
+	DefaultReadBackAttempts = 5
+	DefaultReadBackWait     = 500 * time.Millisecond
+)
+
 // readBack asks the tool's system whether the call took effect, retrying
 // while the system cannot answer. ok is false when nothing could tell
 // within the policy's attempts (or the tool cannot read back at all).
@@ -159,6 +175,25 @@ func (r *actionRun) finish(ctx context.Context, status string, res tool.Result, 
 	}
 	r.tr.Status, r.tr.Reason = status, reason
 	return r.a, res, status
+}
+
+// withDefaults fills the policy's zero values with the defaults.
+func (p ReadBackPolicy) withDefaults() ReadBackPolicy {
+	if p.Attempts <= 0 {
+		p.Attempts = DefaultReadBackAttempts
+	}
+	if p.Wait <= 0 {
+		p.Wait = DefaultReadBackWait
+	}
+	return p
+}
+
+// sleepOr is f, or a timer when f is nil.
+func sleepOr(f func(ctx context.Context, d time.Duration) error) func(ctx context.Context, d time.Duration) error {
+	if f != nil {
+		return f
+	}
+	return sleep
 }
 
 // sleep waits d or until ctx ends.
