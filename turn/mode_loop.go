@@ -85,7 +85,7 @@ type loopCall struct {
 // a dependency that stays down, output that breaks the contract — is
 // handed to a person (needs_review) with the reason, never guessed.
 func (e *Engine) runLoop(ctx context.Context, s *state) {
-	t := &loopTask{lim: s.assistant.Limits, runs: map[string]int{}, writes: map[string]bool{}, told: map[string]string{}}
+	t := &loopTask{lim: s.assistant.Limits, runs: map[string]int{}}
 	s.trace.Loop = &t.trace
 	taskCtx, cancel := context.WithTimeout(ctx, t.lim.Deadline)
 	defer cancel()
@@ -250,6 +250,9 @@ func (lc *loopCall) runs() bool { return lc.veto == nil && lc.proposed == nil &&
 // false when the task ended here: a limit, an action that could not be
 // proposed, or a write put to the user (nothing of the answer has run).
 func (e *Engine) guardCalls(turnCtx, taskCtx context.Context, s *state, t *loopTask, calls []llm.ToolCall) ([]loopCall, bool) {
+	if t.writes == nil {
+		t.writes, t.told = map[string]bool{}, map[string]string{}
+	}
 	lcs := make([]loopCall, len(calls))
 	for i, c := range calls {
 		lc := &lcs[i]
