@@ -209,6 +209,17 @@ type Confirmation struct {
 	// ApprovalTTL is how long an action waits for its approvers; default
 	// 24h.
 	ApprovalTTL Duration `yaml:"approval_ttl"`
+	// ReadBack bounds how an approved write whose answer was lost is read
+	// back (reconcile_url) while its system cannot answer.
+	ReadBack ReadBack `yaml:"read_back"`
+}
+
+// ReadBack is the read-back's retry policy: attempts in all, the first
+// retry after wait, each later one after twice the wait before it;
+// defaults 5 and 500ms.
+type ReadBack struct {
+	Attempts int      `yaml:"attempts"`
+	Wait     Duration `yaml:"wait"`
 }
 
 // Limits bound requests and model calls.

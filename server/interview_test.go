@@ -24,6 +24,7 @@ tenants:
     roles: {user: {tools: []}}
     users:
       - {id: anna, role: user, keys: [{token: k-anna-01, scopes: [read]}]}
+      - {id: olga, role: user, keys: [{token: k-audit-01, scopes: [read, "turns:read_all"]}]}
 `
 }
 
@@ -89,9 +90,11 @@ func TestInterviewSurvivesARestart(t *testing.T) {
 	}
 	first := start()
 	model.Enqueue(askReply("q1", "Какую версию Laravel вы используете?", "Laravel 10", "Laravel 11", "Не знаю"))
-	if status, body := first.Post("k-anna-01", `{"conversation_id":"c1","text":"оптимизируй функцию"}`); status != 200 || body["say"] != "Какую версию Laravel вы используете?" {
+	status, body := first.Post("k-anna-01", `{"conversation_id":"c1","text":"оптимизируй функцию"}`)
+	if status != 200 || body["say"] != "Какую версию Laravel вы используете?" {
 		t.Fatalf("question: %d %v", status, body)
 	}
+	pressed := body["buttons"].([]any)[1].(map[string]any)["value"].(string)
 	first.API.Close()
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
@@ -100,13 +103,38 @@ func TestInterviewSurvivesARestart(t *testing.T) {
 	second := start()
 	t.Cleanup(func() { second.Close() })
 	model.Enqueue(llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "f", Name: "deliver_final_result", Arguments: `{"content":"Готово для Laravel 11","confidence_score":0.9}`}}})
-	status, body := second.Post("k-anna-01", `{"conversation_id":"c1","button":"Laravel 11"}`)
+	status, body = second.Post("k-anna-01", `{"conversation_id":"c1","button":"`+pressed+`"}`)
 	if status != 200 || body["say"] != "Готово для Laravel 11" {
 		t.Fatalf("after the restart: %d %v", status, body)
 	}
 	msgs := model.Requests()[1].Messages
 	if len(msgs) != 4 || msgs[1].Content != "оптимизируй функцию" || msgs[2].ToolCalls[0].ID != "q1" || msgs[3].ToolCallID != "q1" || msgs[3].Content != "Laravel 11" {
 		t.Errorf("the restarted process sent %+v", msgs)
+	}
+}
+
+// The interviewer's reasoning is never readable with the interviewed
+// user's own key: their turn's record says it is hidden; a key with
+// turns:read_all reads it.
+func TestInterviewReasoningHiddenFromTheUser(t *testing.T) {
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	t.Cleanup(model.Close)
+	e := servertest.New(t, interviewYAML(model.URL), server.Builtin(), model, func(string) string { return "" })
+	model.Enqueue(askReply("q1", "Какой стек?", "PHP", "Go"))
+	status, body := e.Post("k-anna-01", `{"conversation_id":"c1","text":"сделай мне сайт"}`)
+	if status != 200 || body["say"] != "Какой стек?" {
+		t.Fatalf("question: %d %v", status, body)
+	}
+	turnID := body["turn_id"].(string)
+	status, own := e.Do("GET", "/v1/turns/"+turnID, "k-anna-01", "")
+	iv, _ := own["interview"].(map[string]any)
+	if status != 200 || iv == nil || iv["reasoning_hidden"] != true || strings.Contains(toJSON(own), "internal") {
+		t.Errorf("the user's own key reads %d %v", status, own)
+	}
+	status, audit := e.Do("GET", "/v1/turns/"+turnID, "k-audit-01", "")
+	iv, _ = audit["interview"].(map[string]any)
+	if status != 200 || iv == nil || iv["reasoning"] != "internal" || iv["reasoning_hidden"] != nil {
+		t.Errorf("a turns:read_all key reads %d %v", status, audit)
 	}
 }
 

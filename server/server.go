@@ -381,6 +381,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		Lifetimes:    lifetimes(cfg.Lifetimes),
 		PendingTTL:   time.Duration(cfg.Confirmation.TTL),
 		ApprovalTTL:  time.Duration(cfg.Confirmation.ApprovalTTL),
+		ReadBack:     turn.ReadBackPolicy{Attempts: cfg.Confirmation.ReadBack.Attempts, Wait: time.Duration(cfg.Confirmation.ReadBack.Wait)},
 		ModelTimeout: time.Duration(cfg.Limits.ModelTimeout),
 		MaxTokens:    cfg.Limits.MaxTokens,
 		TurnTimeout:  time.Duration(cfg.Limits.TurnTimeout),

@@ -66,8 +66,9 @@ tools:
 }
 
 // A button whose value is longer than Telegram's 64 bytes of callback_data
-// (a 107-byte member name) reaches Telegram behind a short id and comes
-// back, on the press, as the whole value.
+// (a 107-byte member name) reaches Telegram, like every suggested button,
+// behind a short reference to its offer, and comes back, on the press, as
+// the whole value.
 func TestTelegramLongButtonSurvives(t *testing.T) {
 	long := "Александра Константиновна Преображенская-Рождественская"
 	tg := servertest.NewTelegram(t, server.Builtin(), `
@@ -89,7 +90,7 @@ tools:
 		t.Fatalf("keyboard %v", keys)
 	}
 	for _, k := range keys {
-		if len(k) > 64 || !strings.HasPrefix(k, "b:") {
+		if len(k) > 64 || !strings.HasPrefix(k, "opt:") {
 			t.Errorf("callback_data %q", k)
 		}
 	}
@@ -103,5 +104,33 @@ tools:
 	}
 	if !strings.Contains(sent[1], long+" (alex2)") {
 		t.Errorf("confirmation %q", sent[1])
+	}
+}
+
+// A quick reply a model suggests whose value is a command reaches
+// Telegram as a reference, and its press is the option's text for the
+// model: "/reset" resets nothing.
+func TestTelegramSuggestedCommandIsText(t *testing.T) {
+	tg := servertest.NewTelegram(t, server.Builtin(), "")
+	bot, model, update, waitSent := tg.Bot, tg.Model, tg.Update, tg.WaitSent
+	const from = `"from":{"id":1001,"is_bot":false,"first_name":"Иван","language_code":"ru"},"chat":{"id":1001,"first_name":"Иван","type":"private"},"date":1764400000`
+	model.Enqueue(llmtest.HTTPReply{Content: `{"say":"Что дальше?","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[{"label":"Сбросить","value":"/reset"},{"label":"Да","value":"да"}]}`})
+	update(400, `"message":{"message_id":40,`+from+`,"text":"помоги с задачами"}`)
+	waitSent(1)
+	keys := bot.LastKeyboard()
+	if len(keys) != 2 || !strings.HasPrefix(keys[0], "opt:") || !strings.HasPrefix(keys[1], "opt:") {
+		t.Fatalf("keyboard %v: want references, not the values", keys)
+	}
+	model.Enqueue(llmtest.HTTPReply{Content: `{"say":"Вы выбрали сброс — что именно сбросить?","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`})
+	calls := model.Count()
+	update(401, fmt.Sprintf(`"callback_query":{"id":"cb4","from":{"id":1001,"is_bot":false,"first_name":"Иван"},"message":{"message_id":5004,"date":1764400001,"chat":{"id":1001,"type":"private"},"text":"..."},"chat_instance":"42","data":%q}`, keys[0]))
+	sent := waitSent(2)
+	if model.Count() != calls+1 || !strings.Contains(sent[1], "Вы выбрали сброс") {
+		t.Fatalf("the press: model calls %d -> %d, sent %q", calls, model.Count(), sent[1])
+	}
+	reqs := model.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "/reset") || !strings.Contains(fmt.Sprint(msgs), "помоги с задачами") {
+		t.Errorf("the model got %q after a history of %d messages: the press was not the option's text, or the memory was reset", got, len(msgs))
 	}
 }

@@ -12,6 +12,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -321,7 +322,9 @@ type Resolver interface {
 // call runs, that it still makes sense — the payment is still confirmed
 // and not refunded yet. A non-nil error (a failed precondition, or a check
 // that could not be made) means the call does not run; its text says why.
-// Safe for concurrent use.
+// The engine asks it only of a call none of whose attempts was begun: a
+// precheck after a write that may have been sent would see the write's
+// own effect. Safe for concurrent use.
 type Prechecker interface {
 	Precheck(ctx context.Context, call Call) error
 }
@@ -329,12 +332,19 @@ type Prechecker interface {
 // Reconciler is a write tool that can tell, by reading its system, whether
 // a call with call.IdempotencyKey took effect: Result status ok (with what
 // happened as Data) when it did, not_found when it did not. An error means
-// nothing can tell. The engine asks it when a call's outcome is unknown (a
-// timeout after sending) instead of reporting or repeating anything. Safe
-// for concurrent use.
+// nothing can tell now (ErrNoReadBack: nothing ever can). The engine asks
+// it when a call's outcome is unknown (a timeout after sending, a process
+// that stopped with the call in flight) instead of reporting or repeating
+// anything, and asks again while the system cannot answer. Safe for
+// concurrent use.
 type Reconciler interface {
 	Reconcile(ctx context.Context, call Call) (Result, error)
 }
+
+// ErrNoReadBack is the error (or what it wraps) of a Reconciler that has
+// no way to read its writes back at all, as opposed to a system that is
+// unavailable for now: asking again cannot help.
+var ErrNoReadBack = errors.New("this tool cannot read its writes back")
 
 // Previewer is an optional capability of a tool whose arguments name
 // objects it changes (cards, members, columns, events, files). Preview

@@ -25,7 +25,7 @@ func (e *Engine) act(ctx context.Context, s *state, p proposal) {
 		if e.claimsUnconfirmed(s, p.Say) {
 			return
 		}
-		e.replyText(s, p.Say, p.Buttons)
+		e.replyText(s, p.Say, offerButtons(s, p.Buttons))
 		return
 	}
 	a, v := e.authorize(ctx, s, callRequest{guard: "catalog", name: p.Tool, args: p.args, canonical: true, attach: true})

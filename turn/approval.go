@@ -293,14 +293,13 @@ func (e *Engine) runResume(ctx context.Context, s *state) bool {
 // with a key derived from the case, the action and its approval; the
 // requester's right to the call and the tool's preconditions checked
 // again right before the write; the write; and when its answer leaves the
-// outcome unclear, the tool's system read (tool.Reconciler) before
+// outcome unclear, the tool's system read back (tool.Reconciler) before
 // anything is reported. An action found executing (its process stopped)
-// is never written again blindly: a finished record answers, a begun one
-// is reconciled, or repeated with the same key on a tool that dedupes by
-// it, or else closed as unknown.
+// whose write was begun is settled by settleBegun, never prechecked: the
+// write may have been sent.
 func (e *Engine) executeAction(ctx context.Context, s *state, as store.Actions, a store.Action) (store.Action, tool.Result, string) {
-	tr := ApprovalTrace{ID: a.ID, Tool: a.Tool}
-	defer func() { s.trace.Approvals = append(s.trace.Approvals, tr) }()
+	run := &actionRun{e: e, s: s, as: as, a: a, tr: ApprovalTrace{ID: a.ID, Tool: a.Tool}}
+	defer func() { s.trace.Approvals = append(s.trace.Approvals, run.tr) }()
 	resumed := a.Status == store.ActionExecuting
 	if !resumed {
 		next := a
@@ -309,112 +308,70 @@ func (e *Engine) executeAction(ctx context.Context, s *state, as store.Actions, 
 		if err != nil {
 			// Another process took it over, or the store is down: the
 			// write is theirs, or waits for ResumeActions.
-			tr.Status, tr.Reason = got.Status, err.Error()
+			run.tr.Status, run.tr.Reason = got.Status, err.Error()
 			return a, tool.Result{Status: tool.StatusError, Error: "the action is being carried out elsewhere"}, store.ActionExecuting
 		}
-		a = got
+		run.a = got
 	}
-	finish := func(status string, res tool.Result, reason string) (store.Action, tool.Result, string) {
-		next := a
-		next.Status, next.Reason, next.UpdatedAt = status, reason, e.cfg.Now()
-		next.Result, _ = json.Marshal(res)
-		if got, err := as.UpdateAction(ctx, next, store.ActionExecuting); err == nil {
-			a = got
-		} else {
-			e.cfg.Logger.Error("finish action", "turn", s.id, "action", a.ID, "err", err)
+	var begun *store.ExecutionRecord
+	if resumed {
+		rec, err := e.cfg.State.GetExecution(ctx, s.key.Tenant, run.a.IdempotencyKey)
+		switch {
+		case err == nil:
+			begun = &rec
+		case !errors.Is(err, store.ErrNotFound):
+			// Whether the write began cannot be told now: it waits for
+			// the next ResumeActions, untouched.
+			run.tr.Status, run.tr.Reason = store.ActionExecuting, "read the execution record: "+err.Error()
+			return run.a, tool.Result{Status: tool.StatusError, Error: "the action's record cannot be read now"}, store.ActionExecuting
 		}
-		tr.Status, tr.Reason = status, reason
-		return a, res, status
 	}
-
-	auth, v := e.authorize(ctx, s, callRequest{guard: "approval", name: a.Tool, args: a.Args, approved: a.ID})
+	auth, v := e.authorize(ctx, s, callRequest{guard: "approval", name: run.a.Tool, args: run.a.Args, approved: run.a.ID})
 	if v != nil {
 		s.trace.Vetoes = append(s.trace.Vetoes, *v)
-		return finish(store.ActionFailed, tool.Result{Status: tool.StatusError, Error: "no longer allowed: " + v.Reason}, "refused: "+v.Reason)
-	}
-	call := tool.Call{Caller: callerOf(s), Args: auth.args, IdempotencyKey: a.IdempotencyKey, Now: s.now}
-	if resumed {
-		if rec, err := e.cfg.State.GetExecution(ctx, s.key.Tenant, a.IdempotencyKey); err == nil {
-			if rec.State == store.ExecDone {
-				var res tool.Result
-				if json.Unmarshal(rec.Result, &res) == nil && res.Status == tool.StatusOK {
-					e.noteExecution(s, auth, res, ExecutionTrace{Status: string(res.Status), Reused: true})
-					return finish(store.ActionConfirmed, res, "")
-				}
-			}
-			// Begun, perhaps sent: read what happened before anything else.
-			if res, status, ok := e.reconcile(ctx, s, auth, call); ok {
-				tr.Reconciled = true
-				return finish(status, res, reconcileReason(status))
-			}
+		res := tool.Result{Status: tool.StatusError, Error: "no longer allowed: " + v.Reason}
+		if begun != nil {
+			// Refused now, but the write may have happened before.
+			res.OutcomeUnknown = true
+			return run.finish(ctx, store.ActionUnknown, res, "refused: "+v.Reason+"; the write begun before may have happened")
 		}
+		return run.finish(ctx, store.ActionFailed, res, "refused: "+v.Reason)
 	}
+	call := tool.Call{Caller: callerOf(s), Args: auth.args, IdempotencyKey: run.a.IdempotencyKey, Now: s.now}
+	if begun != nil {
+		return e.settleBegun(ctx, s, run, auth, call, *begun)
+	}
+	return e.writeAction(ctx, s, run, auth, call)
+}
+
+// writeAction makes the write of an action none of whose attempts was
+// begun: the precheck (the only point at which one runs: nothing was
+// sent), the write, and when its answer is unclear, the read-back.
+func (e *Engine) writeAction(ctx context.Context, s *state, run *actionRun, auth authorized, call tool.Call) (store.Action, tool.Result, string) {
 	if pc, ok := auth.tg.entry.Tool.(tool.Prechecker); ok {
 		cctx, cancel := context.WithTimeout(ctx, auth.tg.spec.Timeout)
 		err := pc.Precheck(cctx, call)
 		cancel()
 		if err != nil {
 			res := tool.Result{Status: tool.StatusError, Error: "precondition: " + err.Error(), ObservedAt: s.now}
-			return finish(store.ActionFailed, res, "precondition: "+err.Error())
+			return run.finish(ctx, store.ActionFailed, res, "precondition: "+err.Error())
 		}
 	}
-	res, et := e.execute(ctx, s, auth.tg, auth.args, a.IdempotencyKey)
+	res, et := e.execute(ctx, s, auth.tg, auth.args, call.IdempotencyKey)
+	e.noteExecution(s, auth, res, et)
 	if res.Status == tool.StatusOK {
-		e.noteExecution(s, auth, res, et)
-		return finish(store.ActionConfirmed, res, "")
+		return run.finish(ctx, store.ActionConfirmed, res, "")
 	}
 	// Not a clear success: what the tool's system says wins over what the
 	// answer suggested.
-	if rres, status, ok := e.reconcile(ctx, s, auth, call); ok {
-		tr.Reconciled = true
-		e.noteExecution(s, auth, res, et)
-		return finish(status, rres, reconcileReason(status))
+	if rres, status, ok := e.readBack(ctx, s, auth, call); ok {
+		run.tr.Reconciled = true
+		return run.finish(ctx, status, rres, reconcileReason(status))
 	}
-	e.noteExecution(s, auth, res, et)
 	if et.Status == statusOutcomeUnknown || res.OutcomeUnknown {
-		return finish(store.ActionUnknown, res, "the outcome is unknown: "+res.Error)
+		return run.finish(ctx, store.ActionUnknown, res, "the outcome is unknown: "+res.Error)
 	}
-	return finish(store.ActionFailed, res, res.Error)
-}
-
-// reconcile asks a tool.Reconciler whether the call took effect. ok is
-// false when the tool cannot tell (or is no Reconciler).
-func (e *Engine) reconcile(ctx context.Context, s *state, auth authorized, call tool.Call) (tool.Result, string, bool) {
-	rc, isRC := auth.tg.entry.Tool.(tool.Reconciler)
-	if !isRC {
-		return tool.Result{}, "", false
-	}
-	start := e.cfg.Now()
-	cctx, cancel := context.WithTimeout(ctx, auth.tg.spec.Timeout)
-	res, err := rc.Reconcile(cctx, call)
-	cancel()
-	note := string(res.Status)
-	if err != nil {
-		note = "error: " + err.Error()
-	}
-	s.trace.step(StepReconcile, auth.tg.spec.Name, start, e.cfg.Now(), note)
-	switch {
-	case err != nil:
-		s.trace.Notes = append(s.trace.Notes, "reconcile "+auth.tg.spec.Name+": "+err.Error())
-		return tool.Result{}, "", false
-	case res.Status == tool.StatusOK:
-		if res.ObservedAt.IsZero() {
-			res.ObservedAt = e.cfg.Now()
-		}
-		s.trace.Executed = append(s.trace.Executed, ExecutionTrace{Tool: auth.tg.spec.Name, Args: auth.args,
-			IdempotencyKey: call.IdempotencyKey, Status: string(tool.StatusOK), Result: &res, Reconciled: true})
-		return res, store.ActionConfirmed, true
-	case res.Status == tool.StatusNotFound:
-		return tool.Result{Status: tool.StatusError, Error: "not applied (the system has no record of it)", ObservedAt: e.cfg.Now()}, store.ActionFailed, true
-	}
-	return tool.Result{}, "", false
-}
-
-func reconcileReason(status string) string {
-	if status == store.ActionFailed {
-		return "reconciled: not applied"
-	}
-	return ""
+	return run.finish(ctx, store.ActionFailed, res, res.Error)
 }
 
 // noteExecution puts an execution of an approved action in the turn's

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,14 +28,26 @@ type ledger struct {
 	// comes in time.
 	timeoutAfterCommit bool
 	refunded           map[string]bool // payment -> refunded before
+	// readBackDown: the read-back answers "unavailable" this many more
+	// times.
+	readBackDown int
+	readBacks    int
+	// noReadBack: the tool has no way to read its writes back.
+	noReadBack bool
+	prechecks  int
 }
 
 // refundTool refunds a payment; staff approve it. It re-checks the payment
 // before the write and reads its ledger back when asked to reconcile.
-type refundTool struct{ l *ledger }
+type refundTool struct {
+	l *ledger
+	// idempotent: the payments system dedupes refunds by key (the ledger
+	// always does; this says whether the engine may count on it).
+	idempotent bool
+}
 
 func (r *refundTool) Spec() tool.Spec {
-	return tool.Spec{Name: "create_refund", Title: "Refund", Description: "Refund a payment.", Risk: tool.RiskWriteFull,
+	return tool.Spec{Name: "create_refund", Title: "Refund", Description: "Refund a payment.", Risk: tool.RiskWriteFull, Idempotent: r.idempotent,
 		Approve: []string{"staff"}, BoundArgs: []string{"ticket_id"}, Claims: []string{"возврат выполнен"}, Timeout: 200 * time.Millisecond,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["ticket_id","payment_id","amount"],` +
 			`"properties":{"ticket_id":{"type":"string"},"payment_id":{"type":"string"},"amount":{"type":"integer"},"reason":{"type":"string"}}}`)}
@@ -69,7 +83,14 @@ func (r *refundTool) Call(ctx context.Context, c tool.Call) (tool.Result, error)
 func (r *refundTool) Precheck(ctx context.Context, c tool.Call) error {
 	r.l.mu.Lock()
 	defer r.l.mu.Unlock()
-	if r.l.refunded[r.payment(c)] {
+	r.l.prechecks++
+	payment := r.payment(c)
+	for _, p := range r.l.refunds {
+		if p == payment {
+			return errors.New("the payment is refunded already")
+		}
+	}
+	if r.l.refunded[payment] {
 		return errors.New("the payment is refunded already")
 	}
 	return nil
@@ -78,6 +99,14 @@ func (r *refundTool) Precheck(ctx context.Context, c tool.Call) error {
 func (r *refundTool) Reconcile(ctx context.Context, c tool.Call) (tool.Result, error) {
 	r.l.mu.Lock()
 	defer r.l.mu.Unlock()
+	r.l.readBacks++
+	if r.l.noReadBack {
+		return tool.Result{}, fmt.Errorf("no reconcile endpoint is configured: %w", tool.ErrNoReadBack)
+	}
+	if r.l.readBackDown > 0 {
+		r.l.readBackDown--
+		return tool.Result{}, errors.New("reconcile: status 503")
+	}
 	if _, ok := r.l.refunds[c.IdempotencyKey]; ok {
 		return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"refund":"re_1","found":true}`)}, nil
 	}
@@ -276,5 +305,150 @@ func TestApprovalExpires(t *testing.T) {
 	view, _, err := b.eng.Decide(ctx, staff, a.ID, true)
 	if !errors.Is(err, chat.ErrActionClosed) || view.Status != store.ActionExpired || l.calls != 0 {
 		t.Errorf("late approval: %+v %v, calls %d", view, err, l.calls)
+	}
+}
+
+// sleeper keeps the waits asked of Config.Sleep and moves the shared
+// clock on by each, so waiting takes no time.
+type sleeper struct {
+	clk   *clock
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (z *sleeper) Sleep(ctx context.Context, d time.Duration) error {
+	z.mu.Lock()
+	z.waits = append(z.waits, d)
+	z.mu.Unlock()
+	z.clk.Advance(d)
+	return ctx.Err()
+}
+
+// crashedAfterCommit leaves the action as a process leaves it when it is
+// killed after the payments system committed the refund and before it
+// answered: approved, executing, its write begun, the refund made.
+func crashedAfterCommit(t *testing.T, b *loopBench, l *ledger, id string) {
+	t.Helper()
+	ctx := context.Background()
+	as := store.Actions(b.st)
+	act, _ := as.GetAction(ctx, "t", id)
+	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:killed-after-commit"
+	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund",
+		Args: json.RawMessage(refundArgs), State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.refunds[act.IdempotencyKey] = "pay_4821"
+	l.mu.Unlock()
+}
+
+// A refund that happened is never recorded as failed: the process died
+// after the payments system committed it, and at restart the read-back
+// answers 503. The engine asks it again with a growing wait (never the
+// precheck, which would see this very refund), and the action ends
+// confirmed when the read-back answers; when it stays down past its
+// attempts, unknown for a person — never failed, and never a second
+// refund. A tool that dedupes by key is asked the write again with its
+// own key instead.
+func TestResumeReadsBackAWriteThatMayHaveHappened(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		down       int
+		idempotent bool
+		noReadBack bool
+		want       string
+		readBacks  int
+		calls      int
+		waits      []time.Duration
+	}{
+		{"read-back down twice", 2, false, false, store.ActionConfirmed, 3, 0, []time.Duration{time.Second, 2 * time.Second}},
+		{"read-back down past its attempts", 100, false, false, store.ActionUnknown, 4, 0, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
+		{"read-back down, the write asked again with its key", 100, true, false, store.ActionConfirmed, 4, 1, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
+		{"a precheck and no read-back", 0, false, true, store.ActionUnknown, 1, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &ledger{refunds: map[string]string{}, refunded: map[string]bool{}}
+			clk := &sleeper{clk: &clock{now: time.Now()}}
+			b := newLoopBenchWith(t, turn.Assistant{}, func(c *turn.Config) {
+				c.Now, c.Sleep = clk.clk.Now, clk.Sleep
+				c.ReadBack = turn.ReadBackPolicy{Attempts: 4, Wait: time.Second}
+			}, &refundTool{l: l, idempotent: tc.idempotent})
+			a := proposeRefund(t, b)
+			crashedAfterCommit(t, b, l, a.ID)
+			l.readBackDown, l.noReadBack = tc.down, tc.noReadBack
+			b.model.Push(llmtest.ToolCalls("Done."))
+			if n, err := b.eng.ResumeActions(context.Background()); err != nil || n != 1 {
+				t.Fatalf("resumed %d (%v)", n, err)
+			}
+			got, _ := store.Actions(b.st).GetAction(context.Background(), "t", a.ID)
+			if got.Status != tc.want {
+				t.Errorf("the action ended %s (%s), want %s", got.Status, got.Reason, tc.want)
+			}
+			if l.count() != 1 || l.calls != tc.calls || l.prechecks != 0 || l.readBacks != tc.readBacks {
+				t.Errorf("refunds %d, writes %d, prechecks %d, read-backs %d; want 1 refund, %d writes, no precheck, %d read-backs",
+					l.count(), l.calls, l.prechecks, l.readBacks, tc.calls, tc.readBacks)
+			}
+			if !slices.Equal(clk.waits, tc.waits) {
+				t.Errorf("waited %v, want %v", clk.waits, tc.waits)
+			}
+			view, _ := b.eng.Actions(context.Background(), staff, "")
+			if len(view) != 1 || view[0].Status != tc.want {
+				t.Errorf("staff see %+v", view)
+			}
+		})
+	}
+}
+
+// One call twice in one model answer — and once more in the next answer,
+// its arguments in another order — is one proposal: staff see one action,
+// the repeats are journaled as dropped and the model is told so, and the
+// approval makes one refund and one reply.
+func TestRepeatedCallIsOneProposal(t *testing.T) {
+	b, l := newApprovalBench(t)
+	reordered := `{"reason":"access never opened","amount":990,"payment_id":"pay_4821"}`
+	b.model.Push(
+		llmtest.ToolCalls("", call("a", "create_refund", refundArgs), call("b", "create_refund", refundArgs)),
+		llmtest.ToolCalls("", call("c", "create_refund", reordered)),
+		llmtest.ToolCalls("The refund waits for staff."),
+	)
+	out, tv := b.send("Деньги списались, доступа нет. Верните деньги.")
+	list, err := b.eng.Actions(context.Background(), staff, store.ActionProposed)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("staff see %d actions (%v), want one", len(list), err)
+	}
+	if tv.Status != "ok" || out.Say != "The refund waits for staff." {
+		t.Fatalf("status %s, reply %q", tv.Status, out.Say)
+	}
+	dropped := 0
+	for _, v := range tv.Vetoes {
+		if v.Tool == "create_refund" && v.Reason == "repeat_dropped" {
+			dropped++
+		}
+	}
+	if dropped != 2 {
+		t.Errorf("vetoes %+v: want the two repeats journaled as dropped", tv.Vetoes)
+	}
+	reqs := b.model.Requests()
+	for i, want := range map[int]string{1: "b", 2: "c"} {
+		msgs := reqs[i].Messages
+		var told string
+		for _, m := range msgs {
+			if m.ToolCallID == want {
+				told = m.Content
+			}
+		}
+		if !strings.Contains(told, `"status":"dropped"`) || !strings.Contains(told, list[0].ID) {
+			t.Errorf("the model was told of call %s: %q", want, told)
+		}
+	}
+	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
+	if _, _, err := b.eng.Decide(context.Background(), staff, list[0].ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if l.count() != 1 || l.calls != 1 {
+		t.Errorf("refunds %d, calls %d: want one of each", l.count(), l.calls)
 	}
 }

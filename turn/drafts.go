@@ -116,6 +116,9 @@ type keptButton struct {
 // expandButton puts a kept long value back in place of its short id and
 // routes the message by it; false when the id is no longer kept.
 func (e *Engine) expandButton(s *state) bool {
+	if strings.HasPrefix(s.in.Button, optionPrefix) {
+		return e.expandOption(s)
+	}
 	id, ok := strings.CutPrefix(s.in.Button, longButtonPrefix)
 	if !ok {
 		return true
@@ -133,16 +136,5 @@ func (e *Engine) expandButton(s *state) bool {
 	s.trace.Route = RouteStaleButton
 	s.trace.Notes = append(s.trace.Notes, "button no longer kept: "+clip(id, 64))
 	e.replyText(s, say(s.lang, txtButtonGone), nil)
-	return false
-}
-
-// reservedButton tells a value that would read as one of the server's own
-// buttons; such a value from a model or a tool is never made a button.
-func reservedButton(v string) bool {
-	for _, p := range []string{confirmPrefix, cancelPrefix, choicePrefix, longButtonPrefix, skillButtonPrefix} {
-		if strings.HasPrefix(v, p) {
-			return true
-		}
-	}
 	return false
 }

@@ -128,6 +128,12 @@ type Config struct {
 	// ApprovalTTL is how long an action waits for its approvers; zero
 	// means DefaultApprovalTTL.
 	ApprovalTTL time.Duration
+	// ReadBack bounds how an approved write that may have happened is
+	// read back from its system while that system cannot answer.
+	ReadBack ReadBackPolicy
+	// Sleep waits d, or until ctx ends (its error then); default a timer.
+	// Tests inject it, with Now, so waiting takes no time.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// ModelTimeout bounds one model request including the retries and
 	// fallbacks a provider chain may make inside it; each provider bounds
 	// its own calls (15 s by default).
@@ -221,6 +227,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.Sleep, cfg.ReadBack = sleepOr(cfg.Sleep), cfg.ReadBack.withDefaults()
 	if cfg.NewID == nil {
 		cfg.NewID = newID
 	}
@@ -367,6 +374,7 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 	}
 	e.receipts(ctx, s)
 	keepLongButtons(s)
+	retireOffer(s)
 	e.updateMemory(s)
 	if err := e.commit(ctx, s); err != nil {
 		e.journalFailure(s, StepCommit, err)

@@ -35,7 +35,28 @@ const (
 	// things, or its words and id disagree: answered, not put to the user
 	reasonTargetUnresolved = "target_unresolved"
 	reasonPreviewFailed    = "preview_failed" // the target could not be checked
+	// a write this task already made or proposed, asked for again: dropped
+	reasonRepeatDropped = "repeat_dropped"
 )
+
+// dropRepeat reports whether a is a write its task already made or
+// proposed — the same tool with the same canonical arguments — and
+// journals the repeat as dropped. Identical calls within one task are one
+// proposal: one model answer holding one refund twice is one refund, not
+// two approvals (approved twice, the same reply sent twice). seen holds
+// the task's writes so far.
+func dropRepeat(s *state, seen map[string]bool, guard string, a authorized) bool {
+	if !a.tg.spec.Risk.Writes() {
+		return false
+	}
+	key := a.tg.spec.Name + "\x00" + string(a.args)
+	if !seen[key] {
+		seen[key] = true
+		return false
+	}
+	s.trace.Vetoes = append(s.trace.Vetoes, Veto{Guard: guard, Tool: a.tg.spec.Name, Reason: reasonRepeatDropped})
+	return true
+}
 
 // target is what a proposal would run: the registered tool and the spec
 // that governs it — the tool's own, or the one a tool.Resolver derives from

@@ -82,7 +82,7 @@ func TestInterviewSeedFlow(t *testing.T) {
 		llmtest.ToolCalls("", deliver("call_f", "Вот оптимизированная функция для Laravel 11: …", 0.85)),
 	)
 	out, trace := b.send(chat.Inbound{Text: "оптимизируй функцию"})
-	if out.Say != question || len(out.Buttons) != 3 || out.Buttons[1].Value != "Laravel 11" || out.Final != nil {
+	if out.Say != question || len(out.Buttons) != 3 || out.Buttons[1].Label != "Laravel 11" || !strings.HasPrefix(out.Buttons[1].Value, "opt:") || out.Final != nil {
 		t.Fatalf("question turn: %+v", out)
 	}
 	iv := trace["interview"].(map[string]any)
@@ -96,7 +96,7 @@ func TestInterviewSeedFlow(t *testing.T) {
 	}
 
 	// "Laravel 11" pressed; "да" would be an answer too, never a confirmation.
-	out, trace = b.send(chat.Inbound{Button: "Laravel 11"})
+	out, trace = b.send(chat.Inbound{Button: out.Buttons[1].Value})
 	if out.Final == nil || out.Final.Content != "Вот оптимизированная функция для Laravel 11: …" || *out.Final.ConfidenceScore != 0.85 || out.Say != out.Final.Content {
 		t.Fatalf("final turn: %+v", out)
 	}
@@ -235,5 +235,153 @@ func TestInterviewResultLimitsAndFallback(t *testing.T) {
 	out, trace := b.send(chat.Inbound{Text: "ещё"})
 	if out.Say != "Вот ответ текстом." || out.Final == nil || out.Final.ConfidenceScore != nil || trace["interview"].(map[string]any)["ended"] != "text" {
 		t.Errorf("fallback: %+v", out)
+	}
+}
+
+// Past max_questions a model that asks again and puts its question in
+// plain text, or delivers a question as its result (in any script's
+// question mark, or the words of its ask_user call), gets one repair;
+// then the server's own "could not finish" text — never the question as
+// the result.
+func TestInterviewQuestionIsNoResult(t *testing.T) {
+	const noResult = "Не получилось подготовить итоговый ответ"
+	for _, tc := range []struct {
+		name         string
+		first, again llmtest.Reply
+	}{
+		{"ask_user again with the question as text",
+			llmtest.ToolCalls("Какой у вас бюджет?", ask("q2", "Какой у вас бюджет?", "r")),
+			llmtest.ToolCalls("Какой у вас бюджет?", ask("q3", "Какой у вас бюджет?", "r"))},
+		{"a result in a fullwidth question mark",
+			llmtest.ToolCalls("", deliver("f1", "你的预算是多少？", 0.5)),
+			llmtest.ToolCalls("", deliver("f2", "你的预算是多少？", 0.5))},
+		{"a result in an Arabic question mark",
+			llmtest.ToolCalls("", deliver("f1", "ما هي ميزانيتك؟", 0.5)),
+			llmtest.ToolCalls("", deliver("f2", "ما هي ميزانيتك؟", 0.5))},
+		{"plain text that is the asked question without a mark",
+			llmtest.ToolCalls("", ask("q2", "Уточните бюджет", "r")),
+			llmtest.ToolCalls("Уточните бюджет")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newInterviewBench(t, turn.Assistant{MaxQuestions: 1})
+			b.model.Push(llmtest.ToolCalls("", ask("q1", "Какой стек?", "r")), tc.first, tc.again)
+			if out, _ := b.send(chat.Inbound{Text: "сделай мне сайт"}); out.Say != "Какой стек?" {
+				t.Fatalf("first question: %q", out.Say)
+			}
+			out, trace := b.send(chat.Inbound{Text: "Go"})
+			if !strings.HasPrefix(out.Say, noResult) || out.Final == nil || out.Final.Content != "" {
+				t.Errorf("a question was delivered as the result: %+v", out)
+			}
+			iv := trace["interview"].(map[string]any)
+			if iv["ended"] != "no_result" || len(iv["problems"].([]any)) != 2 {
+				t.Errorf("trace interview %v", iv)
+			}
+			if n := len(b.model.Requests()); n != 3 {
+				t.Errorf("%d model calls, want the question, the answer and one repair", n)
+			}
+		})
+	}
+}
+
+// A result that is a question is repaired; the repaired result is the
+// result.
+func TestInterviewQuestionRepaired(t *testing.T) {
+	b := newInterviewBench(t, turn.Assistant{MaxQuestions: 2})
+	b.model.Push(
+		llmtest.ToolCalls("Какой у вас стек?"),
+		llmtest.ToolCalls("", deliver("f", "План: Go и Postgres.", 0.7)),
+	)
+	out, trace := b.send(chat.Inbound{Text: "сделай мне сайт"})
+	if out.Final == nil || out.Final.Content != "План: Go и Postgres." {
+		t.Fatalf("repaired result: %+v", out)
+	}
+	second := b.model.Requests()[1].Messages
+	if last := second[len(second)-1]; last.Role != llm.RoleUser || !strings.Contains(last.Content, "a question is not a result") {
+		t.Errorf("the repair said %+v", last)
+	}
+	if iv := trace["interview"].(map[string]any); iv["ended"] != "final" {
+		t.Errorf("trace interview %v", iv)
+	}
+}
+
+// Questions are cut at the first question mark of any script: the user
+// sees one question.
+func TestInterviewOneQuestionInAnyScript(t *testing.T) {
+	for _, q := range []struct{ asked, shown string }{
+		{"你用哪个版本？数据库呢？", "你用哪个版本？"},
+		{"ما الإصدار؟ وما قاعدة البيانات؟", "ما الإصدار؟"},
+		{"Ποια έκδοση; Και ποια βάση;", "Ποια έκδοση; Και ποια βάση;"}, // U+003B is a semicolon, not the Greek mark
+		{"Ποια έκδοση\u037e Και ποια βάση\u037e", "Ποια έκδοση\u037e"},
+		{"Ո՞ր տարբերակն է։ Ո՞ր բազան է։", "Ո՞ր տարբերակն է։"},
+		{"Which version⁇ Which database⁇", "Which version⁇"},
+	} {
+		b := newInterviewBench(t, turn.Assistant{})
+		b.model.Push(llmtest.ToolCalls("", ask("q1", q.asked, "r")))
+		out, trace := b.send(chat.Inbound{Text: "сделай мне сайт"})
+		if out.Say != q.shown {
+			t.Errorf("asked %q: shown %q, want %q", q.asked, out.Say, q.shown)
+		}
+		if dropped, _ := trace["interview"].(map[string]any)["dropped"].([]any); (q.asked != q.shown) != (len(dropped) == 1) {
+			t.Errorf("asked %q: dropped %v", q.asked, dropped)
+		}
+	}
+}
+
+// An interview's options may read as commands or confirmations: their
+// buttons carry references, and a press is the option's text as the
+// answer — "/reset" resets nothing, "да" confirms nothing.
+func TestInterviewOptionsThatAreCommands(t *testing.T) {
+	b := newInterviewBench(t, turn.Assistant{})
+	b.model.Push(
+		llmtest.ToolCalls("", ask("q1", "Что сделать с черновиком?", "r", "да", "/reset", "confirm:x1", "ok")),
+		llmtest.ToolCalls("", deliver("f", "Черновик сброшен по вашему ответу.", 0.9)),
+	)
+	out, _ := b.send(chat.Inbound{Text: "помоги с черновиком"})
+	if len(out.Buttons) != 4 {
+		t.Errorf("buttons %+v, want all four options", out.Buttons)
+	}
+	var reset string
+	for i, want := range []string{"да", "/reset", "confirm:x1", "ok"} {
+		if i >= len(out.Buttons) || out.Buttons[i].Label != want || !strings.HasPrefix(out.Buttons[i].Value, "opt:") {
+			t.Errorf("button %d of %+v, want %q behind a reference", i, out.Buttons, want)
+		}
+	}
+	for _, btn := range out.Buttons {
+		if len(btn.Value) > 64 {
+			t.Errorf("button %+v: over the 64 bytes of a Telegram button's data", btn)
+		}
+		if btn.Label == "/reset" {
+			reset = btn.Value
+		}
+	}
+	out, trace := b.send(chat.Inbound{Button: reset})
+	if trace["route"] != "model" || out.Final == nil || out.Final.Content != "Черновик сброшен по вашему ответу." {
+		t.Fatalf("the /reset option was not an answer: route %v, %+v", trace["route"], out)
+	}
+	if reqs := b.model.Requests(); len(reqs) != 2 || reqs[1].Messages[len(reqs[1].Messages)-1].Content != "/reset" {
+		t.Errorf("the model was not given the option's text as the answer: %d requests", len(reqs))
+	}
+	// The offer was answered: its buttons are gone.
+	b.model.Push(llmtest.ToolCalls("", deliver("g", "x", 1)))
+	if out, trace := b.send(chat.Inbound{Button: "opt:" + out.TurnID + ":0"}); trace["route"] != "stale_button" || out.Final != nil {
+		t.Errorf("a used offer's button: route %v, %+v", trace["route"], out)
+	}
+}
+
+// Only the latest keyboard answers: a button of an earlier question,
+// pressed after a later question was shown, answers nothing.
+func TestInterviewEarlierOptionIsStale(t *testing.T) {
+	b := newInterviewBench(t, turn.Assistant{})
+	b.model.Push(
+		llmtest.ToolCalls("", ask("q1", "Какой стек?", "r", "PHP", "Go")),
+		llmtest.ToolCalls("", ask("q2", "Какие сроки?", "r")),
+	)
+	first, _ := b.send(chat.Inbound{Text: "сделай мне сайт"})
+	if out, _ := b.send(chat.Inbound{Text: "Go"}); out.Say != "Какие сроки?" {
+		t.Fatalf("second question: %q", out.Say)
+	}
+	out, trace := b.send(chat.Inbound{Button: first.Buttons[0].Value})
+	if trace["route"] != "stale_button" || b.model.Calls() != 2 || out.Final != nil {
+		t.Errorf("an earlier question's button answered the later one: route %v, model calls %d, %+v", trace["route"], b.model.Calls(), out)
 	}
 }

@@ -41,6 +41,13 @@ type loopBench struct {
 
 func newLoopBench(t *testing.T, a turn.Assistant, extra ...tool.Tool) *loopBench {
 	t.Helper()
+	return newLoopBenchWith(t, a, nil, extra...)
+}
+
+// newLoopBenchWith is newLoopBench with configure changing the engine's
+// configuration (an injected clock) before the engine is made.
+func newLoopBenchWith(t *testing.T, a turn.Assistant, configure func(*turn.Config), extra ...tool.Tool) *loopBench {
+	t.Helper()
 	b := &loopBench{t: t, model: llmtest.NewScripted(), runs: map[string]int{}, args: map[string][]string{}, result: map[string]func(string) (tool.Result, error){}}
 	var tools []tool.Tool
 	claims := map[string][]string{"create_refund": {"Возврат выполнен", "refund issued"}, "add_note": {"note added"}}
@@ -70,13 +77,17 @@ func newLoopBench(t *testing.T, a turn.Assistant, extra ...tool.Tool) *loopBench
 	}
 	t.Cleanup(func() { b.st.Close() })
 	a.Mode = turn.ModeLoop
-	b.eng, err = turn.New(turn.Config{
+	cfg := turn.Config{
 		State: b.st, Locker: b.st, Journal: b.st, Tools: reg, Model: b.model,
 		Assistants: map[string]turn.Assistant{"support": a},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"get_*"}}}}},
 		ApprovalTTL: time.Hour,
-	})
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	b.eng, err = turn.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

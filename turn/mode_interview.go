@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm"
@@ -22,7 +23,7 @@ const (
 	// Limits of a question as the user sees it.
 	maxQuestionChars = 1000
 	maxOptions       = 8
-	maxOptionBytes   = 512 // longer than a button's data: kept behind a short id
+	maxOptionBytes   = 512 // an option's text; its button carries only a reference (options.go)
 )
 
 var interviewDefs = []llm.ToolDef{
@@ -56,7 +57,9 @@ type InterviewTrace struct {
 	// result given) or "failed".
 	Ended      string   `json:"ended,omitempty"`
 	Confidence *float64 `json:"confidence_score,omitempty"`
-	// Reasoning is why the model asked (never shown to the user).
+	// Reasoning is why the model asked: never shown to the user, and in
+	// the record only for a key that reads every turn (turns:read_all);
+	// the HTTP API leaves it out for any other.
 	Reasoning string `json:"reasoning,omitempty"`
 	// Dropped are what an answer held beyond one question — further
 	// calls, further questions — journaled, not shown.
@@ -75,7 +78,10 @@ type InterviewTrace struct {
 // MaxQuestions answers the request names deliver_final_result; a model
 // that still asks gets one repair, then the interview ends with what is
 // there and says so. A model that answers in text ends it with that text;
-// broken arguments get one repair.
+// broken arguments get one repair. A result that is a question — it ends
+// in a question mark of any script, or it is the text of an ask_user
+// call — is no result: one repair, then the server's own text saying the
+// interview could not finish.
 func (e *Engine) runInterview(ctx context.Context, s *state) {
 	text := s.route.input
 	if strings.TrimSpace(text) == "" && len(s.in.Evidence) == 0 {
@@ -91,8 +97,7 @@ func (e *Engine) runInterview(ctx context.Context, s *state) {
 	}
 	s.trace.Route = RouteModel
 	iv := loadInterview(s)
-	first := iv.Pending == ""
-	if first {
+	if iv.Pending == "" {
 		// A new interview: the request, with any evidence, as its first
 		// message — cached by providers that cache on request.
 		iv = interview{StartedAt: s.now, Transcript: []llm.Message{{Role: llm.RoleUser, Content: interviewInput(s), Cache: true}}}
@@ -102,82 +107,172 @@ func (e *Engine) runInterview(ctx context.Context, s *state) {
 	}
 	tr := &InterviewTrace{Questions: iv.Questions}
 	s.trace.Interview = tr
-	max := s.assistant.MaxQuestions
 	for attempt := 0; ; attempt++ {
-		choice := llm.ToolChoice{Mode: llm.ToolRequired}
-		if iv.Questions >= max {
-			choice = llm.ToolChoice{Mode: llm.ToolNamed, Name: deliverFinalTool}
-		}
-		msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: s.cat.prompt}}, iv.Transcript...)
-		if attempt == 0 {
-			e.measurePrefix(s, msgs)
-			s.trace.PromptMessages = len(msgs) - 1
-		}
-		resp, err := e.complete(ctx, s, llm.Request{
-			Messages: msgs, Tools: interviewDefs, ToolChoice: choice, Temperature: e.cfg.Temperature,
-			MaxTokens: s.assistant.MaxTokens, Operation: opInterview, Strategy: s.strategy,
-		})
-		if err != nil {
-			// Nothing of this answer is kept: the user may send it again.
+		resp, ok := e.askInterviewer(ctx, s, &iv, attempt)
+		if !ok {
 			tr.Ended = "failed"
-			e.modelFailed(s, err)
 			return
 		}
-		if resp.Protocol != llm.ProtocolTools || len(resp.ToolCalls) == 0 {
-			// A model that answers in plain text (a weaker fallback) ends
-			// the interview with that text, so the user gets an answer.
-			tr.Ended = "text"
-			e.deliver(s, iv, resp.Text, nil)
+		problem, done := e.interviewAnswer(s, &iv, tr, resp)
+		if done {
 			return
-		}
-		// The provider's call ID may repeat one of the transcript's.
-		call := llm.UniqueCallIDs(iv.Transcript, resp.ToolCalls[:1])[0]
-		for _, c := range resp.ToolCalls[1:] {
-			tr.Dropped = append(tr.Dropped, "call "+c.Name+" "+clip(string(c.Arguments), 500))
-		}
-		problem := ""
-		switch call.Name {
-		case askUserTool:
-			q, p := parseAsk(call.Arguments)
-			switch {
-			case iv.Questions >= max:
-				problem = fmt.Sprintf("no questions are left (%d asked): call %s now with the best result you can give", iv.Questions, deliverFinalTool)
-			case p != "":
-				problem = p
-			default:
-				if q.Question, q.rest = firstQuestion(q.Question); q.rest != "" {
-					tr.Dropped = append(tr.Dropped, "question "+clip(q.rest, 500))
-				}
-				iv.Questions++
-				iv.Pending = call.ID
-				iv.Transcript = append(iv.Transcript, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}})
-				e.saveInterview(s, &iv)
-				tr.Questions, tr.Reasoning = iv.Questions, clip(q.Reasoning, 2000)
-				e.replyText(s, q.Question, optionButtons(q.Options))
-				return
-			}
-		case deliverFinalTool:
-			f, p := parseFinal(call.Arguments)
-			if p == "" {
-				tr.Ended, tr.Confidence = "final", &f.Confidence
-				e.deliver(s, iv, f.Content, &f.Confidence)
-				return
-			}
-			problem = p
-		default:
-			problem = fmt.Sprintf("there is no tool %q: call %s or %s", call.Name, askUserTool, deliverFinalTool)
 		}
 		tr.Problems = append(tr.Problems, problem)
 		if attempt > 0 {
 			// One repair was spent: end with what there is, and say so —
-			// never a question past the limit.
+			// never a question past the limit, never a question as the
+			// result.
 			tr.Ended = "no_result"
-			e.deliver(s, iv, resp.Text, nil)
+			result := resp.Text
+			if isQuestionText(result, &iv, resp) {
+				result = ""
+			}
+			e.deliver(s, iv, result, nil)
 			return
 		}
-		iv.Transcript = append(iv.Transcript, llm.Message{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: []llm.ToolCall{call}},
-			llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: "refused: " + problem, IsError: true})
+		iv.Transcript = append(iv.Transcript, repairMessages(resp, problem)...)
 	}
+}
+
+// askInterviewer makes the interview's model call; after MaxQuestions
+// answers it names deliver_final_result. On an error nothing of this
+// answer is kept (the user may send it again) and the reply says so.
+func (e *Engine) askInterviewer(ctx context.Context, s *state, iv *interview, attempt int) (llm.Response, bool) {
+	choice := llm.ToolChoice{Mode: llm.ToolRequired}
+	if iv.Questions >= s.assistant.MaxQuestions {
+		choice = llm.ToolChoice{Mode: llm.ToolNamed, Name: deliverFinalTool}
+	}
+	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: s.cat.prompt}}, iv.Transcript...)
+	if attempt == 0 {
+		e.measurePrefix(s, msgs)
+		s.trace.PromptMessages = len(msgs) - 1
+	}
+	resp, err := e.complete(ctx, s, llm.Request{
+		Messages: msgs, Tools: interviewDefs, ToolChoice: choice, Temperature: e.cfg.Temperature,
+		MaxTokens: s.assistant.MaxTokens, Operation: opInterview, Strategy: s.strategy,
+	})
+	if err != nil {
+		e.modelFailed(s, err)
+		return llm.Response{}, false
+	}
+	return resp, true
+}
+
+// interviewAnswer acts on one answer of the interviewer: a question is
+// shown and the interview stored, a result delivered. Otherwise it returns
+// what is wrong with the answer, for the repair.
+func (e *Engine) interviewAnswer(s *state, iv *interview, tr *InterviewTrace, resp llm.Response) (string, bool) {
+	if resp.Protocol != llm.ProtocolTools || len(resp.ToolCalls) == 0 {
+		if isQuestionText(resp.Text, iv, resp) {
+			return "a question is not a result: ask it with " + askUserTool + ", or call " + deliverFinalTool + " with the result", false
+		}
+		// A model that answers in plain text (a weaker fallback) ends
+		// the interview with that text, so the user gets an answer.
+		tr.Ended = "text"
+		e.deliver(s, *iv, resp.Text, nil)
+		return "", true
+	}
+	// The provider's call ID may repeat one of the transcript's.
+	call := llm.UniqueCallIDs(iv.Transcript, resp.ToolCalls[:1])[0]
+	for _, c := range resp.ToolCalls[1:] {
+		tr.Dropped = append(tr.Dropped, "call "+c.Name+" "+clip(string(withoutReasoning(c.Arguments)), 500))
+	}
+	switch call.Name {
+	case askUserTool:
+		q, p := parseAsk(call.Arguments)
+		switch {
+		case iv.Questions >= s.assistant.MaxQuestions:
+			return fmt.Sprintf("no questions are left (%d asked): call %s now with the best result you can give", iv.Questions, deliverFinalTool), false
+		case p != "":
+			return p, false
+		}
+		if q.Question, q.rest = firstQuestion(q.Question); q.rest != "" {
+			tr.Dropped = append(tr.Dropped, "question "+clip(q.rest, 500))
+		}
+		iv.Questions++
+		iv.Pending = call.ID
+		iv.Transcript = append(iv.Transcript, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}})
+		e.saveInterview(s, iv)
+		tr.Questions, tr.Reasoning = iv.Questions, clip(q.Reasoning, 2000)
+		e.replyText(s, q.Question, e.offerOptions(s, q.Options))
+		return "", true
+	case deliverFinalTool:
+		f, p := parseFinal(call.Arguments)
+		switch {
+		case p != "":
+			return p, false
+		case isQuestionText(f.Content, iv, resp):
+			return "content ends in a question, and a question is not a result: call " + deliverFinalTool + " with the result itself, asking nothing", false
+		}
+		tr.Ended, tr.Confidence = "final", &f.Confidence
+		e.deliver(s, *iv, f.Content, &f.Confidence)
+		return "", true
+	}
+	return fmt.Sprintf("there is no tool %q: call %s or %s", call.Name, askUserTool, deliverFinalTool), false
+}
+
+// repairMessages are the transcript's record of a refused answer: the
+// answer as given, and what was wrong with it.
+func repairMessages(resp llm.Response, problem string) []llm.Message {
+	if len(resp.ToolCalls) == 0 {
+		return []llm.Message{{Role: llm.RoleAssistant, Content: resp.Text}, {Role: llm.RoleUser, Content: "refused: " + problem}}
+	}
+	call := resp.ToolCalls[0]
+	return []llm.Message{{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: []llm.ToolCall{call}},
+		{Role: llm.RoleTool, ToolCallID: call.ID, Content: "refused: " + problem, IsError: true}}
+}
+
+// isQuestionText tells a would-be result that is a question: it ends in
+// a question mark of any script, or it is (or ends with) the question of
+// an ask_user call of this interview or of this answer.
+func isQuestionText(text string, iv *interview, resp llm.Response) bool {
+	if endsInQuestion(text) {
+		return true
+	}
+	norm := normalizeQuestion(text)
+	if norm == "" {
+		return false
+	}
+	asked := func(calls []llm.ToolCall) bool {
+		for _, c := range calls {
+			if c.Name != askUserTool {
+				continue
+			}
+			q, _ := parseAsk(c.Arguments)
+			if n := normalizeQuestion(q.Question); n != "" && strings.HasSuffix(norm, n) {
+				return true
+			}
+		}
+		return false
+	}
+	if asked(resp.ToolCalls) {
+		return true
+	}
+	for _, m := range iv.Transcript {
+		if m.Role == llm.RoleAssistant && asked(m.ToolCalls) {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeQuestion is text as compared with a question: lower case, one
+// space between words, without the punctuation and symbols around it.
+func normalizeQuestion(text string) string {
+	text = strings.Join(strings.Fields(strings.ToLower(text)), " ")
+	return strings.TrimFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// withoutReasoning is a dropped call's arguments as the journal keeps
+// them: any "reasoning" left out, as it is of the question shown.
+func withoutReasoning(args json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil || m["reasoning"] == nil {
+		return args
+	}
+	delete(m, "reasoning")
+	out, _ := json.Marshal(m)
+	return out
 }
 
 // interviewInput is the request that starts an interview: the user's
@@ -236,16 +331,6 @@ type askArgs struct {
 	rest      string   // further questions of the same call, dropped
 }
 
-// firstQuestion keeps the first question of text ("Какая версия? И
-// какая база?" → "Какая версия?") and returns the rest.
-func firstQuestion(text string) (string, string) {
-	i := strings.IndexByte(text, '?')
-	if i < 0 || strings.TrimSpace(text[i+1:]) == "" {
-		return text, ""
-	}
-	return text[:i+1], strings.TrimSpace(text[i+1:])
-}
-
 // parseAsk reads ask_user's arguments, or says what is wrong with them.
 func parseAsk(raw json.RawMessage) (askArgs, string) {
 	var a askArgs
@@ -284,22 +369,6 @@ func parseFinal(raw json.RawMessage) (finalArgs, string) {
 		return finalArgs{}, "confidence_score must be a number from 0 to 1"
 	}
 	return finalArgs{Content: *f.Content, Confidence: *f.Confidence}, ""
-}
-
-// optionButtons shows a question's options as buttons; free text is
-// always allowed, so an option that cannot be a button is left to it.
-func optionButtons(options []string) []chat.Button {
-	var out []chat.Button
-	for _, o := range options {
-		o = strings.TrimSpace(o)
-		if o == "" || len(o) > maxOptionBytes || reservedButton(o) {
-			continue
-		}
-		if out = append(out, chat.Button{Label: inert(o), Value: o}); len(out) == maxOptions {
-			break
-		}
-	}
-	return out
 }
 
 // interviewPrompt is an interviewer's system prompt: the assistant's own

@@ -51,9 +51,13 @@ type loopTask struct {
 	lim  Limits
 	msgs []llm.Message
 	// runs counts runs per call: tool name and canonical arguments.
-	runs  map[string]int
-	trace LoopTrace
-	draft string // the model's latest text
+	runs map[string]int
+	// writes are the writes made or proposed so far (dropRepeat), with
+	// what the model was told of each.
+	writes map[string]bool
+	told   map[string]string
+	trace  LoopTrace
+	draft  string // the model's latest text
 }
 
 // loopCall is one call of a model answer on its way through the guards
@@ -68,6 +72,8 @@ type loopCall struct {
 	// proposed is the action stored for the call's approvers, which runs
 	// nothing now.
 	proposed *store.Action
+	// dropped: the call repeats a write of the task, and is not made.
+	dropped bool
 }
 
 // runLoop is ModeLoop: the model calls tools, sees their results as tool
@@ -295,6 +301,50 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 			}
 		}
 	}
+	lcs, ok := e.guardCalls(turnCtx, taskCtx, s, t, calls)
+	if !ok {
+		return false
+	}
+	// Reads in parallel, matched to their calls by position; writes after
+	// them, one by one, under the turn's context so that the task's
+	// deadline never cuts a write in flight.
+	var wg sync.WaitGroup
+	for i := range lcs {
+		lc := &lcs[i]
+		if lc.runs() && !lc.a.tg.spec.Risk.Writes() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lc.res, lc.tr = e.execute(taskCtx, s, lc.a.tg, lc.a.args, "")
+			}()
+		}
+	}
+	wg.Wait()
+	for i := range lcs {
+		if lc := &lcs[i]; lc.runs() && lc.a.tg.spec.Risk.Writes() {
+			lc.res, lc.tr = e.execute(turnCtx, s, lc.a.tg, lc.a.args, e.directKey(s, lc.a.tg.spec))
+		}
+	}
+	assistant := llm.Message{Role: llm.RoleAssistant, Content: said}
+	if native {
+		assistant.ToolCalls = calls
+	}
+	t.msgs = append(t.msgs, assistant)
+	return e.tellResults(s, t, lcs, native)
+}
+
+// runs tells a call that is to be made now: not refused, not put to
+// approvers, not a repeat.
+func (lc *loopCall) runs() bool { return lc.veto == nil && lc.proposed == nil && !lc.dropped }
+
+// guardCalls authorizes each call of an answer: a refusal is recorded, a
+// repeated write dropped, a write for approvers proposed. It reports
+// false when the task ended here: a limit, an action that could not be
+// proposed, or a write put to the user (nothing of the answer has run).
+func (e *Engine) guardCalls(turnCtx, taskCtx context.Context, s *state, t *loopTask, calls []llm.ToolCall) ([]loopCall, bool) {
+	if t.writes == nil {
+		t.writes, t.told = map[string]bool{}, map[string]string{}
+	}
 	lcs := make([]loopCall, len(calls))
 	var held []authorized
 	for i, c := range calls {
@@ -306,15 +356,18 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 			continue
 		}
 		lc.key = lc.a.tg.spec.Name + "\x00" + string(lc.a.args)
+		if lc.dropped = dropRepeat(s, t.writes, "loop", lc.a); lc.dropped {
+			continue
+		}
 		if t.runs[lc.key]++; t.runs[lc.key] > t.lim.SameCall {
 			e.handOff(s, t.draft, ReviewRepeatedCall, lc.a.tg.spec.Name+" called "+strconv.Itoa(t.runs[lc.key])+" times with the same arguments")
-			return false
+			return nil, false
 		}
 		if lc.a.approve {
 			act, ok := e.proposeApproval(turnCtx, s, lc.a)
 			if !ok {
 				t.trace.Ended = "refused"
-				return false
+				return nil, false
 			}
 			lc.proposed = &act
 			continue
@@ -330,45 +383,30 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 		t.trace.Ended = "confirmation"
 		e.proposeAll(turnCtx, s, held)
 		saveLoopTask(s, t)
-		return false
+		return nil, false
 	}
-	// Reads in parallel, matched to their calls by position; writes after
-	// them, one by one, under the turn's context so that the task's
-	// deadline never cuts a write in flight.
-	var wg sync.WaitGroup
-	for i := range lcs {
-		lc := &lcs[i]
-		if lc.veto == nil && lc.proposed == nil && !lc.a.tg.spec.Risk.Writes() {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				lc.res, lc.tr = e.execute(taskCtx, s, lc.a.tg, lc.a.args, "")
-			}()
-		}
-	}
-	wg.Wait()
-	for i := range lcs {
-		if lc := &lcs[i]; lc.veto == nil && lc.proposed == nil && lc.a.tg.spec.Risk.Writes() {
-			lc.res, lc.tr = e.execute(turnCtx, s, lc.a.tg, lc.a.args, e.directKey(s, lc.a.tg.spec))
-		}
-	}
+	return lcs, true
+}
 
-	assistant := llm.Message{Role: llm.RoleAssistant, Content: said}
-	if native {
-		assistant.ToolCalls = calls
-	}
-	t.msgs = append(t.msgs, assistant)
+// tellResults puts each call's outcome in the transcript, as the model
+// reads it, and ends the task when a result breaks a limit.
+func (e *Engine) tellResults(s *state, t *loopTask, lcs []loopCall, native bool) bool {
 	for i := range lcs {
 		lc := &lcs[i]
 		var content string
 		switch {
 		case lc.veto != nil:
 			content = refusalContent(lc.veto)
+		case lc.dropped:
+			content = repeatContent(lc.a.tg.spec.Name, t.told[lc.key])
 		case lc.proposed != nil:
 			content = proposedContent(*lc.proposed)
 		default:
 			content = resultContent(lc.a.tg.spec, lc.tr.Status, lc.res)
 			e.recordLoopResult(s, lc, content)
+		}
+		if lc.veto == nil && !lc.dropped && lc.a.tg.spec.Risk.Writes() {
+			t.told[lc.key] = content
 		}
 		switch {
 		case len(content) > t.lim.ResultBytes:
@@ -389,6 +427,22 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 		}
 	}
 	return true
+}
+
+// repeatContent tells the model that its call repeated a write of the
+// task and was not made again, with what it was told of the first.
+func repeatContent(name, first string) string {
+	out := struct {
+		Tool   string          `json:"tool"`
+		Status string          `json:"status"`
+		Note   string          `json:"note"`
+		First  json.RawMessage `json:"first,omitempty"`
+	}{name, "dropped", "the same call as an earlier one of this task (tool and arguments): not made again", nil}
+	if json.Valid([]byte(first)) {
+		out.First = json.RawMessage(first)
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
 }
 
 // recordLoopResult journals an executed call, remembers its result for

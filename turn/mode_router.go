@@ -112,6 +112,18 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 		args, _ := json.Marshal(map[string]string{"query": text})
 		calls = append(calls, llm.ToolCall{ID: "detector", Name: r.WebSearch, Arguments: args})
 	}
+	if !e.runRouterCalls(ctx, s, r, calls) {
+		return
+	}
+	e.answer(ctx, s, skill)
+}
+
+// runRouterCalls takes the router's calls through the guards, in order: a
+// write for approvers is proposed, one for the user's yes is put to them
+// (and answers the turn), any other runs; a repeated write is dropped. It
+// reports false when the turn was answered here.
+func (e *Engine) runRouterCalls(ctx context.Context, s *state, r *Router, calls []llm.ToolCall) bool {
+	writes := map[string]bool{}
 	for _, c := range calls {
 		if v := e.guardCall(s, r, c); v != nil {
 			s.trace.Vetoes = append(s.trace.Vetoes, *v)
@@ -121,17 +133,18 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 		switch {
 		case v != nil:
 			s.trace.Vetoes = append(s.trace.Vetoes, *v)
+		case dropRepeat(s, writes, "router", a):
 		case a.approve:
 			if act, ok := e.proposeApproval(ctx, s, a); ok {
 				e.rememberResult(s, a.tg.spec.Name, act.Status, tool.Result{Status: tool.StatusOK, Text: proposedContent(act)})
 			} else {
-				return
+				return false
 			}
 		case a.confirm:
 			// A write that waits for the user's yes is put to them now;
 			// the answer is its confirmation.
 			e.propose(ctx, s, a.tg, a.args, a.why)
-			return
+			return false
 		default:
 			res, tr := e.execute(ctx, s, a.tg, a.args, e.directKey(s, a.tg.spec))
 			e.noteRun(s, a.tg.entry.Spec.Name, a.args, res, tr)
@@ -140,7 +153,7 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 			}
 		}
 	}
-	e.answer(ctx, s, skill)
+	return true
 }
 
 // routeCall asks the router model what this message needs: at most

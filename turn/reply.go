@@ -102,14 +102,8 @@ func (e *Engine) replyResult(s *state, title, status string, res tool.Result) {
 			text = say(s.lang, txtClarify) + " " + strings.Join(res.Candidates, ", ")
 		}
 		buttons := offerChoices(s, res)
-		for _, c := range res.Candidates {
-			if len(res.Choices) > 0 || len(buttons) == maxChoices {
-				break
-			}
-			if reservedButton(c) {
-				continue
-			}
-			buttons = append(buttons, chat.Button{Label: c, Value: c})
+		if len(res.Choices) == 0 {
+			buttons = e.offerOptions(s, res.Candidates) // a candidate is answered as its text, never a command
 		}
 		e.replyText(s, text, buttons)
 	case res.Status == tool.StatusNotFound:

@@ -20,6 +20,7 @@ import (
 type routerBench struct {
 	t     *testing.T
 	eng   *turn.Engine
+	st    *sqlitestore.Store
 	model *llmtest.Scripted
 	ran   map[string][]string
 }
@@ -42,6 +43,7 @@ func newRouterBench(t *testing.T, router turn.Router) *routerBench {
 		recTool{tool.Spec{Name: "generate_image", Description: "draw", Risk: tool.RiskRead, InputSchema: schema}, b},
 		recTool{tool.Spec{Name: "web_search", Description: "search", Risk: tool.RiskRead, InputSchema: schema}, b},
 		recTool{tool.Spec{Name: "gmail_search", Description: "mail", Risk: tool.RiskRead, Requires: "google", InputSchema: schema}, b},
+		recTool{tool.Spec{Name: "save_note", Description: "note", Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmNever, InputSchema: schema}, b},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +53,7 @@ func newRouterBench(t *testing.T, router turn.Router) *routerBench {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	b.st = st
 	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: b.model,
 		Assistants: map[string]turn.Assistant{"main": {Mode: turn.ModeRouter, Router: &router}},
 		Tenants:    map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Assistant: "main", Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}}})
@@ -146,5 +149,25 @@ func TestRouterConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("err = %v, want %q", err, tt.want)
 		}
+	}
+}
+
+// One write twice in the router's answer is one write: the repeat is
+// journaled as dropped.
+func TestRouterRepeatedWriteIsOne(t *testing.T) {
+	b := newRouterBench(t, turn.Router{})
+	writer := user
+	writer.Scopes = []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe}
+	b.model.Push(llmtest.ToolCalls("",
+		llm.ToolCall{ID: "n1", Name: "save_note", Arguments: json.RawMessage(`{"prompt":"купить хлеб"}`)},
+		llm.ToolCall{ID: "n2", Name: "save_note", Arguments: json.RawMessage(`{ "prompt" : "купить хлеб" }`)},
+	), respond("Записал."))
+	out := b.send(writer, chat.Inbound{Text: "запиши: купить хлеб"})
+	if n := len(b.ran["save_note"]); n != 1 {
+		t.Errorf("save_note ran %d times, want once", n)
+	}
+	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
+	if err != nil || !strings.Contains(string(rec.Trace), `"guard":"router","tool":"save_note","reason":"repeat_dropped"`) {
+		t.Errorf("the repeat is not journaled as dropped (%v): %s", err, rec.Trace)
 	}
 }

@@ -225,6 +225,9 @@ func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the journal is unavailable; retry later")
 	default:
+		if !id.HasScope(chat.ScopeTurnsReadAll) {
+			rec = hideReasoning(rec)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(rec)

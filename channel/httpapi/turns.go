@@ -1,8 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
-
 	"strconv"
 	"time"
 
@@ -89,4 +90,34 @@ func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) {
 		body.NextBefore = turns[len(turns)-1].StartedAt.Format(time.RFC3339Nano)
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// hideReasoning takes an interviewer's reasoning — why it asked, never
+// shown to the user it interviews — out of a turn's record read with a
+// key without turns:read_all, and marks it hidden
+// ("interview":{…,"reasoning_hidden":true}). A record without one is
+// returned as it is.
+func hideReasoning(rec json.RawMessage) json.RawMessage {
+	if !bytes.Contains(rec, []byte(`"interview"`)) {
+		return rec
+	}
+	var top map[string]json.RawMessage
+	var iv map[string]json.RawMessage
+	if json.Unmarshal(rec, &top) != nil || top["interview"] != nil && json.Unmarshal(top["interview"], &iv) != nil {
+		return json.RawMessage(`{"error":"the record cannot be shown"}`) // never unread
+	}
+	if iv["reasoning"] == nil {
+		return rec
+	}
+	delete(iv, "reasoning")
+	iv["reasoning_hidden"] = json.RawMessage("true")
+	var err error
+	if top["interview"], err = json.Marshal(iv); err != nil {
+		return rec
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return rec
+	}
+	return out
 }

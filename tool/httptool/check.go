@@ -53,7 +53,7 @@ func (t *Tool) Precheck(ctx context.Context, c tool.Call) error {
 // that it did not; anything else is an error — nothing can tell.
 func (t *Tool) Reconcile(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if t.reconcile == nil {
-		return tool.Result{}, errors.New("no reconcile endpoint is configured")
+		return tool.Result{}, fmt.Errorf("no reconcile endpoint is configured: %w", tool.ErrNoReadBack)
 	}
 	if c.IdempotencyKey == "" {
 		return tool.Result{}, errors.New("reconcile: the call has no idempotency key")

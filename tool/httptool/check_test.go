@@ -3,6 +3,7 @@ package httptool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,6 +80,14 @@ func TestReconcile(t *testing.T) {
 	c.IdempotencyKey = ""
 	if _, err := tl.Reconcile(context.Background(), c); err == nil {
 		t.Error("reconcile without a key answered")
+	}
+	// Without a reconcile endpoint nothing ever can tell: asking again is
+	// no use (a precheck is not asked in its place).
+	c.IdempotencyKey = "a:42"
+	none := newTool(t, Config{Name: "y", Description: "y", URL: "http://127.0.0.1:1/y", Risk: tool.RiskWriteFull,
+		InputSchema: json.RawMessage(`{"type":"object"}`), PrecheckURL: "http://127.0.0.1:1/check"})
+	if _, err := none.Reconcile(context.Background(), c); !errors.Is(err, tool.ErrNoReadBack) {
+		t.Errorf("no reconcile endpoint: %v, want tool.ErrNoReadBack", err)
 	}
 }
 

@@ -118,6 +118,7 @@ function render(t) {
       [msg('trace.ended'), badge(t.loop.ended)],
     ])));
   }
+  if (t.interview && typeof t.interview === 'object') out.push(section('trace-interview', msg('trace.interview'), interview(t.interview)));
   if (t.review && typeof t.review === 'object') {
     out.push(section('trace-review', msg('trace.review'), dl([
       [msg('trace.reason'), badge(t.review.reason)],
@@ -140,6 +141,24 @@ function render(t) {
   if (notes.length) out.push(section('trace-notes', msg('trace.notes'), h('ul', null, notes.map((n) => h('li', null, String(n))))));
   out.push(h('details', {class: 'raw'}, h('summary', null, msg('trace.raw')), h('pre', {class: 'json', tabindex: '0'}, pretty(t))));
   return out;
+}
+
+// interview shows an interviewer's step. Its reasoning reaches only keys
+// with turns:read_all; for any other the server marks it hidden.
+function interview(iv) {
+  const strings = (v) => Array.isArray(v) ? v.filter((x) => typeof x === 'string') : [];
+  const dropped = strings(iv.dropped);
+  const repairs = strings(iv.problems);
+  return [
+    dl([
+      [msg('trace.questionsAsked'), fmtInt(iv.questions)],
+      [msg('trace.ended'), iv.ended ? badge(iv.ended) : ''],
+      [msg('trace.confidence'), typeof iv.confidence_score === 'number' ? Math.round(iv.confidence_score * 100) + '%' : ''],
+      [msg('trace.reasoning'), iv.reasoning_hidden === true ? h('span', {class: 'empty'}, msg('trace.reasoningHidden')) : String(iv.reasoning || '')],
+    ]),
+    dropped.length ? h('div', null, h('h3', null, msg('trace.dropped')), h('ul', null, dropped.map((d) => h('li', null, d)))) : null,
+    repairs.length ? h('div', null, h('h3', null, msg('trace.repairs')), h('ul', {class: 'problems'}, repairs.map((p) => h('li', null, p)))) : null,
+  ];
 }
 
 // timeline draws each step as a bar placed and sized within the turn.

@@ -14,6 +14,7 @@
 //	/refunds                {ticket_id, payment_id, amount, reason} + Idempotency-Key
 //	/refunds/precheck       the same body                 200 when the refund may go ahead, 409 otherwise
 //	/refunds/find           the same body + Idempotency-Key  200 with the refund, or 404
+//	                        (503 while SetFindUnavailable's count lasts)
 //	/replies                {ticket_id, text} + Idempotency-Key   a reply sent to the customer
 //	GET /refunds, GET /replies, GET /requests              what happened
 package sim
@@ -107,6 +108,7 @@ type Sim struct {
 
 	mu       sync.Mutex
 	faults   map[string]bool
+	findDown int                // /refunds/find answers 503 this many more times
 	payments map[string]Payment // by ticket
 	refunds  []Refund
 	replies  []Reply
@@ -150,6 +152,14 @@ func (s *Sim) SetFault(name string, on bool) error {
 	s.faults[name] = on
 	s.mu.Unlock()
 	return nil
+}
+
+// SetFindUnavailable makes /refunds/find answer 503 (the payments system
+// cannot read its refunds now) for its next n requests.
+func (s *Sim) SetFindUnavailable(n int) {
+	s.mu.Lock()
+	s.findDown = n
+	s.mu.Unlock()
 }
 
 func (s *Sim) fault(name string) bool {
@@ -379,6 +389,11 @@ func (s *Sim) findRefund(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("Idempotency-Key")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.findDown > 0 {
+		s.findDown--
+		writeError(w, http.StatusServiceUnavailable, "refunds cannot be read now")
+		return
+	}
 	for _, ref := range s.refunds {
 		if key != "" && ref.IdempotencyKey == key {
 			writeJSON(w, http.StatusOK, ref)
