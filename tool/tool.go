@@ -119,6 +119,11 @@ type Spec struct {
 	// schema property's title is used, then the argument's name.
 	Titles Localized            `json:"titles,omitempty"`
 	Labels map[string]Localized `json:"labels,omitempty"`
+	// Doing names a call as an activity, per language, for a sentence
+	// about it: «Создание задачи», "Creating the task" (a pending call a
+	// new message replaced is reported as «Создание задачи «…» отменено»).
+	// Without one in a language, the sentence names the call by its title.
+	Doing Localized `json:"doing,omitempty"`
 }
 
 // Localized is one text in several languages, by code ("ru", "en").

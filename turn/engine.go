@@ -292,7 +292,10 @@ type state struct {
 	keepLast    bool            // newTopic: keep only the last user message
 	putPending  *store.PendingAction
 	dropPending bool
-	trace       Trace
+	// superseded is the waiting action this message replaced (see
+	// supersede.go).
+	superseded *store.PendingAction
+	trace      Trace
 }
 
 // HandleTurn runs one message through the pipeline. See chat.Handler.
@@ -341,6 +344,7 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 	}
 	if e.expandButton(s) {
 		e.run(ctx, s)
+		e.noteSuperseded(s)
 	}
 	keepLongButtons(s)
 	e.updateMemory(s)

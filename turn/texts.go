@@ -51,6 +51,9 @@ const (
 	txtFromAttachment
 	txtFromQuote
 	txtFromToolResult
+	txtSuperseded
+	txtSupersededAction
+	txtQuoted
 )
 
 var texts = map[string]map[textKey]string{
@@ -98,6 +101,9 @@ var texts = map[string]map[textKey]string{
 		txtFromAttachment:    "из вложения",
 		txtFromQuote:         "из цитаты",
 		txtFromToolResult:    "из ответа %s",
+		txtSuperseded:        "%s отменено: новое сообщение пришло вместо подтверждения, ничего не выполнено.",
+		txtSupersededAction:  "Действие «%s»",
+		txtQuoted:            "«%s»",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -143,6 +149,9 @@ var texts = map[string]map[textKey]string{
 		txtFromAttachment:    "from an attachment",
 		txtFromQuote:         "from a quote",
 		txtFromToolResult:    "from the result of %s",
+		txtSuperseded:        "%s is cancelled: a new message came instead of a confirmation, so nothing was done.",
+		txtSupersededAction:  "The action “%s”",
+		txtQuoted:            "“%s”",
 	},
 }
 
