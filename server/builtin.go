@@ -45,7 +45,8 @@ func Builtin() Kinds {
 			"content_ideas": contentIdeasKind,
 			"http":          httpToolsKind,
 		},
-		Channels: map[string]ChannelKind{"telegram": telegramKind},
+		ToolNames: builtinToolNames(),
+		Channels:  map[string]ChannelKind{"telegram": telegramKind},
 	}
 	for name, p := range openaicompat.Presets {
 		k.Models[name] = ModelKind{Preset: p, Prices: openaicompat.Prices, New: newOpenAICompat}

@@ -102,20 +102,32 @@ type Options struct {
 	NoPages bool
 }
 
-// Load reads a configuration file and checks it against kinds (see Check).
+// Load reads a configuration file and checks it against kinds (see Check),
+// reporting every mistake of both in one error (config.Errors, in the
+// order of their lines).
 func Load(path string, kinds Kinds) (*config.Config, error) {
-	cfg, err := config.Load(path)
+	cfg, problems, err := config.Read(path, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	return cfg, Check(cfg, kinds)
+	var more config.Errors
+	if err := Check(cfg, kinds); err != nil {
+		more = err.(config.Errors)
+	}
+	if all := config.Merge(problems, more); len(all) > 0 {
+		return nil, all
+	}
+	return cfg, nil
 }
 
-// Check reports, with their lines, the kinds cfg names that kinds lack.
+// Check reports, with their lines, the kinds cfg names that kinds lack and
+// the references to tools that no configured kind offers (a command, a
+// role's or an assistant's tools, a preflight read, a router's tools, a
+// board's confirm policies). Its error is a config.Errors.
 func Check(cfg *config.Config, kinds Kinds) error {
 	var errs config.Errors
 	unknown := func(path, what, kind string, known []string) {
-		errs = append(errs, cfg.Problem(path, "unknown %s %q (one of: %s)", what, kind, joinSorted(known)))
+		errs = append(errs, cfg.Problem(path, "unknown %s %q (one of: %s)%s", what, kind, joinSorted(known), config.DidYouMean(kind, known)))
 	}
 	if k := orDefault(cfg.Store.Kind, "sqlite"); kinds.States[k] == nil {
 		unknown("store.kind", "store kind", k, slices.Collect(maps.Keys(kinds.States)))
@@ -138,6 +150,7 @@ func Check(cfg *config.Config, kinds Kinds) error {
 			unknown("channels."+name, "channel kind", name, slices.Collect(maps.Keys(kinds.Channels)))
 		}
 	}
+	errs = append(errs, checkToolRefs(cfg, kinds)...)
 	if len(errs) > 0 {
 		return errs
 	}
@@ -194,6 +207,9 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	}
 	registry, err := tool.NewRegistry(tools.Tools...)
 	if err != nil {
+		return err
+	}
+	if err := checkBuiltRefs(cfg, registry); err != nil {
 		return err
 	}
 	for _, c := range tools.Context {
