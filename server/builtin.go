@@ -311,10 +311,12 @@ func telegramKind(_ context.Context, env *Env, _ Section) (Channel, error) {
 		return Channel{}, errors.New("the configured store has no durable channel inbox")
 	}
 	users := map[int64]chat.Identity{}
+	lang := chat.DefaultLanguage
 	for _, t := range cfg.Tenants {
 		if t.ID != tg.Tenant {
 			continue
 		}
+		lang = chat.Language(t.Language)
 		for _, u := range t.Users {
 			scopes := u.ChannelScopes
 			if len(scopes) == 0 {
@@ -338,7 +340,8 @@ func telegramKind(_ context.Context, env *Env, _ Section) (Channel, error) {
 			who, ok := users[id]
 			return who, ok
 		},
-		Logger: env.Logger,
+		Logger:   env.Logger,
+		Language: lang, // to people it does not know: the tenant's, by the one rule
 	}
 	if tr := tg.Transcription; tr != nil {
 		c.Transcribe = openaicompat.Transcriber(tr.BaseURL, tr.Model, env.Getenv(tr.APIKeyEnv))

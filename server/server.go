@@ -555,12 +555,7 @@ func Identity(t config.Tenant, u config.User, scopes []string) chat.Identity {
 	if id.Timezone == "" {
 		id.Timezone = t.Timezone // what the engine would use: clients can show the same
 	}
-	if id.Language == "" {
-		id.Language = t.Language
-	}
-	if id.Language == "" {
-		id.Language = turn.DefaultLanguage
-	}
+	id.Language = chat.Language(id.Language, t.Language)
 	for _, sc := range scopes {
 		id.Scopes = append(id.Scopes, chat.Scope(sc))
 	}

@@ -129,9 +129,10 @@ type Spec struct {
 // Localized is one text in several languages, by code ("ru", "en").
 type Localized map[string]string
 
-// In returns the text in lang, else in Russian, English, or any.
+// In returns the text in lang, else in the default language
+// (chat.DefaultLanguage), else in any of chat.Languages, else any.
 func (l Localized) In(lang string) string {
-	for _, k := range []string{lang, "ru", "en"} {
+	for _, k := range append([]string{lang, chat.DefaultLanguage}, chat.Languages...) {
 		if v := l[k]; v != "" {
 			return v
 		}

@@ -40,7 +40,9 @@ const (
 	DefaultContextTimeout = 3 * time.Second
 	DefaultTurnTimeout    = 90 * time.Second
 	DefaultStrategy       = "balanced"
-	DefaultLanguage       = "ru"
+	// DefaultLanguage is chat.DefaultLanguage: replies are in it when
+	// neither the user nor the tenant names a language (chat.Language).
+	DefaultLanguage = chat.DefaultLanguage
 )
 
 // Role names the tools a role may be shown; patterns are exact names or
@@ -367,13 +369,7 @@ func (e *Engine) newState(in chat.Inbound) *state {
 	}
 	s.assistant = e.assistantFor(s.tenant)
 	s.memory = e.memoryFor(s.assistant)
-	s.lang = in.Identity.Language
-	if s.lang == "" {
-		s.lang = s.tenant.Language
-	}
-	if s.lang == "" {
-		s.lang = DefaultLanguage
-	}
+	s.lang = chat.Language(in.Identity.Language, s.tenant.Language)
 	zone := in.Identity.Timezone
 	if zone == "" {
 		zone = s.tenant.Timezone

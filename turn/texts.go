@@ -155,11 +155,12 @@ var texts = map[string]map[textKey]string{
 	},
 }
 
-// say renders a server text in lang (Russian when lang is unknown).
+// say renders a server text in lang (chat.Language's default when lang
+// has no texts).
 func say(lang string, key textKey, args ...any) string {
 	t, ok := texts[lang]
 	if !ok {
-		t = texts["ru"]
+		t = texts[DefaultLanguage]
 	}
 	if len(args) == 0 {
 		return t[key]
