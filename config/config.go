@@ -97,6 +97,11 @@ type Store struct {
 	// it (default 45s).
 	LockWait Duration `yaml:"lock_wait"`
 	LockTTL  Duration `yaml:"lock_ttl"`
+	// Reader opens the embedded file beside the process that holds it,
+	// without claiming it: for a process that only reads the file (a
+	// report, a backup). Without it a second process on the same file
+	// refuses to start, naming the holder.
+	Reader bool `yaml:"reader"`
 }
 
 // Journal selects where turn records go.

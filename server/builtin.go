@@ -63,9 +63,17 @@ func newOpenAICompat(m Model) (llm.Provider, error) {
 }
 
 // openSQLite opens the embedded file with the configuration's memory and
-// lock settings.
+// lock settings, once this process holds it (storelock.go) unless the
+// configuration makes it a reader.
 func openSQLite(path string, env *Env) (*sqlitestore.Store, error) {
 	cfg := env.Config
+	if !cfg.Store.Reader && !env.noStoreClaim {
+		l, err := lockStore(path)
+		if err != nil {
+			return nil, err
+		}
+		env.OnClose(l.release)
+	}
 	st, err := sqlitestore.Open(path, sqlitestore.Options{
 		ConversationTTL: time.Duration(cfg.Memory.TTL), Now: env.Now,
 		LockWait: time.Duration(cfg.Store.LockWait), LockTTL: time.Duration(cfg.Store.LockTTL),

@@ -150,7 +150,8 @@ type Env struct {
 	Engine *turn.Engine
 	Keys   []httpapi.Key
 
-	closers []func() error
+	closers      []func() error
+	noStoreClaim bool // Options.NoStoreClaim
 }
 
 // OnClose registers f to run when the server closes, after what was

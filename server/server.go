@@ -100,6 +100,11 @@ type Options struct {
 	// mcp): links the tools print name public_url when it is configured
 	// (another process serves them) and are left out otherwise.
 	NoPages bool
+	// NoStoreClaim opens the embedded file without claiming it for this
+	// process (see ErrStoreInUse): for a test whose second server stands
+	// for another process started after the first one died. A program
+	// never sets it; configure store.reader for a process that only reads.
+	NoStoreClaim bool
 }
 
 // Load reads a configuration file and checks it against kinds (see Check),
@@ -175,7 +180,7 @@ func Build(cfg *config.Config, kinds Kinds, opts Options) (*Server, error) {
 }
 
 func newEnv(cfg *config.Config, opts Options) *Env {
-	env := &Env{Config: cfg, Getenv: opts.Getenv, Now: opts.Now, NewID: opts.NewID}
+	env := &Env{Config: cfg, Getenv: opts.Getenv, Now: opts.Now, NewID: opts.NewID, noStoreClaim: opts.NoStoreClaim}
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
