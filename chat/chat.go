@@ -45,7 +45,7 @@ type Identity struct {
 	Role     string
 	Scopes   []Scope
 	Timezone string // IANA zone; empty means the tenant's zone
-	Language string // reply language ("ru", "en"); empty means the tenant's
+	Language string // reply language ("ru", "en"); empty means the tenant's (see Language)
 	// Connected are the integrations this user has connected ("google",
 	// "trello"): tools that require one are shown only with it.
 	Connected []string

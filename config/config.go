@@ -104,6 +104,11 @@ type Store struct {
 	// it (default 45s).
 	LockWait Duration `yaml:"lock_wait"`
 	LockTTL  Duration `yaml:"lock_ttl"`
+	// Reader opens the embedded file beside the process that holds it,
+	// without claiming it: for a process that only reads the file (a
+	// report, a backup). Without it a second process on the same file
+	// refuses to start, naming the holder.
+	Reader bool `yaml:"reader"`
 }
 
 // Journal selects where turn records go.
@@ -687,14 +692,39 @@ func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
 	return parse(r, getenv, "")
 }
 
+// Read reads a configuration file and validates it as far as it decodes,
+// for a check that reports every mistake in one run: cfg is what decoded
+// (a value at fault left out, so that the rest is checked too) and
+// problems are all the mistakes found, each with its line. err is set, and
+// cfg nil, only when the file cannot be read or is not YAML at all.
+func Read(path string, getenv func(string) string) (cfg *Config, problems Errors, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open config: %w", err)
+	}
+	defer f.Close()
+	return read(f, getenv, filepath.Dir(path))
+}
+
 func parse(r io.Reader, getenv func(string) string, dir string) (*Config, error) {
+	cfg, problems, err := read(r, getenv, dir)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(problems) > 0:
+		return nil, problems
+	}
+	return cfg, nil
+}
+
+func read(r io.Reader, getenv func(string) string, dir string) (*Config, Errors, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, nil, fmt.Errorf("read config: %w", err)
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, Errors{cleanYAMLError(err)}
+		return nil, nil, Errors{cleanYAMLError(err)}
 	}
 	cfg := &Config{Dir: dir}
 	lines := map[string]int{}
@@ -713,9 +743,19 @@ func parse(r io.Reader, getenv func(string) string, dir string) (*Config, error)
 	v := &validator{cfg: cfg, getenv: getenv}
 	v.validate(cfg)
 	if len(shape)+len(v.errs) > 0 {
-		return nil, mergeProblems(shape, v.errs)
+		return cfg, mergeProblems(shape, v.errs), nil
 	}
-	return cfg, nil
+	return cfg, nil, nil
+}
+
+// Merge is problems in the order of their lines (those without one
+// first).
+func Merge(problems ...Errors) Errors {
+	var all Errors
+	for _, p := range problems {
+		all = append(all, p...)
+	}
+	return mergeProblems(nil, all)
 }
 
 // mergeProblems lists the problems of shape and of meaning together, by

@@ -176,8 +176,19 @@ func join(path, key string) string {
 
 // nearest is the known key key is most probably a typo of, or "".
 func nearest(key string, known map[string]reflect.Type) string {
-	best, bestD := "", 3
+	keys := make([]string, 0, len(known))
 	for k := range known {
+		keys = append(keys, k)
+	}
+	return Nearest(key, keys)
+}
+
+// Nearest is the name of known that name is most probably a typo of, or ""
+// when none is close: what a problem's "did you mean" names.
+func Nearest(name string, known []string) string {
+	key := name
+	best, bestD := "", 3
+	for _, k := range known {
 		d := editDistance(strings.ToLower(key), k)
 		if strings.HasPrefix(k, key) || strings.HasPrefix(key, k) {
 			d = min(d, 1)
@@ -187,6 +198,15 @@ func nearest(key string, known map[string]reflect.Type) string {
 		}
 	}
 	return best
+}
+
+// DidYouMean is " (did you mean \"x\"?)" for the name of known that name
+// is most probably a typo of, or "".
+func DidYouMean(name string, known []string) string {
+	if near := Nearest(name, known); near != "" {
+		return fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return ""
 }
 
 // editDistance is the Levenshtein distance of a and b.

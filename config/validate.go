@@ -69,12 +69,13 @@ func (v *validator) validate(c *Config) {
 		}
 		for i, m := range chain {
 			if !names[m] {
-				v.errorf(fmt.Sprintf("strategies.%s[%d]", name, i), "no model named %q in models", m)
+				v.errorf(fmt.Sprintf("strategies.%s[%d]", name, i), "no model named %q in models%s", m, DidYouMean(m, sortedKeys(names)))
 			}
 		}
 	}
+	strategies := append(sortedKeys(c.Strategies), sortedKeys(builtinStrategies)...)
 	if c.Strategy != "" && len(c.Models) > 0 && c.Strategies[c.Strategy] == nil && !builtinStrategies[c.Strategy] {
-		v.errorf("strategy", "unknown strategy %q", c.Strategy)
+		v.errorf("strategy", "unknown strategy %q%s", c.Strategy, DidYouMean(c.Strategy, strategies))
 	}
 	if c.Memory.Window < 0 {
 		v.errorf("memory.window", "must be positive")
@@ -96,7 +97,7 @@ func (v *validator) validate(c *Config) {
 		if a.Router != nil {
 			for i, sk := range a.Router.Skills {
 				if _, ok := c.Assistants[sk.Assistant]; !ok {
-					v.errorf(fmt.Sprintf("%s.router.skills[%d].assistant", p, i), "no assistant named %q", sk.Assistant)
+					v.errorf(fmt.Sprintf("%s.router.skills[%d].assistant", p, i), "no assistant named %q%s", sk.Assistant, DidYouMean(sk.Assistant, sortedKeys(c.Assistants)))
 				}
 			}
 		}
@@ -132,10 +133,10 @@ func (v *validator) validate(c *Config) {
 		}
 		tenants[t.ID] = true
 		if t.Strategy != "" && c.Strategies[t.Strategy] == nil && !builtinStrategies[t.Strategy] {
-			v.errorf(p+".strategy", "unknown strategy %q", t.Strategy)
+			v.errorf(p+".strategy", "unknown strategy %q%s", t.Strategy, DidYouMean(t.Strategy, strategies))
 		}
 		if _, ok := c.Assistants[t.Assistant]; t.Assistant != "" && !ok {
-			v.errorf(p+".assistant", "no assistant named %q in assistants", t.Assistant)
+			v.errorf(p+".assistant", "no assistant named %q in assistants%s", t.Assistant, DidYouMean(t.Assistant, sortedKeys(c.Assistants)))
 		}
 		if t.Timezone != "" {
 			if _, err := time.LoadLocation(t.Timezone); err != nil {
@@ -155,7 +156,7 @@ func (v *validator) validate(c *Config) {
 			}
 			users[u.ID] = true
 			if _, ok := t.Roles[u.Role]; !ok {
-				v.errorf(up+".role", "role %q is not defined in tenant %s (defined: %s)", u.Role, t.ID, strings.Join(sortedKeys(t.Roles), ", "))
+				v.errorf(up+".role", "role %q is not defined in tenant %s (defined: %s)%s", u.Role, t.ID, strings.Join(sortedKeys(t.Roles), ", "), DidYouMean(u.Role, sortedKeys(t.Roles)))
 			}
 			if u.Timezone != "" {
 				if _, err := time.LoadLocation(u.Timezone); err != nil {
@@ -269,6 +270,9 @@ func (v *validator) validate(c *Config) {
 				v.errorf(p+".default_risk", "unknown risk %q", srv.DefaultRisk)
 			}
 			for pattern, tp := range srv.Tools {
+				for j, role := range tp.Roles {
+					v.role(fmt.Sprintf("%s.tools.%s.roles[%d]", p, pattern, j), role)
+				}
 				if tp.Risk != "" && !knownScopes[tp.Risk] {
 					v.errorf(p+".tools."+pattern+".risk", "unknown risk %q", tp.Risk)
 				}
@@ -311,6 +315,9 @@ func (v *validator) validate(c *Config) {
 		if h.InputSchema == nil {
 			v.errorf(p, "input_schema is required")
 		}
+		for j, role := range h.Approve {
+			v.role(fmt.Sprintf("%s.approve[%d]", p, j), role)
+		}
 		for header, env := range h.HeadersEnv {
 			if v.getenv(env) == "" {
 				v.errorf(p+".headers_env."+header, "environment variable %s is empty or unset", env)
@@ -340,6 +347,19 @@ func (v *validator) validate(c *Config) {
 	if c.Log.Format != "" && c.Log.Format != "text" && c.Log.Format != "json" {
 		v.errorf("log.format", "unknown log format %q (text or json)", c.Log.Format)
 	}
+}
+
+// role checks that a role named at path (an approval's approvers) is a
+// role of some tenant.
+func (v *validator) role(path, name string) {
+	var roles []string
+	for _, t := range v.cfg.Tenants {
+		if _, ok := t.Roles[name]; ok {
+			return
+		}
+		roles = append(roles, sortedKeys(t.Roles)...)
+	}
+	v.errorf(path, "no tenant defines a role %q%s", name, DidYouMean(name, roles))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

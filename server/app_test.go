@@ -22,6 +22,7 @@ retry: {delay: 20ms}
 tenants:
   - id: acme
     timezone: Europe/Moscow
+    language: ru
     roles:
       owner: {tools: ["*"]}
       viewer: {tools: [list_my_tasks]}

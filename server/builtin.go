@@ -46,7 +46,8 @@ func Builtin() Kinds {
 			"content_ideas": contentIdeasKind,
 			"http":          httpToolsKind,
 		},
-		Channels: map[string]ChannelKind{"telegram": telegramKind},
+		ToolNames: builtinToolNames(),
+		Channels:  map[string]ChannelKind{"telegram": telegramKind},
 	}
 	for name, p := range openaicompat.Presets {
 		k.Models[name] = ModelKind{Preset: p, Prices: openaicompat.Prices, New: newOpenAICompat}
@@ -63,11 +64,20 @@ func newOpenAICompat(m Model) (llm.Provider, error) {
 }
 
 // openSQLite opens the embedded file with the configuration's lock
-// settings. How long a conversation's parts are kept is the engine's to say
-// on every commit (turn.Lifetimes), not a store-wide TTL: the memory's
-// ttl would take the case, the skill and the interview with it.
+// settings, once this process holds it (storelock.go) unless the
+// configuration makes it a reader. How long a conversation's parts are
+// kept is the engine's to say on every commit (turn.Lifetimes), not a
+// store-wide TTL: the memory's ttl would take the case, the skill and the
+// interview with it.
 func openSQLite(path string, env *Env) (*sqlitestore.Store, error) {
 	cfg := env.Config
+	if !cfg.Store.Reader && !env.noStoreClaim {
+		l, err := lockStore(path)
+		if err != nil {
+			return nil, err
+		}
+		env.OnClose(l.release)
+	}
 	st, err := sqlitestore.Open(path, sqlitestore.Options{
 		Now:      env.Now,
 		LockWait: time.Duration(cfg.Store.LockWait), LockTTL: time.Duration(cfg.Store.LockTTL),
@@ -314,10 +324,12 @@ func telegramKind(_ context.Context, env *Env, _ Section) (Channel, error) {
 		return Channel{}, errors.New("the configured store has no durable channel inbox")
 	}
 	users := map[int64]chat.Identity{}
+	lang := chat.DefaultLanguage
 	for _, t := range cfg.Tenants {
 		if t.ID != tg.Tenant {
 			continue
 		}
+		lang = chat.Language(t.Language)
 		for _, u := range t.Users {
 			scopes := u.ChannelScopes
 			if len(scopes) == 0 {
@@ -341,7 +353,8 @@ func telegramKind(_ context.Context, env *Env, _ Section) (Channel, error) {
 			who, ok := users[id]
 			return who, ok
 		},
-		Logger: env.Logger,
+		Logger:   env.Logger,
+		Language: lang, // to people it does not know: the tenant's, by the one rule
 	}
 	if tr := tg.Transcription; tr != nil {
 		c.Transcribe = openaicompat.Transcriber(tr.BaseURL, tr.Model, env.Getenv(tr.APIKeyEnv))

@@ -2,11 +2,13 @@ package server_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 // TestCheckNamesUnknownKinds: a kind the tables lack is refused with the
@@ -59,4 +61,73 @@ func TestSectionDecodeIsStrict(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "volume") || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("Decode = %v, want the unknown field volume and the section's line", err)
 	}
+}
+
+// TestBuildRefusesACommandForAToolNoKindBuilt: a tool kind of a program
+// declares no names (Kinds.ToolNames), so Check cannot know its tools;
+// Build, which built them, refuses a command or a preflight read naming a
+// tool that does not exist, with its line, instead of starting without it.
+func TestBuildRefusesACommandForAToolNoKindBuilt(t *testing.T) {
+	kinds := server.Builtin()
+	kinds.Tools["shout"] = func(_ context.Context, _ *server.Env, _ server.Section) (server.ToolSet, error) {
+		shout, err := tool.Func(tool.Spec{Name: "shout_out", Description: "Shouts.", Risk: tool.RiskRead},
+			func(_ context.Context, _ tool.Call, in struct{}) (string, error) { return "HEY", nil })
+		return server.ToolSet{Tools: []tool.Tool{shout}}, err
+	}
+	build := func(command string) error {
+		yaml := "commands:\n  /x: {tool: " + command + "}\ntenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users: [{id: u, role: owner, keys: [{token: abcdefgh, scopes: [read]}]}]\ntools:\n  shout: {}\n"
+		cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := server.Check(cfg, kinds); err != nil {
+			t.Fatalf("Check knows no names of shout, so it has nothing to say: %v", err)
+		}
+		cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
+		s, err := server.Build(cfg, kinds, server.Options{})
+		if err == nil {
+			s.Close()
+		}
+		return err
+	}
+	err := build("shout_ot")
+	if want := `line 2: commands./x.tool: no configured tool is named "shout_ot" (did you mean "shout_out"?)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Build = %v, want %q", err, want)
+	}
+	if err := build("shout_out"); err != nil {
+		t.Errorf("Build with the tool's own name: %v", err)
+	}
+}
+
+// TestBuiltinToolNamesAreTheBuiltTools: every name the built-in kinds
+// declare for Check is a tool Build makes — a command naming each builds.
+func TestBuiltinToolNamesAreTheBuiltTools(t *testing.T) {
+	kinds := server.Builtin()
+	yaml := "tenants:\n  - id: a\n    roles: {owner: {tools: ['*']}}\n    users: [{id: u, role: owner, keys: [{token: abcdefgh, scopes: [read]}]}]\n" +
+		"tools:\n  taskboard: {}\n  calendar: {}\n  knowledge: {}\n  content_ideas: {platforms: [blog]}\n" +
+		"  http: [{name: ping, description: Pings., url: 'http://127.0.0.1:1/', risk: read, input_schema: {type: object}}]\n"
+	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Commands = map[string]config.Command{}
+	n := 0
+	for _, kind := range []string{"taskboard", "calendar", "knowledge", "content_ideas", "http"} {
+		for _, name := range kinds.ToolNames[kind](cfg, server.Section{Kind: kind}) {
+			cfg.Commands["/"+name] = config.Command{Tool: name}
+			n++
+		}
+	}
+	if n < 12 {
+		t.Fatalf("only %d names declared", n)
+	}
+	if err := server.Check(cfg, kinds); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
+	s, err := server.Build(cfg, kinds, server.Options{})
+	if err != nil {
+		t.Fatalf("a declared name is not a built tool: %v", err)
+	}
+	s.Close()
 }

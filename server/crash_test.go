@@ -74,13 +74,15 @@ tools:
 	env := map[string]string{"TG_TOKEN": "123456:TEST-token", "TG_SECRET": "s3cret-value"}
 	getenv := func(k string) string { return env[k] }
 	path := filepath.Join(t.TempDir(), "arbiter.db")
-	start := func() (*server.Server, *httptest.Server, context.CancelFunc) {
+	start := func(next bool) (*server.Server, *httptest.Server, context.CancelFunc) {
 		cfg, err := config.Parse(strings.NewReader(yaml), getenv)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Store.Path = path
-		a, err := server.Build(cfg, server.Builtin(), server.Options{Getenv: getenv})
+		// The next instance stands for a process started after the first
+		// died, whose claim on the file would have ended with it.
+		a, err := server.Build(cfg, server.Builtin(), server.Options{Getenv: getenv, NoStoreClaim: next})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +91,7 @@ tools:
 		return a, servertest.Serve(t, a), cancel
 	}
 
-	first, api, stopFirst := start()
+	first, api, stopFirst := start(false)
 	defer first.Close()
 	defer stopFirst()
 	body := `{"update_id":300,"message":{"message_id":30,"from":{"id":1001,"is_bot":false,"first_name":"Ivan"},"chat":{"id":1001,"type":"private"},"date":1764400000,"text":"pay the rent"}}`
@@ -108,7 +110,7 @@ tools:
 
 	// The first instance is gone for good; the next one starts on the same
 	// store and finds the accepted update.
-	second, _, stopSecond := start()
+	second, _, stopSecond := start(true)
 	defer second.Close()
 	defer stopSecond()
 	deadline := time.Now().Add(10 * time.Second)

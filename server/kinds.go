@@ -33,7 +33,10 @@ type Kinds struct {
 	Journals map[string]JournalKind
 	Models   map[string]ModelKind
 	Tools    map[string]ToolKind
-	Channels map[string]ChannelKind
+	// ToolNames are the names of the tools each tool kind offers, for
+	// Check (see ToolNamesKind); a kind without one is checked at Build.
+	ToolNames map[string]ToolNamesKind
+	Channels  map[string]ChannelKind
 	// Observers see every finished turn (metrics, traces); each runs
 	// whatever the configuration says, including nothing.
 	Observers []ObserverKind
@@ -147,7 +150,8 @@ type Env struct {
 	Engine *turn.Engine
 	Keys   []httpapi.Key
 
-	closers []func() error
+	closers      []func() error
+	noStoreClaim bool // Options.NoStoreClaim
 }
 
 // OnClose registers f to run when the server closes, after what was

@@ -100,22 +100,39 @@ type Options struct {
 	// mcp): links the tools print name public_url when it is configured
 	// (another process serves them) and are left out otherwise.
 	NoPages bool
+	// NoStoreClaim opens the embedded file without claiming it for this
+	// process (see ErrStoreInUse): for a test whose second server stands
+	// for another process started after the first one died. A program
+	// never sets it; configure store.reader for a process that only reads.
+	NoStoreClaim bool
 }
 
-// Load reads a configuration file and checks it against kinds (see Check).
+// Load reads a configuration file and checks it against kinds (see Check),
+// reporting every mistake of both in one error (config.Errors, in the
+// order of their lines).
 func Load(path string, kinds Kinds) (*config.Config, error) {
-	cfg, err := config.Load(path)
+	cfg, problems, err := config.Read(path, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	return cfg, Check(cfg, kinds)
+	var more config.Errors
+	if err := Check(cfg, kinds); err != nil {
+		more = err.(config.Errors)
+	}
+	if all := config.Merge(problems, more); len(all) > 0 {
+		return nil, all
+	}
+	return cfg, nil
 }
 
-// Check reports, with their lines, the kinds cfg names that kinds lack.
+// Check reports, with their lines, the kinds cfg names that kinds lack and
+// the references to tools that no configured kind offers (a command, a
+// role's or an assistant's tools, a preflight read, a router's tools, a
+// board's confirm policies). Its error is a config.Errors.
 func Check(cfg *config.Config, kinds Kinds) error {
 	var errs config.Errors
 	unknown := func(path, what, kind string, known []string) {
-		errs = append(errs, cfg.Problem(path, "unknown %s %q (one of: %s)", what, kind, joinSorted(known)))
+		errs = append(errs, cfg.Problem(path, "unknown %s %q (one of: %s)%s", what, kind, joinSorted(known), config.DidYouMean(kind, known)))
 	}
 	if k := orDefault(cfg.Store.Kind, "sqlite"); kinds.States[k] == nil {
 		unknown("store.kind", "store kind", k, slices.Collect(maps.Keys(kinds.States)))
@@ -138,6 +155,7 @@ func Check(cfg *config.Config, kinds Kinds) error {
 			unknown("channels."+name, "channel kind", name, slices.Collect(maps.Keys(kinds.Channels)))
 		}
 	}
+	errs = append(errs, checkToolRefs(cfg, kinds)...)
 	if len(errs) > 0 {
 		return errs
 	}
@@ -162,7 +180,7 @@ func Build(cfg *config.Config, kinds Kinds, opts Options) (*Server, error) {
 }
 
 func newEnv(cfg *config.Config, opts Options) *Env {
-	env := &Env{Config: cfg, Getenv: opts.Getenv, Now: opts.Now, NewID: opts.NewID}
+	env := &Env{Config: cfg, Getenv: opts.Getenv, Now: opts.Now, NewID: opts.NewID, noStoreClaim: opts.NoStoreClaim}
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
@@ -194,6 +212,9 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	}
 	registry, err := tool.NewRegistry(tools.Tools...)
 	if err != nil {
+		return err
+	}
+	if err := checkBuiltRefs(cfg, registry); err != nil {
 		return err
 	}
 	for _, c := range tools.Context {
@@ -542,12 +563,7 @@ func Identity(t config.Tenant, u config.User, scopes []string) chat.Identity {
 	if id.Timezone == "" {
 		id.Timezone = t.Timezone // what the engine would use: clients can show the same
 	}
-	if id.Language == "" {
-		id.Language = t.Language
-	}
-	if id.Language == "" {
-		id.Language = turn.DefaultLanguage
-	}
+	id.Language = chat.Language(id.Language, t.Language)
 	for _, sc := range scopes {
 		id.Scopes = append(id.Scopes, chat.Scope(sc))
 	}

@@ -125,6 +125,12 @@ type Spec struct {
 	// schema property's title is used, then the argument's name.
 	Titles Localized            `json:"titles,omitempty"`
 	Labels map[string]Localized `json:"labels,omitempty"`
+	// Doing names a call as an activity, per language, for a sentence
+	// about it: «Создание задачи», "Creating the task" (a pending call a
+	// new message replaced is reported as «Создание задачи «…» отменено»).
+	// Without one in a language, the sentence names the call by its title.
+	Doing Localized `json:"doing,omitempty"`
+
 	// Receipt names one call of a write in the line the server adds to a
 	// reply about it, per language, with {argument} placeholders: «Возврат
 	// {amount} ₽ по платежу {payment_id}». Empty: the title in quotes.
@@ -152,9 +158,10 @@ type Outcome struct {
 // Localized is one text in several languages, by code ("ru", "en").
 type Localized map[string]string
 
-// In returns the text in lang, else in Russian, English, or any.
+// In returns the text in lang, else in the default language
+// (chat.DefaultLanguage), else in any of chat.Languages, else any.
 func (l Localized) In(lang string) string {
-	for _, k := range []string{lang, "ru", "en"} {
+	for _, k := range append([]string{lang, chat.DefaultLanguage}, chat.Languages...) {
 		if v := l[k]; v != "" {
 			return v
 		}

@@ -146,12 +146,12 @@ func requiredArgs(schema json.RawMessage) map[string]bool {
 // speaker is how the prompts name the assistant and the language it
 // answers in.
 func speaker(tenant Tenant, lang string) (name, language string) {
-	name, language = tenant.AssistantName, "Russian"
+	name, language = tenant.AssistantName, "English"
 	if name == "" {
 		name = "the assistant"
 	}
-	if lang == "en" {
-		language = "English"
+	if lang == "ru" {
+		language = "Russian"
 	}
 	return name, language
 }
@@ -253,14 +253,8 @@ func compactJSON(raw json.RawMessage) []byte {
 // role and scopes give it — in registry order. A client that calls tools
 // itself (chat.Inbound.Call) lists them from here.
 func (e *Engine) Catalog(id chat.Identity) []tool.Spec {
-	lang := id.Language
 	tenant := e.cfg.Tenants[id.TenantID]
-	if lang == "" {
-		lang = tenant.Language
-	}
-	if lang == "" {
-		lang = DefaultLanguage
-	}
+	lang := chat.Language(id.Language, tenant.Language)
 	c := e.catalogFor(id, tenant, lang)
 	specs := make([]tool.Spec, len(c.entries))
 	for i, entry := range c.entries {

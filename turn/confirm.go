@@ -220,7 +220,8 @@ func confirmButtons(lang, id string) []chat.Button {
 // resolvePending is the deterministic router's handling of a waiting
 // action: an affirmative from this user runs exactly the stored call, a
 // negative cancels it, a stale button does nothing and says so, and any
-// other message drops it and goes on as a new message. It reports whether
+// other message drops it — saying so (supersede.go) — and goes on as a new
+// message. It reports whether
 // the turn is fully handled.
 func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 	r := s.route
@@ -232,10 +233,11 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 			s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: OutcomeStaleButton}
 			e.replyText(s, say(s.lang, txtStaleButton), nil)
 			return true
-		case r.kind == routeAffirm && !skillAwaitsAnswer(s):
+		case r.kind == routeAffirm && !r.thanks && !skillAwaitsAnswer(s):
 			// A "yes" is consent to what the user was shown, never to what
 			// a model would propose next (a burst of "да да да"). In a
-			// skill's interview it is the answer to its question.
+			// skill's interview it is the answer to its question; with
+			// thanks ("ок, спасибо") it is a message of its own.
 			s.trace.Route = RouteConfirm
 			s.trace.Confirmation = &ConfirmationTrace{Outcome: OutcomeNothingPending}
 			e.recordUserInput(s)
@@ -283,11 +285,13 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 		e.replyText(s, say(s.lang, txtCancelled), nil)
 		return true
 	}
-	// Anything else: the waiting action is dropped and the message is
-	// handled as new.
+	// Anything else: the waiting action is dropped, the reply says so,
+	// and the message is handled as new.
 	ct.Outcome = OutcomeDropped
 	if expired {
 		ct.Outcome = OutcomeExpired
+	} else {
+		s.supersede(p)
 	}
 	return false
 }

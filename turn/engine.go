@@ -40,7 +40,9 @@ const (
 	DefaultContextTimeout = 3 * time.Second
 	DefaultTurnTimeout    = 90 * time.Second
 	DefaultStrategy       = "balanced"
-	DefaultLanguage       = "ru"
+	// DefaultLanguage is chat.DefaultLanguage: replies are in it when
+	// neither the user nor the tenant names a language (chat.Language).
+	DefaultLanguage = chat.DefaultLanguage
 )
 
 // Role names the tools a role may be shown; patterns are exact names or
@@ -323,6 +325,9 @@ type state struct {
 	// modelReply: the reply is (or stood in for) the model's own text,
 	// which the receipts follow (see receipts.go).
 	modelReply bool
+	// superseded is the waiting action this message replaced (see
+	// supersede.go).
+	superseded *store.PendingAction
 }
 
 // HandleTurn runs one message through the pipeline. See chat.Handler.
@@ -371,6 +376,7 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 	}
 	if e.expandButton(s) {
 		e.run(ctx, s)
+		e.noteSuperseded(s)
 	}
 	e.receipts(ctx, s)
 	keepLongButtons(s)
@@ -395,13 +401,7 @@ func (e *Engine) newState(in chat.Inbound) *state {
 	}
 	s.assistant = e.assistantFor(s.tenant)
 	s.memory = e.memoryFor(s.assistant)
-	s.lang = in.Identity.Language
-	if s.lang == "" {
-		s.lang = s.tenant.Language
-	}
-	if s.lang == "" {
-		s.lang = DefaultLanguage
-	}
+	s.lang = chat.Language(in.Identity.Language, s.tenant.Language)
 	zone := in.Identity.Timezone
 	if zone == "" {
 		zone = s.tenant.Timezone

@@ -243,7 +243,7 @@ func timeText(lang string, loc *time.Location, s string) string {
 
 // dateText is "ср 02.12.2026" or "Wed 2026-12-02".
 func dateText(lang string, t time.Time) string {
-	if lang == "en" {
+	if lang != "ru" {
 		return t.Format("Mon 2006-01-02")
 	}
 	return [...]string{"вс", "пн", "вт", "ср", "чт", "пт", "сб"}[t.Weekday()] + " " + t.Format("02.01.2006")
@@ -255,11 +255,13 @@ func minutes(name string) bool {
 	return strings.HasSuffix(name, "Min") || strings.HasSuffix(low, "_min") || strings.HasSuffix(low, "minutes")
 }
 
+// pick is ru for a Russian reader and en for everyone else (the default,
+// chat.Language).
 func pick(lang, ru, en string) string {
-	if lang == "en" {
-		return en
+	if lang == "ru" {
+		return ru
 	}
-	return ru
+	return en
 }
 
 // sourceName says where untrusted content came from: a forward and whom

@@ -2,7 +2,6 @@ package turn
 
 import (
 	"strings"
-	"unicode"
 
 	"github.com/arbiterhq/arbiter/chat"
 )
@@ -36,6 +35,8 @@ type route struct {
 	command   string
 	// input is the user's own words: the pressed button's value, or text.
 	input string
+	// thanks is set when a typed yes or no also thanks ("ок, спасибо").
+	thanks bool
 }
 
 func (r route) name() Route {
@@ -54,16 +55,6 @@ func (r route) name() Route {
 		return RouteResume
 	}
 	return RouteText
-}
-
-var affirmatives = map[string]bool{
-	"да": true, "ок": true, "окей": true, "ok": true, "okay": true, "yes": true, "y": true,
-	"+": true, "✅": true, "👍": true, "подтверждаю": true, "confirm": true, "да, выполняй": true,
-}
-
-var negatives = map[string]bool{
-	"нет": true, "no": true, "n": true, "-": true, "✖️": true, "❌": true, "отмена": true,
-	"отменить": true, "отмени": true, "cancel": true, "не надо": true,
 }
 
 // classify is the pure first step: it looks only at the message. Evidence
@@ -96,34 +87,20 @@ func classify(in chat.Inbound, commands map[string]Command) route {
 
 func classifyText(text string, commands map[string]Command) route {
 	r := route{kind: routeText, input: text}
-	norm := normalizeReply(text)
-	switch {
-	case affirmatives[norm]:
-		r.kind = routeAffirm
-	case negatives[norm]:
-		r.kind = routeDeny
-	case strings.HasPrefix(norm, "/"):
-		cmd := strings.Fields(norm)[0]
-		if at := strings.IndexByte(cmd, '@'); at > 0 { // "/tasks@my_bot"
-			cmd = cmd[:at]
-		}
-		if _, ok := commands[cmd]; ok || builtinCommands[cmd] {
-			r.kind, r.command = routeCommand, cmd
-		}
+	norm := strings.ToLower(strings.TrimSpace(text))
+	if !strings.HasPrefix(norm, "/") {
+		r.kind, r.thanks = answer(text)
+		return r
+	}
+	cmd := strings.Fields(norm)[0]
+	if at := strings.IndexByte(cmd, '@'); at > 0 { // "/tasks@my_bot"
+		cmd = cmd[:at]
+	}
+	if _, ok := commands[cmd]; ok || builtinCommands[cmd] {
+		r.kind, r.command = routeCommand, cmd
 	}
 	return r
 }
 
 // builtinCommands need no tool.
 var builtinCommands = map[string]bool{"/start": true, "/help": true, "/reset": true, "/cancel": true}
-
-// normalizeReply lowercases, folds ё, and trims spaces and closing
-// punctuation, so "Да!" and "ok." count as replies.
-func normalizeReply(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	s = strings.ReplaceAll(s, "ё", "е")
-	s = strings.TrimRightFunc(s, func(r rune) bool {
-		return r == '!' || r == '.' || r == ')' || unicode.IsSpace(r)
-	})
-	return s
-}

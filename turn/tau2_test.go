@@ -122,7 +122,7 @@ func TestTau2WritesGoThroughConfirmation(t *testing.T) {
 				proposal, _ := json.Marshal(map[string]any{"say": "Done!", "tool": a.Name, "args": a.Arguments, "done": false, "newTopic": false, "buttons": []any{}})
 				model.Push(llmtest.Text(string(proposal)))
 				before := len(calls)
-				out := send(conv, "please do it", "")
+				out := send(conv, "please take care of my request", "") // a request, not a yes to nothing
 				if kinds[a.Name] != "WRITE" {
 					if len(calls) != before+1 || len(out.Executed) != 1 {
 						t.Errorf("%s %s: read action did not run once (%d calls)", conv, a.Name, len(calls)-before)

@@ -63,6 +63,9 @@ const (
 	txtReceiptExpired
 	txtReceiptUnknown
 	txtReceiptAwaitYes
+	txtSuperseded
+	txtSupersededAction
+	txtQuoted
 )
 
 var texts = map[string]map[textKey]string{
@@ -124,6 +127,9 @@ var texts = map[string]map[textKey]string{
 		txtReceiptExpired:       "%s: не одобрено вовремя, не выполнено.",
 		txtReceiptUnknown:       "%s: результат неизвестен, его проверят вручную.",
 		txtReceiptAwaitYes:      "%s: ждёт вашего подтверждения, пока не выполнено.",
+		txtSuperseded:           "%s отменено: новое сообщение пришло вместо подтверждения, ничего не выполнено.",
+		txtSupersededAction:     "Действие «%s»",
+		txtQuoted:               "«%s»",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -183,14 +189,18 @@ var texts = map[string]map[textKey]string{
 		txtReceiptExpired:       "%s: not approved in time; not done.",
 		txtReceiptUnknown:       "%s: the outcome is unknown and will be checked by hand.",
 		txtReceiptAwaitYes:      "%s: waiting for your confirmation; not done yet.",
+		txtSuperseded:           "%s is cancelled: a new message came instead of a confirmation, so nothing was done.",
+		txtSupersededAction:     "The action “%s”",
+		txtQuoted:               "“%s”",
 	},
 }
 
-// say renders a server text in lang (Russian when lang is unknown).
+// say renders a server text in lang (chat.Language's default when lang
+// has no texts).
 func say(lang string, key textKey, args ...any) string {
 	t, ok := texts[lang]
 	if !ok {
-		t = texts["ru"]
+		t = texts[DefaultLanguage]
 	}
 	if len(args) == 0 {
 		return t[key]

@@ -120,7 +120,7 @@ type Config struct {
 	// period; default 1 h.
 	RefusalEvery time.Duration
 	// Language of the channel's own messages when neither the identity nor
-	// the Telegram user says ("ru" or "en"); default "en".
+	// the Telegram user says ("ru" or "en"); default chat.DefaultLanguage.
 	Language string
 
 	Now        func() time.Time
@@ -209,7 +209,7 @@ func New(cfg Config) (*Channel, error) {
 	setDefault(&cfg.GiveUpAfter, DefaultGiveUpAfter)
 	setDefault(&cfg.RefusalEvery, DefaultRefusalEvery)
 	if cfg.Language == "" {
-		cfg.Language = "en"
+		cfg.Language = chat.DefaultLanguage
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -1,6 +1,6 @@
 package telegram
 
-import "strings"
+import "github.com/arbiterhq/arbiter/chat"
 
 // textKey names a message the channel says on its own (not the engine's).
 type textKey int
@@ -55,18 +55,8 @@ var texts = map[string]map[textKey]string{
 }
 
 // pickLang returns the first of the candidates the channel has texts for.
-func pickLang(candidates ...string) string {
-	for _, l := range candidates {
-		l = strings.ToLower(l)
-		if i := strings.IndexAny(l, "-_"); i > 0 {
-			l = l[:i]
-		}
-		if _, ok := texts[l]; ok {
-			return l
-		}
-	}
-	return "en"
-}
+// pickLang is chat.Language, the rule the engine follows too.
+func pickLang(candidates ...string) string { return chat.Language(candidates...) }
 
 func say(lang string, k textKey) string {
 	if t, ok := texts[lang][k]; ok {

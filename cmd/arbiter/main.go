@@ -5,6 +5,7 @@
 //	arbiter mcp [-config FILE]           the tools as an MCP server on stdio
 //	arbiter check-config -config FILE    validate a configuration and exit
 //	arbiter eval -config FILE SUITE.yaml run a scenario suite k times (see package eval)
+//	arbiter version                      the module version, commit and Go version it was built from
 //
 // With no -config, serve and chat start a local setup: 127.0.0.1:8080, the
 // store in ./data, the embedded task board, one tenant and user, and a local
@@ -41,6 +42,7 @@ const usage = `usage:
   arbiter eval -config FILE SUITE.yaml [-k N] [-replay DIR | -record DIR] [-json OUT] [-html OUT]
                                        run a scenario suite (pass^k, metrics from the journal)
   arbiter eval -compare A.json B.json  two runs side by side
+  arbiter version                      the version, commit and Go version of this binary
 
 Without -config, a local setup is used (see README).`
 
@@ -56,7 +58,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	cmd, rest := args[0], args[1:]
-	if cmd == "eval" {
+	switch cmd {
+	case "version", "-version", "--version":
+		printVersion(stdout)
+		return 0
+	case "eval":
 		return evalCommand(ctx, rest, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)

@@ -158,3 +158,80 @@ func TestRecordReplayFlags(t *testing.T) {
 		t.Errorf("-record on check-config: exit %d", code)
 	}
 }
+
+// TestCheckConfigReportsEveryMistakeInOneRun: unknown kinds come in the
+// same run as the other mistakes, and every reference — a command's tool,
+// a role's and an assistant's tools, a preflight read, approvers' roles,
+// strategies' models, assistants and skills — is checked, each with its
+// line and the name meant.
+func TestCheckConfigReportsEveryMistakeInOneRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "arbiter.yaml")
+	os.WriteFile(path, []byte(`store: {kind: sqlit}
+models:
+  - {name: fast, kind: openai, model: m, api_key: k}
+  - {name: other, kind: gemini, model: m, api_key: k}
+strategies:
+  quick: [fsat]
+commands:
+  /x: {tool: no_such_tool}
+  /mine: {tool: list_my_task}
+assistants:
+  desk:
+    mode: loop
+    tools: [list_*, comment_tsk]
+    preflight: [{tool: serch_knowledge}]
+  front:
+    mode: router
+    router:
+      skills: [{id: s, assistant: dsk}]
+tenants:
+  - id: a
+    assistant: dessk
+    strategy: quik
+    roles:
+      owner: {tools: ["*"]}
+      viewer: {tools: [list_my_tasks, create_tsk]}
+    users: [{id: u, role: ownr, keys: [{token: abcdefgh, scopes: [read]}]}]
+tools:
+  taskboard: {confirm: {create_tusk: always}}
+  knowledge: {}
+  http:
+    - name: refund
+      url: http://127.0.0.1:1/refund
+      risk: "write:full"
+      approve: [staf]
+      input_schema: {type: object}
+`), 0o644)
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"check-config", "-config", path}, nil, &out, &errOut); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, errOut.String())
+	}
+	got := errOut.String()
+	for _, want := range []string{
+		`line 1: store.kind: unknown store kind "sqlit" (one of: redis, sqlite) (did you mean "sqlite"?)`,
+		`line 4: models[1].kind: unknown model kind "gemini"`,
+		`line 6: strategies.quick[0]: no model named "fsat" in models (did you mean "fast"?)`,
+		`line 8: commands./x.tool: no configured tool is named "no_such_tool"`,
+		`line 9: commands./mine.tool: no configured tool is named "list_my_task" (did you mean "list_my_tasks"?)`,
+		`line 13: assistants.desk.tools[1]: no configured tool is named "comment_tsk" (did you mean "comment_task"?)`,
+		`line 14: assistants.desk.preflight[0].tool: no configured tool is named "serch_knowledge" (did you mean "search_knowledge"?)`,
+		`line 18: assistants.front.router.skills[0].assistant: no assistant named "dsk" (did you mean "desk"?)`,
+		`line 21: tenants[0].assistant: no assistant named "dessk" in assistants (did you mean "desk"?)`,
+		`line 22: tenants[0].strategy: unknown strategy "quik" (did you mean "quick"?)`,
+		`line 25: tenants[0].roles.viewer.tools[1]: no configured tool is named "create_tsk" (did you mean "create_task"?)`,
+		`line 26: tenants[0].users[0].role: role "ownr" is not defined in tenant a (defined: owner, viewer) (did you mean "owner"?)`,
+		`line 28: tools.taskboard.confirm.create_tusk: no configured tool is named "create_tusk" (did you mean "create_task"?)`,
+		`line 34: tools.http[0].approve[0]: no tenant defines a role "staf"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("stderr:\n%s", got)
+	}
+	// In the order of the lines.
+	if i, j := strings.Index(got, "line 1:"), strings.Index(got, "line 34:"); i < 0 || j < i {
+		t.Errorf("problems not in line order:\n%s", got)
+	}
+}

@@ -30,7 +30,8 @@ var actionConfirm = map[string]tool.Confirm{
 
 var actionDefs = map[string]action.Def{
 	ActionCreateEvent: {
-		Title: "Создать встречу", Titles: tool.Localized{"ru": "Создать встречу", "en": "Create a meeting"}, Labels: calendarLabels,
+		Title: "Создать встречу", Titles: tool.Localized{"ru": "Создать встречу", "en": "Create a meeting"},
+		Doing: tool.Localized{"ru": "Создание встречи", "en": "Creating the meeting"}, Labels: calendarLabels,
 		Description: "Book a calendar event for the caller with the named participants (team members: full name, first name or id; " +
 			"the caller always takes part). startIso is an ISO 8601 time: with an offset (2026-12-02T10:00:00+03:00, or Z for UTC) it is " +
 			"that instant; without one (2026-12-02T10:00) it is read in the caller's time zone. Give endIso or durationMin, or neither " +

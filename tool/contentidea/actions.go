@@ -83,6 +83,7 @@ func (s *Store) spec(name string) tool.Spec {
 	case ActionIdea:
 		spec.Title = "Сохранить контент-идею"
 		spec.Titles = tool.Localized{"ru": "Сохранить контент-идею", "en": "Save a content idea"}
+		spec.Doing = tool.Localized{"ru": "Сохранение контент-идеи", "en": "Saving the content idea"}
 		spec.Labels = map[string]tool.Localized{"idea": {"ru": "Идея", "en": "Idea"}, "platform": {"ru": "Площадка", "en": "Platform"},
 			"format": {"ru": "Формат", "en": "Format"}, "notes": {"ru": "Заметки", "en": "Notes"}}
 		spec.Description = "Save a content idea to the team's content plan: what to publish (idea), the platform " +

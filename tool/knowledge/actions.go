@@ -38,6 +38,7 @@ const (
 var actionDefs = map[string]action.Def{
 	ActionAdd: {
 		Title: "Добавить в базу знаний", Titles: tool.Localized{"ru": "Добавить в базу знаний", "en": "Add to the knowledge base"},
+		Doing:  tool.Localized{"ru": "Добавление в базу знаний", "en": "Adding to the knowledge base"},
 		Labels: map[string]tool.Localized{"title": {"ru": "Заголовок", "en": "Title"}, "text": {"ru": "Текст", "en": "Text"}, "tags": {"ru": "Теги", "en": "Tags"}},
 		Description: "Save a note to the team knowledge base: a short title and the text to remember. " +
 			"source is where it came from — a URL, or the origin of a forwarded message (channel, chat or person); " +

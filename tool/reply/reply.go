@@ -26,15 +26,17 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/tool"
 )
 
-// English reports whether replies to c are in English; Russian otherwise.
+// English reports whether replies to c are in English — every language
+// but Russian, by the one rule (chat.Language).
 func English(c tool.Caller) bool {
-	return strings.HasPrefix(strings.ToLower(c.Language), "en")
+	return chat.Language(c.Language) != "ru"
 }
 
-// Tr returns en for a caller who reads English and ru for everyone else.
+// Tr returns ru for a caller who reads Russian and en for everyone else.
 func Tr(c tool.Caller, ru, en string) string {
 	if English(c) {
 		return en

@@ -25,8 +25,9 @@ func TestTr(t *testing.T) {
 		{"EN-us", "en"},
 		{"en_GB", "en"},
 		{"ru", "ru"},
-		{"", "ru"},
-		{"de", "ru"},
+		{"ru-RU", "ru"},
+		{"", "en"},   // the default language (chat.DefaultLanguage)
+		{"de", "en"}, // no texts in German: the default
 	}
 	for _, tt := range tests {
 		c := tool.Caller{Language: tt.lang}
@@ -77,7 +78,7 @@ func TestBuilder(t *testing.T) {
 		{"key reused", b.KeyReused(en, "k1", "create_task", "comment_task"),
 			tool.Result{Status: tool.StatusError, Error: `idempotency key "k1" was already used for create_task, not comment_task`,
 				Text: "This action key was already used for another action; refused."}},
-		{"key reused in Russian", b.KeyReused(tool.Caller{}, "k1", "a", "b"),
+		{"key reused in Russian", b.KeyReused(tool.Caller{Language: "ru"}, "k1", "a", "b"),
 			tool.Result{Status: tool.StatusError, Error: `idempotency key "k1" was already used for a, not b`,
 				Text: "Это действие уже выполнялось как другое; повтор отклонён."}},
 	}
@@ -179,7 +180,7 @@ func TestCheckFields(t *testing.T) {
 			"b", "Поле b слишком длинное (4 символов, максимум 3)."},
 	}
 	for _, tt := range tests {
-		r := b.CheckFields(tool.Caller{}, tt.limits...)
+		r := b.CheckFields(tool.Caller{Language: "ru"}, tt.limits...)
 		if tt.wantField == "" {
 			if r != nil {
 				t.Errorf("%s: CheckFields = %+v, want nil", tt.name, *r)
@@ -230,7 +231,7 @@ func TestCheckLimit(t *testing.T) {
 	}
 	b := builder()
 	for _, tt := range tests {
-		got, r := b.CheckLimit(tool.Caller{}, tt.in, 5, 20)
+		got, r := b.CheckLimit(tool.Caller{Language: "ru"}, tt.in, 5, 20)
 		switch {
 		case tt.wantText == "" && (r != nil || got != tt.want):
 			t.Errorf("CheckLimit(%v) = %d, %+v; want %d", tt.in, got, r, tt.want)

@@ -39,7 +39,8 @@ const walPragmas = "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
 func boardOn(t *testing.T, db *sql.DB) *Board {
 	t.Helper()
 	b, err := New(Config{
-		DB: db,
+		DB:      db,
+		Columns: []string{"Входящие", "В работе", "Готово"}, // a Russian board: its words decline
 		Members: func(tenant string) []Member {
 			switch tenant {
 			case "acme":

@@ -44,9 +44,10 @@ const (
 // every Result it returns.
 const SourceName = "taskboard"
 
-// Defaults for a zero Config.
+// Defaults for a zero Config: the columns are in the default language
+// (chat.DefaultLanguage); a board in another language names its own.
 var (
-	DefaultColumns = []string{"Входящие", "В работе", "Готово"}
+	DefaultColumns = []string{"Inbox", "In progress", "Done"}
 )
 
 // DefaultBaseURL prefixes card URLs when Config.BaseURL is empty.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/channel/httpapi"
 	"github.com/arbiterhq/arbiter/channel/mcpserver"
+	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/anthropic"
 	"github.com/arbiterhq/arbiter/observe"
@@ -40,10 +41,21 @@ func All() server.Kinds {
 		k.Models[name] = server.ModelKind{Preset: p, Prices: anthropic.Prices, New: newAnthropic}
 	}
 	k.Tools["mcp"] = mcpTools
+	k.ToolNames["mcp"] = mcpToolNames
 	k.Tools["calendar"] = server.CalendarKind(server.CalendarBackends{"google": googleCalendar})
 	k.Channels["mcp"] = mcpChannel
 	k.Observers = append(k.Observers, metrics, tracing)
 	return k
+}
+
+// mcpToolNames are the universal action mcp and each server's tools,
+// which are known only once the server answers (<server>.*).
+func mcpToolNames(cfg *config.Config, _ server.Section) []string {
+	names := []string{"mcp"}
+	for _, s := range cfg.Tools.MCP.Servers {
+		names = append(names, s.Name+".*")
+	}
+	return names
 }
 
 func redisState(ctx context.Context, env *server.Env) (store.State, store.Locker, error) {

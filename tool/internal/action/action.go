@@ -25,6 +25,7 @@ import (
 type Def struct {
 	Title       string // tool.Spec.Title
 	Titles      tool.Localized
+	Doing       tool.Localized            // tool.Spec.Doing
 	Labels      map[string]tool.Localized // tool.Spec.Labels
 	Description string                    // tool.Spec.Description, what the model reads
 	Risk        tool.Risk                 // tool.Spec.Risk
@@ -40,6 +41,7 @@ func (d Def) Spec(name string, confirm tool.Confirm) tool.Spec {
 		Name:           name,
 		Title:          d.Title,
 		Titles:         d.Titles,
+		Doing:          d.Doing,
 		Labels:         d.Labels,
 		Description:    d.Description,
 		InputSchema:    json.RawMessage(d.Schema),

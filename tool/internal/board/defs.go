@@ -31,6 +31,7 @@ func defs(d Docs) map[string]action.Def {
 		ActionCreate: {
 			Title:       "Создать задачу",
 			Titles:      tool.Localized{"ru": "Создать задачу", "en": "Create a task"},
+			Doing:       tool.Localized{"ru": "Создание задачи", "en": "Creating the task"},
 			Labels:      labels,
 			Description: d.Create,
 			Risk:        tool.RiskWriteSafe,
@@ -51,6 +52,7 @@ func defs(d Docs) map[string]action.Def {
 		ActionUpdate: {
 			Title:       "Изменить задачу",
 			Titles:      tool.Localized{"ru": "Изменить задачу", "en": "Change a task"},
+			Doing:       tool.Localized{"ru": "Изменение задачи", "en": "Changing the task"},
 			Labels:      labels,
 			Description: d.Update,
 			Risk:        tool.RiskWriteSafe,
@@ -71,6 +73,7 @@ func defs(d Docs) map[string]action.Def {
 		ActionComment: {
 			Title:       "Прокомментировать задачу",
 			Titles:      tool.Localized{"ru": "Прокомментировать задачу", "en": "Comment on a task"},
+			Doing:       tool.Localized{"ru": "Комментирование задачи", "en": "Commenting on the task"},
 			Labels:      labels,
 			Description: d.Comment,
 			Risk:        tool.RiskWriteSafe,
@@ -87,6 +90,7 @@ func defs(d Docs) map[string]action.Def {
 		ActionComplete: {
 			Title:       "Завершить задачу",
 			Titles:      tool.Localized{"ru": "Завершить задачу", "en": "Complete a task"},
+			Doing:       tool.Localized{"ru": "Завершение задачи", "en": "Completing the task"},
 			Labels:      labels,
 			Description: d.Complete,
 			Risk:        tool.RiskWriteSafe,
