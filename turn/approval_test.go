@@ -419,7 +419,7 @@ func TestRepeatedCallIsOneProposal(t *testing.T) {
 	if err != nil || len(list) != 1 {
 		t.Fatalf("staff see %d actions (%v), want one", len(list), err)
 	}
-	if tv.Status != "ok" || out.Say != "The refund waits for staff." {
+	if tv.Status != "ok" || !strings.HasPrefix(out.Say, "The refund waits for staff.\n") {
 		t.Fatalf("status %s, reply %q", tv.Status, out.Say)
 	}
 	dropped := 0

@@ -36,7 +36,7 @@ func TestApprovalAfterTwoDays(t *testing.T) {
 	}
 	final := body["action"].(map[string]any)
 	reply, _ := body["reply"].(map[string]any)
-	if final["status"] != "confirmed" || final["reason"] != nil || reply["say"] != refundDone {
+	if final["status"] != "confirmed" || final["reason"] != nil || !strings.HasPrefix(reply["say"].(string), refundDone+"\n") {
 		t.Errorf("after two days: action %v, reply %v; want confirmed and told", final, reply)
 	}
 	refunds := d.sim.Refunds()
