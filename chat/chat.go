@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -124,6 +125,14 @@ type Evidence struct {
 	Kind   string `json:"kind"`
 	Text   string `json:"text"`
 	Source string `json:"source,omitempty"`
+	// MediaType is an attachment's type as the channel knows it
+	// ("image/jpeg" for a photo), empty when unknown.
+	MediaType string `json:"media_type,omitempty"`
+}
+
+// IsImage reports whether ev is an attached image.
+func (ev Evidence) IsImage() bool {
+	return ev.Kind == EvidenceAttachment && strings.HasPrefix(strings.ToLower(ev.MediaType), "image/")
 }
 
 // Inbound is one message from a user as a channel accepted it.
