@@ -52,6 +52,11 @@ const (
 	draftCancel = "cancel"
 )
 
+// drafted reports whether res is a draft to show: one with text.
+func drafted(res tool.Result) bool {
+	return res.Status == tool.StatusOK && res.Draft != nil && strings.TrimSpace(res.Draft.Text) != ""
+}
+
 // showDraft keeps res's draft as the conversation's draft, in place of any
 // earlier one, and replies with its text and buttons (publish, edit,
 // cancel): the server shows what it keeps, never a model's copy of it.

@@ -151,7 +151,7 @@ func (e *Engine) runRouterCalls(ctx context.Context, s *state, r *Router, calls 
 			if res.Status == tool.StatusOK {
 				rememberDone(s, a.tg.spec.Name, a.args)
 			}
-			if res.Status == tool.StatusOK && res.Draft != nil {
+			if drafted(res) {
 				// A draft is shown as the server keeps it, with its
 				// buttons; only the publish button writes.
 				e.showDraft(s, res)

@@ -90,7 +90,7 @@ func (e *Engine) replyResult(s *state, title, status string, res tool.Result) {
 	switch {
 	case status == statusOutcomeUnknown:
 		e.replyText(s, say(s.lang, txtOutcomeUnknown, title), nil)
-	case res.Status == tool.StatusOK && res.Draft != nil:
+	case drafted(res):
 		e.showDraft(s, res)
 	case res.Status == tool.StatusOK:
 		text := res.Text
