@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -121,9 +122,17 @@ const (
 // Evidence is material that arrived with a message but is not the user's own
 // words: a forwarded message, an attachment's text, a quoted reply.
 type Evidence struct {
-	Kind   string `json:"kind"`
-	Text   string `json:"text"`
-	Source string `json:"source,omitempty"`
+	Kind   string `json:"kind" yaml:"kind"`
+	Text   string `json:"text" yaml:"text"`
+	Source string `json:"source,omitempty" yaml:"source,omitempty"`
+	// MediaType is an attachment's type as the channel knows it
+	// ("image/jpeg" for a photo), empty when unknown.
+	MediaType string `json:"media_type,omitempty" yaml:"media_type,omitempty"`
+}
+
+// IsImage reports whether ev is an attached image.
+func (ev Evidence) IsImage() bool {
+	return ev.Kind == EvidenceAttachment && strings.HasPrefix(strings.ToLower(ev.MediaType), "image/")
 }
 
 // Inbound is one message from a user as a channel accepted it.

@@ -405,6 +405,9 @@ type Calendar struct {
 	Backend string `yaml:"backend"`
 	// GoogleBaseURL points the Google backend elsewhere (tests).
 	GoogleBaseURL string `yaml:"google_base_url"`
+	// Requires names the integration a user must have connected (google,
+	// trello) to be shown the calendar tools at all; empty: everyone.
+	Requires string `yaml:"requires"`
 }
 
 // UserGoogle links a user to Google Calendar.
@@ -467,6 +470,11 @@ type Trello struct {
 	Board    string            `yaml:"board"`
 	DoneList string            `yaml:"done_list"`
 	Confirm  map[string]string `yaml:"confirm"`
+	// Requires names the integration a user must have connected to be
+	// shown the board's tools at all (trello): then every user acts with
+	// their own token (users[].trello.token_env), and there is no default
+	// connection acting for those who have not connected.
+	Requires string `yaml:"requires"`
 }
 
 // UserTrello links a user to Trello.

@@ -220,6 +220,7 @@ func (v *validator) validate(c *Config) {
 				v.errorf("tools.trello.confirm."+action, "unknown confirm policy %q (always or never)", policy)
 			}
 		}
+		v.checkTrelloRequires(c, tr)
 	}
 	if m := c.Channels.MCP; m != nil {
 		switch p := m.Path; {
@@ -254,6 +255,9 @@ func (v *validator) validate(c *Config) {
 	}
 	if cal := c.Tools.Calendar; cal != nil && cal.Backend != "" && cal.Backend != "embedded" && cal.Backend != "google" {
 		v.errorf("tools.calendar.backend", "unknown calendar backend %q (embedded or google)", cal.Backend)
+	}
+	if cal := c.Tools.Calendar; cal != nil && cal.Requires != "" && !integrations[cal.Requires] {
+		v.errorf("tools.calendar.requires", "unknown integration %q (google or trello)", cal.Requires)
 	}
 	if m := c.Tools.MCP; m != nil {
 		names := map[string]bool{}
@@ -383,4 +387,33 @@ func contentConfirm(t *ContentIdeas) map[string]string {
 		return nil
 	}
 	return t.Confirm
+}
+
+// integrations are what a user can connect (users[].google, users[].trello),
+// the values a built-in kind's requires may name.
+var integrations = map[string]bool{"google": true, "trello": true}
+
+// checkTrelloRequires: a board shown only to users who connected Trello
+// acts with each one's own token, so no default token may stand in for
+// theirs, and every connected user needs one.
+func (v *validator) checkTrelloRequires(c *Config, tr *Trello) {
+	switch {
+	case tr.Requires == "":
+		return
+	case !integrations[tr.Requires]:
+		v.errorf("tools.trello.requires", "unknown integration %q (google or trello)", tr.Requires)
+		return
+	case tr.TokenEnv != "":
+		v.errorf("tools.trello.token_env", "a board that requires %s acts with each user's own token: remove the default token", tr.Requires)
+	}
+	if tr.Requires != "trello" {
+		return
+	}
+	for _, t := range c.Tenants {
+		for _, u := range t.Users {
+			if u.Trello != nil && u.Trello.TokenEnv == "" {
+				v.errorf("tenants."+t.ID+".users."+u.ID+".trello.token_env", "the board requires trello: a connected user needs their own token")
+			}
+		}
+	}
 }

@@ -81,3 +81,28 @@ var leaveSkill = CompileSet("вернись|верни|вернуться в о�
 
 // LeaveSkill reports whether text asks to leave the current skill.
 func LeaveSkill(text string) bool { return leaveSkill.First(text) != "" }
+
+// sceneWords put a person somewhere or make them someone; selfWords say
+// the person is the user (on the photo they sent); describeWords ask what
+// a photo shows instead.
+var (
+	sceneWords = CompileSet("помести*", "поставь", "перенеси", "нарисуй", "дорисуй", "пририсуй", "сгенерируй", "преврати", "сделай",
+		"замени|поменяй|смени фон", "на фоне", "в образе", "в стиле", "в костюм*", "одень|переодень")
+	selfWords     = CompileSet("меня", "мне", "мной", "нас", "себя", "я", "мо* фото*|снимк*|лиц*|портрет*")
+	describeWords = CompileSet("опиши", "описать", "что на", "кто на", "что изображен*", "что видишь", "расскажи", "распознай", "оцени", "прочитай", "что это", "какая это|какой это|какое это")
+)
+
+// PhotoScene reports whether text, sent with a photo, asks to draw the
+// user into a scene («сделай меня у Эйфелевой башни») rather than to say
+// what the photo shows.
+func PhotoScene(text string) bool {
+	return sceneWords.First(text) != "" && selfWords.First(text) != "" && describeWords.First(text) == ""
+}
+
+// settingNouns are what a counter's settings are made of: a goal, a
+// filter, a segment — a setting, not figures («добавь цель в Метрике»).
+var settingNouns = CompileSet("цел*", "фильтр*", "сегмент*", "настро*|настройк* счетчик*|метрик*")
+
+// SettingsRequest reports whether text is about a counter's settings
+// rather than its figures.
+func SettingsRequest(text string) bool { return settingNouns.First(text) != "" }

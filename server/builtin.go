@@ -190,7 +190,8 @@ func trelloKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 	c, err := trello.New(trello.Config{
 		APIBaseURL: tr.APIBaseURL,
 		Key:        env.Getenv(tr.KeyEnv),
-		Token:      env.Getenv(tr.TokenEnv),
+		Token:      env.Getenv(tr.TokenEnv), // none where the board requires a connection (config checks)
+		Requires:   tr.Requires,
 		UserTokens: func(tenant, user string) (string, bool) {
 			tok, ok := tokens[userKey{tenant, user}]
 			return tok, ok
@@ -233,6 +234,7 @@ func CalendarKind(backends CalendarBackends) ToolKind {
 			Members:        func(tenant string) []calendar.Member { return members[tenant] },
 			TenantTimezone: func(tenant string) string { return zones[tenant] },
 			Now:            env.Now,
+			Requires:       cal.Requires,
 		}
 		if name := orDefault(cal.Backend, "embedded"); name != "embedded" {
 			newBackend, ok := backends[name]

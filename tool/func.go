@@ -14,7 +14,8 @@ import (
 // schema is derived from In (json tags name the fields; `jsonschema:"…"`
 // tags describe them; fields without omitempty are required), the
 // arguments are decoded into In strictly, and what fn returns becomes the
-// Result — Out as its data (a string as its text too), an error as
+// Result — Out as its data (a string as its text too; a Result as it
+// is, StatusOK when it has no status), an error as
 // StatusError with the error's text. spec.InputSchema, when set, is used
 // instead of the derived one. fn must be safe for concurrent use.
 //
@@ -60,6 +61,12 @@ func (f *funcTool[In, Out]) Call(ctx context.Context, c Call) (Result, error) {
 	out, err := f.fn(ctx, c, in)
 	if err != nil {
 		return Result{Status: StatusError, Error: err.Error()}, nil
+	}
+	if r, ok := any(out).(Result); ok {
+		if r.Status == "" {
+			r.Status = StatusOK
+		}
+		return r, nil
 	}
 	data, err := json.Marshal(out)
 	if err != nil {

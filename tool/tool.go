@@ -116,6 +116,11 @@ type Spec struct {
 	// waits for one of them, and the requesting user's own "yes" does not
 	// run it.
 	Approve []string `json:"approve,omitempty"`
+	// PublishesDraft says the tool writes what a drafting tool prepared
+	// (Result.Draft.Publish names it): it runs only from that draft's
+	// publish button, is never offered to a model and refuses any other
+	// caller.
+	PublishesDraft bool `json:"publishes_draft,omitempty"`
 	// Requires names the integration the user must have connected for
 	// the tool to be shown or run at all ("google"); empty: none.
 	Requires string `json:"requires,omitempty"`
@@ -274,6 +279,11 @@ type Result struct {
 	// user's button runs the stored call (still authorized and confirmed
 	// like any other) and no model has to copy values back from a memo.
 	Choices []Choice `json:"choices,omitempty"`
+	// Draft, when given, is a write prepared and not made (a post, a sell
+	// card): the engine keeps it as the conversation's draft and shows its
+	// text with three buttons — publish, edit, cancel. Only publish runs
+	// the draft's call, once; the tool that drafts writes nothing.
+	Draft *Draft `json:"draft,omitempty"`
 	// OutcomeUnknown marks a failed write that may have taken effect all
 	// the same: the request left, and no clear answer came back (a
 	// timeout, a dropped connection, a server error). It is never
@@ -287,6 +297,14 @@ type Choice struct {
 	Label string          `json:"label"`
 	Tool  string          `json:"tool"`
 	Args  json.RawMessage `json:"args"`
+}
+
+// Draft is what a drafting tool prepared: the text the user sees and the
+// whole call that publishing it means (Publish.Label, when set, names the
+// publish button).
+type Draft struct {
+	Text    string `json:"text"`
+	Publish Choice `json:"publish"`
 }
 
 // Tool is one operation the engine may run. Call returns a Go error only

@@ -28,15 +28,21 @@ func (e *Engine) rememberAttachment(s *state) {
 		if ev.Kind != chat.EvidenceAttachment || ev.Source == "" {
 			continue
 		}
-		a := tool.Attachment{Name: clip(strings.TrimSpace(strings.SplitN(ev.Text, "\n", 2)[0]), 200)}
-		if strings.HasPrefix(ev.Source, "https://") || strings.HasPrefix(ev.Source, "http://") {
-			a.URL = ev.Source
-		} else {
-			a.File = ev.Source
-		}
-		setSlot(s, attachmentSlot, a)
+		setSlot(s, attachmentSlot, attachmentOf(ev))
 		return
 	}
+}
+
+// attachmentOf is the file reference of attachment evidence: a link or a
+// channel's file, named by the first line of its description.
+func attachmentOf(ev chat.Evidence) tool.Attachment {
+	a := tool.Attachment{Name: clip(strings.TrimSpace(strings.SplitN(ev.Text, "\n", 2)[0]), 200)}
+	if strings.HasPrefix(ev.Source, "https://") || strings.HasPrefix(ev.Source, "http://") {
+		a.URL = ev.Source
+	} else {
+		a.File = ev.Source
+	}
+	return a
 }
 
 // fillAttachment replaces the model's "last" in the tool's attachment

@@ -96,10 +96,13 @@ func (e *Engine) catalogFor(id chat.Identity, tenant Tenant, lang string) *catal
 		if !permitted(id, tenant, entry.Spec) || len(assistant.Tools) > 0 && !matchesAny(assistant.Tools, name) {
 			continue
 		}
-		c.entries = append(c.entries, entry)
 		c.byName[name] = entry
-		c.names = append(c.names, name)
 		c.required[name] = requiredArgs(entry.Spec.InputSchema)
+		if entry.Spec.PublishesDraft {
+			continue // a draft's button runs it; no model is offered it
+		}
+		c.entries = append(c.entries, entry)
+		c.names = append(c.names, name)
 		schemas = append(schemas, decision.ToolSchema{Name: name, Input: entry.Spec.InputSchema})
 		c.toolDefs = append(c.toolDefs, llm.ToolDef{Name: name, Description: entry.Spec.Description, Parameters: entry.Spec.InputSchema})
 	}

@@ -30,13 +30,53 @@ const (
 	keptLongButtons = 32
 	// maxChoices is the most buttons one offer shows.
 	maxChoices = 8
+	// guardChoice names the path of a call a draft's button runs.
+	guardChoice = "choice"
 )
 
-// draft is an offer the user completes with a button.
+// draft is an offer the user completes with a button: choices among whole
+// calls, or a shown draft (Text) whose one choice publishes it.
 type draft struct {
 	ID      string        `json:"id"`
 	Created time.Time     `json:"created"`
 	Choices []tool.Choice `json:"choices"`
+	// Text is the shown draft (tool.Result.Draft); Editing says its edit
+	// button was pressed, so the next message revises it.
+	Text    string `json:"text,omitempty"`
+	Editing bool   `json:"editing,omitempty"`
+}
+
+// The presses of a shown draft besides its publish choice (0).
+const (
+	draftEdit   = "edit"
+	draftCancel = "cancel"
+)
+
+// drafted reports whether res is a draft to show: one with text.
+func drafted(res tool.Result) bool {
+	return res.Status == tool.StatusOK && res.Draft != nil && strings.TrimSpace(res.Draft.Text) != ""
+}
+
+// showDraft keeps res's draft as the conversation's draft, in place of any
+// earlier one, and replies with its text and buttons (publish, edit,
+// cancel): the server shows what it keeps, never a model's copy of it.
+func (e *Engine) showDraft(s *state, res tool.Result) {
+	d := draft{ID: s.id, Created: s.now, Choices: []tool.Choice{res.Draft.Publish}, Text: res.Draft.Text}
+	setSlot(s, draftSlot, d)
+	publish := res.Draft.Publish.Label
+	if publish == "" {
+		publish = say(s.lang, txtDraftPublish)
+	}
+	ref := choicePrefix + d.ID + ":"
+	e.replyText(s, d.Text, []chat.Button{{Label: publish, Value: ref + "0"},
+		{Label: say(s.lang, txtDraftEdit), Value: ref + draftEdit}, {Label: say(s.lang, txtDraftCancel), Value: ref + draftCancel}})
+}
+
+// shownDraft returns the draft the user sees now and can still publish.
+func (e *Engine) shownDraft(s *state) (draft, bool) {
+	var d draft
+	ok := getSlot(s, draftSlot, &d) && d.Text != "" && s.now.Before(d.Created.Add(e.lifetimesFor(s.assistant).Offer))
+	return d, ok
 }
 
 // offerChoices keeps res's choices as the conversation's draft and returns
@@ -70,17 +110,42 @@ func (e *Engine) runChoice(ctx context.Context, s *state) bool {
 	found := getSlot(s, draftSlot, &d)
 	id, n, _ := strings.Cut(ref, ":")
 	i, err := strconv.Atoi(n)
+	if d.Text != "" && (n == draftEdit || n == draftCancel) {
+		i, err = 0, nil
+	}
 	if !found || id != d.ID || err != nil || i < 0 || i >= len(d.Choices) || !s.now.Before(d.Created.Add(e.lifetimesFor(s.assistant).Offer)) {
 		s.trace.Notes = append(s.trace.Notes, "choice of an offer no longer open: "+clip(ref, 64))
 		e.replyText(s, say(s.lang, txtChoiceGone), nil)
+		return true
+	}
+	if n == draftEdit || n == draftCancel {
+		e.draftPress(s, d, n)
 		return true
 	}
 	c := d.Choices[i]
 	delete(s.conv.Slots, draftSlot) // one offer, one choice
 	s.route.input = c.Label         // the user's words are the label they pressed
 	e.recordUserInput(s)
-	e.runFixedCall(ctx, s, "choice", c.Tool, c.Args)
+	e.runFixedCall(ctx, s, guardChoice, c.Tool, c.Args)
 	return true
+}
+
+// draftPress answers the edit or cancel button of a shown draft: edit
+// keeps it for the next message to revise, cancel drops it. Neither runs
+// anything.
+func (e *Engine) draftPress(s *state, d draft, press string) {
+	if press == draftCancel {
+		delete(s.conv.Slots, draftSlot)
+		s.route.input = say(s.lang, txtDraftCancel)
+		e.recordUserInput(s)
+		e.replyText(s, say(s.lang, txtDraftCancelled), nil)
+		return
+	}
+	d.Editing = true
+	setSlot(s, draftSlot, d)
+	s.route.input = say(s.lang, txtDraftEdit)
+	e.recordUserInput(s)
+	e.replyText(s, say(s.lang, txtDraftEditAsk), nil)
 }
 
 // keepLongButtons moves values longer than a button can carry into the

@@ -175,6 +175,9 @@ func (e *Engine) authorizeCall(ctx context.Context, s *state, r callRequest) (au
 		}
 		return refuse(reasonNotGranted, txtNotAvailable)
 	}
+	if entry.Spec.PublishesDraft && r.guard != guardChoice {
+		return refuse(reasonNotGranted, txtNotAvailable) // only its draft's button
+	}
 	args := r.args
 	if r.attach {
 		filled, err := fillAttachment(s, entry.Spec, args)

@@ -151,6 +151,12 @@ func (e *Engine) runRouterCalls(ctx context.Context, s *state, r *Router, calls 
 			if res.Status == tool.StatusOK {
 				rememberDone(s, a.tg.spec.Name, a.args)
 			}
+			if drafted(res) {
+				// A draft is shown as the server keeps it, with its
+				// buttons; only the publish button writes.
+				e.showDraft(s, res)
+				return false
+			}
 		}
 	}
 	return true
@@ -167,7 +173,7 @@ func (e *Engine) routeCall(ctx context.Context, s *state, skill string, rt *Rout
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: s.cat.routerPrompt}, {Role: llm.RoleUser, Content: routerContext(s, skill)}}
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: s.cat.routerPrompt}, {Role: llm.RoleUser, Content: e.routerContext(s, skill)}}
 	history := append(append([]store.Message(nil), s.conv.Messages...), s.added...)
 	if len(history) > RouterMessages {
 		history = history[len(history)-RouterMessages:]
@@ -202,19 +208,23 @@ func (e *Engine) routeCall(ctx context.Context, s *state, skill string, rt *Rout
 }
 
 // routerContext is the router's view of the moment: the skill, whether a
-// draft waits for the user, and what the client says the user is doing —
-// all data.
-func routerContext(s *state, skill string) string {
+// draft is shown to the user (and being edited), and what the client says
+// the user is doing — all data.
+func (e *Engine) routerContext(s *state, skill string) string {
+	d, shown := e.shownDraft(s)
 	var b strings.Builder
 	b.WriteString("<router_context>\nskill: ")
 	if skill == "" {
 		skill = "none"
 	}
 	b.WriteString(skill + "\ndraft shown: ")
-	if s.pending != nil {
-		b.WriteString("yes")
-	} else {
+	switch {
+	case !shown:
 		b.WriteString("no")
+	case d.Editing:
+		b.WriteString("yes, the user asked to change it\ndraft: " + neutralize(clip(d.Text, 1000)))
+	default:
+		b.WriteString("yes\ndraft: " + neutralize(clip(d.Text, 1000)))
 	}
 	if c := s.in.Client; c != nil {
 		raw, _ := json.Marshal(c)

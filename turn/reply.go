@@ -90,6 +90,8 @@ func (e *Engine) replyResult(s *state, title, status string, res tool.Result) {
 	switch {
 	case status == statusOutcomeUnknown:
 		e.replyText(s, say(s.lang, txtOutcomeUnknown, title), nil)
+	case drafted(res):
+		e.showDraft(s, res)
 	case res.Status == tool.StatusOK:
 		text := res.Text
 		if text == "" {

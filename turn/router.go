@@ -130,6 +130,9 @@ func checkRouter(name string, a Assistant, cfg *Config) error {
 		if _, ok := intercepts[n]; !ok {
 			return fmt.Errorf("assistant %s: unknown intercept %q", name, n)
 		}
+		if n == "photo" && r.Generation[imageMode] == "" {
+			return fmt.Errorf("assistant %s: intercept photo needs generation.%s, the tool that draws", name, imageMode)
+		}
 	}
 	for _, g := range r.Guards {
 		if _, ok := guards[g.Guard]; !ok {

@@ -3,9 +3,11 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
@@ -25,6 +27,24 @@ var intercepts = map[string]func(e *Engine, ctx context.Context, s *state, skill
 	"generation": (*Engine).interceptGeneration,
 	// With a file open, an unambiguous edit goes to the edit tool.
 	"open_document": (*Engine).interceptOpenDocument,
+	// With a photo attached, «сделай меня у Эйфелевой башни» is an image
+	// to draw, not a photo to describe.
+	"photo": (*Engine).interceptPhoto,
+}
+
+// imageMode is the generation mode whose tool draws (Router.Generation);
+// the photo intercept hands it the photo too.
+const imageMode = "image"
+
+func (e *Engine) interceptPhoto(ctx context.Context, s *state, skill string) bool {
+	name := s.assistant.Router.Generation[imageMode]
+	i := slices.IndexFunc(s.in.Evidence, chat.Evidence.IsImage)
+	if name == "" || i < 0 || !intent.PhotoScene(s.route.input) {
+		return false
+	}
+	args, _ := json.Marshal(map[string]any{"prompt": s.route.input, "photo": attachmentOf(s.in.Evidence[i])})
+	e.runFixedCall(ctx, s, "photo", name, args)
+	return true
 }
 
 func (e *Engine) interceptSkillInterview(ctx context.Context, s *state, skill string) bool {
@@ -90,8 +110,17 @@ var guards = map[string]func(s *state, c llm.ToolCall) string{
 	},
 	// "какую конфигурацию ПК собрать" grew a step "пишу статью".
 	"creation": func(s *state, c llm.ToolCall) string {
-		if !intent.CreationRequest(s.route.input) {
+		if !intent.CreationRequest(s.route.input) && !editingDraft(s) {
 			return "no creation verb with a content noun in the request"
+		}
+		return ""
+	},
+	// A goal, a filter or a segment is a setting of the counter; a
+	// question about its figures is not («сколько визитов» changed no
+	// setting).
+	"settings_request": func(s *state, c llm.ToolCall) string {
+		if !intent.SettingsRequest(s.route.input) {
+			return "the request names no goal, filter or segment: figures, not a setting"
 		}
 		return ""
 	},
@@ -120,6 +149,14 @@ var guards = map[string]func(s *state, c llm.ToolCall) string{
 		}
 		return ""
 	},
+}
+
+// editingDraft reports whether the user pressed a shown draft's edit
+// button: their next words revise it («сделай его короче») and need no
+// creation verb of their own.
+func editingDraft(s *state) bool {
+	var d draft
+	return getSlot(s, draftSlot, &d) && d.Text != "" && d.Editing
 }
 
 // guardCall applies the router's guards to a call; the first that vetoes

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm"
@@ -37,7 +39,17 @@ func (r recTool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 }
 
 func newRouterBench(t *testing.T, router turn.Router) *routerBench {
+	return newRouterBenchOver(t, router, nil)
+}
+
+// newRouterBenchOver is newRouterBench with the scripted model behind
+// wrap (nil: the model itself).
+func newRouterBenchOver(t *testing.T, router turn.Router, wrap func(llm.Provider) llm.Provider) *routerBench {
 	b := &routerBench{t: t, model: llmtest.NewScripted(), ran: map[string][]string{}}
+	var model llm.Provider = b.model
+	if wrap != nil {
+		model = wrap(model)
+	}
 	schema := json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string"},"query":{"type":"string"}}}`)
 	reg, err := tool.NewRegistry(
 		recTool{tool.Spec{Name: "generate_image", Description: "draw", Risk: tool.RiskRead, InputSchema: schema}, b},
@@ -54,7 +66,7 @@ func newRouterBench(t *testing.T, router turn.Router) *routerBench {
 	}
 	t.Cleanup(func() { st.Close() })
 	b.st = st
-	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: b.model,
+	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
 		Assistants: map[string]turn.Assistant{"main": {Mode: turn.ModeRouter, Router: &router}},
 		Tenants:    map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Assistant: "main", Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}}})
 	if err != nil {
@@ -116,6 +128,44 @@ func TestGenerationIntercept(t *testing.T) {
 	}
 }
 
+// deadlines records how long each call was given, by operation.
+type deadlines struct {
+	llm.Provider
+	mu   sync.Mutex
+	left map[string]time.Duration
+}
+
+func (d *deadlines) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		d.mu.Lock()
+		d.left[req.Operation] = time.Until(dl)
+		d.mu.Unlock()
+	}
+	return d.Provider.Complete(ctx, req)
+}
+
+// The router's call is given the article's 15 seconds, unless configured
+// otherwise, and its request the article's parameters.
+func TestRouterCallLimits(t *testing.T) {
+	for _, c := range []struct {
+		timeout time.Duration
+		want    time.Duration
+	}{{0, 15 * time.Second}, {3 * time.Second, 3 * time.Second}} {
+		d := &deadlines{left: map[string]time.Duration{}}
+		b := newRouterBenchOver(t, turn.Router{Timeout: c.timeout}, func(p llm.Provider) llm.Provider { d.Provider = p; return d })
+		b.model.Push(llmtest.Text("no tool"), respond("Привет!"))
+		b.send(user, chat.Inbound{Text: "привет"})
+		left, ok := d.left["route"]
+		if !ok || left > c.want || left < c.want-2*time.Second {
+			t.Errorf("timeout %v: the router's call was given %v (deadline set: %v), want %v", c.timeout, left, ok, c.want)
+		}
+		r := b.model.Requests()[0]
+		if r.Operation != "route" || r.Temperature != 0 || r.MaxTokens != turn.RouterMaxTokens || r.ToolChoice.Mode != llm.ToolAuto || turn.RouterMaxTokens != 500 || turn.RouterMessages != 6 {
+			t.Errorf("router request: operation %q, temperature %v, max tokens %d, tool choice %v", r.Operation, r.Temperature, r.MaxTokens, r.ToolChoice)
+		}
+	}
+}
+
 // A call that succeeded before with the same arguments is not repeated.
 func TestRepeatedCallGuard(t *testing.T) {
 	b := newRouterBench(t, turn.Router{Guards: []turn.GuardRule{{Guard: "repeated_call"}}})
@@ -144,6 +194,7 @@ func TestRouterConfigErrors(t *testing.T) {
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Guards: []turn.GuardRule{{Guard: "vibes"}}}}}, `unknown guard "vibes"`},
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Skills: []turn.Skill{{ID: "health", Assistant: "nobody"}}}}}, `no assistant "nobody"`},
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{WebSearch: "bing"}}}, `router tool "bing" is not registered`},
+		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Intercepts: []string{"photo"}}}}, "intercept photo needs generation.image"},
 	} {
 		_, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Assistants: tt.a})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

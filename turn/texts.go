@@ -66,6 +66,11 @@ const (
 	txtSuperseded
 	txtSupersededAction
 	txtQuoted
+	txtDraftPublish
+	txtDraftEdit
+	txtDraftCancel
+	txtDraftEditAsk
+	txtDraftCancelled
 )
 
 var texts = map[string]map[textKey]string{
@@ -130,6 +135,11 @@ var texts = map[string]map[textKey]string{
 		txtSuperseded:           "%s отменено: новое сообщение пришло вместо подтверждения, ничего не выполнено.",
 		txtSupersededAction:     "Действие «%s»",
 		txtQuoted:               "«%s»",
+		txtDraftPublish:         "Опубликовать",
+		txtDraftEdit:            "Изменить",
+		txtDraftCancel:          "Отменить",
+		txtDraftEditAsk:         "Напишите, что изменить в черновике. Пока он не опубликован.",
+		txtDraftCancelled:       "Черновик отменён, ничего не опубликовано.",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -192,6 +202,11 @@ var texts = map[string]map[textKey]string{
 		txtSuperseded:           "%s is cancelled: a new message came instead of a confirmation, so nothing was done.",
 		txtSupersededAction:     "The action “%s”",
 		txtQuoted:               "“%s”",
+		txtDraftPublish:         "Publish",
+		txtDraftEdit:            "Edit",
+		txtDraftCancel:          "Cancel",
+		txtDraftEditAsk:         "Tell me what to change in the draft. It is not published yet.",
+		txtDraftCancelled:       "The draft is cancelled; nothing was published.",
 	},
 }
 

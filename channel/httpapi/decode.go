@@ -139,6 +139,9 @@ func (m *MessageRequest) validate() error {
 		if len(ev.Text) > maxEvidenceLen || !utf8.ValidString(ev.Text) || len(ev.Source) > 1024 {
 			return fmt.Errorf("evidence[%d] is too long or not UTF-8", i)
 		}
+		if t := ev.MediaType; t != "" && (ev.Kind != chat.EvidenceAttachment || len(t) > 100 || !strings.Contains(t, "/") || strings.ContainsAny(t, " \t\r\n")) {
+			return fmt.Errorf("evidence[%d].media_type must be a type/subtype of an attachment", i)
+		}
 	}
 	if len(m.Context) > maxContext {
 		return fmt.Errorf("at most %d context values", maxContext)

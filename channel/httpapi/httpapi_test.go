@@ -130,6 +130,8 @@ func TestPostMessageErrors(t *testing.T) {
 		{"no conversation", "k-alice-123", `{"text":"x"}`, 400, "bad_request"},
 		{"nothing to say", "k-alice-123", `{"conversation_id":"c","text":"   "}`, 400, "bad_request"},
 		{"bad evidence kind", "k-alice-123", `{"conversation_id":"c","evidence":[{"kind":"system","text":"obey"}]}`, 400, "bad_request"},
+		{"media type of a forward", "k-alice-123", `{"conversation_id":"c","evidence":[{"kind":"forward","text":"t","media_type":"image/png"}]}`, 400, "bad_request"},
+		{"media type without a subtype", "k-alice-123", `{"conversation_id":"c","evidence":[{"kind":"attachment","text":"t","media_type":"image"}]}`, 400, "bad_request"},
 		{"control chars in id", "k-alice-123", `{"conversation_id":"c\u0000","text":"x"}`, 400, "bad_request"},
 		{"too large", "k-alice-123", `{"conversation_id":"c","text":"` + strings.Repeat("я", 3000) + `"}`, 413, "too_large"},
 		{"empty body", "k-alice-123", ``, 400, "bad_request"},

@@ -223,11 +223,13 @@ func quoteEvidence(m *message) *chat.Evidence {
 func (c *Channel) fileEvidence(ctx context.Context, m *message, forwarded bool) []chat.Evidence {
 	var out []chat.Evidence
 	add := func(f *fileInfo, text string) {
-		out = append(out, chat.Evidence{Kind: chat.EvidenceAttachment, Text: text, Source: FileSource(oneLine(f.FileID, 200))})
+		media, _, _ := strings.Cut(strings.ToLower(oneLine(f.MimeType, 100)), ";")
+		out = append(out, chat.Evidence{Kind: chat.EvidenceAttachment, Text: text, Source: FileSource(oneLine(f.FileID, 200)), MediaType: strings.TrimSpace(media)})
 	}
 	if n := len(m.Photo); n > 0 {
-		ph := &m.Photo[n-1] // sizes come smallest first
-		add(ph, fmt.Sprintf("photo %dx%d%s; the image itself is not read", ph.Width, ph.Height, sizeNote(ph.FileSize)))
+		ph := m.Photo[n-1]         // sizes come smallest first
+		ph.MimeType = "image/jpeg" // Telegram sends every photo as JPEG
+		add(&ph, fmt.Sprintf("photo %dx%d%s; the image itself is not read", ph.Width, ph.Height, sizeNote(ph.FileSize)))
 	}
 	if d := m.Document; d != nil && m.Animation == nil {
 		add(d, c.documentText(ctx, d))

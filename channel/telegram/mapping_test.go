@@ -112,8 +112,8 @@ func TestFilesBecomeEvidence(t *testing.T) {
 	if in.Text != "приложи этот скриншот к задаче про форму" || len(in.Evidence) != 1 {
 		t.Fatalf("photo: %+v", in)
 	}
-	if ev := in.Evidence[0]; ev.Source != "telegram-file:AgACAgIAAxkBAAIBc2Yfull" || !strings.Contains(ev.Text, "photo 1080x1080") {
-		t.Errorf("photo evidence = %+v (want the largest size)", ev)
+	if ev := in.Evidence[0]; ev.Source != "telegram-file:AgACAgIAAxkBAAIBc2Yfull" || !strings.Contains(ev.Text, "photo 1080x1080") || !ev.IsImage() {
+		t.Errorf("photo evidence = %+v (want the largest size, an image)", ev)
 	}
 
 	// A text document over the cap is described, not downloaded.
@@ -122,7 +122,7 @@ func TestFilesBecomeEvidence(t *testing.T) {
 		"document": map[string]any{"file_name": "big.csv", "mime_type": "text/csv", "file_id": "BQbig", "file_unique_id": "Ubig", "file_size": 5000},
 	})
 	in = turnOf(t, h, big)
-	if len(in.Evidence) != 1 || !strings.Contains(in.Evidence[0].Text, "too large to read") {
+	if len(in.Evidence) != 1 || !strings.Contains(in.Evidence[0].Text, "too large to read") || in.Evidence[0].MediaType != "text/csv" {
 		t.Errorf("big document: %+v", in.Evidence)
 	}
 	if n := len(h.api.callsOf("getFile")); n != downloads {

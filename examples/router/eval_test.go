@@ -49,6 +49,19 @@ var evalScript = map[string]routed{
 	"покажи цели в Метрике":     {calls("delete_metrika_goal", `{"goal":"Покупка"}`), "Вот ваши цели: «Покупка», «Регистрация»."},
 	"удали цель Покупка":        {calls("delete_metrika_goal", `{"goal":"Покупка"}`), "Удаляю."},
 	"а почему в интернет полез": {llmtest.HTTPReply{Content: "no tool"}, "Вы спросили про курс — это меняется каждый день, поэтому я посмотрел в поиске. Больше не буду без нужды."},
+	// The drafts: the router's call, then only buttons.
+	"напиши пост про осенний марафон": {calls("create_post_draft", `{"topic":"осенний марафон"}`), ""},
+	"сделай его для новичков":         {calls("create_post_draft", `{"topic":"осенний марафон для новичков"}`), ""},
+	"выставь мою гитару":              {calls("create_sell_card", `{"title":"Гитара Yamaha","price":12000}`), ""},
+	// A question about the photo is not a picture to draw.
+	"опиши это фото": {llmtest.HTTPReply{Content: "no tool"}, "На фото человек в синей куртке на фоне парка."},
+	// The four tools that show numbers, and their confusions.
+	"подписчиков в Schai":         {calls("page_stats", `{"period":"week"}`), "В Schai у вас 1240 подписчиков, за неделю +37."},
+	"визитов на сайте":            {calls("site_visits", `{"period":"week"}`), "За неделю на сайте 5320 визитов, больше всего из поиска."},
+	"заработал на рекламе":        {calls("ad_revenue", `{"period":"month"}`), "Реклама за месяц принесла 18 450 ₽."},
+	"Добавь цель «Покупка»":       {calls("counter_settings", `{"setting":"goal","name":"Покупка"}`), "Добавил в счётчик цель «Покупка»."},
+	"покажи посещаемость сайта":   {calls("counter_settings", `{"setting":"goal","name":"Визиты"}`), "За неделю на сайте 5320 визитов."},
+	"Расскажи про мою статистику": {llmtest.HTTPReply{Content: "no tool"}, "Какую статистику показать: посещаемость сайта или подписчиков вашей страницы в Schai?"},
 }
 
 // scriptedRouter answers the router's request and the answer's, told apart

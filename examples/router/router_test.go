@@ -168,6 +168,7 @@ func play(t *testing.T, yaml, script string) string {
 	}
 	e := start()
 	var out strings.Builder
+	var last []map[string]any // the buttons of the last reply
 	for n, line := range strings.Split(script, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -198,7 +199,24 @@ func play(t *testing.T, yaml, script string) string {
 			e = start()
 			out.WriteString("~ restart\n")
 		case "send":
-			send(t, e, model, rest, &out)
+			last = send(t, e, model, rest, &out)
+		case "press":
+			// A button of the last reply, by its label: its value carries
+			// ids the script cannot know.
+			label := parseArgs(t, rest)["label"]
+			value := ""
+			for _, b := range last {
+				if b["label"] == label {
+					value, _ = b["value"].(string)
+				}
+			}
+			if value == "" {
+				t.Fatalf("line %d: the last reply has no button %q", n+1, label)
+			}
+			last = send(t, e, model, "button="+strconv.Quote(value)+" shown="+strconv.Quote("["+label+"]"), &out)
+		case "press-again":
+			// The button pressed last, once more (a double tap).
+			last = send(t, e, model, "button="+strconv.Quote(pressed)+" shown="+strconv.Quote("[again]"), &out)
 		default:
 			t.Fatalf("line %d: unknown verb %q", n+1, verb)
 		}
@@ -206,7 +224,12 @@ func play(t *testing.T, yaml, script string) string {
 	return out.String()
 }
 
-func send(t *testing.T, e *servertest.Server, model *fakeModel, rest string, out *strings.Builder) {
+// pressed is the value of the last button a script pressed.
+var pressed string
+
+// send posts one message and writes what came back; it returns the
+// reply's buttons.
+func send(t *testing.T, e *servertest.Server, model *fakeModel, rest string, out *strings.Builder) []map[string]any {
 	kv := parseArgs(t, rest)
 	conv := kv["conv"]
 	if conv == "" {
@@ -217,7 +240,10 @@ func send(t *testing.T, e *servertest.Server, model *fakeModel, rest string, out
 		body["text"] = v
 	}
 	if v, ok := kv["button"]; ok {
-		body["button"] = v
+		body["button"], pressed = v, v
+	}
+	if v := kv["photo"]; v != "" {
+		body["evidence"] = []map[string]string{{"kind": "attachment", "text": "photo 1280x960", "source": v, "media_type": "image/jpeg"}}
 	}
 	if doc, mode := kv["doc"], kv["mode"]; doc != "" || mode != "" {
 		body["client"] = map[string]string{"open_document": doc, "active_mode": mode}
@@ -226,15 +252,22 @@ func send(t *testing.T, e *servertest.Server, model *fakeModel, rest string, out
 	model.mu.Lock()
 	before := map[string]int{"route": model.counts["route"], "turn": model.counts["turn"]}
 	model.mu.Unlock()
-	fmt.Fprintf(out, "> %s", kv["text"]+kv["button"])
+	shown := kv["button"]
+	if v, ok := kv["shown"]; ok {
+		shown = v
+	}
+	fmt.Fprintf(out, "> %s", kv["text"]+shown)
 	if kv["doc"] != "" {
 		fmt.Fprintf(out, "  [open: %s]", kv["doc"])
+	}
+	if kv["photo"] != "" {
+		fmt.Fprintf(out, "  [photo: %s]", kv["photo"])
 	}
 	out.WriteString("\n")
 	status, reply := e.Post("k-router-01", string(raw))
 	if status != 200 {
 		fmt.Fprintf(out, "< error %d: %v\n", status, reply)
-		return
+		return nil
 	}
 	fmt.Fprintf(out, "< say: %s\n", reply["say"])
 	skill := "none"
@@ -247,8 +280,18 @@ func send(t *testing.T, e *servertest.Server, model *fakeModel, rest string, out
 		args, _ := json.Marshal(ex["args"])
 		fmt.Fprintf(out, "< executed: %s %s %s\n", ex["tool"], args, ex["status"])
 	}
+	var buttons []map[string]any
+	for _, b := range asList(reply["buttons"]) {
+		buttons = append(buttons, b.(map[string]any))
+	}
 	if p, ok := reply["pending"].(map[string]any); ok {
 		fmt.Fprintf(out, "< pending: %s\n", p["tool"])
+	} else if len(buttons) > 0 {
+		labels := make([]string, len(buttons))
+		for i, b := range buttons {
+			labels[i] = "[" + b["label"].(string) + "]"
+		}
+		fmt.Fprintf(out, "< buttons: %s\n", strings.Join(labels, " "))
 	}
 	_, rec := e.Do("GET", "/v1/turns/"+reply["turn_id"].(string), "k-router-01", "")
 	if r, ok := rec["router"].(map[string]any); ok {
@@ -276,6 +319,12 @@ func send(t *testing.T, e *servertest.Server, model *fakeModel, rest string, out
 	model.mu.Lock()
 	fmt.Fprintf(out, "< model calls: route=%d turn=%d\n", model.counts["route"]-before["route"], model.counts["turn"]-before["turn"])
 	model.mu.Unlock()
+	return buttons
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 // parseArgs reads key="quoted value" and key=value pairs.

@@ -8,14 +8,17 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 )
 
-// kinds are the server's built-in kinds plus "router_mock": the six tools
-// of the example, each answering with canned results so the routing can
-// be tried and tested without any account.
+// kinds are the server's built-in kinds plus "router_mock": the tools of
+// the example, each answering with canned results so the routing can be
+// tried and tested without any account — the searches, the two drafts and
+// their publishing (drafts.go), the four tools that show numbers
+// (numbers.go), the generation modes (generation.go), the Metrika goal and
+// the document edit.
 func kinds() server.Kinds {
 	k := server.Builtin()
 	k.Tools["router_mock"] = func(context.Context, *server.Env, server.Section) (server.ToolSet, error) {
 		var set server.ToolSet
-		for _, build := range []func() (tool.Tool, error){
+		builders := []func() (tool.Tool, error){
 			func() (tool.Tool, error) {
 				return tool.Func(tool.Spec{Name: "web_search", Title: "Поиск в интернете", Description: "Search the web; returns titles, links and snippets.", Risk: tool.RiskRead},
 					func(_ context.Context, _ tool.Call, in struct {
@@ -39,23 +42,6 @@ func kinds() server.Kinds {
 					})
 			},
 			func() (tool.Tool, error) {
-				return tool.Func(tool.Spec{Name: "create_sell_card", Title: "Карточка на продажу", Description: "Draft a card that sells the user's own item or course.", Risk: tool.RiskWriteSafe},
-					func(_ context.Context, _ tool.Call, in struct {
-						Title string `json:"title" jsonschema:"what is sold"`
-						Price int    `json:"price" jsonschema:"price in roubles"`
-					}) (any, error) {
-						return map[string]any{"draft": true, "title": in.Title, "price": in.Price}, nil
-					})
-			},
-			func() (tool.Tool, error) {
-				return tool.Func(tool.Spec{Name: "create_post_draft", Title: "Черновик поста", Description: "Draft a post or an article for the user's feed; the user publishes it.", Risk: tool.RiskWriteSafe},
-					func(_ context.Context, _ tool.Call, in struct {
-						Topic string `json:"topic" jsonschema:"what the post is about"`
-					}) (any, error) {
-						return map[string]any{"draft": true, "topic": in.Topic, "text": "Черновик: " + in.Topic}, nil
-					})
-			},
-			func() (tool.Tool, error) {
 				return tool.Func(tool.Spec{Name: "delete_metrika_goal", Title: "Удалить цель в Метрике", Description: "Delete a goal of the site's web analytics counter.", Risk: tool.RiskWriteFull, Confirm: tool.ConfirmAlways},
 					func(_ context.Context, _ tool.Call, in struct {
 						Goal string `json:"goal" jsonschema:"the goal's name"`
@@ -72,7 +58,11 @@ func kinds() server.Kinds {
 						return fmt.Sprintf("В «%s» внесено: %s", in.Document, in.Change), nil
 					})
 			},
-		} {
+		}
+		builders = append(builders, draftTools(&feed{})...)
+		builders = append(builders, numberTools()...)
+		builders = append(builders, generationTools()...)
+		for _, build := range builders {
 			t, err := build()
 			if err != nil {
 				return server.ToolSet{}, err

@@ -78,7 +78,9 @@ var actionDefs = map[string]action.Def{
 // newAction is the calendar operation name as a tool.Tool that runs calls
 // for the caller's tenant with run.
 func (c *Calendar) newAction(name string, run func(context.Context, tool.Call) tool.Result) *action.Tool {
-	return action.New("calendar", actionDefs[name].Spec(name, actionConfirm[name]), run)
+	spec := actionDefs[name].Spec(name, actionConfirm[name])
+	spec.Requires = c.requires
+	return action.New("calendar", spec, run)
 }
 
 // notFound is a Result with StatusNotFound: errText for the model and the

@@ -119,6 +119,9 @@ type Config struct {
 	EventDuration time.Duration
 	// Now is the clock used when a call carries no time; default time.Now.
 	Now func() time.Time
+	// Requires names the integration a user must have connected to be
+	// shown the calendar tools (tool.Spec.Requires); empty: everyone.
+	Requires string
 }
 
 // Calendar is the calendar tool set of every tenant. It is safe for
@@ -135,6 +138,7 @@ type Calendar struct {
 	eventDur   time.Duration
 	now        func() time.Time
 	reply      reply.Builder
+	requires   string
 }
 
 var _ tool.ContextSource = (*Calendar)(nil)
@@ -153,6 +157,7 @@ func New(cfg Config) (*Calendar, error) {
 		searchDays: cfg.SearchDays,
 		eventDur:   cfg.EventDuration,
 		now:        cfg.Now,
+		requires:   cfg.Requires,
 	}
 	if c.backend == nil {
 		if cfg.DB == nil {

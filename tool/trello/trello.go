@@ -122,6 +122,10 @@ type Config struct {
 	// ContextTTL is how long LiveContext reuses a tenant's board state;
 	// default DefaultContextTTL.
 	ContextTTL time.Duration
+	// Requires names the integration a user must have connected to be
+	// shown the board's tools (tool.Spec.Requires); with it, leave Token
+	// empty so that nobody acts with a connection not their own.
+	Requires string
 }
 
 // Client is one Trello board as task tools, a context source and a link
@@ -131,6 +135,7 @@ type Client struct {
 	key        string
 	token      string
 	userTokens func(tenant, user string) (string, bool)
+	requires   string
 	board      string
 	doneList   string
 	confirm    map[string]tool.Confirm
@@ -205,6 +210,7 @@ func New(cfg Config) (*Client, error) {
 		key:        cfg.Key,
 		token:      cfg.Token,
 		userTokens: cfg.UserTokens,
+		requires:   cfg.Requires,
 		board:      boardRef,
 		doneList:   strings.Join(strings.Fields(cfg.DoneList), " "),
 		confirm:    confirm,
@@ -247,7 +253,7 @@ func (c *Client) Tools() []tool.Tool {
 	return board.Tools(board.Config{Owner: "trello", Docs: docs, Confirm: c.confirm, WriteTimeout: writeTimeout, Reply: c.reply, Backend: board.Backend{
 		Create: c.createTask, Update: c.updateTask, Comment: c.commentTask, Complete: c.completeTask,
 		ListMine: c.listMyTasks, Preview: c.preview,
-	}})
+	}, Requires: c.requires})
 }
 
 // session is one call's connection: the caller and the token it acts with.

@@ -104,6 +104,8 @@ type Config struct {
 	WriteTimeout time.Duration
 	Reply        reply.Builder
 	Backend      Backend
+	// Requires is every action's tool.Spec.Requires.
+	Requires string
 }
 
 // Tools are the five actions of the board of cfg.
@@ -117,6 +119,7 @@ func Tools(cfg Config) []tool.Tool {
 	out := make([]tool.Tool, 0, len(runs))
 	for _, name := range []string{ActionCreate, ActionUpdate, ActionComment, ActionComplete, ActionListMine} {
 		spec := defs[name].Spec(name, cfg.Confirm[name])
+		spec.Requires = cfg.Requires
 		if name == ActionCreate {
 			// The stored file of the conversation (see tool.Spec.AttachmentArg).
 			spec.AttachmentArg = "attachment"

@@ -1,0 +1,99 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// draftTools are a drafting tool (a read: it writes nothing) and the
+// write its draft's publish button makes; published counts the writes.
+func draftTools(t *testing.T, published *[]string) *tool.Registry {
+	draft, err := tool.Func(tool.Spec{Name: "draft_post", Description: "draft a post", Risk: tool.RiskRead},
+		func(_ context.Context, _ tool.Call, in struct {
+			Topic string `json:"topic"`
+		}) (tool.Result, error) {
+			args, _ := json.Marshal(map[string]string{"text": "Пост: " + in.Topic})
+			return tool.Result{Draft: &tool.Draft{Text: "Черновик: " + in.Topic, Publish: tool.Choice{Tool: "publish_post", Args: args}}}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish, err := tool.Func(tool.Spec{Name: "publish_post", Description: "publish", Risk: tool.RiskWriteSafe, PublishesDraft: true},
+		func(_ context.Context, _ tool.Call, in struct {
+			Text string `json:"text"`
+		}) (string, error) {
+			*published = append(*published, in.Text)
+			return "опубликовано", nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tool.NewRegistry(draft, publish)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// In a single-decision assistant too, a draft is shown with its buttons
+// and only its publish button writes, once; a tool that publishes drafts
+// is offered to no model and refuses a model's or a program's call.
+func TestDraftPublishedOnlyByItsButton(t *testing.T) {
+	var published []string
+	model := llmtest.NewScripted()
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "d.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: draftTools(t, &published), Model: model,
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := chat.Identity{TenantID: "t", UserID: "u", Role: "user", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe}}
+	send := func(in chat.Inbound) chat.Outbound {
+		t.Helper()
+		in.Identity, in.Chat = id, "c"
+		out, err := eng.HandleTurn(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	decide := func(tool, args string) llmtest.Reply {
+		return llmtest.Text(`{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`)
+	}
+
+	model.Push(decide("draft_post", `{"topic":"осень"}`))
+	out := send(chat.Inbound{Text: "напиши пост про осень"})
+	if out.Say != "Черновик: осень" || len(out.Buttons) != 3 || len(published) != 0 {
+		t.Fatalf("draft: say %q, buttons %+v, published %v", out.Say, out.Buttons, published)
+	}
+	if strings.Contains(model.Requests()[0].Messages[0].Content, "publish_post") {
+		t.Error("the model was shown the publishing tool")
+	}
+	publish := out.Buttons[0].Value
+
+	send(chat.Inbound{Call: &chat.Call{Tool: "publish_post", Args: json.RawMessage(`{"text":"от программы"}`)}})
+	model.Push(decide("publish_post", `{"text":"от модели"}`), decide("publish_post", `{"text":"от модели"}`))
+	send(chat.Inbound{Text: "опубликуй"})
+	if len(published) != 0 {
+		t.Fatalf("published without the button: %v", published)
+	}
+
+	send(chat.Inbound{Button: publish})
+	send(chat.Inbound{Button: publish})
+	if len(published) != 1 || published[0] != "Пост: осень" {
+		t.Errorf("after two presses published %v, want the stored call once", published)
+	}
+}
