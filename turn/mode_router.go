@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
@@ -100,9 +101,14 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 		}
 	}
 	var calls []llm.ToolCall
-	for _, c := range e.routeCall(ctx, s, skill, rt) {
+	s.show(chat.Step{Kind: chat.StepRoute, Text: say(s.lang, txtRouting)}, tool.Spec{})
+	routed := e.routeCall(ctx, s, skill, rt)
+	s.show(chat.Step{Kind: chat.StepRoute, Text: say(s.lang, txtRouting), Done: true}, tool.Spec{})
+	for _, c := range routed {
 		if c.Name == useSkillTool {
+			s.show(chat.Step{Kind: chat.StepSkill, Text: say(s.lang, txtSwitchingMode)}, tool.Spec{})
 			skill = e.switchSkill(s, r, c, skill, rt)
+			s.show(chat.Step{Kind: chat.StepSkill, Name: skill, Text: say(s.lang, txtSwitchingMode), Done: true}, tool.Spec{})
 			continue
 		}
 		calls = append(calls, c)

@@ -66,6 +66,10 @@ const (
 	txtSuperseded
 	txtSupersededAction
 	txtQuoted
+	txtWorkingOn
+	txtRouting
+	txtSwitchingMode
+	txtAwaitingApproval
 )
 
 var texts = map[string]map[textKey]string{
@@ -130,6 +134,10 @@ var texts = map[string]map[textKey]string{
 		txtSuperseded:           "%s отменено: новое сообщение пришло вместо подтверждения, ничего не выполнено.",
 		txtSupersededAction:     "Действие «%s»",
 		txtQuoted:               "«%s»",
+		txtWorkingOn:            "Выполняю «%s»…",
+		txtRouting:              "Разбираю запрос…",
+		txtSwitchingMode:        "Переключаю режим…",
+		txtAwaitingApproval:     "«%s» ждёт согласования сотрудника…",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -192,6 +200,10 @@ var texts = map[string]map[textKey]string{
 		txtSuperseded:           "%s is cancelled: a new message came instead of a confirmation, so nothing was done.",
 		txtSupersededAction:     "The action “%s”",
 		txtQuoted:               "“%s”",
+		txtWorkingOn:            "Working on “%s”…",
+		txtRouting:              "Reading your request…",
+		txtSwitchingMode:        "Switching mode…",
+		txtAwaitingApproval:     "“%s” waits for a colleague's approval…",
 	},
 }
 
