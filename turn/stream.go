@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -17,10 +16,11 @@ import (
 //     or a text answer to a request that offered no tools. The say of a
 //     decision that proposes a tool is never shown (the server renders
 //     what the user reads of a call), so it is never streamed;
-//   - the text is released a sentence at a time, and a sentence that
-//     asserts an outcome or says something is done (the unconfirmed-claim
-//     check may hold such a reply for a person) ends the stream: it and
-//     the rest reach the person, if at all, in the reply;
+//   - the text is released a sentence at a time, each only after the
+//     unconfirmed-claim check (claims.go) passed on it: a sentence that
+//     asserts what no call of the turn confirmed, or says something is
+//     done while a write is open, ends the stream — it and the rest reach
+//     the person, if at all, in the reply;
 //   - each released sentence passes the link rule (links.go) first, and
 //     is cut only where no Markdown link or image is open.
 // The reply the turn returns replaces whatever was streamed.
@@ -40,7 +40,6 @@ type replyStream struct {
 	held    []byte // said text not released yet
 	stopped bool
 	closed  bool
-	claims  []intent.Assertion
 }
 
 // streamFor returns the stream of a decision call of s, or nil when
@@ -101,15 +100,16 @@ func (r *replyStream) close() {
 func (r *replyStream) hold(said string) {
 	r.held = append(r.held, said...)
 	if cut := lastSentenceCut(r.held); cut > 0 {
-		r.release(string(r.held[:cut]))
+		text := string(r.held[:cut])
 		r.held = append(r.held[:0], r.held[cut:]...)
+		r.release(text)
 	}
 }
 
 // release passes one or more whole sentences on, unless one may assert
 // what the server has to check first.
 func (r *replyStream) release(text string) {
-	if r.claims = r.e.claims.claims.Find(r.claims[:0], text); len(r.claims) > 0 {
+	if r.e.unconfirmedClaim(r.s, text) != "" {
 		r.stopped, r.held = true, nil
 		return
 	}
