@@ -101,14 +101,14 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 		}
 	}
 	var calls []llm.ToolCall
-	s.show(chat.Step{Kind: chat.StepRoute, Text: say(s.lang, txtRouting)}, tool.Spec{})
+	s.showStep(chat.StepRoute, "", txtRouting, false)
 	routed := e.routeCall(ctx, s, skill, rt)
-	s.show(chat.Step{Kind: chat.StepRoute, Text: say(s.lang, txtRouting), Done: true}, tool.Spec{})
+	s.showStep(chat.StepRoute, "", txtRouting, true)
 	for _, c := range routed {
 		if c.Name == useSkillTool {
-			s.show(chat.Step{Kind: chat.StepSkill, Text: say(s.lang, txtSwitchingMode)}, tool.Spec{})
+			s.showStep(chat.StepSkill, "", txtSwitchingMode, false)
 			skill = e.switchSkill(s, r, c, skill, rt)
-			s.show(chat.Step{Kind: chat.StepSkill, Name: skill, Text: say(s.lang, txtSwitchingMode), Done: true}, tool.Spec{})
+			s.showStep(chat.StepSkill, skill, txtSwitchingMode, true)
 			continue
 		}
 		calls = append(calls, c)
