@@ -77,7 +77,7 @@ func TestSayScannerStreams(t *testing.T) {
 	}
 }
 
-func TestLastSentenceCut(t *testing.T) {
+func TestFirstSentenceCut(t *testing.T) {
 	cases := []struct {
 		in   string
 		want int
@@ -85,7 +85,7 @@ func TestLastSentenceCut(t *testing.T) {
 		{"Hello", -1},
 		{"Hello. ", 7},
 		{"One. Two", 5},
-		{"One! Two? Three", 10},
+		{"One! Two? Three", 5},
 		{"Wait… more", len("Wait… ")},
 		{"line\nnext", 5},
 		{"see [the page. here](https://x.example/a?b=1) now", -1},
@@ -93,8 +93,8 @@ func TestLastSentenceCut(t *testing.T) {
 		{"v1.2 is out", -1},
 	}
 	for _, c := range cases {
-		if got := lastSentenceCut([]byte(c.in)); got != c.want {
-			t.Errorf("lastSentenceCut(%q) = %d, want %d", c.in, got, c.want)
+		if got := firstSentenceCut([]byte(c.in)); got != c.want {
+			t.Errorf("firstSentenceCut(%q) = %d, want %d", c.in, got, c.want)
 		}
 	}
 }

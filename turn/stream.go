@@ -96,10 +96,15 @@ func (r *replyStream) close() {
 	r.mu.Unlock()
 }
 
-// hold adds said text and releases every whole sentence it completes.
+// hold adds said text and releases, one by one, the whole sentences it
+// completes.
 func (r *replyStream) hold(said string) {
 	r.held = append(r.held, said...)
-	if cut := lastSentenceCut(r.held); cut > 0 {
+	for !r.stopped {
+		cut := firstSentenceCut(r.held)
+		if cut < 0 {
+			return
+		}
 		text := string(r.held[:cut])
 		r.held = append(r.held[:0], r.held[cut:]...)
 		r.release(text)
@@ -117,11 +122,11 @@ func (r *replyStream) release(text string) {
 	r.out.Text(text)
 }
 
-// lastSentenceCut is where the last whole sentence of b ends — after
-// . ! ? or … and a space, or after a line break — with no Markdown link or
-// image open; -1 when none has ended.
-func lastSentenceCut(b []byte) int {
-	open, cut := 0, -1
+// firstSentenceCut is where the first whole sentence of b ends — after
+// . ! ? or … and a space, or after a line break — with no Markdown link
+// or image open; -1 when none has ended.
+func firstSentenceCut(b []byte) int {
+	open := 0
 	for i, c := range b {
 		switch c {
 		case '[', '(':
@@ -130,15 +135,15 @@ func lastSentenceCut(b []byte) int {
 			open = max(open-1, 0)
 		case '\n':
 			if open == 0 {
-				cut = i + 1
+				return i + 1
 			}
 		case ' ':
 			if open == 0 && i > 0 && sentenceEnd(b[:i]) {
-				cut = i + 1
+				return i + 1
 			}
 		}
 	}
-	return cut
+	return -1
 }
 
 // sentenceEnd reports whether b ends with . ! ? or ….
