@@ -13,7 +13,8 @@ import (
 // (chat.Streamer) is shown only text the server would send as it stands:
 //   - a reply streams only once the answer is known to propose no tool —
 //     a JSON decision whose "tool" was read as null or "" before its say,
-//     or a text answer to a request that offered no tools. The say of a
+//     or a text answer to a request that offered neither tools nor a
+//     schema (one that cannot propose anything). The say of a
 //     decision that proposes a tool is never shown (the server renders
 //     what the user reads of a call), so it is never streamed;
 //   - the text is released a sentence at a time, each only after the
@@ -32,7 +33,7 @@ type replyStream struct {
 	e    *Engine
 	s    *state
 	out  chat.Streamer
-	live bool // plain text: the request offered no tool
+	live bool // plain text may stream: the request can propose nothing
 
 	mu      sync.Mutex
 	kind    int8 // 0 unknown yet, 1 JSON decision, 2 plain text
@@ -49,7 +50,7 @@ func (e *Engine) streamFor(s *state, req llm.Request) *replyStream {
 	if !ok || req.OnText != nil {
 		return nil
 	}
-	return &replyStream{e: e, s: s, out: out, live: len(req.Tools) == 0}
+	return &replyStream{e: e, s: s, out: out, live: len(req.Tools) == 0 && req.Schema == nil}
 }
 
 // onText takes the next piece of the model's answer.
