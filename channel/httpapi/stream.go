@@ -24,8 +24,13 @@ import (
 // README, "Streaming"); the reply replaces them.
 
 // wantsStream reports whether the request asks for server-sent events.
+// A request that does not name them costs no allocation.
 func wantsStream(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+	accept := r.Header.Get("Accept")
+	if !strings.Contains(strings.ToLower(accept), "text/event-stream") {
+		return false
+	}
+	for part := range strings.SplitSeq(accept, ",") {
 		if t, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && t == "text/event-stream" {
 			return true
 		}

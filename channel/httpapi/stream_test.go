@@ -109,3 +109,23 @@ func TestStreamErrors(t *testing.T) {
 		t.Errorf("malformed: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestWantsStream: only a request naming text/event-stream streams, and
+// telling costs a JSON client nothing.
+func TestWantsStream(t *testing.T) {
+	for accept, want := range map[string]bool{
+		"": false, "application/json": false, "*/*": false, "text/event-stream": true,
+		"application/json, text/event-stream;q=0.9": true, "Text/Event-Stream": true, "text/event-streams": false,
+	} {
+		r := httptest.NewRequest("POST", "/v1/messages", nil)
+		r.Header.Set("Accept", accept)
+		if got := wantsStream(r); got != want {
+			t.Errorf("Accept %q: stream %v, want %v", accept, got, want)
+		}
+	}
+	r := httptest.NewRequest("POST", "/v1/messages", nil)
+	r.Header.Set("Accept", "application/json")
+	if n := testing.AllocsPerRun(100, func() { wantsStream(r) }); n != 0 {
+		t.Errorf("a JSON request costs %v allocations to tell", n)
+	}
+}
