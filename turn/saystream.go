@@ -16,7 +16,8 @@ const (
 
 // sayScanner reads a JSON decision as it arrives, piece by piece, and
 // hands on the decoded text of its top-level "say" string while it is
-// still being written; it notes what the top-level "tool" holds. Text
+// still being written; it notes what the top-level "tool" holds — a name
+// in any "tool" key wins. Text
 // before the object, nested objects and strings that merely contain
 // "say" are skipped; only the first "say" counts. It never fails: text
 // that is not JSON simply yields nothing.
@@ -92,7 +93,7 @@ func (sc *sayScanner) structByte(c byte) {
 			sc.role, sc.key = roleKey, sc.key[:0]
 		case sc.depth == 1 && sc.valueOf == "say" && !sc.sayDone:
 			sc.role = roleSay
-		case sc.depth == 1 && sc.valueOf == "tool" && sc.tool == toolUnread:
+		case sc.depth == 1 && sc.valueOf == "tool":
 			sc.role, sc.toolName = roleTool, 0
 		}
 	case 'n':
@@ -198,9 +199,12 @@ func (sc *sayScanner) endString() {
 	case roleSay:
 		sc.sayDone = true
 	case roleTool:
-		sc.tool = toolNone
+		// A name proposes a tool, even in a second "tool" after a null
+		// one (the parser refuses such a decision: nothing more shows).
 		if sc.toolName > 0 {
 			sc.tool = toolProposed
+		} else if sc.tool == toolUnread {
+			sc.tool = toolNone
 		}
 	}
 }

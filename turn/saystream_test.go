@@ -39,6 +39,8 @@ func TestSayScannerEverySplit(t *testing.T) {
 		{"text before the object", "sure:\n```json\n{\"say\":\"ok\",\"tool\":null}\n```", "ok", toolNone},
 		{"tool before say", `{"tool":"send_mail","say":"Sending"}`, "Sending", toolProposed},
 		{"second say ignored", `{"say":"one","say":"two"}`, "one", toolUnread},
+		{"a second tool names one", `{"tool":null,"say":"x","tool":"delete_task"}`, "x", toolProposed},
+		{"a second tool empty", `{"tool":"delete_task","say":"x","tool":""}`, "x", toolProposed},
 		{"after the object", `{"say":"a"} {"say":"b"}`, "a", toolUnread},
 		{"multibyte raw", `{"say":"ёж 🦔 — ok"}`, "ёж 🦔 — ok", toolUnread},
 	}

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,6 +47,9 @@ func TestReplyStreamShowsOnlyWhatIsSent(t *testing.T) {
 		{"say before a null tool", `{"say":"Hello there. Bye","tool":null}`, true, "Hello there. "},
 		{"a proposed tool", `{"say":"Deleting it now. Done. ","tool":"delete_task","args":{}}`, true, ""},
 		{"tool first, proposed", `{"tool":"delete_task","say":"Deleting it now. Done. "}`, true, ""},
+		// What shows depends on where the pieces end: "One. " when the
+		// second "tool" comes in a later piece, else nothing.
+		{"a second tool stops the stream", `{"tool":null,"say":"One. ","tool":"delete_task","say":"Two. "}`, true, "One. |"},
 		{"links made inert", `{"tool":"","say":"See https://evil.example/x?d=IBAN. And https://board.example/c?id=1. ok"}`, true,
 			"See https://evil.example/x (link parameters removed). And https://board.example/c?id=1. "},
 		{"an image across a sentence", `{"tool":null,"say":"Look ![a. b](https://evil.example/p.png). Next. "}`, true,
@@ -66,7 +70,7 @@ func TestReplyStreamShowsOnlyWhatIsSent(t *testing.T) {
 			r.close()
 			r.onText(" Late. ")
 			got := strings.Join(rec.text, "")
-			if got != c.want {
+			if !slices.Contains(strings.Split(c.want, "|"), got) {
 				t.Fatalf("%s, pieces of %d: shown %q, want %q", c.name, size, got, c.want)
 			}
 		}
