@@ -53,3 +53,35 @@ type Live interface {
 	// ctx ends.
 	Ask(ctx context.Context, q Question) (Answer, error)
 }
+
+// Step kinds of a running turn, as a Streamer is told them.
+const (
+	StepRoute    = "route"    // the router chooses how to answer
+	StepTool     = "tool"     // a tool call runs
+	StepSkill    = "skill"    // the chat switches into or out of a skill
+	StepApproval = "approval" // an action waits for its approvers
+)
+
+// Step is a step of a running turn that began or ended, with the text a
+// person reads while it runs (a tool's chip: «Ищу в вашей почте…»). The
+// text is the server's own, never the model's.
+type Step struct {
+	Kind string `json:"kind"`
+	// Name is what the step is about: the tool, the skill.
+	Name string `json:"name,omitempty"`
+	Text string `json:"text,omitempty"`
+	// Done: the step ended (false: it began).
+	Done bool `json:"done"`
+}
+
+// Streamer is the optional capability of a Live that shows the turn as it
+// runs: its steps, and the reply's text while the model writes it. Text
+// pieces are in order and only ever what the reply would say (the engine
+// holds back what it may still withhold); the reply returned at the end
+// replaces them. Its methods must not block for long; they are safe for
+// concurrent use.
+type Streamer interface {
+	Live
+	Step(s Step)
+	Text(piece string)
+}

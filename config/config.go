@@ -586,6 +586,9 @@ type HTTPTool struct {
 	// Receipt names one call in the line the server adds to a reply
 	// about it, per language, with {argument} placeholders.
 	Receipt map[string]string `yaml:"receipt"`
+	// Chip is what a person reads while a call runs, per language
+	// ({ru: «Ищу в вашей почте…»}); empty: «Выполняю «title»…».
+	Chip map[string]string `yaml:"chip"`
 	// Bound are arguments filled from the conversation's case ("context"
 	// of POST /v1/messages), such as ticket_id.
 	Bound []string `yaml:"bound"`

@@ -136,6 +136,11 @@ type Request struct {
 	// "repair"; "balanced").
 	Operation string
 	Strategy  string
+	// OnText, when set, asks for a streamed answer: it is called with each
+	// piece of the answer's text content as it arrives, in order (for a JSON
+	// decision, the raw JSON text). It is never called for tool-call
+	// arguments. A chain does not retry or fall back once it has been called.
+	OnText func(text string)
 }
 
 // Usage is the token count the provider reported.

@@ -217,6 +217,13 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	if err := checkBuiltRefs(cfg, registry); err != nil {
 		return err
 	}
+	for _, h := range cfg.Tools.HTTP {
+		if len(h.Chip) > 0 {
+			if err := registry.SetChip(h.Name, tool.Localized(h.Chip)); err != nil {
+				return err
+			}
+		}
+	}
 	for _, c := range tools.Context {
 		if b, ok := c.(*taskboard.Board); ok {
 			s.Board = b

@@ -87,6 +87,17 @@ func (r *Registry) Lookup(name string) (*Entry, bool) {
 // Names returns every registered name, sorted.
 func (r *Registry) Names() []string { return r.names }
 
+// SetChip sets the text a person reads while a call of a registered tool
+// runs (Spec.Chip), as configuration words it; call it only while wiring.
+func (r *Registry) SetChip(name string, chip Localized) error {
+	e, ok := r.entries[name]
+	if !ok {
+		return fmt.Errorf("tool %s is not registered", name)
+	}
+	e.Spec.Chip = chip
+	return nil
+}
+
 // Override changes the risk and confirmation policy of a registered tool
 // (empty values keep the tool's own). It is how configuration makes a tool
 // stricter; call it only while wiring, before the registry is shared.

@@ -140,6 +140,10 @@ type Spec struct {
 	// reply about it, per language, with {argument} placeholders: «Возврат
 	// {amount} ₽ по платежу {payment_id}». Empty: the title in quotes.
 	Receipt Localized `json:"receipt,omitempty"`
+	// Chip is what a person reads while a call runs, per language: «Ищу
+	// в вашей почте…», "Searching your mail…". Empty: the engine's
+	// sentence naming the call by its title.
+	Chip Localized `json:"chip,omitempty"`
 }
 
 // Outcome is something a reply can say happened. Name is one of the

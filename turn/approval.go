@@ -65,6 +65,9 @@ func (e *Engine) proposeApproval(ctx context.Context, s *state, a authorized) (s
 		return store.Action{}, false
 	}
 	s.trace.Approvals = append(s.trace.Approvals, ApprovalTrace{ID: act.ID, Tool: act.Tool, Status: act.Status})
+	if s.listening() {
+		s.show(chat.Step{Kind: chat.StepApproval, Name: act.Tool, Text: say(s.lang, txtAwaitingApproval, act.Title)}, tool.Spec{})
+	}
 	return act, true
 }
 

@@ -90,12 +90,21 @@ func phrasePattern(phrase string) string {
 // true. It runs on every reply the model wrote.
 func (e *Engine) claimsUnconfirmed(s *state, reply string) bool {
 	s.modelReply = true
+	if why := e.unconfirmedClaim(s, reply); why != "" {
+		e.handOff(s, reply, ReviewUnconfirmedClaim, why)
+		return true
+	}
+	return false
+}
+
+// unconfirmedClaim says why reply may not be sent as it stands — what it
+// asserts and what does not confirm it — or returns "".
+func (e *Engine) unconfirmedClaim(s *state, reply string) string {
 	var buf [4]intent.Assertion
 	for _, a := range e.claims.claims.Find(buf[:0], reply) {
 		if a.Outcome == "" {
 			if open := e.openWrite(s); open != "" {
-				e.handOff(s, reply, ReviewUnconfirmedClaim, "the reply says it is done ("+a.Pattern+"), but "+open)
-				return true
+				return "the reply says it is done (" + a.Pattern + "), but " + open
 			}
 			continue
 		}
@@ -108,11 +117,10 @@ func (e *Engine) claimsUnconfirmed(s *state, reply string) bool {
 				}
 				why = "no call of " + strings.Join(names, " or ") + " confirmed it"
 			}
-			e.handOff(s, reply, ReviewUnconfirmedClaim, "the reply asserts "+a.Outcome+", but "+why)
-			return true
+			return "the reply asserts " + a.Outcome + ", but " + why
 		}
 	}
-	return false
+	return ""
 }
 
 // openWrite describes a write of the turn that did not happen for certain

@@ -117,7 +117,16 @@ func toolCalls(resp llm.Response) []decision.ToolCall {
 // complete makes one model call of the decision (which a provider chain
 // may turn into several attempts) and journals every attempt.
 func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.Response, error) {
+	var stream *replyStream
+	if req.Operation == opTurn || req.Operation == opLoop {
+		if stream = e.streamFor(s, req); stream != nil {
+			req.OnText = stream.onText
+		}
+	}
 	resp, err := e.callModel(ctx, s, s.model, req)
+	if stream != nil {
+		stream.close()
+	}
 	if err == nil {
 		s.trace.DecidedBy = &DecidedBy{Provider: resp.Provider, Model: resp.Model}
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -131,8 +132,10 @@ func (e *Engine) call(ctx context.Context, s *state, entry *tool.Entry, spec too
 	session := e.sessionFor(s, spec)
 	cctx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
+	chip := s.show(chat.Step{Kind: chat.StepTool, Name: spec.Name}, spec)
 	res, err := entry.Tool.Call(cctx, tool.Call{Caller: callerOf(s), Args: args, IdempotencyKey: idemKey, Now: s.now, Session: session})
 	session.end()
+	s.show(chat.Step{Kind: chat.StepTool, Name: spec.Name, Text: chip, Done: true}, spec)
 	switch {
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
 		res = tool.Result{Status: tool.StatusError, Error: fmt.Sprintf("timed out after %s", spec.Timeout), OutcomeUnknown: spec.Risk.Writes()}

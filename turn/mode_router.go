@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
@@ -100,9 +101,14 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 		}
 	}
 	var calls []llm.ToolCall
-	for _, c := range e.routeCall(ctx, s, skill, rt) {
+	s.showStep(chat.StepRoute, "", txtRouting, false)
+	routed := e.routeCall(ctx, s, skill, rt)
+	s.showStep(chat.StepRoute, "", txtRouting, true)
+	for _, c := range routed {
 		if c.Name == useSkillTool {
+			s.showStep(chat.StepSkill, "", txtSwitchingMode, false)
 			skill = e.switchSkill(s, r, c, skill, rt)
+			s.showStep(chat.StepSkill, skill, txtSwitchingMode, true)
 			continue
 		}
 		calls = append(calls, c)

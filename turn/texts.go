@@ -71,6 +71,10 @@ const (
 	txtDraftCancel
 	txtDraftEditAsk
 	txtDraftCancelled
+	txtWorkingOn
+	txtRouting
+	txtSwitchingMode
+	txtAwaitingApproval
 )
 
 var texts = map[string]map[textKey]string{
@@ -140,6 +144,10 @@ var texts = map[string]map[textKey]string{
 		txtDraftCancel:          "Отменить",
 		txtDraftEditAsk:         "Напишите, что изменить в черновике. Пока он не опубликован.",
 		txtDraftCancelled:       "Черновик отменён, ничего не опубликовано.",
+		txtWorkingOn:            "Выполняю «%s»…",
+		txtRouting:              "Разбираю запрос…",
+		txtSwitchingMode:        "Переключаю режим…",
+		txtAwaitingApproval:     "«%s» ждёт согласования сотрудника…",
 	},
 	"en": {
 		txtConfirmHeader:     "Please confirm: %s",
@@ -207,6 +215,10 @@ var texts = map[string]map[textKey]string{
 		txtDraftCancel:          "Cancel",
 		txtDraftEditAsk:         "Tell me what to change in the draft. It is not published yet.",
 		txtDraftCancelled:       "The draft is cancelled; nothing was published.",
+		txtWorkingOn:            "Working on “%s”…",
+		txtRouting:              "Reading your request…",
+		txtSwitchingMode:        "Switching mode…",
+		txtAwaitingApproval:     "“%s” waits for a colleague's approval…",
 	},
 }
 

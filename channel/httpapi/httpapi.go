@@ -175,20 +175,37 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		Client:    req.Client,
 		Channel:   "http",
 	}
-	in.Live = httpLive{board: s.questions, owner: questionOwner(id), conversation: req.ConversationID}
+	live := httpLive{board: s.questions, owner: questionOwner(id), conversation: req.ConversationID}
+	if wantsStream(r) {
+		s.streamTurn(w, r, in, live)
+		return
+	}
+	in.Live = live
 	out, err := s.cfg.Handler.HandleTurn(r.Context(), in)
-	if errors.Is(err, chat.ErrCaseConflict) {
-		writeError(w, http.StatusConflict, "case_conflict", err.Error())
-		return
-	}
 	if err != nil {
-		// No reply was possible (lock wait, store down); nothing was
-		// committed for this message, so a retry is safe.
-		s.cfg.Logger.Warn("turn failed", "tenant", id.TenantID, "user", id.UserID, "conversation", req.ConversationID, "err", err)
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the message could not be processed now; retry with the same message_id")
+		status, code, msg := s.turnError(in, err)
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeError(w, status, code, msg)
 		return
 	}
+	writeJSON(w, http.StatusOK, replyBody(out))
+}
+
+// turnError is the answer to a turn that returned no reply.
+func (s *Server) turnError(in chat.Inbound, err error) (status int, code, msg string) {
+	if errors.Is(err, chat.ErrCaseConflict) {
+		return http.StatusConflict, "case_conflict", err.Error()
+	}
+	// No reply was possible (lock wait, store down); nothing was
+	// committed for this message, so a retry is safe.
+	s.cfg.Logger.Warn("turn failed", "tenant", in.Identity.TenantID, "user", in.Identity.UserID, "conversation", in.Chat, "err", err)
+	return http.StatusServiceUnavailable, "unavailable", "the message could not be processed now; retry with the same message_id"
+}
+
+// replyBody is a reply as the API shows it: lists empty, never null.
+func replyBody(out chat.Outbound) chat.Outbound {
 	if out.Buttons == nil {
 		out.Buttons = []chat.Button{}
 	}
@@ -198,7 +215,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	if out.Actions == nil {
 		out.Actions = []chat.ActionLine{}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {

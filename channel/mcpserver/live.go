@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,8 +17,10 @@ const progressTimeout = time.Second
 
 var errNoAnswer = errors.New("the user gave no answer")
 
-// live is the chat.Live of one tools/call: a running tool's progress goes to
-// the client when the call carries a progress token, and its questions go
+// live is the chat.Live of one tools/call: a running tool's progress, and
+// the turn's own steps (the call running, a wait for approval, with the
+// tool's chip as the message), go to the client when the call carries a
+// progress token, and its questions go
 // to the user through elicitation when the client can be asked during a
 // call. From protocol 2026-07-28 on it cannot: input is requested only by
 // a call's result, and a turn in progress has none to give.
@@ -26,7 +29,14 @@ type live struct {
 	token   any
 	canAsk  bool
 	timeout time.Duration
+
+	// mu orders the notifications; last is the progress sent last, which
+	// each next one must exceed (MCP requires it to increase).
+	mu   sync.Mutex
+	last float64
 }
+
+var _ chat.Streamer = (*live)(nil)
 
 // liveOf is the chat.Live of the turns one tools/call runs.
 func (s *Server) liveOf(req *mcp.CallToolRequest) chat.Live {
@@ -48,9 +58,37 @@ func (l *live) Progress(p chat.Progress) {
 	} else if msg == "" {
 		msg = p.Step
 	}
+	l.notify(p.Done, p.Total, msg)
+}
+
+// Step tells the client that a step of the turn began (its text as the
+// message); its end is told by the next step or the result.
+func (l *live) Step(s chat.Step) {
+	if l.token == nil || l.session == nil || s.Done || s.Text == "" {
+		return
+	}
+	l.notify(0, 0, s.Text)
+}
+
+// Text is not shown: a call's answer is its result.
+func (l *live) Text(string) {}
+
+// notify sends one progress notification; a value not above the last one
+// sent (a tool's own count after the turn's steps) is moved just above it,
+// and its total dropped when that no longer fits.
+func (l *live) notify(progress, total float64, msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if progress <= l.last {
+		progress = l.last + 1
+		if total != 0 && progress > total {
+			total = 0
+		}
+	}
+	l.last = progress
 	ctx, cancel := context.WithTimeout(context.Background(), progressTimeout)
 	defer cancel()
-	_ = l.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: l.token, Progress: p.Done, Total: p.Total, Message: msg})
+	_ = l.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: l.token, Progress: progress, Total: total, Message: msg})
 }
 
 // Ask shows the question as a form: its choices as a titled enum, a text

@@ -85,6 +85,10 @@ func (f *fake) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound, 
 		if err != nil {
 			return chat.Outbound{Say: "No answer.", Executed: []chat.Execution{{Tool: "ask", Status: "error", Error: err.Error()}}}, nil
 		}
+		// The turn's own step, then the tool's count again, lower than
+		// the progress sent by then.
+		l.(chat.Streamer).Step(chat.Step{Kind: chat.StepApproval, Name: "ask", Text: "Waits for approval…"})
+		l.Progress(chat.Progress{Step: "Ask", Done: 2, Total: 2, Message: "done"})
 		return chat.Outbound{Say: "Got it.", Executed: []chat.Execution{{Tool: "ask", Status: "ok", Result: json.RawMessage(`{"choice":"` + a.Choice + `"}`)}}}, nil
 	}
 	return chat.Outbound{Say: "This action is not available."}, nil
@@ -539,6 +543,18 @@ func TestLive(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("no progress notification")
+	}
+	// The turn's own step follows, and every notification's progress is
+	// above the one before.
+	for _, want := range []mcp.ProgressNotificationParams{{Progress: 2, Message: "Waits for approval…"}, {Progress: 3, Message: "Ask: done"}} {
+		select {
+		case p := <-progress:
+			if p.ProgressToken != "tok-1" || p.Progress != want.Progress || p.Total != 0 || p.Message != want.Message {
+				t.Errorf("progress %+v, want %+v", p, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("no progress notification %q", want.Message)
+		}
 	}
 
 	s = connect(t, &mcp.ClientOptions{ElicitationHandler: answer("green")}, "2025-11-25", 0)

@@ -246,6 +246,16 @@ func (b *botAPI) answerCallback(ctx context.Context, id, text string) error {
 
 // editMessageText replaces the text of a message the bot sent (plain
 // text, no keyboard).
+// sendMessageDraft streams a partial message to a private chat: drafts
+// with the same non-zero id replace each other until a message is sent.
+func (b *botAPI) sendMessageDraft(ctx context.Context, chatID, threadID, draftID int64, text string) error {
+	p := map[string]any{"chat_id": chatID, "draft_id": draftID, "text": text}
+	if threadID != 0 {
+		p["message_thread_id"] = threadID
+	}
+	return b.call(ctx, "sendMessageDraft", p, nil)
+}
+
 func (b *botAPI) editMessageText(ctx context.Context, chatID, messageID int64, text string) error {
 	p := map[string]any{"chat_id": chatID, "message_id": messageID, "text": text, "link_preview_options": noPreview}
 	return b.call(ctx, "editMessageText", p, nil)

@@ -90,7 +90,7 @@ func (c *Channel) run(ctx context.Context, e *entry) (*outbox, error) {
 	stop := c.typing(ctx, p.chatID, p.threadID)
 	live := c.newLive(p)
 	in := *p.in
-	in.Live = live
+	in.Live = live.forTurn()
 	out, err := c.cfg.Handler.HandleTurn(ctx, in)
 	live.close()
 	stop()

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
@@ -168,6 +169,22 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 			"chat": map[string]any{"id": int64(chatID), "type": "private"},
 		})
 		writeAPI(w, 200, `{"ok":true,"result":`+string(res)+`}`)
+	case "sendMessageDraft":
+		// Drafts go to private chats only, under a non-zero id, with at
+		// most 4096 characters.
+		chatID, _ := params["chat_id"].(float64)
+		draftID, _ := params["draft_id"].(float64)
+		text, isText := params["text"].(string)
+		switch {
+		case chatID <= 0:
+			writeAPI(w, 400, `{"ok":false,"error_code":400,"description":"Bad Request: drafts can be sent only to private chats"}`)
+		case draftID == 0 || draftID != float64(int64(draftID)):
+			writeAPI(w, 400, `{"ok":false,"error_code":400,"description":"Bad Request: draft_id must be non-zero"}`)
+		case !isText || utf8.RuneCountInString(text) > 4096:
+			writeAPI(w, 400, `{"ok":false,"error_code":400,"description":"Bad Request: text is too long"}`)
+		default:
+			writeAPI(w, 200, `{"ok":true,"result":true}`)
+		}
 	case "getMe":
 		writeAPI(w, 200, `{"ok":true,"result":{"id":7000000001,"is_bot":true,"first_name":"Arbiter","username":"arbiter_bot","can_join_groups":true}}`)
 	case "getFile":
@@ -228,6 +245,13 @@ func (f *fakeAPI) callsOf(method string) []apiCall {
 		}
 	}
 	return out
+}
+
+// allCalls returns every recorded call, in order.
+func (f *fakeAPI) allCalls() []apiCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]apiCall(nil), f.calls...)
 }
 
 // sentTexts returns the text of every sendMessage call, in order.

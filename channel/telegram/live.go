@@ -39,19 +39,40 @@ type liveChat struct {
 	latest   string // the status text to show
 	shown    string // the status text Telegram has
 	statusID int64  // the status message, once sent
-	kick     chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
-	started  bool
+	status   *pacer
+	// draft, in a private chat, streams the turn (see draft.go).
+	draft *draftChat
 }
 
 func (c *Channel) newLive(p turnPlan) *liveChat {
-	return &liveChat{c: c, chatID: p.chatID, threadID: p.threadID, userID: p.userID, lang: p.lang,
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	l := &liveChat{c: c, chatID: p.chatID, threadID: p.threadID, userID: p.userID, lang: p.lang}
+	l.status = newPacer(progressEvery, l.show)
+	if !p.group {
+		l.draft = newDraft(l)
+	}
+	return l
+}
+
+// forTurn is the chat.Live the turn gets: in a private chat one that
+// streams the reply into a draft, elsewhere the status message.
+func (l *liveChat) forTurn() chat.Live {
+	if l.draft != nil {
+		return l.draft
+	}
+	return l
 }
 
 // Progress records the update and wakes the sender; it never blocks.
 func (l *liveChat) Progress(p chat.Progress) {
+	l.mu.Lock()
+	l.latest = fmt.Sprintf(say(l.lang, txtWorking), progressLine(p))
+	l.mu.Unlock()
+	l.status.poke()
+}
+
+// progressLine is a tool's update on one line: its step, how far, its
+// message.
+func progressLine(p chat.Progress) string {
 	text := p.Step
 	switch {
 	case p.Total > 0:
@@ -62,44 +83,74 @@ func (l *liveChat) Progress(p chat.Progress) {
 	if p.Message != "" {
 		text += " — " + p.Message
 	}
-	l.mu.Lock()
-	l.latest = fmt.Sprintf(say(l.lang, txtWorking), oneLine(text, 300))
-	if !l.started {
-		l.started = true
-		go l.send()
+	return oneLine(text, 300)
+}
+
+// pacer calls show after a poke, at most once per every, until close;
+// then once more. Its goroutine starts with the first poke.
+type pacer struct {
+	every   time.Duration
+	show    func(ctx context.Context)
+	mu      sync.Mutex
+	started bool
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func newPacer(every time.Duration, show func(ctx context.Context)) *pacer {
+	return &pacer{every: every, show: show, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// poke asks for a show; it never blocks.
+func (p *pacer) poke() {
+	p.mu.Lock()
+	if !p.started {
+		p.started = true
+		go p.run()
 	}
-	l.mu.Unlock()
+	p.mu.Unlock()
 	select {
-	case l.kick <- struct{}{}:
+	case p.kick <- struct{}{}:
 	default:
 	}
 }
 
-// send shows the latest status, at most once per progressEvery, until
-// close; then it shows the last one once more if it changed.
-func (l *liveChat) send() {
-	defer close(l.done)
+func (p *pacer) run() {
+	defer close(p.done)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var last time.Time
 	for {
 		select {
-		case <-l.kick:
-		case <-l.stop:
-			l.show(ctx)
+		case <-p.kick:
+		case <-p.stop:
+			p.show(ctx)
 			return
 		}
-		if wait := progressEvery - time.Since(last); wait > 0 {
+		if wait := p.every - time.Since(last); wait > 0 {
 			select {
 			case <-time.After(wait):
-			case <-l.stop:
-				l.show(ctx)
+			case <-p.stop:
+				p.show(ctx)
 				return
 			}
 		}
-		l.show(ctx)
+		p.show(ctx)
 		last = time.Now()
 	}
+}
+
+// close stops the goroutine after its last show.
+func (p *pacer) close() {
+	p.mu.Lock()
+	started := p.started
+	p.mu.Unlock()
+	if !started {
+		return
+	}
+	close(p.stop)
+	<-p.done
 }
 
 // show sends or edits the status message to the latest text.
@@ -126,16 +177,12 @@ func (l *liveChat) show(ctx context.Context) {
 	l.shown = text
 }
 
-// close stops the sender after it showed the last status.
+// close stops the senders after they showed the last status and draft.
 func (l *liveChat) close() {
-	l.mu.Lock()
-	started := l.started
-	l.mu.Unlock()
-	if !started {
-		return
+	l.status.close()
+	if l.draft != nil {
+		l.draft.pace.close()
 	}
-	close(l.stop)
-	<-l.done
 }
 
 // Ask sends the question with its choices as buttons and waits for the

@@ -155,6 +155,8 @@ type Channel struct {
 	// questions are the open questions of running turns; answers are
 	// taken from the accept path, not queued behind the turn that waits.
 	questions *questions.Board
+	// drafts numbers the message drafts of streamed replies.
+	drafts atomic.Int64
 }
 
 // New checks cfg, fills its defaults and builds the channel. It does not

@@ -101,13 +101,7 @@ func jsString(s string) string {
 // it is shut down when the test ends.
 func startBrowser(t *testing.T, token string) (*browser, *fakeAPI, *httptest.Server) {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skip("browser test skipped: " + chromiumPath + " is not installed")
-	}
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-
+	needBrowser(t)
 	api := newFakeAPI(token)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", api)
@@ -115,7 +109,24 @@ func startBrowser(t *testing.T, token string) (*browser, *fakeAPI, *httptest.Ser
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	t.Cleanup(api.close) // runs first: nothing held keeps the server open
+	return launchBrowser(t), api, srv
+}
 
+// needBrowser skips the test where it cannot run.
+func needBrowser(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skip("browser test skipped: " + chromiumPath + " is not installed")
+	}
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+}
+
+// launchBrowser opens a headless Chromium tab on a phone-sized screen,
+// shut down when the test ends.
+func launchBrowser(t *testing.T) *browser {
+	t.Helper()
 	// One bound for the whole run: when it passes, the browser is killed.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -163,7 +174,7 @@ func startBrowser(t *testing.T, token string) (*browser, *fakeAPI, *httptest.Ser
 			b.mu.Unlock()
 		}
 	}()
-	return b, api, srv
+	return b
 }
 
 // signIn opens the app and signs in with token.

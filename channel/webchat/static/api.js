@@ -36,6 +36,11 @@ export async function call(key, method, path, body) {
   } catch (e) {
     throw new ApiError(0, 'network', t('api.unreachable', {message: e && e.message ? e.message : String(e)}), 0);
   }
+  return answerOf(resp);
+}
+
+// answerOf is the parsed JSON body of a 2xx answer, or its ApiError.
+async function answerOf(resp) {
   const text = await resp.text().catch(() => '');
   let data = null;
   if (text) {
@@ -54,6 +59,74 @@ export async function call(key, method, path, body) {
     throw new ApiError(resp.status, 'bad_response', t('api.notJSON'), 0);
   }
   return data;
+}
+
+// StreamCut: a streamed answer ended before its reply; the message may
+// still have been processed, so the caller asks again with the same
+// message_id for the JSON reply.
+export class StreamCut extends Error {
+  constructor() {
+    super('the stream ended before the reply');
+    this.name = 'StreamCut';
+  }
+}
+
+// stream posts body to path asking for server-sent events and calls
+// onEvent(name, data) for each progress and text event as it arrives; it
+// returns the reply event's data, the same as call's answer. An answer
+// that is not a stream (an error, an older server) is read as call reads
+// it; an error event throws an ApiError, a cut stream StreamCut.
+export async function stream(key, path, body, onEvent) {
+  const headers = {Accept: 'text/event-stream', Authorization: 'Bearer ' + key, 'Content-Type': 'application/json'};
+  let resp;
+  try {
+    resp = await fetch(path, {method: 'POST', headers, body: JSON.stringify(body), cache: 'no-store', credentials: 'omit', redirect: 'error'});
+  } catch (e) {
+    throw new ApiError(0, 'network', t('api.unreachable', {message: e && e.message ? e.message : String(e)}), 0);
+  }
+  if (!resp.ok || !resp.body || !(resp.headers.get('Content-Type') || '').startsWith('text/event-stream')) return answerOf(resp);
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  for (;;) {
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch {
+      throw new StreamCut();
+    }
+    if (chunk.done) throw new StreamCut();
+    buf += chunk.value;
+    for (let end = buf.indexOf('\n\n'); end >= 0; end = buf.indexOf('\n\n')) {
+      const ev = parseEvent(buf.slice(0, end));
+      buf = buf.slice(end + 2);
+      if (!ev) continue;
+      if (ev.name === 'reply') {
+        reader.cancel().catch(() => {});
+        return ev.data;
+      }
+      if (ev.name === 'error') {
+        const err = (ev.data && ev.data.error) || {};
+        throw new ApiError(err.code === 'case_conflict' ? 409 : 503, String(err.code || 'unavailable'), String(err.message || ''), 1);
+      }
+      onEvent(ev.name, ev.data);
+    }
+  }
+}
+
+// parseEvent reads one server-sent event's name and JSON data, or null.
+function parseEvent(block) {
+  let name = 'message';
+  let data = '';
+  for (const line of block.split('\n')) {
+    if (line.startsWith('event:')) name = line.slice(6).trim();
+    else if (line.startsWith('data:')) data += line.slice(5).trimStart();
+  }
+  try {
+    const parsed = JSON.parse(data);
+    return parsed && typeof parsed === 'object' ? {name, data: parsed} : null;
+  } catch {
+    return null;
+  }
 }
 
 // whoAmI asks the server who key's user is: 200 with {tenant, user, name,

@@ -4,7 +4,7 @@
 // While it is in flight, the questions its turn asks are polled and shown
 // as cards in its conversation (questions.js).
 
-import {call, ApiError} from './api.js';
+import {call, stream, ApiError, StreamCut} from './api.js';
 import {$, h, vh, pretty, setText, fmtClock, fmtZoned, richText, randomID, sleep} from './dom.js';
 import {t} from './i18n.js';
 import {loadConversations, saveConversations} from './session.js';
@@ -18,6 +18,7 @@ let loadedFor = '';
 let busy = false;
 let asking = null; // while a message is in flight: {conv, ids, stop}
 let typingShows = ''; // what the typing line says now
+let stepShows = ''; // the chip of the step running now (a tool's «Ищу…»), or ''
 let els;
 
 export function initChat(context) {
@@ -343,7 +344,7 @@ async function deliver(conv, msg, body) {
   try {
     let reply;
     try {
-      reply = await call(ctx.key(), 'POST', '/v1/messages', body);
+      reply = await postStreamed(conv, body);
     } catch (e) {
       if (!(e instanceof ApiError) || e.status !== 503) throw e;
       const wait = Math.min(maxRetryWait, Math.max(1, Math.ceil(e.retryAfter || 1)));
@@ -396,6 +397,60 @@ async function deliver(conv, msg, body) {
   }
 }
 
+// postStreamed posts body as a stream: the reply's text shows in a draft
+// as it is written and the running step's chip in the typing line; the
+// reply replaces them. When the stream is cut, the JSON reply of the same
+// message_id is asked for instead (the server runs a message once).
+async function postStreamed(conv, body) {
+  let draft = null;
+  const onEvent = (name, ev) => {
+    if (name === 'text' && typeof ev.text === 'string' && ev.text) {
+      if (!draft) draft = startDraft(conv);
+      draft.add(ev.text);
+    } else if (name === 'progress' && typeof ev.text === 'string') {
+      showStep(ev.done === true ? '' : ev.text);
+    }
+  };
+  try {
+    return await stream(ctx.key(), '/v1/messages', body, onEvent);
+  } catch (e) {
+    if (!(e instanceof StreamCut)) throw e;
+    return await call(ctx.key(), 'POST', '/v1/messages', body);
+  } finally {
+    if (draft) draft.remove();
+    showStep('');
+  }
+}
+
+// startDraft shows the reply being written, below the log's last message;
+// it is hidden from screen readers, which read the reply once it is whole.
+function startDraft(conv) {
+  const text = h('p', {class: 'text'});
+  const el = h('div', {class: 'message assistant draft', 'aria-hidden': 'true'},
+    h('p', {class: 'meta'}, h('span', {class: 'who'}, t('chat.assistant'))), text);
+  let shown = '';
+  if (conv.id === data.current) {
+    els.log.append(el);
+    scrollToEnd();
+  }
+  return {
+    add(piece) {
+      shown += piece;
+      setText(text, shown);
+      if (el.isConnected) scrollToEnd();
+    },
+    remove() {
+      el.remove();
+    },
+  };
+}
+
+// showStep puts the running step's chip in the typing line ('' clears it).
+function showStep(text) {
+  stepShows = text;
+  showTyping();
+}
+
 function setBusy(on) {
   els.send.disabled = on;
   els.form.setAttribute('aria-busy', on ? 'true' : 'false');
@@ -410,7 +465,7 @@ function showTyping() {
   if (busy) {
     const waiting = asking && asking.conv.messages.find((m) => m.role === 'question' && asking.ids.has(m.qid) && isWaiting(m));
     if (!waiting) {
-      says = 'typing';
+      says = stepShows ? 'step:' + stepShows : 'typing';
     } else if (asking.conv.id === data.current) {
       says = t('chat.waiting');
     } else {
@@ -423,6 +478,8 @@ function showTyping() {
     els.typing.replaceChildren(
       h('span', {class: 'dots', 'aria-hidden': 'true'}, h('span'), h('span'), h('span')),
       ' ' + t('chat.typing'));
+  } else if (says.startsWith('step:')) {
+    els.typing.replaceChildren(h('span', {class: 'step-chip'}, says.slice('step:'.length)));
   } else {
     setText(els.typing, says);
   }
