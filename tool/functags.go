@@ -74,7 +74,7 @@ type taggedField struct {
 // becomes an unnamed struct without jsonschema tags.
 type stripper struct {
 	done map[reflect.Type]reflect.Type
-	busy map[reflect.Type]bool           // being rewritten: a cycle, left to jsonschema-go to report
+	busy map[reflect.Type]bool          // being rewritten: a cycle, left to jsonschema-go to report
 	tags map[reflect.Type][]taggedField // by the original struct type
 }
 
