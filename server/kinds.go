@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/arbiterhq/arbiter/channel/httpapi"
+	"github.com/arbiterhq/arbiter/channel/webchat"
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
@@ -83,6 +84,15 @@ type ToolSet struct {
 	// LinkHosts are the hosts the tools' replies link to with parameters
 	// (an event's link with its id in the query); replies may keep those.
 	LinkHosts []string
+	// Commands are the slash commands the kind's tools answer without a
+	// model (the task board's "/tasks"), with their lines in /help; the
+	// configuration's commands may replace them. Reads are read-only
+	// endpoints of the HTTP API over the kind's data (GET /v1/board), and
+	// Pages the web app's views of them, each with its navigation entry.
+	// None of them exists when the kind is not configured.
+	Commands map[string]turn.Command
+	Reads    []httpapi.Read
+	Pages    []webchat.Page
 }
 
 // ChannelKind builds one section of channels, on the engine (env.Engine).
