@@ -158,9 +158,9 @@ type Config struct {
 	// ModelSetup is named in the reply to a message while no model is
 	// configured.
 	ModelSetup ModelSetup
-	Now      func() time.Time
-	NewID    func() string
-	Logger   *slog.Logger
+	Now        func() time.Time
+	NewID      func() string
+	Logger     *slog.Logger
 	// Observe, when set, is called once per turn with its final trace,
 	// after the turn is committed and journaled (metrics, tracing). It
 	// must not keep or modify the trace, and should return quickly.
