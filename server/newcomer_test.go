@@ -169,3 +169,21 @@ tools:
 		t.Errorf("a turn without approvals: approvals = %v, want []", r["approvals"])
 	}
 }
+
+// A section made in Go is decoded as a file's: a setting the kind lacks is
+// an error naming the kind (no line: there is no file), and what is not a
+// mapping of settings is refused when it is made.
+func TestSectionOfErrors(t *testing.T) {
+	if _, err := server.SectionOf([]string{"a"}); err == nil || !strings.Contains(err.Error(), "not a list") {
+		t.Errorf("SectionOf(a list) = %v", err)
+	}
+	n, err := server.SectionOf(map[string]any{"suffix": "!", "volume": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set shoutSettings
+	err = server.Section{Kind: "shout", Node: &n}.Decode(&set)
+	if err == nil || !strings.HasPrefix(err.Error(), "shout: ") || !strings.Contains(err.Error(), "volume") {
+		t.Errorf("Decode with an unknown setting = %v", err)
+	}
+}
