@@ -140,7 +140,7 @@ function unauthorized() {
 }
 
 function profileOf(me) {
-  return {language: me.language, timezone: me.timezone, name: me.name};
+  return {language: me.language, timezone: me.timezone, name: me.name, max_body_bytes: me.max_body_bytes};
 }
 
 async function login(e) {
