@@ -395,7 +395,7 @@ func TestBrowser(t *testing.T) {
 	b.wait("the confirmation", `document.querySelectorAll('#messages [data-turn="t-3"] .pending button').length === 2`)
 	confirmation(b, "t-3", confirmationWant{
 		text:    "Please confirm: Create a task\n• Title: Check the signup form\n• Due: Wed, Dec 2, 2026, 12:00 (America/New_York)\nGo ahead?",
-		buttons: "Yes ✅|No ✖️", // the words first: a box where no emoji font is comes after them
+		buttons: "Yes ✅|No ✖️",                                      // the words first: a box where no emoji font is comes after them
 		expires: []string{"Expires ", "4:10", "(America/New_York)"}, // 09:10 UTC in New York
 		details: "Details",
 	})
