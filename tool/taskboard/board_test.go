@@ -431,7 +431,7 @@ func TestListMyTasks(t *testing.T) {
 	}
 	res = run(t, b, ActionListMine, tool.Caller{TenantID: "acme", UserID: "ext1", Language: "ru"}, "", ``)
 	mustStatus(t, res, tool.StatusOK)
-	if res.Text != "У вас нет открытых задач.\nБез исполнителя на доске ещё открытых задач: 2." {
+	if res.Text != "У вас нет открытых задач.\nОткрытых задач без исполнителя на доске: 2." {
 		t.Errorf("empty list text = %q", res.Text)
 	}
 	mustStatus(t, run(t, b, ActionListMine, olga, "", `{"all":true}`), tool.StatusError)

@@ -302,7 +302,7 @@ func (b *Board) renderList(state *openState, c tool.Caller) tool.Result {
 		views[i] = view(&cards[i])
 		listed[i] = board.Listed{Title: cards[i].Title, Column: cards[i].Column, Due: cards[i].Due, URL: cards[i].URL, Unassigned: cards[i].AssigneeID == ""}
 	}
-	text := board.ListText(c, listed, total) + board.UnassignedNote(c, othersUnassigned)
+	text := board.ListText(c, listed, total) + board.UnassignedNote(c, total, othersUnassigned)
 	return board.ListResult(b.reply, views, total, text)
 }
 

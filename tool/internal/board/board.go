@@ -369,13 +369,17 @@ func ListText(c tool.Caller, cards []Listed, total int) string {
 	return b.String()
 }
 
-// UnassignedNote is the line after the list that counts the open cards
-// nobody is assigned to besides those listed; empty for none.
-func UnassignedNote(c tool.Caller, n int) string {
-	if n == 0 {
+// UnassignedNote is the line after a list of listed cards that counts
+// the other open cards nobody is assigned to; empty for none.
+func UnassignedNote(c tool.Caller, listed, n int) string {
+	switch {
+	case n == 0:
 		return ""
+	case listed == 0:
+		return "\n" + reply.Tr(c, fmt.Sprintf("Открытых задач без исполнителя на доске: %d.", n),
+			fmt.Sprintf("%d open %s on the board %s no assignee.", n, plural(n, "card", "cards"), plural(n, "has", "have")))
 	}
-	return "\n" + reply.Tr(c, fmt.Sprintf("Без исполнителя на доске ещё открытых задач: %d.", n),
+	return "\n" + reply.Tr(c, fmt.Sprintf("Других открытых задач без исполнителя на доске: %d.", n),
 		fmt.Sprintf("%d more open %s on the board %s no assignee.", n, plural(n, "card", "cards"), plural(n, "has", "have")))
 }
 
