@@ -18,7 +18,8 @@ import (
 //   - comma-separated keys, as invopop/jsonschema and the frameworks built
 //     on it (Eino among them) write them:
 //     `jsonschema:"description=the text to shout,required,enum=a,enum=b"`,
-//     a comma inside a value escaped as `\,`.
+//     a comma inside a value escaped as `\\,` in the tag's source (`\,`
+//     once Go has unquoted the tag).
 //
 // A tag is of the second style when it begins with a word and "=" or is
 // one of the flags alone ("required"). A `jsonschema_description` tag is a
@@ -133,7 +134,13 @@ func (st *stripper) rewriteStruct(t reflect.Type) (reflect.Type, error) {
 		}
 		changed = changed || ft != f.Type
 		tf := taggedField{name: jsonName(f)}
-		if raw, ok := f.Tag.Lookup("jsonschema"); ok && isKeyed(raw) {
+		raw, ok := f.Tag.Lookup("jsonschema")
+		if !ok && strings.Contains(string(f.Tag), `jsonschema:"`) {
+			// reflect reads nothing of a tag it cannot unquote; say so
+			// rather than drop the field's description and required.
+			return nil, fmt.Errorf("struct field %s.%s: the tag %s is not a valid Go struct tag (go vet says why; a backslash in a value is written \\\\)", t, f.Name, f.Tag)
+		}
+		if ok && isKeyed(raw) {
 			if tf.tag, err = parseKeyedTag(raw, f.Type); err != nil {
 				return nil, fmt.Errorf("struct field %s.%s: %w", t, f.Name, err)
 			}
@@ -293,7 +300,7 @@ func (ft *fieldTag) setKey(key, value string, hasValue bool, t reflect.Type) err
 	var err error
 	switch {
 	case key == "":
-		return fmt.Errorf("an empty key (a stray comma or \"=\"; a comma inside a value is written \\,)")
+		return fmt.Errorf("an empty key (a stray comma or \"=\"; a comma inside a value is written \\\\, in the tag)")
 	case key == "required":
 		if hasValue {
 			return fmt.Errorf("required is a flag and takes no value")
