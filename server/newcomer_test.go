@@ -187,3 +187,23 @@ func TestSectionOfErrors(t *testing.T) {
 		t.Errorf("Decode with an unknown setting = %v", err)
 	}
 }
+
+// A model on an endpoint of its own whose price no configuration names
+// has an unknown cost: GET /v1/turns says so (the Turns page shows
+// "unknown"), not 0.
+func TestTurnsListSaysCostUnknown(t *testing.T) {
+	s := newcomerServer(t, "tools: {taskboard: {}}\n")
+	s.Model.Enqueue(llmtest.HTTPReply{Content: `{"say":"Hello!","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`,
+		Usage: &llmtest.WireUsage{PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110}})
+	s.Post("k-dmitry", `{"conversation_id":"c1","text":"hello"}`)
+	s.Post("k-dmitry", `{"conversation_id":"c1","text":"/tasks"}`)
+	_, list := s.Do("GET", "/v1/turns", "k-dmitry", "")
+	turns, _ := list["turns"].([]any)
+	if len(turns) != 2 {
+		t.Fatalf("turns %v", list)
+	}
+	model, command := turns[1].(map[string]any), turns[0].(map[string]any)
+	if model["cost_unknown"] != true || command["cost_unknown"] != nil {
+		t.Errorf("cost_unknown: the model's turn %v, the command's %v; want true and absent", model["cost_unknown"], command["cost_unknown"])
+	}
+}
