@@ -239,6 +239,18 @@ type Outbound struct {
 	// for it in the user's language. A person never learns the state of a
 	// write only from the model.
 	Actions []ActionLine `json:"actions"`
+	// Approvals are the actions of the turn that wait for (or waited for)
+	// approvers, as the turn's record lists them: each with the status it
+	// reached in the turn.
+	Approvals []ApprovalRef `json:"approvals"`
+}
+
+// ApprovalRef is an action of approvers a turn created or carried on; its
+// id is what GET and POST /v1/approvals/{id} take.
+type ApprovalRef struct {
+	ID     string `json:"id"`
+	Tool   string `json:"tool"`
+	Status string `json:"status"`
 }
 
 // ActionLine is one write of a turn in its true state.

@@ -11,7 +11,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/arbiterhq/arbiter/channel/httpapi"
 	"github.com/arbiterhq/arbiter/channel/telegram"
+	"github.com/arbiterhq/arbiter/channel/webchat"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm"
@@ -25,6 +27,7 @@ import (
 	"github.com/arbiterhq/arbiter/tool/knowledge"
 	"github.com/arbiterhq/arbiter/tool/taskboard"
 	"github.com/arbiterhq/arbiter/tool/trello"
+	"github.com/arbiterhq/arbiter/turn"
 )
 
 // Builtin returns the kinds of this module, in fresh maps the caller may
@@ -157,7 +160,28 @@ func taskboardKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 	if err != nil {
 		return ToolSet{}, err
 	}
-	return ToolSet{Tools: board.Tools(), Context: []tool.ContextSource{board}, Links: []tool.LinkReader{board}}, nil
+	return ToolSet{Tools: board.Tools(), Context: []tool.ContextSource{board}, Links: []tool.LinkReader{board},
+		Commands: tasksCommand, Reads: boardReads(board), Pages: []webchat.Page{webchat.PageBoard}}, nil
+}
+
+// tasksCommand is the boards' /tasks: the caller's cards, with no model.
+var tasksCommand = map[string]turn.Command{"/tasks": {Tool: "list_my_tasks", Help: tool.Localized{"en": "my tasks", "ru": "мои задачи"}}}
+
+// boardReads are the board's pages in the HTTP API: the board, and a card
+// with its history (where the board's card links point).
+func boardReads(b *taskboard.Board) []httpapi.Read {
+	return []httpapi.Read{
+		{Pattern: "GET /v1/board", What: "board", Read: func(r *http.Request, who chat.Identity) (any, error) {
+			return b.View(r.Context(), who.TenantID)
+		}},
+		{Pattern: "GET /v1/board/cards/{id}", What: "card", Read: func(r *http.Request, who chat.Identity) (any, error) {
+			v, err := b.CardPage(r.Context(), who.TenantID, r.PathValue("id"))
+			if errors.Is(err, taskboard.ErrNotFound) {
+				err = httpapi.ErrNotFound
+			}
+			return v, err
+		}},
+	}
 }
 
 // trelloMemberID is the shape of a Trello member id (not a username).
@@ -205,7 +229,8 @@ func trelloKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 	if err != nil {
 		return ToolSet{}, err
 	}
-	return ToolSet{Tools: c.Tools(), Context: []tool.ContextSource{c}, Links: []tool.LinkReader{c}, LinkHosts: []string{"trello.com"}}, nil
+	return ToolSet{Tools: c.Tools(), Context: []tool.ContextSource{c}, Links: []tool.LinkReader{c}, LinkHosts: []string{"trello.com"},
+		Commands: tasksCommand}, nil
 }
 
 // CalendarBackends make the backends of tools.calendar.backend other than

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/arbiterhq/arbiter/channel/httpapi"
+	"github.com/arbiterhq/arbiter/channel/webchat"
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
@@ -83,6 +84,15 @@ type ToolSet struct {
 	// LinkHosts are the hosts the tools' replies link to with parameters
 	// (an event's link with its id in the query); replies may keep those.
 	LinkHosts []string
+	// Commands are the slash commands the kind's tools answer without a
+	// model (the task board's "/tasks"), with their lines in /help; the
+	// configuration's commands may replace them. Reads are read-only
+	// endpoints of the HTTP API over the kind's data (GET /v1/board), and
+	// Pages the web app's views of them, each with its navigation entry.
+	// None of them exists when the kind is not configured.
+	Commands map[string]turn.Command
+	Reads    []httpapi.Read
+	Pages    []webchat.Page
 }
 
 // ChannelKind builds one section of channels, on the engine (env.Engine).
@@ -115,7 +125,7 @@ type Section struct {
 }
 
 // Decode decodes the section into v, refusing fields v lacks; an error
-// names the line where the section starts.
+// names the line where the section starts (for a section of a file).
 func (s Section) Decode(v any) error {
 	if s.Node == nil {
 		return nil
@@ -127,9 +137,44 @@ func (s Section) Decode(v any) error {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("line %d: %s: %s", s.Node.Line, s.Kind, strings.TrimPrefix(err.Error(), "yaml: "))
+		where := s.Kind
+		if s.Node.Line > 0 {
+			where = fmt.Sprintf("line %d: %s", s.Node.Line, s.Kind)
+		}
+		return fmt.Errorf("%s: %s", where, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	return nil
+}
+
+// SectionOf makes, in Go, the section of a tool or channel kind that the
+// config package does not describe — what a configuration file would hold
+// under tools.<kind> or channels.<kind> — for a Config built in code:
+//
+//	cfg.Tools.Extra = map[string]yaml.Node{}
+//	cfg.Tools.Extra["shout"], err = server.SectionOf(shoutSettings{Volume: 3})
+//
+// v is the kind's settings (a struct with yaml tags, or a map) and must
+// encode as a mapping; the kind reads it back with Section.Decode, the
+// same as a file's.
+func SectionOf(v any) (yaml.Node, error) {
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return yaml.Node{}, fmt.Errorf("section of %T: %w", v, err)
+	}
+	if n.Kind != yaml.MappingNode {
+		return yaml.Node{}, fmt.Errorf("section of %T: a section is a mapping of settings, not a %s", v, nodeKind(n.Kind))
+	}
+	return n, nil
+}
+
+func nodeKind(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "single value"
+	}
+	return "document"
 }
 
 // Env is what kind constructors are given. It is filled as Build goes:

@@ -45,7 +45,7 @@ tools:
 		t.Errorf("the tool's reply %q, want it in English", say)
 	}
 	_, r = e.Post("k-dmitry-en", `{"conversation_id":"c1","text":"/help"}`)
-	if say, _ := r["say"].(string); !strings.HasPrefix(say, "I help with tasks.") {
+	if say, _ := r["say"].(string); !strings.HasPrefix(say, "Write what you need in your own words.") || !strings.Contains(say, "/tasks — my tasks") {
 		t.Errorf("/help %q", say)
 	}
 	_, board := e.Do("GET", "/v1/board", "k-dmitry-en", "")

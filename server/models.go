@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/cassette"
 	"github.com/arbiterhq/arbiter/llm/openaicompat"
+	"github.com/arbiterhq/arbiter/turn"
 )
 
 // models are the built strategies.
@@ -24,6 +26,17 @@ type models struct {
 	// unpriced are the providers of custom endpoints whose model the
 	// configuration's prices do not name: their cost is unknown.
 	unpriced map[string]bool
+	setup    turn.ModelSetup
+}
+
+// envChain is the seed system's balanced chain EnvModels derives, in
+// order; each model is present when its preset's key variable is set.
+var envChain = []config.Model{
+	{Name: "fireworks-gpt-oss-20b", Kind: "fireworks", Model: "accounts/fireworks/models/gpt-oss-20b"},
+	{Name: "fireworks-gpt-oss-120b", Kind: "fireworks", Model: "accounts/fireworks/models/gpt-oss-120b"},
+	{Name: "mistral-medium", Kind: "mistral", Model: "mistral-medium-latest"},
+	{Name: "openai", Kind: "openai"}, // OPENAI_BASE_URL and ARBITER_MODEL (default gpt-4.1-mini)
+	{Name: "xai", Kind: "xai", Model: "grok-3-mini"},
 }
 
 // EnvModels derives the models from the environment when the config names
@@ -33,30 +46,34 @@ type models struct {
 // OPENAI_BASE_URL and ARBITER_MODEL), xAI (XAI_API_KEY).
 func EnvModels(getenv func(string) string) []config.Model {
 	var out []config.Model
-	if getenv("FIREWORKS_API_KEY") != "" {
-		out = append(out,
-			config.Model{Name: "fireworks-gpt-oss-20b", Kind: "fireworks", Model: "accounts/fireworks/models/gpt-oss-20b"},
-			config.Model{Name: "fireworks-gpt-oss-120b", Kind: "fireworks", Model: "accounts/fireworks/models/gpt-oss-120b"})
-	}
-	if getenv("MISTRAL_API_KEY") != "" {
-		out = append(out, config.Model{Name: "mistral-medium", Kind: "mistral", Model: "mistral-medium-latest"})
-	}
-	if getenv("OPENAI_API_KEY") != "" {
-		model := getenv("ARBITER_MODEL")
-		if model == "" {
-			model = "gpt-4.1-mini"
+	for _, m := range envChain {
+		if getenv(openaicompat.Presets[m.Kind].KeyEnv) == "" {
+			continue
 		}
-		out = append(out, config.Model{Name: "openai", Kind: "openai", BaseURL: getenv("OPENAI_BASE_URL"), Model: model})
-	}
-	if getenv("XAI_API_KEY") != "" {
-		out = append(out, config.Model{Name: "xai", Kind: "xai", Model: "grok-3-mini"})
+		if m.Kind == "openai" {
+			m.BaseURL, m.Model = getenv("OPENAI_BASE_URL"), orDefault(getenv("ARBITER_MODEL"), "gpt-4.1-mini")
+		}
+		out = append(out, m)
 	}
 	return out
 }
 
+// modelSetup is how a model is configured with kinds: the key variables
+// EnvModels reads, and every model kind a configuration may name.
+func modelSetup(kinds Kinds) turn.ModelSetup {
+	var setup turn.ModelSetup
+	for _, m := range envChain {
+		if env := openaicompat.Presets[m.Kind].KeyEnv; !slices.Contains(setup.Env, env) {
+			setup.Env = append(setup.Env, env)
+		}
+	}
+	setup.Kinds = slices.Sorted(maps.Keys(kinds.Models))
+	return setup
+}
+
 // buildModels builds every strategy as a chain over one shared breaker.
 func buildModels(cfg *config.Config, kinds Kinds, env *Env, opts Options) (models, error) {
-	out := models{strategy: orDefault(cfg.Strategy, "balanced"), prices: llm.Prices{}, unpriced: map[string]bool{}}
+	out := models{strategy: orDefault(cfg.Strategy, "balanced"), prices: llm.Prices{}, unpriced: map[string]bool{}, setup: modelSetup(kinds)}
 	for _, k := range kinds.Models {
 		maps.Copy(out.prices, k.Prices)
 	}

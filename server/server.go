@@ -67,8 +67,10 @@ type Server struct {
 	Keys  []httpapi.Key
 	// LocalKey is set for the local setup (LocalConfig).
 	LocalKey string
-	// HasModel is false when no model provider is configured.
-	HasModel bool
+	// HasModel is false when no model provider is configured; ModelSetup
+	// says how one is.
+	HasModel   bool
+	ModelSetup turn.ModelSetup
 	// Listen and PublicURL are the configuration's, defaults applied.
 	Listen, PublicURL string
 	Logger            *slog.Logger
@@ -236,7 +238,7 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	if opts.Model != nil {
 		models.model, models.strategies = opts.Model, nil
 	}
-	s.HasModel = models.model != nil
+	s.HasModel, s.ModelSetup = models.model != nil, models.setup
 	observers, routes, err := buildObservers(ctx, env, kinds)
 	if err != nil {
 		return err
@@ -251,7 +253,7 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 		return err
 	}
 	env.Engine = s.Engine
-	return s.serveHTTP(ctx, kinds, routes)
+	return s.serveHTTP(ctx, kinds, tools, routes)
 }
 
 // openStores opens the embedded file, then the configured state and
@@ -327,6 +329,14 @@ func buildTools(ctx context.Context, env *Env, kinds Kinds) (ToolSet, error) {
 		all.Context = append(all.Context, set.Context...)
 		all.Links = append(all.Links, set.Links...)
 		all.LinkHosts = append(all.LinkHosts, set.LinkHosts...)
+		all.Reads = append(all.Reads, set.Reads...)
+		all.Pages = append(all.Pages, set.Pages...)
+		for name, c := range set.Commands {
+			if all.Commands == nil {
+				all.Commands = map[string]turn.Command{}
+			}
+			all.Commands[name] = c
+		}
 	}
 	return all, nil
 }
@@ -395,7 +405,10 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		}
 		tenants[t.ID] = turn.Tenant{ID: t.ID, Timezone: t.Timezone, Language: t.Language, AssistantName: t.AssistantName, Roles: roles, Strategy: t.Strategy, Assistant: t.Assistant}
 	}
-	commands := map[string]turn.Command{"/tasks": {Tool: "list_my_tasks"}}
+	commands := maps.Clone(tools.Commands)
+	if commands == nil {
+		commands = map[string]turn.Command{}
+	}
 	for name, c := range cfg.Commands {
 		commands[name] = turn.Command{Tool: c.Tool, Args: c.Args}
 	}
@@ -414,6 +427,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		MaxTokens:    cfg.Limits.MaxTokens,
 		TurnTimeout:  time.Duration(cfg.Limits.TurnTimeout),
 		Commands:     commands,
+		ModelSetup:   m.setup,
 		Now:          env.Now,
 		NewID:        env.NewID,
 		Logger:       env.Logger,
@@ -422,7 +436,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 }
 
 // serveHTTP builds the API, the channels and the handler serving them.
-func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, routes map[string]http.Handler) error {
+func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, tools ToolSet, routes map[string]http.Handler) error {
 	env, cfg := s.env, s.Config
 	var approvals chat.Approver
 	if _, ok := env.State.(store.Actions); ok {
@@ -439,19 +453,14 @@ func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, routes map[string]h
 		Turns:        httpapi.JournalTurns(s.Journal),
 		Approvals:    approvals,
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
+		Reads:        tools.Reads,
 		Logger:       env.Logger,
 	}
-	if b := s.Board; b != nil {
-		apiCfg.Board = func(ctx context.Context, tenant string) (any, error) { return b.View(ctx, tenant) }
-		apiCfg.Card = func(ctx context.Context, tenant, id string) (any, error) {
-			v, err := b.CardPage(ctx, tenant, id)
-			if errors.Is(err, taskboard.ErrNotFound) {
-				err = httpapi.ErrNotFound
-			}
-			return v, err
-		}
-	}
 	api, err := httpapi.New(apiCfg)
+	if err != nil {
+		return err
+	}
+	app, err := webchat.New(tools.Pages...)
 	if err != nil {
 		return err
 	}
@@ -477,7 +486,7 @@ func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, routes map[string]h
 	}
 	mux.Handle("/v1/", api)
 	mux.Handle("/healthz", api)
-	mux.Handle("/", webchat.Handler())
+	mux.Handle("/", app)
 	s.HTTP = mux
 	return nil
 }

@@ -104,6 +104,13 @@ tools:
 	if body["pending"] != nil {
 		t.Errorf("a task was proposed: %v", body["pending"])
 	}
+	// Trello's kind brings /tasks too, but no pages of an embedded board.
+	if _, help := e.Post("k-dmitry", `{"conversation_id":"c2","text":"/help"}`); !strings.Contains(help["say"].(string), "/tasks — my tasks") {
+		t.Errorf("/help with Trello: %v", help["say"])
+	}
+	if status, _ := e.Do("GET", "/v1/board", "k-dmitry", ""); status != 404 {
+		t.Errorf("GET /v1/board with Trello: %d, want 404", status)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	found := false

@@ -272,6 +272,10 @@ type TurnRecord struct {
 	LLMCalls   []LLMCall       `json:"llm_calls"`
 	ToolCalls  []ToolCall      `json:"tool_calls"`
 	Trace      json.RawMessage `json:"trace"`
+	// CostUnknown says a model call of the turn has no known price, so
+	// its cost is not the sum of the calls'. ListTurns fills it from the
+	// trace (whose "cost_unknown" the engine sets); AppendTurn ignores it.
+	CostUnknown bool `json:"cost_unknown,omitempty"`
 }
 
 // Journal is the append-only record of turns, model calls and tool

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/google/jsonschema-go/jsonschema"
+	"reflect"
 )
 
 // Func makes a Tool of a Go function whose input is a struct: the input
 // schema is derived from In (json tags name the fields; `jsonschema:"…"`
-// tags describe them; fields without omitempty are required), the
+// tags describe them, either as the whole description or in the keyed
+// style `jsonschema:"description=…,required"` — see functags.go; fields
+// without omitempty are required), the
 // arguments are decoded into In strictly, and what fn returns becomes the
 // Result — Out as its data (a string as its text too; a Result as it
 // is, StatusOK when it has no status), an error as
@@ -28,7 +29,7 @@ func Func[In, Out any](spec Spec, fn func(ctx context.Context, c Call, in In) (O
 		return nil, errors.New("tool.Func: the spec has no name")
 	}
 	if len(spec.InputSchema) == 0 {
-		s, err := jsonschema.For[In](nil)
+		s, err := schemaOf(reflect.TypeFor[In]())
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: input schema of %T: %w", spec.Name, *new(In), err)
 		}

@@ -80,7 +80,7 @@ func (e *Engine) runCommand(ctx context.Context, s *state) bool {
 	}
 	switch s.route.command {
 	case "/start", "/help":
-		e.replyText(s, say(s.lang, txtHelp), nil)
+		e.replyText(s, e.helpText(s.lang), nil)
 		return true
 	case "/reset":
 		s.resetMemory, s.dropPending = true, true

@@ -84,6 +84,9 @@ type MemoryPolicy struct {
 type Command struct {
 	Tool string
 	Args string // JSON object; empty means {}
+	// Help is the command's line in /help, by language; empty, the
+	// tool's title.
+	Help tool.Localized
 }
 
 // Config wires an Engine. Zero values are the documented defaults; State,
@@ -148,11 +151,16 @@ type Config struct {
 	// not canceled when the caller goes away, so side effects and their
 	// records complete together.
 	TurnTimeout time.Duration
-	// Commands are slash commands; nil means {"/tasks": list_my_tasks}.
+	// Commands are slash commands that run a tool without a model (the
+	// task board's "/tasks"), besides the built-in /start, /help, /reset
+	// and /cancel; a command whose tool is not registered is dropped.
 	Commands map[string]Command
-	Now      func() time.Time
-	NewID    func() string
-	Logger   *slog.Logger
+	// ModelSetup is named in the reply to a message while no model is
+	// configured.
+	ModelSetup ModelSetup
+	Now        func() time.Time
+	NewID      func() string
+	Logger     *slog.Logger
 	// Observe, when set, is called once per turn with its final trace,
 	// after the turn is committed and journaled (metrics, tracing). It
 	// must not keep or modify the trace, and should return quickly.
@@ -218,9 +226,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Strategy == "" {
 		cfg.Strategy = DefaultStrategy
 	}
-	if cfg.Commands == nil {
-		cfg.Commands = map[string]Command{"/tasks": {Tool: "list_my_tasks"}}
-	}
+	cfg.Commands = maps.Clone(cfg.Commands)
 	for name, c := range cfg.Commands {
 		if _, ok := cfg.Tools.Lookup(c.Tool); !ok {
 			delete(cfg.Commands, name) // a command for a tool this deployment lacks
@@ -484,7 +490,7 @@ func (e *Engine) run(ctx context.Context, s *state) {
 	s.model, s.strategy = e.providerFor(s.tenant)
 	if s.model == nil {
 		s.trace.Route = RouteNoModel
-		e.replyText(s, say(s.lang, txtNoModel), nil)
+		e.replyText(s, e.noModelText(s.lang), nil)
 		return
 	}
 	s.trace.Route = RouteModel

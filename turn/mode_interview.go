@@ -92,7 +92,7 @@ func (e *Engine) runInterview(ctx context.Context, s *state) {
 	s.model, s.strategy = e.providerFor(s.tenant)
 	if s.model == nil {
 		s.trace.Route = RouteNoModel
-		e.replyText(s, say(s.lang, txtNoModel), nil)
+		e.replyText(s, e.noModelText(s.lang), nil)
 		return
 	}
 	s.trace.Route = RouteModel

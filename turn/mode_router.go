@@ -85,7 +85,7 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 	s.model, s.strategy = e.providerFor(s.tenant)
 	if s.model == nil {
 		s.trace.Route = RouteNoModel
-		e.replyText(s, say(s.lang, txtNoModel), nil)
+		e.replyText(s, e.noModelText(s.lang), nil)
 		return
 	}
 	for _, name := range r.Intercepts {

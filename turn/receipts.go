@@ -17,13 +17,17 @@ import (
 const receiptStatusAwaitingYes = "awaiting_confirmation"
 
 // receipts puts the server's line on each write of the turn in the reply
-// (chat.Outbound.Actions): its true state, in the user's language,
+// (chat.Outbound.Actions, and the actions of approvers as
+// chat.Outbound.Approvals): its true state, in the user's language,
 // rendered from what the engine recorded — the stored action, the
 // executor's status — never from the model's words. Where the assistant
 // is set for it (Assistant.Receipts), a reply the model wrote, or the
 // notice of a hand-off, ends with the lines as well.
 func (e *Engine) receipts(ctx context.Context, s *state) {
 	s.out.Actions = e.actionLines(ctx, s)
+	for _, a := range s.trace.Approvals {
+		s.out.Approvals = append(s.out.Approvals, chat.ApprovalRef{ID: a.ID, Tool: a.Tool, Status: a.Status})
+	}
 	if len(s.out.Actions) == 0 || !s.modelReply && s.trace.Status != StatusNeedsReview || s.assistant.Receipts == nil || !*s.assistant.Receipts {
 		return
 	}

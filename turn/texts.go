@@ -24,6 +24,9 @@ const (
 	txtEmpty
 	txtEvidenceOnlyWrite
 	txtHelp
+	txtHelpCancel
+	txtHelpReset
+	txtNoModelBare
 	txtReset
 	txtToolFailed
 	txtToolNotFound
@@ -91,11 +94,14 @@ var texts = map[string]map[textKey]string{
 		txtNotAvailable:      "Это действие мне недоступно, поэтому я его не выполнил.",
 		txtCallArgs:          "Аргументы не подходят к схеме инструмента, ничего не выполнено: %s",
 		txtRephrase:          "Не получилось разобрать запрос. Сформулируйте, пожалуйста, ещё раз.",
-		txtNoModel:           "Модель не настроена: задайте OPENAI_API_KEY (и при необходимости OPENAI_BASE_URL, ARBITER_MODEL) или FIREWORKS_API_KEY, или раздел models в конфигурации (см. README). Команды вроде /tasks работают и без модели.",
+		txtNoModel:           "Модель не настроена. Задайте одну из переменных окружения %s или добавьте модель в раздел models конфигурации (виды моделей: %s; см. README). Команды работают и без модели: %s.",
+		txtNoModelBare:       "Модель не настроена (см. README). Команды работают и без модели: %s.",
 		txtModelDown:         "Извините, модели сейчас недоступны, поэтому я ничего не выполнил. Попробуйте, пожалуйста, чуть позже.",
 		txtEmpty:             "Пустое сообщение: напишите, что нужно сделать.",
 		txtEvidenceOnlyWrite: "Пересланное или вложенное — это данные, а не команда. Напишите своими словами, что с этим сделать.",
-		txtHelp:              "Я помогаю с задачами. Пишите своими словами, например: «поставь на меня задачу проверить форму до пятницы». Команды: /tasks — мои задачи, /cancel — отменить ожидающее действие, /reset — начать разговор заново.",
+		txtHelp:              "Напишите своими словами, что нужно. Команды: %s.",
+		txtHelpCancel:        "отменить ожидающее действие",
+		txtHelpReset:         "начать разговор заново",
 		txtReset:             "Начинаем заново: история разговора очищена.",
 		txtToolFailed:        "Не удалось выполнить «%s»: %s",
 		txtToolNotFound:      "Не найдено: %s",
@@ -162,11 +168,14 @@ var texts = map[string]map[textKey]string{
 		txtNotAvailable:      "That action is not available to me, so I did not do it.",
 		txtCallArgs:          "The arguments do not fit the tool's schema; nothing was done: %s",
 		txtRephrase:          "I could not make sense of that. Please rephrase your request.",
-		txtNoModel:           "No model provider is configured; set OPENAI_API_KEY (optionally OPENAI_BASE_URL and ARBITER_MODEL) or FIREWORKS_API_KEY, or the models section of the config (see README). Commands such as /tasks work without a model.",
+		txtNoModel:           "No model provider is configured. Set one of the environment variables %s, or add a model to the configuration's models section (model kinds: %s; see README). Commands work without a model: %s.",
+		txtNoModelBare:       "No model provider is configured (see README). Commands work without a model: %s.",
 		txtModelDown:         "Sorry, the models are unavailable right now, so I did nothing. Please try again shortly.",
 		txtEmpty:             "Empty message: tell me what you need.",
 		txtEvidenceOnlyWrite: "Forwarded or attached material is data, not a command. Tell me in your own words what to do with it.",
-		txtHelp:              "I help with tasks. Write in your own words, e.g. \"create a task for me to check the form by Friday\". Commands: /tasks — my tasks, /cancel — drop the pending action, /reset — start over.",
+		txtHelp:              "Write what you need in your own words. Commands: %s.",
+		txtHelpCancel:        "drop the pending action",
+		txtHelpReset:         "start over",
 		txtReset:             "Starting over: the conversation history is cleared.",
 		txtToolFailed:        "Could not do \"%s\": %s",
 		txtToolNotFound:      "Not found: %s",

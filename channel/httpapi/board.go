@@ -2,13 +2,15 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/arbiterhq/arbiter/chat"
 )
 
-// ErrNotFound is what Config.Card returns for a card the caller's tenant
-// does not have.
+// ErrNotFound is what a Read returns for what the caller's tenant does
+// not have.
 var ErrNotFound = errors.New("not found")
 
 // me is the caller as GET /v1/me shows it: enough for a client to speak
@@ -21,6 +23,10 @@ type me struct {
 	Language string       `json:"language,omitempty"`
 	Timezone string       `json:"timezone,omitempty"`
 	Scopes   []chat.Scope `json:"scopes"`
+	// MaxBodyBytes is the largest request body the server accepts
+	// (limits.max_body_bytes): a client checks a message's JSON, in bytes
+	// of UTF-8, against it before sending.
+	MaxBodyBytes int64 `json:"max_body_bytes"`
 }
 
 func (s *Server) getMe(w http.ResponseWriter, r *http.Request) {
@@ -33,47 +39,66 @@ func (s *Server) getMe(w http.ResponseWriter, r *http.Request) {
 		scopes = []chat.Scope{}
 	}
 	writeJSON(w, http.StatusOK, me{Tenant: id.TenantID, User: id.UserID, Name: id.Name, Role: id.Role,
-		Language: id.Language, Timezone: id.Timezone, Scopes: scopes})
+		Language: id.Language, Timezone: id.Timezone, Scopes: scopes, MaxBodyBytes: s.cfg.MaxBodyBytes})
 }
 
-// boardReader answers the read-only board pages for callers with scope
-// read; the 404 no_board tells a server without an embedded board.
-func (s *Server) boardReader(w http.ResponseWriter, r *http.Request) (chat.Identity, bool) {
-	id, ok := s.caller(w, r)
-	switch {
-	case !ok:
-		return id, false
-	case !id.HasScope(chat.ScopeRead):
-		writeError(w, http.StatusForbidden, "forbidden", "reading the board needs a key with the scope read")
-		return id, false
-	case s.cfg.Board == nil || s.cfg.Card == nil:
-		writeError(w, http.StatusNotFound, "no_board", "this server has no embedded task board")
-		return id, false
-	}
-	return id, true
+// A Read is a read-only endpoint over data that a part of the server owns
+// — the task board's GET /v1/board and GET /v1/board/cards/{id}, added by
+// the task board's tool kind —, served only when that part is configured.
+// The API authenticates the caller and requires the scope read; Read's
+// value is the JSON answer, ErrNotFound a 404, any other error a 503.
+type Read struct {
+	// Pattern is a ServeMux pattern with its method ("GET /v1/board").
+	Pattern string
+	// What names the data in errors ("board", "card").
+	What string
+	Read func(r *http.Request, who chat.Identity) (any, error)
 }
 
-func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.boardReader(w, r)
-	if !ok {
-		return
+// handleRead serves rd, refusing a pattern the mux cannot take (malformed,
+// or another read's).
+func (s *Server) handleRead(rd Read) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("httpapi: read %s: %v", rd.Pattern, r)
+		}
+	}()
+	if rd.Read == nil || rd.What == "" {
+		return fmt.Errorf("httpapi: read %s: What and Read are required", rd.Pattern)
 	}
-	v, err := s.cfg.Board(r.Context(), id.TenantID)
-	s.writeRead(w, "board", err, v)
+	s.mux.HandleFunc(rd.Pattern, s.serveRead(rd))
+	return nil
 }
 
-func (s *Server) getCard(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.boardReader(w, r)
-	if !ok {
-		return
+// serveRead is the handler of read rd.
+func (s *Server) serveRead(rd Read) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, ok := s.caller(w, r)
+		if !ok {
+			return
+		}
+		if !id.HasScope(chat.ScopeRead) {
+			writeError(w, http.StatusForbidden, "forbidden", "reading the "+rd.What+" needs a key with the scope read")
+			return
+		}
+		v, err := rd.Read(r, id)
+		if errors.Is(err, ErrNotFound) {
+			writeError(w, http.StatusNotFound, "not_found", "no "+rd.What+" "+strings.Join(pathValues(r, rd.Pattern), " "))
+			return
+		}
+		s.writeRead(w, rd.What, err, v)
 	}
-	cardID := r.PathValue("id")
-	v, err := s.cfg.Card(r.Context(), id.TenantID, cardID)
-	if errors.Is(err, ErrNotFound) {
-		writeError(w, http.StatusNotFound, "not_found", "no card "+cardID)
-		return
+}
+
+// pathValues are the values of pattern's wildcards in r.
+func pathValues(r *http.Request, pattern string) []string {
+	var out []string
+	for _, seg := range strings.Split(pattern, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok {
+			out = append(out, r.PathValue(strings.TrimSuffix(strings.TrimSuffix(name, "}"), "...")))
+		}
 	}
-	s.writeRead(w, "card "+cardID, err, v)
+	return out
 }
 
 // writeRead answers a read: the value, or 503 when its store failed.

@@ -6,8 +6,9 @@
 // (an MCP server's sampling or elicitation request), GET /v1/approvals and
 // POST /v1/approvals/{id} list and decide the actions waiting for the
 // caller's role, GET /v1/me tells the caller who they are (language, time
-// zone, scopes), GET /v1/board and GET /v1/board/cards/{id} read the
-// embedded task board, GET /healthz answers liveness.
+// zone, scopes, the largest message), the configured tools' reads (the
+// task board's GET /v1/board and GET /v1/board/cards/{id}) show their
+// data, GET /healthz answers liveness.
 //
 // It turns requests into chat.Inbound and replies into JSON; it knows
 // nothing of models, tools or stores beyond the small functions it is given.
@@ -53,11 +54,9 @@ type Config struct {
 	// Approvals lists and decides actions waiting for approval; nil
 	// means none are kept (GET and POST /v1/approvals answer 501).
 	Approvals chat.Approver
-	// Board and Card read the embedded task board for its pages (GET
-	// /v1/board, GET /v1/board/cards/{id}); Card returns ErrNotFound for a
-	// card the tenant does not have. nil means there is no board (404).
-	Board        func(ctx context.Context, tenant string) (any, error)
-	Card         func(ctx context.Context, tenant, id string) (any, error)
+	// Reads are the read-only endpoints of the configured tools' data
+	// (the task board's GET /v1/board); without them those paths are 404.
+	Reads        []Read
 	MaxBodyBytes int64
 	Logger       *slog.Logger
 }
@@ -98,8 +97,11 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/approvals", s.listApprovals)
 	s.mux.HandleFunc("POST /v1/approvals/{id}", s.decideApproval)
 	s.mux.HandleFunc("GET /v1/me", s.getMe)
-	s.mux.HandleFunc("GET /v1/board", s.getBoard)
-	s.mux.HandleFunc("GET /v1/board/cards/{id}", s.getCard)
+	for _, rd := range cfg.Reads {
+		if err := s.handleRead(rd); err != nil {
+			return nil, err
+		}
+	}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -214,6 +216,9 @@ func replyBody(out chat.Outbound) chat.Outbound {
 	}
 	if out.Actions == nil {
 		out.Actions = []chat.ActionLine{}
+	}
+	if out.Approvals == nil {
+		out.Approvals = []chat.ApprovalRef{}
 	}
 	return out
 }

@@ -62,7 +62,7 @@ func JournalTurns(j store.Journal) func(ctx context.Context, tenant string, q Tu
 		out := make([]TurnSummary, len(recs))
 		for i, r := range recs {
 			sum := TurnSummary{TurnID: r.TurnID, ConversationID: r.Chat, UserID: r.UserID, Route: r.Route,
-				Status: r.Status, StartedAt: r.StartedAt, DurationMS: r.DurationMS, Providers: []string{}}
+				Status: r.Status, StartedAt: r.StartedAt, DurationMS: r.DurationMS, CostUnknown: r.CostUnknown, Providers: []string{}}
 			seen := map[string]bool{}
 			for _, c := range r.LLMCalls {
 				sum.CostUSD += c.CostUSD

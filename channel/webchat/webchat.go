@@ -6,8 +6,10 @@
 // polled from GET /v1/questions while a message waits for its reply —, a
 // link from every reply to its trace), a trace viewer (/turns, a list of
 // turns; /turns/{id}, one turn's pipeline, model calls and decision) and
-// the task board, read only (/board; /board/c/{id}, the card pages the
-// board's links point at). The app speaks the user's language as GET
+// the pages of the configured tools' data: the task board, read only
+// (PageBoard: /board; /board/c/{id}, the card pages the board's links
+// point at), served and in the navigation only when the handler is given
+// it. The app speaks the user's language as GET
 // /v1/me names it (English or Russian) and shows times in the user's zone.
 //
 // The handler serves only the app's pages and assets; every other path gets
@@ -35,8 +37,8 @@
 //	/                        the chat
 //	/turns                   the list of turns
 //	/turns/{id}              one turn's trace
-//	/board                   the task board
-//	/board/c/{id}            one card of the board
+//	/board                   the task board (with PageBoard)
+//	/board/c/{id}            one card of the board (with PageBoard)
 //	/assets/{version}/{file} the app's scripts, styles and icon
 //
 // Pages are sent with Cache-Control: no-cache and an ETag; assets live
@@ -49,9 +51,11 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,8 +72,24 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; " +
 	"frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'"
 
-// versionPlaceholder is replaced in index.html by the assets' version.
-const versionPlaceholder = "__ASSET_VERSION__"
+// versionPlaceholder is replaced in index.html by the assets' version,
+// pagesPlaceholder by the handler's pages.
+const (
+	versionPlaceholder = "__ASSET_VERSION__"
+	pagesPlaceholder   = "__PAGES__"
+)
+
+// Page is a view of the app over data a part of the server owns, there
+// only when that part is configured: its routes are served and its entry
+// shows in the navigation only on a handler given it.
+type Page string
+
+// PageBoard is the task board (/board) and its cards' pages
+// (/board/c/{id}), read from GET /v1/board and GET /v1/board/cards/{id}.
+const PageBoard Page = "board"
+
+// pageRoutes are the routes of each page.
+var pageRoutes = map[Page][]string{PageBoard: {"/board", "/board/{$}", "/board/c/{id}"}}
 
 // asset is one file ready to serve.
 type asset struct {
@@ -93,26 +113,52 @@ var contentTypes = map[string]string{
 	".svg": "image/svg+xml",
 }
 
-// Handler returns the browser app's handler. It is safe for concurrent use
-// and cheap to call more than once.
-func Handler() http.Handler {
-	a, err := built()
+// Handler returns the browser app's handler with the chat, the turns and
+// the given pages; it panics on a page this package does not have (see
+// New). It is safe for concurrent use and cheap to call more than once.
+func Handler(pages ...Page) http.Handler {
+	h, err := New(pages...)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// New is Handler, with an error for a page this package does not have.
+func New(pages ...Page) (http.Handler, error) {
+	base, err := built()
 	if err != nil {
 		// The files are embedded at build time; failing here is a
 		// packaging bug, found by the package's tests.
-		panic("webchat: " + err.Error())
+		return nil, fmt.Errorf("webchat: %w", err)
 	}
+	a := *base
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", a.servePage)
 	mux.HandleFunc("/turns", a.servePage)
 	mux.HandleFunc("/turns/{$}", a.servePage)
 	mux.HandleFunc("/turns/{id}", a.servePage)
-	mux.HandleFunc("/board", a.servePage)
-	mux.HandleFunc("/board/{$}", a.servePage)
-	mux.HandleFunc("/board/c/{id}", a.servePage)
+	var names []string
+	for _, p := range pages {
+		routes, ok := pageRoutes[p]
+		if !ok {
+			return nil, fmt.Errorf("webchat: no page %q", p)
+		}
+		if slices.Contains(names, string(p)) {
+			continue
+		}
+		names = append(names, string(p))
+		for _, r := range routes {
+			mux.HandleFunc(r, a.servePage)
+		}
+	}
+	// The app shows a page's navigation entry and routes to it only when
+	// the page says it is there.
+	page := bytes.ReplaceAll(base.page.body, []byte(pagesPlaceholder), []byte(strings.Join(names, " ")))
+	a.page = asset{body: page, contentType: base.page.contentType, etag: etag(page)}
 	mux.HandleFunc("/assets/{version}/{file}", a.serveAsset)
 	mux.HandleFunc("/", notFound)
-	return secure(mux)
+	return secure(mux), nil
 }
 
 // built is the app, read and hashed once.

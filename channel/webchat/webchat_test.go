@@ -51,7 +51,7 @@ func assetPaths(t *testing.T, page string) map[string]string {
 }
 
 func TestPageRoutes(t *testing.T) {
-	h := Handler()
+	h := Handler(PageBoard)
 	var first string
 	for _, path := range []string{"/", "/turns", "/turns/", "/turns/t-123", "/turns/a%20b", "/?x=1", "/turns?status=ok&provider=openai",
 		"/board", "/board/", "/board/c/id0004", "/board/c/a%20b"} {
@@ -78,10 +78,36 @@ func TestPageRoutes(t *testing.T) {
 	if strings.Contains(first, versionPlaceholder) {
 		t.Error("the page still holds the version placeholder")
 	}
-	for _, want := range []string{`<html lang="en">`, `name="viewport"`, `id="view-login"`, `id="view-trace"`, `id="view-board"`, `id="view-card"`, `role="log"`, `aria-live="polite"`} {
+	for _, want := range []string{`<html lang="en" data-pages="board">`, `name="viewport"`, `id="view-login"`, `id="view-trace"`, `id="view-board"`, `id="view-card"`, `role="log"`, `aria-live="polite"`} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the page lacks %s", want)
 		}
+	}
+}
+
+// A page over a tool's data exists only on a handler given it: without
+// the board, /board and its cards are 404 and the app is told there is no
+// board (its navigation entry stays hidden).
+func TestPagesFollowTheHandler(t *testing.T) {
+	h := Handler()
+	for _, path := range []string{"/board", "/board/", "/board/c/id0004"} {
+		if resp := get(t, h, http.MethodGet, path, nil); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s without the board: status %d, want 404", path, resp.StatusCode)
+		}
+	}
+	page := body(t, get(t, h, http.MethodGet, "/", nil))
+	if !strings.Contains(page, `<html lang="en" data-pages="">`) || strings.Contains(page, pagesPlaceholder) {
+		t.Errorf("the page without pages does not say so: %.200s", page)
+	}
+	if !regexp.MustCompile(`<a href="/board"[^>]* data-page="board"[^>]* hidden>`).MatchString(page) {
+		t.Error("the board's navigation entry is not hidden until the page is there")
+	}
+	with := body(t, get(t, Handler(PageBoard, PageBoard), http.MethodGet, "/", nil))
+	if !strings.Contains(with, `data-pages="board"`) {
+		t.Error("the page with the board does not name it")
+	}
+	if _, err := New("calendar"); err == nil || !strings.Contains(err.Error(), `no page "calendar"`) {
+		t.Errorf("New(calendar) = %v, want an error naming the page", err)
 	}
 }
 
@@ -272,7 +298,7 @@ func TestMounting(t *testing.T) {
 		_, _ = io.WriteString(w, "metrics\n")
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/", Handler())
+	mux.Handle("/", Handler(PageBoard))
 	mux.Handle("/v1/", api)
 	mux.Handle("/healthz", api)
 	mux.Handle("/metrics", metrics)

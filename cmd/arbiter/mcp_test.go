@@ -318,6 +318,10 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 	ann.say(true)
 	if res := callTool(t, r.client, "create_task", task); res.IsError || structured(res)["status"] != "ok" {
 		t.Errorf("confirmed create: %q %v", resultText(res), res.StructuredContent)
+	} else if raw, _ := json.Marshal(res.StructuredContent); strings.Contains(string(raw), `"url"`) || strings.HasSuffix(resultText(res), " — ") {
+		// No process serves the board's pages: a card has no link, and
+		// says so by having none rather than an empty one.
+		t.Errorf("confirmed create without pages names a url: %s %q", raw, resultText(res))
 	}
 	if got := myTaskTitles(t, r.client); !reflect.DeepEqual(got, []string{"Check the signup form"}) {
 		t.Fatalf("tasks after: %v", got)

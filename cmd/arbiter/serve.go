@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/cmd/internal/kinds"
 	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/turn"
 )
 
 // serve runs the HTTP API and the channels until ctx ends, then drains
@@ -32,10 +33,10 @@ func serve(ctx context.Context, configPath string, opts server.Options, stdout, 
 		fmt.Fprintf(stdout, "arbiter listening on http://%s\n", addr)
 		if a.LocalKey != "" {
 			fmt.Fprintf(stdout, "local API key: %s\n", a.LocalKey)
-			fmt.Fprintf(stdout, "try: curl -s http://%s/v1/messages -H 'Authorization: Bearer %s' -d '{\"conversation_id\":\"c1\",\"text\":\"/tasks\"}'\n", addr, a.LocalKey)
+			fmt.Fprintf(stdout, "try: curl -s http://%s/v1/messages -H 'Authorization: Bearer %s' -d '{\"conversation_id\":\"c1\",\"text\":\"/help\"}'\n", addr, a.LocalKey)
 		}
 		if !a.HasModel {
-			fmt.Fprintln(stdout, "no model provider is configured: set OPENAI_API_KEY (optionally OPENAI_BASE_URL, ARBITER_MODEL) or FIREWORKS_API_KEY; slash commands such as /tasks work without one")
+			fmt.Fprintln(stdout, noModelNotice(a.ModelSetup))
 		}
 		if cfg.Channels.Telegram != nil {
 			fmt.Fprintln(stdout, "telegram channel started")
@@ -63,7 +64,7 @@ func chatLoop(ctx context.Context, configPath string, opts server.Options, stdin
 	conversation := "cli-" + strconv.FormatInt(time.Now().Unix(), 10)
 	fmt.Fprintf(stdout, "chatting as %s (%s/%s); empty line or Ctrl-D to quit\n", id.Name, id.TenantID, id.UserID)
 	if !a.HasModel {
-		fmt.Fprintln(stdout, "(no model provider is configured; /tasks and other commands still work)")
+		fmt.Fprintf(stdout, "(%s)\n", noModelNotice(a.ModelSetup))
 	}
 	var buttons []chat.Button
 	term := newTerminal(stdin, stdout)
@@ -100,4 +101,11 @@ func chatLoop(ctx context.Context, configPath string, opts server.Options, stdin
 func withNoPages(o server.Options) server.Options {
 	o.NoPages = true
 	return o
+}
+
+// noModelNotice says at start how to configure a model: the key variables
+// of the environment's chain and every model kind of this program.
+func noModelNotice(m turn.ModelSetup) string {
+	return fmt.Sprintf("no model provider is configured: set one of %s, or add models (kinds: %s) to a configuration; /help and the commands it lists work without one",
+		strings.Join(m.Env, ", "), strings.Join(m.Kinds, ", "))
 }

@@ -55,7 +55,8 @@ func newQueries(quoted string) queries {
 		conversationTurns: `SELECT turn_id, route, status, started_at, duration_ms
 			FROM {schema}.turns WHERE tenant = $1 AND chat = $2 AND user_id = $3
 			ORDER BY started_at DESC LIMIT $4`,
-		listTurns: `SELECT t.turn_id, t.chat, t.user_id, t.route, t.status, t.started_at, t.duration_ms
+		listTurns: `SELECT t.turn_id, t.chat, t.user_id, t.route, t.status, t.started_at, t.duration_ms,
+				COALESCE(t.trace->'cost_unknown' = 'true'::jsonb, false)
 			FROM {schema}.turns t WHERE t.tenant = $1`,
 		listProvider: ` AND EXISTS (SELECT 1 FROM {schema}.llm_calls c
 			WHERE c.turn_id = t.turn_id AND c.provider = `,

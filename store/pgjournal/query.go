@@ -167,7 +167,7 @@ func (j *Journal) listTurns(ctx context.Context, query string, args []any, tenan
 	for rows.Next() {
 		rec := store.TurnRecord{Tenant: tenant}
 		if err := rows.Scan(&rec.TurnID, &rec.Chat, &rec.UserID, &rec.Route, &rec.Status, &rec.StartedAt,
-			&rec.DurationMS); err != nil {
+			&rec.DurationMS, &rec.CostUnknown); err != nil {
 			return nil, err
 		}
 		rec.StartedAt = rec.StartedAt.UTC()

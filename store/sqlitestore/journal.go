@@ -153,7 +153,8 @@ func (s *Store) ListTurns(ctx context.Context, tenant string, f store.TurnFilter
 // listQuery builds the SQL and arguments of the turns ListTurns returns.
 func listQuery(tenant string, f store.TurnFilter) (string, []any) {
 	var b strings.Builder
-	b.WriteString(`SELECT turn_id, chat, user_id, route, status, started_at, duration_ms
+	b.WriteString(`SELECT turn_id, chat, user_id, route, status, started_at, duration_ms,
+			coalesce(CASE WHEN json_valid(trace) THEN json_extract(trace, '$.cost_unknown') END, 0)
 		FROM turns WHERE tenant = ?`)
 	args := []any{tenant}
 	where := func(cond string, v any) {
@@ -191,7 +192,7 @@ func (s *Store) listTurns(ctx context.Context, query string, args []any) ([]stor
 		rec := store.TurnRecord{Tenant: tenant}
 		var started int64
 		if err := rows.Scan(&rec.TurnID, &rec.Chat, &rec.UserID, &rec.Route, &rec.Status, &started,
-			&rec.DurationMS); err != nil {
+			&rec.DurationMS, &rec.CostUnknown); err != nil {
 			return nil, err
 		}
 		rec.StartedAt = fromUnixNano(started)

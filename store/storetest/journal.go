@@ -17,6 +17,7 @@ var journalTests = []subtest{
 	{name: "InCommit", run: testJournalInCommit},
 	{name: "ListTurnsFilters", run: testListTurnsFilters},
 	{name: "ListTurnsOrderAndLimit", run: testListTurnsLimit},
+	{name: "ListTurnsCostUnknown", run: testListTurnsCostUnknown},
 	{name: "ListTurnsTenantIsolation", run: testListTurnsTenants},
 }
 

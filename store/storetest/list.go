@@ -225,3 +225,23 @@ func testListTurnsTenants(t *testing.T, e env) {
 		wantTurns(t, "turns of tenant "+fmt.Sprintf("%q", tenant), mustList(t, l, tenant, store.TurnFilter{}))
 	}
 }
+
+// testListTurnsCostUnknown: a turn whose trace says a model call had no
+// known price is listed as such (a list of turns cannot show its cost as
+// the sum of the calls'); the others, and a turn without a trace, are not.
+func testListTurnsCostUnknown(t *testing.T, e env) {
+	l := needLister(t, e)
+	base := e.clock.Now()
+	unpriced := listTurn("t1", "u", "chat-1", "u-1", "ok", base, "local")
+	unpriced.Trace = []byte(`{"steps":[],"cost_unknown":true}`)
+	unpriced.LLMCalls[0].CostUSD = 0
+	priced := listTurn("t1", "p", "chat-1", "u-1", "ok", base.Add(time.Minute), "primary")
+	bare := listTurn("t1", "n", "chat-1", "u-1", "ok", base.Add(2*time.Minute))
+	bare.Trace = nil
+	mustAppend(t, e, unpriced, priced, bare)
+	got := mustList(t, l, "t1", store.TurnFilter{})
+	wantTurns(t, "cost unknown", got, "n", "p", "u")
+	if len(got) == 3 && (got[0].CostUnknown || got[1].CostUnknown || !got[2].CostUnknown) {
+		t.Errorf("cost unknown: listed as %v, %v, %v; want false, false, true", got[0].CostUnknown, got[1].CostUnknown, got[2].CostUnknown)
+	}
+}

@@ -99,7 +99,7 @@ func (b *Board) resolveColumn(c tool.Caller, cols []string, q string) (string, *
 type cardView struct {
 	ID         string           `json:"id"`
 	Title      string           `json:"title"`
-	URL        string           `json:"url"`
+	URL        string           `json:"url,omitempty"` // none where no server serves the board's pages
 	Assignee   string           `json:"assignee,omitempty"`
 	Due        string           `json:"due,omitempty"`
 	Column     string           `json:"column"`

@@ -408,7 +408,8 @@ func TestListMyTasks(t *testing.T) {
 	undated := create(t, b, olga, `{"title":"Someday","assignee":"u3"}`)
 	done := create(t, b, olga, `{"title":"Finished","assignee":"u3"}`)
 	create(t, b, olga, `{"title":"Not mine","assignee":"Дмитрий Петров"}`)
-	create(t, b, olga, `{"title":"Nobody's"}`)
+	nobodys := create(t, b, olga, `{"title":"Nobody's"}`)
+	create(t, b, dmitry, `{"title":"Dmitry's, for nobody"}`)
 	mustStatus(t, run(t, b, ActionComplete, olga, "", `{"card":"`+done+`"}`), tool.StatusOK)
 
 	res := run(t, b, ActionListMine, olga, "", `{}`)
@@ -418,15 +419,19 @@ func TestListMyTasks(t *testing.T) {
 	for _, c := range d.Cards {
 		got = append(got, c.ID)
 	}
-	if strings.Join(got, ",") != strings.Join([]string{sooner, later, undated}, ",") || d.Total != 3 {
-		t.Fatalf("cards = %v (total %d), want sooner, later, undated", got, d.Total)
+	// The caller's cards, and the unassigned one the caller created; the
+	// unassigned card of another creator is counted, not listed.
+	if strings.Join(got, ",") != strings.Join([]string{sooner, later, undated, nobodys}, ",") || d.Total != 4 {
+		t.Fatalf("cards = %v (total %d), want sooner, later, undated, nobody's", got, d.Total)
 	}
-	if !strings.HasPrefix(res.Text, "Your open tasks (3):\n1. «Sooner» — Входящие, due 2026-12-01 — https://board.example/board/c/") {
+	if !strings.HasPrefix(res.Text, "Your open tasks (4):\n1. «Sooner» — Входящие, due 2026-12-01 — https://board.example/board/c/") ||
+		!strings.Contains(res.Text, "4. «Nobody's» — Входящие (no assignee; you created it) — https://board.example/board/c/"+nobodys) ||
+		!strings.HasSuffix(res.Text, "\n1 more open card on the board has no assignee.") {
 		t.Errorf("text = %q", res.Text)
 	}
 	res = run(t, b, ActionListMine, tool.Caller{TenantID: "acme", UserID: "ext1", Language: "ru"}, "", ``)
 	mustStatus(t, res, tool.StatusOK)
-	if res.Text != "У вас нет открытых задач." {
+	if res.Text != "У вас нет открытых задач.\nОткрытых задач без исполнителя на доске: 2." {
 		t.Errorf("empty list text = %q", res.Text)
 	}
 	mustStatus(t, run(t, b, ActionListMine, olga, "", `{"all":true}`), tool.StatusError)

@@ -276,12 +276,19 @@ func (b *Board) listMyTasks(ctx context.Context, call tool.Call) tool.Result {
 	return r
 }
 
-// renderList builds list_my_tasks' result for caller c from state.
+// renderList builds list_my_tasks' result for caller c from state: the
+// caller's open cards and the unassigned ones the caller created (a card
+// created without an assignee is still the creator's to see), with how
+// many other open cards have nobody.
 func (b *Board) renderList(state *openState, c tool.Caller) tool.Result {
 	var cards []Card
+	othersUnassigned := 0
 	for _, card := range state.open {
-		if card.AssigneeID == c.UserID {
+		switch {
+		case card.AssigneeID == c.UserID, card.AssigneeID == "" && card.CreatedBy == c.UserID:
 			cards = append(cards, card)
+		case card.AssigneeID == "":
+			othersUnassigned++
 		}
 	}
 	sortByDue(cards)
@@ -293,9 +300,10 @@ func (b *Board) renderList(state *openState, c tool.Caller) tool.Result {
 	listed := make([]board.Listed, len(cards))
 	for i := range cards {
 		views[i] = view(&cards[i])
-		listed[i] = board.Listed{Title: cards[i].Title, Column: cards[i].Column, Due: cards[i].Due, URL: cards[i].URL}
+		listed[i] = board.Listed{Title: cards[i].Title, Column: cards[i].Column, Due: cards[i].Due, URL: cards[i].URL, Unassigned: cards[i].AssigneeID == ""}
 	}
-	return board.ListResult(b.reply, views, total, board.ListText(c, listed, total))
+	text := board.ListText(c, listed, total) + board.UnassignedNote(c, total, othersUnassigned)
+	return board.ListResult(b.reply, views, total, text)
 }
 
 // cardFunc applies a write to a resolved card inside the transaction and

@@ -96,16 +96,22 @@ func jsString(s string) string {
 	return string(raw)
 }
 
-// startBrowser serves the app and a fake of the API with token as its one
-// key, and opens a headless Chromium tab on a phone-sized screen. All of
-// it is shut down when the test ends.
+// startBrowser serves the app (with the board's pages) and a fake of the
+// API with token as its one key, and opens a headless Chromium tab on a
+// phone-sized screen. All of it is shut down when the test ends.
 func startBrowser(t *testing.T, token string) (*browser, *fakeAPI, *httptest.Server) {
+	t.Helper()
+	return startBrowserWith(t, token, webchat.PageBoard)
+}
+
+// startBrowserWith is startBrowser with the app's pages as given.
+func startBrowserWith(t *testing.T, token string, pages ...webchat.Page) (*browser, *fakeAPI, *httptest.Server) {
 	t.Helper()
 	needBrowser(t)
 	api := newFakeAPI(token)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", api)
-	mux.Handle("/", webchat.Handler())
+	mux.Handle("/", webchat.Handler(pages...))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	t.Cleanup(api.close) // runs first: nothing held keeps the server open
@@ -400,7 +406,7 @@ func TestBrowser(t *testing.T) {
 	b.wait("the confirmation", `document.querySelectorAll('#messages [data-turn="t-3"] .pending button').length === 2`)
 	confirmation(b, "t-3", confirmationWant{
 		text:    "Please confirm: Create a task\n• Title: Check the signup form\n• Due: Wed, Dec 2, 2026, 12:00 (America/New_York)\nGo ahead?",
-		buttons: "✅ Yes|✖️ No",
+		buttons: "Yes ✅|No ✖️",                                      // the words first: a box where no emoji font is comes after them
 		expires: []string{"Expires ", "4:10", "(America/New_York)"}, // 09:10 UTC in New York
 		details: "Details",
 	})
@@ -808,7 +814,7 @@ func TestBrowserRussian(t *testing.T) {
 	b.wait("the confirmation", `document.querySelectorAll('#messages [data-turn="t-1"] .pending button').length === 2`)
 	confirmation(b, "t-1", confirmationWant{
 		text:    "Подтвердите действие: Создать задачу\n• Название: Проверить форму регистрации\n• Срок: ср, 2 дек. 2026, 12:00 (Europe/Moscow)\nВыполнить?",
-		buttons: "✅ Да|✖️ Нет",
+		buttons: "Да ✅|Нет ✖️",
 		expires: []string{"Действует до ", "12:10", "(Europe/Moscow)"}, // 09:10 UTC in Moscow
 		details: "Подробности",
 	})
@@ -896,4 +902,59 @@ func TestBrowserRussian(t *testing.T) {
 	b.check("no injected elements", `document.querySelectorAll('main script, main b, main i, main img').length === 0`)
 	b.check("no injected script ran", `window.__pwned === undefined`)
 	b.consoleClean()
+}
+
+// TestBrowserWithoutBoard: a server without the task board has no Board in
+// its navigation; the Turns page says "unknown" for a turn of no known
+// price, in its row and its total; the message box holds the server's
+// limit from GET /v1/me, in bytes of UTF-8, and says so without sending;
+// the confirmation's buttons put their words before their emoji.
+func TestBrowserWithoutBoard(t *testing.T) {
+	const token = "k-browser-test-0123456789"
+	b, api, srv := startBrowserWith(t, token)
+	api.setMe(fakeMe{Tenant: "acme", User: "alice", Name: "Alice", Language: "en", Timezone: "America/New_York",
+		Scopes: []string{"read", "write:safe"}, MaxBodyBytes: 400})
+	b.signIn(srv.URL, token)
+	b.check("no Board in the navigation", `(() => {
+		const nav = document.getElementById('main-nav');
+		const board = nav.querySelector('a[data-nav="board"]');
+		return !nav.hidden && board && board.hidden && !board.checkVisibility();
+	})()`)
+	b.check("the chat and the turns are in the navigation", `Array.from(document.querySelectorAll('#main-nav a')).filter((a) => a.checkVisibility()).map((a) => a.dataset.nav).join() === 'chat,turns'`)
+
+	// 150 Cyrillic letters are 300 bytes of UTF-8: with the envelope over
+	// the 400 the server takes, though far under any count of characters.
+	long := strings.Repeat("я", 150)
+	b.do("type a message over the limit", chromedp.SendKeys(chromedp.ID("message-input"), long))
+	b.do("send it", chromedp.Click(chromedp.ID("send")))
+	b.wait("the limit is said", `document.getElementById('chat-error').textContent.includes('bytes as sent (UTF-8); the server accepts at most 400')`)
+	b.check("the text stays in the box, marked", `document.getElementById('message-input').value.length === 150 && document.getElementById('message-input').getAttribute('aria-invalid') === 'true'`)
+	if sent := api.sent(); len(sent) != 0 {
+		t.Errorf("a message over the limit was sent: %+v", sent)
+	}
+	b.do("shorten it", chromedp.SetValue(chromedp.ID("message-input"), ""), chromedp.SendKeys(chromedp.ID("message-input"), "create a task"))
+	b.wait("the box is valid again", `document.getElementById('message-input').getAttribute('aria-invalid') === 'false' && document.getElementById('chat-error').textContent === ''`)
+	b.do("send the short one", chromedp.Click(chromedp.ID("send")))
+	b.wait("the confirmation", `document.querySelectorAll('#messages .pending button').length === 2`)
+	b.check("the yes button reads Yes first, its emoji hidden from screen readers", `(() => {
+		const yes = document.querySelector('#messages .pending button.yes');
+		const emoji = yes.querySelector('.label-emoji');
+		return yes.querySelector('.label-text').textContent === 'Yes' && emoji.textContent === '✅' &&
+			emoji.getAttribute('aria-hidden') === 'true' && yes.textContent.startsWith('Yes');
+	})()`)
+
+	api.unknownCost()
+	b.do("open the turns", chromedp.Navigate(srv.URL+"/turns"))
+	b.wait("the turns", `document.querySelectorAll('#turns-body tr').length === 1`)
+	var cells []string
+	b.eval("the cost cell", `Array.from(document.querySelectorAll('#turns-body td')).filter((td) => td.dataset.label === 'Cost').map((td) => td.textContent)`, &cells)
+	if len(cells) != 1 || !strings.Contains(cells[0], "unknown") || strings.Contains(cells[0], "$") {
+		t.Errorf("the cost of a turn of no known price = %q, want unknown", cells)
+	}
+	b.check("the total says unknown, not $0", `(() => {
+		const s = document.getElementById('turns-summary').textContent;
+		return s.includes('unknown cost of 1 turn') && !s.includes('total cost $0.')
+	})()`)
+	b.do("try the board's address", chromedp.Navigate(srv.URL+"/board"))
+	b.wait("no board page", `document.body.textContent.includes('404 page not found')`)
 }

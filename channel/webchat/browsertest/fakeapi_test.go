@@ -34,6 +34,7 @@ type turnListItem struct {
 	StartedAt      time.Time `json:"started_at"`
 	DurationMS     int64     `json:"duration_ms"`
 	CostUSD        float64   `json:"cost_usd"`
+	CostUnknown    bool      `json:"cost_unknown,omitempty"`
 	Providers      []string  `json:"providers"`
 }
 
@@ -106,6 +107,8 @@ type fakeMe struct {
 	Language string   `json:"language,omitempty"`
 	Timezone string   `json:"timezone,omitempty"`
 	Scopes   []string `json:"scopes"`
+	// MaxBodyBytes is the server's body limit; zero leaves it out.
+	MaxBodyBytes int64 `json:"max_body_bytes,omitempty"`
 }
 
 // russian is a Russian user in Moscow.
@@ -187,6 +190,16 @@ func (f *fakeAPI) language() string {
 }
 
 // withBoard gives the fake an embedded board.
+// unknownCost makes the turns listed so far of no known price, as a model
+// on a custom endpoint without prices is.
+func (f *fakeAPI) unknownCost() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.items {
+		f.items[i].CostUSD, f.items[i].CostUnknown = 0, true
+	}
+}
+
 func (f *fakeAPI) withBoard() {
 	f.mu.Lock()
 	f.hasBoard = true

@@ -14,6 +14,10 @@ import {initBoard, showBoard, showCard} from './board.js';
 
 const views = ['login', 'chat', 'turns', 'trace', 'board', 'card'];
 
+// pages are the views over the configured tools' data this server has
+// (the board); the others are neither routed nor in the navigation.
+const pages = new Set((document.documentElement.dataset.pages || '').split(' ').filter(Boolean));
+
 // navOf is the nav link a view belongs under.
 const navOf = {chat: 'chat', turns: 'turns', trace: 'turns', board: 'board', card: 'board'};
 
@@ -28,12 +32,13 @@ function decoded(s) {
 function route(pathname) {
   if (pathname === '/' || pathname === '') return {view: 'chat'};
   if (pathname === '/turns' || pathname === '/turns/') return {view: 'turns'};
-  if (pathname === '/board' || pathname === '/board/') return {view: 'board'};
   let m = /^\/turns\/([^/]+)$/.exec(pathname);
   if (m) {
     const id = decoded(m[1]);
     return id === null ? null : {view: 'trace', id};
   }
+  if (!pages.has('board')) return null;
+  if (pathname === '/board' || pathname === '/board/') return {view: 'board'};
   m = /^\/board\/c\/([^/]+)$/.exec(pathname);
   if (m) {
     const id = decoded(m[1]);
@@ -51,6 +56,7 @@ function showView(name) {
   $('main-nav').hidden = !signedIn;
   $('logout').hidden = !signedIn;
   for (const a of document.querySelectorAll('#main-nav a')) {
+    if (a.dataset.page) a.hidden = !pages.has(a.dataset.page);
     if (a.dataset.nav === navOf[name]) {
       a.setAttribute('aria-current', 'page');
     } else {
@@ -134,7 +140,7 @@ function unauthorized() {
 }
 
 function profileOf(me) {
-  return {language: me.language, timezone: me.timezone, name: me.name};
+  return {language: me.language, timezone: me.timezone, name: me.name, max_body_bytes: me.max_body_bytes};
 }
 
 async function login(e) {

@@ -6,8 +6,8 @@
 
 import {call, stream, ApiError, StreamCut} from './api.js';
 import {$, h, vh, pretty, setText, fmtClock, fmtZoned, richText, randomID, sleep} from './dom.js';
-import {t} from './i18n.js';
-import {loadConversations, saveConversations} from './session.js';
+import {t, fmtNumber} from './i18n.js';
+import {loadConversations, saveConversations, getProfile} from './session.js';
 import {watchQuestions, questionMessage, renderQuestion, isWaiting} from './questions.js';
 
 const maxRetryWait = 10; // seconds the one automatic retry may wait
@@ -47,10 +47,11 @@ export function initChat(context) {
   els.form.addEventListener('submit', (e) => {
     e.preventDefault();
     const text = els.input.value;
-    if (text.trim() === '' || busy) return;
+    if (text.trim() === '' || busy || !fits(text, true)) return;
     els.input.value = '';
     send({text}, text);
   });
+  els.input.addEventListener('input', () => fits(els.input.value, false));
   els.input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
@@ -249,7 +250,7 @@ function renderMessage(m) {
         disabled: m.used,
         dataset: {value: b.value},
         onclick: () => press(m, b.value, b.label || b.value),
-      }, b.label || b.value))) : null,
+      }, labelNodes(b.label || b.value)))) : null,
     m.turnId ? h('p', {class: 'trace-link'},
       h('a', {href: '/turns/' + encodeURIComponent(m.turnId)}, t('chat.trace'), vh(t('chat.traceHidden')))) : null);
 }
@@ -279,6 +280,45 @@ function renderExecuted(list) {
       x.result !== undefined && x.result !== null ? h('details', null, h('summary', null, t('chat.result')), h('pre', {class: 'json'}, pretty(x.result))) : null)));
 }
 
+// fits reports whether text, sent as a message of the current
+// conversation, is within the server's body limit (GET /v1/me's
+// max_body_bytes), counted as the server counts it: bytes of the JSON
+// body in UTF-8. Over it, the box is marked invalid and the error says by
+// how much — on send (loud) or while typing; the text stays in the box.
+function fits(text, onSend) {
+  const p = getProfile();
+  const limit = p && Number(p.max_body_bytes) > 0 ? Number(p.max_body_bytes) : 0;
+  const conv = current();
+  if (!limit || !conv) return true;
+  const body = JSON.stringify({conversation_id: conv.id, message_id: randomID('m'), text});
+  const bytes = new TextEncoder().encode(body).length;
+  const over = bytes > limit;
+  const was = els.input.getAttribute('aria-invalid') === 'true';
+  els.input.setAttribute('aria-invalid', over ? 'true' : 'false');
+  if (over && (onSend || !was)) {
+    showError(t('chat.tooLong', {bytes: fmtNumber(bytes), limit: fmtNumber(limit)}));
+  } else if (!over && was) {
+    clearNotices();
+  }
+  return !over;
+}
+
+// labelNodes is a button's label with its words first and the emoji that
+// begin or end it after them, as decoration screen readers skip: where no
+// emoji font is installed the box it becomes follows "Yes", it does not
+// stand in front of it.
+const emojiRun = /^[\p{Extended_Pictographic}\p{Regional_Indicator}\uFE0F\u200D\u20E3\s]+|[\p{Extended_Pictographic}\p{Regional_Indicator}\uFE0F\u200D\u20E3\s]+$/gu;
+
+function labelNodes(label) {
+  const emoji = [];
+  const words = label.replace(emojiRun, (run) => {
+    if (run.trim()) emoji.push(run.trim());
+    return ' ';
+  }).trim();
+  if (!words || emoji.length === 0) return [label];
+  return [h('span', {class: 'label-text'}, words), ' ', h('span', {class: 'label-emoji', 'aria-hidden': 'true'}, emoji.join(' '))];
+}
+
 // renderPending shows an action that waits for the user's yes. The
 // server's text above already says what it is; here are its expiry, the
 // server's own confirm and cancel buttons with the server's labels, and
@@ -293,7 +333,7 @@ function renderPending(m, buttons) {
       disabled: m.used,
       dataset: {value: b.value},
       onclick: () => press(m, b.value, b.label || b.value),
-    }, b.label || b.value))) : null,
+    }, labelNodes(b.label || b.value)))) : null,
     p && p.args !== undefined && p.args !== null ? h('details', {class: 'pending-details'},
       h('summary', null, t('chat.details')),
       p.tool ? h('p', {class: 'help'}, t('chat.tool', {tool: p.tool})) : null,

@@ -70,6 +70,7 @@ const en = {
   'chat.busyRetry': 'The assistant is busy, retrying…',
   'chat.stillBusy': 'The assistant is still busy; the message was not processed.',
   'chat.refused': 'The message was refused: {message}',
+  'chat.tooLong': 'This message is {bytes} bytes as sent (UTF-8); the server accepts at most {limit}. Shorten it or send it in parts.',
   'chat.typing': 'Assistant is typing…',
   'chat.waiting': 'The assistant is waiting for your answer to its question.',
   'chat.waitingIn': 'The assistant is waiting for your answer to its question in “{title}”.',
@@ -113,6 +114,7 @@ const en = {
   'turns.summary': (p) => p.n + (p.n === 1 ? ' turn' : ' turns') + ' shown, total cost ' + p.cost + '.',
   'turns.ofConversation': 'Turns of this conversation',
   'cost.unknown': 'unknown',
+  'turns.costWithUnknown': (p) => p.cost + ' and an unknown cost of ' + p.n + (p.n === 1 ? ' turn' : ' turns'),
 
   'trace.all': 'All turns',
   'trace.heading': 'Turn',
@@ -315,6 +317,7 @@ const ruText = {
   'chat.busyRetry': 'Ассистент занят, повторяю…',
   'chat.stillBusy': 'Ассистент всё ещё занят, сообщение не обработано.',
   'chat.refused': 'Сообщение не принято: {message}',
+  'chat.tooLong': 'Это сообщение занимает {bytes} байт при отправке (UTF-8), а сервер принимает не больше {limit}. Сократите его или отправьте частями.',
   'chat.typing': 'Ассистент печатает…',
   'chat.waiting': 'Ассистент ждёт вашего ответа на свой вопрос.',
   'chat.waitingIn': 'Ассистент ждёт вашего ответа на свой вопрос в разговоре «{title}».',
@@ -358,6 +361,7 @@ const ruText = {
   'turns.summary': (p) => 'Показано ' + p.n + ' ' + ru(p.n, 'ход', 'хода', 'ходов') + ', общая стоимость ' + p.cost + '.',
   'turns.ofConversation': 'Ходы этого разговора',
   'cost.unknown': 'неизвестна',
+  'turns.costWithUnknown': (p) => p.cost + ' и неизвестная стоимость ' + p.n + ' ' + ru(p.n, 'хода', 'ходов', 'ходов'),
 
   'trace.all': 'Все ходы',
   'trace.heading': 'Ход',

@@ -117,12 +117,16 @@ function listItems(res) {
   return list.filter((x) => x && typeof x === 'object' && typeof x.turn_id === 'string');
 }
 
+// summarize totals the costs shown; turns of no known price are counted
+// apart, not as $0.
 function summarize() {
-  const cost = shown.reduce((sum, x) => sum + (Number(x.cost_usd) || 0), 0);
+  const cost = shown.reduce((sum, x) => sum + (x.cost_unknown === true ? 0 : Number(x.cost_usd) || 0), 0);
+  const unknown = shown.filter((x) => x.cost_unknown === true).length;
   const n = shown.length;
+  const total = unknown ? t('turns.costWithUnknown', {cost: fmtCost(cost), n: unknown}) : fmtCost(cost);
   setText(els.summary, n === 0
     ? t('turns.none')
-    : t('turns.summary', {n, cost: fmtCost(cost)}));
+    : t('turns.summary', {n, cost: total}));
 }
 
 function offerProviders() {

@@ -341,7 +341,11 @@ func SeveralMembers(rb reply.Builder, c tool.Caller, query string, labels []stri
 
 // Listed is one card of list_my_tasks as its text shows it: the due date
 // as the board shows it, "" for none.
-type Listed struct{ Title, Column, Due, URL string }
+type Listed struct {
+	Title, Column, Due, URL string
+	// Unassigned marks a card of nobody's that the caller created.
+	Unassigned bool
+}
 
 // ListText is list_my_tasks' text: a header with the total, a line a card
 // shown, and how many more there are.
@@ -357,12 +361,36 @@ func ListText(c tool.Caller, cards []Listed, total int) string {
 		if card.Due != "" {
 			b.WriteString(reply.Tr(c, ", до ", ", due ") + card.Due)
 		}
+		if card.Unassigned {
+			b.WriteString(reply.Tr(c, " (без исполнителя, создана вами)", " (no assignee; you created it)"))
+		}
 		b.WriteString(Link(card.URL))
 	}
 	if total > len(cards) {
 		fmt.Fprintf(&b, "\n%s", reply.Tr(c, fmt.Sprintf("…и ещё %d", total-len(cards)), fmt.Sprintf("…and %d more", total-len(cards))))
 	}
 	return b.String()
+}
+
+// UnassignedNote is the line after a list of listed cards that counts
+// the other open cards nobody is assigned to; empty for none.
+func UnassignedNote(c tool.Caller, listed, n int) string {
+	switch {
+	case n == 0:
+		return ""
+	case listed == 0:
+		return "\n" + reply.Tr(c, fmt.Sprintf("Открытых задач без исполнителя на доске: %d.", n),
+			fmt.Sprintf("%d open %s on the board %s no assignee.", n, plural(n, "card", "cards"), plural(n, "has", "have")))
+	}
+	return "\n" + reply.Tr(c, fmt.Sprintf("Других открытых задач без исполнителя на доске: %d.", n),
+		fmt.Sprintf("%d more open %s on the board %s no assignee.", n, plural(n, "card", "cards"), plural(n, "has", "have")))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // ListResult is list_my_tasks' result: the cards as the board views them,

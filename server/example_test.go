@@ -1,0 +1,89 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/arbiterhq/arbiter/config"
+	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// shoutSettings are the section of the shout tool kind: what tools.shout
+// would hold in a configuration file.
+type shoutSettings struct {
+	Suffix string `yaml:"suffix"`
+}
+
+// shoutInput is the shout tool's input, its schema in the keyed tag style
+// of invopop/jsonschema.
+type shoutInput struct {
+	Text string `json:"text" jsonschema:"description=the text to shout,required"`
+}
+
+// shoutKind is a program's own tool kind: it reads its section as a file's
+// would be read, and makes one tool of a Go function.
+func shoutKind(_ context.Context, _ *server.Env, sec server.Section) (server.ToolSet, error) {
+	var set shoutSettings
+	if err := sec.Decode(&set); err != nil {
+		return server.ToolSet{}, err
+	}
+	t, err := tool.Func(tool.Spec{Name: "shout", Description: "Upper-case a text.", Risk: tool.RiskRead},
+		func(_ context.Context, _ tool.Call, in shoutInput) (string, error) {
+			return strings.ToUpper(in.Text) + set.Suffix, nil
+		})
+	return server.ToolSet{Tools: []tool.Tool{t}}, err
+}
+
+// A program embeds arbiter with no configuration file: the configuration
+// is built in Go, its own tool kind's section made with SectionOf, and a
+// slash command runs the tool without a model.
+func ExampleSectionOf() {
+	dir, err := os.MkdirTemp("", "arbiter-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	section, err := server.SectionOf(shoutSettings{Suffix: "!"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg := &config.Config{
+		Store: config.Store{Path: filepath.Join(dir, "arbiter.db")},
+		Tenants: []config.Tenant{{ID: "acme", Roles: map[string]config.Role{"owner": {Tools: []string{"*"}}},
+			Users: []config.User{{ID: "ann", Role: "owner", Keys: []config.Key{{Token: "k-ann-0001", Scopes: []string{"read"}}}}}}},
+		Tools:    config.Tools{Extra: map[string]yaml.Node{"shout": section}},
+		Commands: map[string]config.Command{"/shout": {Tool: "shout", Args: `{"text":"hello"}`}},
+	}
+	kinds := server.Builtin()
+	kinds.Tools["shout"] = shoutKind
+	srv, err := server.Build(cfg, kinds, server.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+
+	req := httptest.NewRequest("POST", "/v1/messages", strings.NewReader(`{"conversation_id":"c1","text":"/shout"}`))
+	req.Header.Set("Authorization", "Bearer k-ann-0001")
+	rec := httptest.NewRecorder()
+	srv.HTTP.ServeHTTP(rec, req)
+	var reply struct {
+		Say string `json:"say"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil {
+		fmt.Println(rec.Code, rec.Body.String())
+		return
+	}
+	fmt.Println(reply.Say)
+	// Output: HELLO!
+}
