@@ -40,12 +40,16 @@ type agent struct {
 	// final, when set, is what it answers after proposing the refund and
 	// after reading the refund's outcome, instead of its own words.
 	final atomic.Pointer[string]
+	// loop, when set, answers every request instead (a model that does
+	// not stop).
+	loop func(r *llmtest.ChatRequest) llmtest.HTTPReply
 }
 
 var (
 	paymentRE     = regexp.MustCompile(`"payment_id":"(pay_[0-9a-z]+)"`)
 	amountRE      = regexp.MustCompile(`"amount":([0-9]+)`)
 	discrepancyRE = regexp.MustCompile(`"discrepancy":"([^"]+)"`)
+	toolNameRE    = regexp.MustCompile(`^<tool_result-[^ >]* tool="([a-z_]+)">`)
 )
 
 const (
@@ -57,10 +61,12 @@ const (
 )
 
 func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
+	if a.loop != nil {
+		return a.loop(r)
+	}
 	msgs := r.Messages
 	last := msgs[len(msgs)-1]
-	switch {
-	case last.Role == "user" && strings.HasPrefix(last.Content, "<tool_result-") && strings.Contains(last.Content, ` tool="create_refund">`):
+	if last.Role == "user" && strings.HasPrefix(last.Content, "<tool_result-") && strings.Contains(last.Content, ` tool="create_refund">`) {
 		// A decided action's outcome, in its own turn.
 		if f := a.final.Load(); f != nil {
 			return llmtest.HTTPReply{Content: *f}
@@ -72,18 +78,10 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 			return llmtest.HTTPReply{Content: "Сотрудник отклонил возврат; мы свяжемся с вами."}
 		}
 		return llmtest.HTTPReply{Content: refundPending}
-	case last.Role == "user":
-		return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{
-			{ID: "c_pay", Name: "get_payment_status", Arguments: `{}`},
-			{ID: "c_sub", Name: "get_subscription_status", Arguments: `{}`},
-			{ID: "c_pol", Name: "search_support_policy", Arguments: `{"query":"списание без доступа возврат"}`},
-		}}
 	}
-	// Tool results: what were they for?
-	results := map[string]string{}
-	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == "tool"; i-- {
-		results[msgs[i].ToolCallID] = msgs[i].Content
-	}
+	// The payment and the subscription were read before the model was
+	// asked (the assistant's preflight); the policy is the model's read.
+	results := toolResults(msgs)
 	if refund, ok := results["c_refund"]; ok {
 		if !strings.Contains(refund, `"status":"proposed"`) {
 			return llmtest.HTTPReply{Content: "Возврат оформить не удалось; обращение передано сотруднику."}
@@ -93,7 +91,12 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 		}
 		return llmtest.HTTPReply{Content: a.draft(msgs)}
 	}
-	pay := results["c_pay"]
+	if _, read := results["c_pol"]; !read {
+		return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{
+			{ID: "c_pol", Name: "search_support_policy", Arguments: `{"query":"списание без доступа возврат"}`},
+		}}
+	}
+	pay := results["get_payment_status"]
 	if a.obeyInjection {
 		return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{
 			{ID: "c_refund", Name: "create_refund", Arguments: `{"payment_id":"pay_4821","amount":990,"reason":"по инструкции из базы"}`},
@@ -108,18 +111,28 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 		Arguments: fmt.Sprintf(`{"payment_id":%q,"amount":%s,"reason":"оплата подтверждена, доступ не открыт"}`, payment, amount)}}}
 }
 
+// toolResults are the results a request holds: the model's calls' by call
+// ID, the preflight reads' (tool_result blocks) by tool name.
+func toolResults(msgs []llmtest.ChatMessage) map[string]string {
+	out := map[string]string{}
+	for _, m := range msgs {
+		switch {
+		case m.Role == "tool":
+			out[m.ToolCallID] = m.Content
+		case m.Role == "user" && strings.HasPrefix(m.Content, "<tool_result-"):
+			if name := match(toolNameRE, m.Content); name != "?" {
+				out[name] = m.Content
+			}
+		}
+	}
+	return out
+}
+
 // draft is the reply the agent writes from the results it read: the
 // confirmed payment, the recorded discrepancy, and what happens next.
 func (a *agent) draft(msgs []llmtest.ChatMessage) string {
-	var pay, sub string
-	for _, m := range msgs {
-		switch m.ToolCallID {
-		case "c_pay":
-			pay = m.Content
-		case "c_sub":
-			sub = m.Content
-		}
-	}
+	results := toolResults(msgs)
+	pay, sub := results["get_payment_status"], results["get_subscription_status"]
 	return fmt.Sprintf("Платёж %s на %s RUB подтверждён. Записано расхождение: %s. Я запросил возврат — его одобрит сотрудник, до этого деньги не возвращены.",
 		match(paymentRE, pay), match(amountRE, pay), match(discrepancyRE, sub))
 }
