@@ -244,7 +244,8 @@ func (e *Engine) preflight(ctx context.Context, s *state, t *loopTask) bool {
 		}
 		lc := loopCall{a: a}
 		lc.res, lc.tr = e.execute(ctx, s, a.tg, a.args, "")
-		e.recordLoopResult(s, &lc, "")
+		// As the model's own reads are shown: with source and observed_at.
+		e.recordLoopResult(s, &lc, resultContent(a.tg.spec, lc.tr.Status, lc.res))
 		t.runs[a.tg.spec.Name+"\x00"+string(a.args)]++
 	}
 	return true
