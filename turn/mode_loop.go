@@ -244,8 +244,10 @@ func (e *Engine) preflight(ctx context.Context, s *state, t *loopTask) bool {
 		}
 		lc := loopCall{a: a}
 		lc.res, lc.tr = e.execute(ctx, s, a.tg, a.args, "")
-		// As the model's own reads are shown: with source and observed_at.
-		e.recordLoopResult(s, &lc, resultContent(a.tg.spec, lc.tr.Status, lc.res))
+		// Shown as the model's own reads are: with source and observed_at.
+		content := resultContent(a.tg.spec, lc.tr.Status, lc.res)
+		e.recordLoopResult(s, &lc, content)
+		s.added[len(s.added)-1].Text = clip(content, maxToolMemory)
 		t.runs[a.tg.spec.Name+"\x00"+string(a.args)]++
 	}
 	return true

@@ -31,6 +31,9 @@ func TestMandatoryChecksRunBeforeTheModel(t *testing.T) {
 	for _, m := range first.Messages {
 		if name := match(toolNameRE, m.Content); m.Role == "user" && name != "?" {
 			seen = append(seen, name)
+			if !strings.Contains(m.Content, `"source":"`+name+`"`) || !strings.Contains(m.Content, `"observed_at":"`) {
+				t.Errorf("the result of %s lacks its source and time: %s", name, m.Content)
+			}
 		}
 	}
 	if strings.Join(seen, ",") != "get_payment_status,get_subscription_status" {
