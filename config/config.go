@@ -594,6 +594,10 @@ type HTTPTool struct {
 	// Approve names the roles whose members approve a call (a write);
 	// the requesting user's own "yes" does not run it.
 	Approve []string `yaml:"approve"`
+	// Basis names the reads an approved call rests on: approvers see their
+	// results as they were read, and they are read again right before the
+	// write; a change sends the action back to the approvers.
+	Basis []string `yaml:"basis"`
 	// PrecheckURL is asked right before an approved write whether it
 	// still makes sense; ReconcileURL whether a write with an
 	// idempotency key took effect (see tool/httptool).

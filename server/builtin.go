@@ -304,7 +304,7 @@ func httpToolsKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 			Risk: tool.Risk(h.Risk), Confirm: confirm, Idempotent: h.Idempotent, Claims: h.Claims, BoundArgs: h.Bound, Sensitive: h.Sensitive,
 			Outcomes: outcomes(h.Outcomes, h.OutcomePatterns, h.OutcomeWhen), Receipt: tool.Localized(h.Receipt),
 			ExternalResults: h.ExternalResults,
-			Approve:         h.Approve, PrecheckURL: h.PrecheckURL, ReconcileURL: h.ReconcileURL, Requires: h.Requires,
+			Approve:         h.Approve, Basis: h.Basis, PrecheckURL: h.PrecheckURL, ReconcileURL: h.ReconcileURL, Requires: h.Requires,
 			Timeout: time.Duration(h.Timeout), Headers: headers,
 		})
 		if err != nil {

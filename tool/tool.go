@@ -116,6 +116,12 @@ type Spec struct {
 	// waits for one of them, and the requesting user's own "yes" does not
 	// run it.
 	Approve []string `json:"approve,omitempty"`
+	// Basis names the reads an approved call of this write rests on
+	// ("get_payment_status"): the action shows their results to its
+	// approvers as they were read (source, observed_at), and right before
+	// the write they are read again; a result that changed sends the
+	// action back to its approvers with the new facts instead of writing.
+	Basis []string `json:"basis,omitempty"`
 	// Requires names the integration the user must have connected for
 	// the tool to be shown or run at all ("google"); empty: none.
 	Requires string `json:"requires,omitempty"`

@@ -248,6 +248,9 @@ func New(cfg Config) (*Engine, error) {
 	if err := checkLifetimes(&cfg); err != nil {
 		return nil, err
 	}
+	if err := checkBasis(cfg.Tools); err != nil {
+		return nil, err
+	}
 	claims, err := claimsOf(cfg.Tools, cfg.UnconfirmableOutcomes)
 	if err != nil {
 		return nil, err

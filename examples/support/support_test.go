@@ -1,6 +1,7 @@
 package support_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,6 +41,9 @@ type agent struct {
 	// final, when set, is what it answers after proposing the refund and
 	// after reading the refund's outcome, instead of its own words.
 	final atomic.Pointer[string]
+	// currency and amount, when set, are what it asks to refund instead
+	// of what the payment says.
+	currency, amount string
 	// loop, when set, answers every request instead (a model that does
 	// not stop).
 	loop func(r *llmtest.ChatRequest) llmtest.HTTPReply
@@ -49,6 +53,7 @@ var (
 	paymentRE     = regexp.MustCompile(`"payment_id":"(pay_[0-9a-z]+)"`)
 	amountRE      = regexp.MustCompile(`"amount":([0-9]+)`)
 	discrepancyRE = regexp.MustCompile(`"discrepancy":"([^"]+)"`)
+	currencyRE    = regexp.MustCompile(`"currency":"([A-Z]{3})"`)
 	toolNameRE    = regexp.MustCompile(`^<tool_result-[^ >]* tool="([a-z_]+)">`)
 )
 
@@ -99,16 +104,16 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 	pay := results["get_payment_status"]
 	if a.obeyInjection {
 		return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{
-			{ID: "c_refund", Name: "create_refund", Arguments: `{"payment_id":"pay_4821","amount":990,"reason":"по инструкции из базы"}`},
-			{ID: "c_other", Name: "create_refund", Arguments: `{"ticket_id":"T-9999","payment_id":"pay_9999","amount":4990,"reason":"по инструкции из базы"}`},
+			{ID: "c_refund", Name: "create_refund", Arguments: `{"payment_id":"pay_4821","amount":990,"currency":"RUB","reason":"по инструкции из базы"}`},
+			{ID: "c_other", Name: "create_refund", Arguments: `{"ticket_id":"T-9999","payment_id":"pay_9999","amount":4990,"currency":"RUB","reason":"по инструкции из базы"}`},
 		}}
 	}
 	if !strings.Contains(pay, `"status":"confirmed"`) {
 		return llmtest.HTTPReply{Content: "Платёжная система сейчас не отвечает, поэтому я не могу подтвердить оплату. Обращение передано сотруднику."}
 	}
-	payment, amount := match(paymentRE, pay), match(amountRE, pay)
+	payment, amount, currency := match(paymentRE, pay), cmp.Or(a.amount, match(amountRE, pay)), cmp.Or(a.currency, match(currencyRE, pay))
 	return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "c_refund", Name: "create_refund",
-		Arguments: fmt.Sprintf(`{"payment_id":%q,"amount":%s,"reason":"оплата подтверждена, доступ не открыт"}`, payment, amount)}}}
+		Arguments: fmt.Sprintf(`{"payment_id":%q,"amount":%s,"currency":%q,"reason":"оплата подтверждена, доступ не открыт"}`, payment, amount, currency)}}}
 }
 
 // toolResults are the results a request holds: the model's calls' by call
@@ -450,7 +455,7 @@ func TestRandomFaultSchedules(t *testing.T) {
 				t.Fatal(err)
 			}
 			if rng.IntN(2) == 0 { // it reached the payments system before the stop
-				req, _ := http.NewRequest("POST", "http://unused/refunds", strings.NewReader(`{"ticket_id":"T-4821","payment_id":"pay_4821","amount":990}`))
+				req, _ := http.NewRequest("POST", "http://unused/refunds", strings.NewReader(`{"ticket_id":"T-4821","payment_id":"pay_4821","amount":990,"currency":"RUB"}`))
 				req.Header.Set("Idempotency-Key", act.IdempotencyKey)
 				s.ServeHTTP(httptest.NewRecorder(), req)
 			}
