@@ -598,6 +598,9 @@ type HTTPTool struct {
 	// results as they were read, and they are read again right before the
 	// write; a change sends the action back to the approvers.
 	Basis []string `yaml:"basis"`
+	// FreshFor is how long a read's answer stands for the current state:
+	// a loop's final answer after an older one reads it again first.
+	FreshFor Duration `yaml:"fresh_for"`
 	// PrecheckURL is asked right before an approved write whether it
 	// still makes sense; ReconcileURL whether a write with an
 	// idempotency key took effect (see tool/httptool).

@@ -116,6 +116,11 @@ type Spec struct {
 	// waits for one of them, and the requesting user's own "yes" does not
 	// run it.
 	Approve []string `json:"approve,omitempty"`
+	// FreshFor is how long a read's result stands for the current state
+	// (zero: for the whole task). A loop's final answer given after a
+	// result of it older than this waits for the read to be made again;
+	// a result that changed goes back to the model before it answers.
+	FreshFor time.Duration `json:"fresh_for,omitempty"`
 	// Basis names the reads an approved call of this write rests on
 	// ("get_payment_status"): the action shows their results to its
 	// approvers as they were read (source, observed_at), and right before

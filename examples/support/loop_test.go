@@ -3,10 +3,14 @@ package support_test
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
 // The article's mandatory checks run in a fixed order before the model is
@@ -101,5 +105,49 @@ func TestTheArticlesLimits(t *testing.T) {
 				t.Errorf("%d model requests (trace %v), want %d", got, loop["model_calls"], c.model)
 			}
 		})
+	}
+}
+
+var subscriptionRE = regexp.MustCompile(`"status":"(active|inactive|activation_pending)"`)
+
+// The article's stale status: the agent read the subscription inactive,
+// and while it worked another process activated it. The answer comes more
+// than the read's minute of freshness later, so the subscription is read
+// again before it is sent; the model reads the new status and answers
+// from it — the customer is never told the stale one.
+func TestStaleStatusIsReadAgainBeforeTheAnswer(t *testing.T) {
+	clock := storetest.NewClock(time.Now())
+	a := &agent{}
+	d, _ := newDeskAt(t, a, clock.Now, nil)
+	var asked, slow atomic.Int32
+	slow.Store(1)
+	a.loop = func(r *llmtest.ChatRequest) llmtest.HTTPReply {
+		if asked.Add(1) == 1 && slow.Load() == 1 { // the model takes its time; meanwhile the activation lands
+			clock.Advance(2 * time.Minute)
+			d.sim.ActivateSubscription("T-4821")
+		}
+		sub := toolResults(r.Messages)["get_subscription_status"]
+		return llmtest.HTTPReply{Content: "Статус подписки сейчас: " + match(subscriptionRE, sub) + "."}
+	}
+	status, body := d.customer("T-4821", "m1")
+	if status != 200 {
+		t.Fatalf("message: %d %v", status, body)
+	}
+	if say := body["say"].(string); say != "Статус подписки сейчас: active." {
+		t.Errorf("the customer is told %q, want the status as it is now", say)
+	}
+	if n := len(paths(d.sim.Requests(), "POST", "/subscriptions/status")); n != 2 || asked.Load() != 2 {
+		t.Errorf("%d subscription reads, %d model calls: want the read again and the model asked again", n, asked.Load())
+	}
+
+	// Within the minute nothing is read again.
+	asked.Store(0)
+	slow.Store(0)
+	d.sim.ActivateSubscription("T-5000")
+	before := len(paths(d.sim.Requests(), "POST", "/subscriptions/status"))
+	status, body = d.Post("k-helpdesk-01", `{"conversation_id":"T-5000","message_id":"m1","text":"Доступа нет","context":{"ticket_id":"T-5000"}}`)
+	if status != 200 || body["say"] != "Статус подписки сейчас: active." || asked.Load() != 1 ||
+		len(paths(d.sim.Requests(), "POST", "/subscriptions/status")) != before+1 {
+		t.Errorf("a fresh read: %d %v, %d model calls", status, body["say"], asked.Load())
 	}
 }

@@ -90,6 +90,9 @@ type Config struct {
 	// (tool.Spec.Basis).
 	Approve []string
 	Basis   []string
+	// FreshFor is how long a result stands for the current state
+	// (tool.Spec.FreshFor).
+	FreshFor time.Duration
 	// Requires names the integration a user must have connected to be
 	// shown the tool (tool.Spec.Requires).
 	Requires string
@@ -258,6 +261,7 @@ func New(cfg Config) (*Tool, error) {
 		ExternalResults: cfg.ExternalResults,
 		Approve:         slices.Clone(cfg.Approve),
 		Basis:           slices.Clone(cfg.Basis),
+		FreshFor:        cfg.FreshFor,
 		Requires:        cfg.Requires,
 	}
 	return t, nil

@@ -139,6 +139,7 @@ type Sim struct {
 	faults   map[string]bool
 	findDown int                // /refunds/find answers 503 this many more times
 	payments map[string]Payment // by ticket
+	active   map[string]bool    // tickets whose subscription another process activated
 	refunds  []Refund
 	replies  []Reply
 	requests []Request
@@ -149,7 +150,7 @@ type Sim struct {
 func New(faults ...string) (*Sim, error) {
 	start := time.Now().UTC().Truncate(time.Minute)
 	paid := func(daysAgo int) string { return start.AddDate(0, 0, -daysAgo).Format(time.RFC3339) }
-	s := &Sim{Delay: 3 * time.Second, Now: time.Now, faults: map[string]bool{}, mux: http.NewServeMux(), payments: map[string]Payment{
+	s := &Sim{Delay: 3 * time.Second, Now: time.Now, faults: map[string]bool{}, active: map[string]bool{}, mux: http.NewServeMux(), payments: map[string]Payment{
 		"T-4821": {TicketID: "T-4821", PaymentID: "pay_4821", Customer: "cus_anna", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: paid(5), Plan: "monthly"},
 		"T-5000": {TicketID: "T-5000", PaymentID: "pay_5000", Customer: "cus_boris", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: paid(4), Plan: "monthly"},
 		"T-9999": {TicketID: "T-9999", PaymentID: "pay_9999", Customer: "cus_vera", Amount: 4990, Currency: "RUB", Status: "confirmed", PaidAt: paid(3), Plan: "monthly"},
@@ -196,6 +197,15 @@ func (s *Sim) SetPayment(ticket string, change func(*Payment)) {
 		change(&p)
 		s.payments[ticket] = p
 	}
+}
+
+// ActivateSubscription activates a ticket's subscription, as the
+// subscriptions system's own process would after a delay: its status reads
+// active from now on.
+func (s *Sim) ActivateSubscription(ticket string) {
+	s.mu.Lock()
+	s.active[ticket] = true
+	s.mu.Unlock()
 }
 
 // SetFindUnavailable makes /refunds/find answer 503 (the payments system
@@ -319,7 +329,14 @@ func (s *Sim) subscriptionStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	sub := map[string]any{"ticket_id": p.TicketID, "customer": p.Customer, "plan": p.Plan, "status": "inactive",
 		"discrepancy": "payment " + p.PaymentID + " is confirmed, but the subscription was never activated"}
-	if s.fault(FaultActivationDelay) || p.TicketID == TicketActivationPending {
+	s.mu.Lock()
+	active := s.active[p.TicketID]
+	s.mu.Unlock()
+	switch {
+	case active:
+		sub["status"] = "active"
+		delete(sub, "discrepancy")
+	case s.fault(FaultActivationDelay) || p.TicketID == TicketActivationPending:
 		sub["status"], sub["discrepancy"] = "activation_pending", "activation queued after payment "+p.PaymentID+"; not completed yet"
 	}
 	writeJSON(w, http.StatusOK, sub)
