@@ -116,6 +116,12 @@ type Spec struct {
 	// waits for one of them, and the requesting user's own "yes" does not
 	// run it.
 	Approve []string `json:"approve,omitempty"`
+	// Redact names fields of the arguments and results (at any depth)
+	// whose values are never written down as they are — a card number, an
+	// e-mail: the journal and the traces hold a keyed hash of each value
+	// the turn saw, wherever it appears. What must be executed keeps them
+	// (an action's arguments). Sensitive, unrelated, is about provenance.
+	Redact []string `json:"redact,omitempty"`
 	// FreshFor is how long a read's result stands for the current state
 	// (zero: for the whole task). A loop's final answer given after a
 	// result of it older than this waits for the read to be made again;

@@ -50,7 +50,7 @@ func checkBasis(reg *tool.Registry) error {
 func (e *Engine) basisOf(ctx context.Context, s *state, spec tool.Spec) []store.ActionFact {
 	var out []store.ActionFact
 	for _, name := range spec.Basis {
-		if f, ok := readInTurn(s, name); ok {
+		if f, ok := e.readInTurn(s, name); ok {
 			out = append(out, f)
 			continue
 		}
@@ -62,11 +62,15 @@ func (e *Engine) basisOf(ctx context.Context, s *state, spec tool.Spec) []store.
 }
 
 // readInTurn is the latest successful result of tool name in the turn.
-func readInTurn(s *state, name string) (store.ActionFact, bool) {
+func (e *Engine) readInTurn(s *state, name string) (store.ActionFact, bool) {
+	entry, ok := e.cfg.Tools.Lookup(name)
+	if !ok {
+		return store.ActionFact{}, false
+	}
 	for i := len(s.trace.Executed) - 1; i >= 0; i-- {
 		tr := s.trace.Executed[i]
 		if tr.Tool == name && tr.Result != nil && tr.Result.Status == tool.StatusOK {
-			return factOf(name, tr.Args, *tr.Result), true
+			return e.factOf(entry.Spec, tr.Args, *tr.Result), true
 		}
 	}
 	return store.ActionFact{}, false
@@ -87,7 +91,7 @@ func (e *Engine) readFact(ctx context.Context, s *state, guard, name string, arg
 	if res.Status != tool.StatusOK {
 		return store.ActionFact{Tool: name, Data: errorData(res.Error)}, false
 	}
-	return factOf(name, a.args, res), true
+	return e.factOf(a.tg.spec, a.args, res), true
 }
 
 func errorData(msg string) json.RawMessage {
@@ -95,12 +99,15 @@ func errorData(msg string) json.RawMessage {
 	return b
 }
 
-func factOf(name string, args []byte, res tool.Result) store.ActionFact {
+// factOf is a read's result as an action keeps it, its redacted fields
+// (tool.Spec.Redact) as keyed hashes.
+func (e *Engine) factOf(spec tool.Spec, args []byte, res tool.Result) store.ActionFact {
 	source := res.Source
 	if source == "" {
-		source = name
+		source = spec.Name
 	}
-	return store.ActionFact{Tool: name, Args: slices.Clone(args), Source: source, ObservedAt: res.ObservedAt.UTC(), Data: slices.Clone(res.Data)}
+	return store.ActionFact{Tool: spec.Name, Args: slices.Clone(args), Source: source, ObservedAt: res.ObservedAt.UTC(),
+		Data: e.redactFact(spec, slices.Clone(res.Data))}
 }
 
 // recheckBasis reads a's facts again. ok is true when each answered what

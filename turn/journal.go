@@ -294,9 +294,13 @@ func (e *Engine) record(s *state) (store.TurnRecord, error) {
 	if t.Decision == nil {
 		t.Decision = json.RawMessage("null")
 	}
+	redact := e.redactTrace(s)
 	raw, err := json.Marshal(t)
 	if err != nil {
 		return store.TurnRecord{}, fmt.Errorf("encode trace of turn %s: %w", s.id, err)
+	}
+	if redact != nil {
+		raw = []byte(redact.Replace(string(raw)))
 	}
 	return store.TurnRecord{
 		TurnID: s.id, Tenant: s.key.Tenant, Chat: s.key.Chat, UserID: s.key.User,

@@ -187,6 +187,13 @@ func newDesk(t *testing.T, a *agent, refundTimeout string, faults ...string) (*d
 // engine and the store share, with the configuration as edit makes it.
 func newDeskAt(t *testing.T, a *agent, now func() time.Time, edit func(string) string, faults ...string) (*desk, *simSwitch) {
 	t.Helper()
+	return newDeskWith(t, a, server.Builtin(), server.Options{Now: now}, edit, faults...)
+}
+
+// newDeskWith is newDeskAt with the server's kinds and options (its
+// environment aside).
+func newDeskWith(t *testing.T, a *agent, kinds server.Kinds, opts server.Options, edit func(string) string, faults ...string) (*desk, *simSwitch) {
+	t.Helper()
 	yaml, err := os.ReadFile("arbiter.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -207,8 +214,9 @@ func newDeskAt(t *testing.T, a *agent, now func() time.Time, edit func(string) s
 	t.Cleanup(payments.Close)
 	model := llmtest.NewServer(llmtest.ServerConfig{APIKey: "sk-test", Respond: a.respond})
 	t.Cleanup(model.Close)
-	env := map[string]string{"PAYSIM_URL": payments.URL, "OPENAI_BASE_URL": model.URL, "OPENAI_API_KEY": "sk-test"}
-	srv := servertest.NewWith(t, text, server.Builtin(), model, server.Options{Getenv: func(k string) string { return env[k] }, Now: now})
+	env := map[string]string{"PAYSIM_URL": payments.URL, "OPENAI_BASE_URL": model.URL, "OPENAI_API_KEY": "sk-test", "ARBITER_REDACTION_KEY": redactionKey}
+	opts.Getenv = func(k string) string { return env[k] }
+	srv := servertest.NewWith(t, text, kinds, model, opts)
 	return &desk{Server: srv, sim: s, agent: a}, sw
 }
 

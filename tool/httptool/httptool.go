@@ -91,8 +91,10 @@ type Config struct {
 	Approve []string
 	Basis   []string
 	// FreshFor is how long a result stands for the current state
-	// (tool.Spec.FreshFor).
+	// (tool.Spec.FreshFor); Redact the fields never written down as they
+	// are (tool.Spec.Redact).
 	FreshFor time.Duration
+	Redact   []string
 	// Requires names the integration a user must have connected to be
 	// shown the tool (tool.Spec.Requires).
 	Requires string
@@ -262,6 +264,7 @@ func New(cfg Config) (*Tool, error) {
 		Approve:         slices.Clone(cfg.Approve),
 		Basis:           slices.Clone(cfg.Basis),
 		FreshFor:        cfg.FreshFor,
+		Redact:          slices.Clone(cfg.Redact),
 		Requires:        cfg.Requires,
 	}
 	return t, nil

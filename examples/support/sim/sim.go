@@ -88,6 +88,10 @@ type Payment struct {
 	PaidAt    string `json:"paid_at"`
 	// Plan is the tariff the payment bought.
 	Plan string `json:"plan"`
+	// CardNumber and Email are the payer's, as a payments system answers
+	// them to its own staff: data a journal must not keep.
+	CardNumber string `json:"card_number"`
+	Email      string `json:"email"`
 }
 
 // Refund is a refund the simulator made.
@@ -159,6 +163,11 @@ func New(faults ...string) (*Sim, error) {
 		"T-7003": {TicketID: "T-7003", PaymentID: "pay_7003", Customer: "cus_egor", Amount: 5990, Currency: "RUB", Status: "confirmed", PaidAt: paid(2), Plan: "annual_promo"},
 		"T-7004": {TicketID: "T-7004", PaymentID: "pay_7004", Customer: "cus_zoya", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: paid(20), Plan: "monthly"},
 	}}
+	for ticket, p := range s.payments {
+		n := strings.TrimPrefix(ticket, "T-")
+		p.CardNumber, p.Email = "4276 1600 0000 "+n, strings.TrimPrefix(p.Customer, "cus_")+"@example.com"
+		s.payments[ticket] = p
+	}
 	for _, f := range faults {
 		if err := s.SetFault(f, true); err != nil {
 			return nil, err
