@@ -166,6 +166,16 @@ func supportAgent(r *llmtest.ChatRequest) llmtest.HTTPReply {
 		}
 	}
 	pay, sub := results["get_payment_status"], results["get_subscription_status"]
+	if last := msgs[len(msgs)-1]; last.Role == "user" && strings.Contains(last.Content, ` tool="create_refund">`) {
+		// The decided refund's outcome, in the turn that carried it out.
+		switch {
+		case strings.Contains(last.Content, `"status":"confirmed"`):
+			return llmtest.HTTPReply{Content: "Возврат выполнен: деньги вернутся на карту в течение трёх дней."}
+		case strings.Contains(last.Content, `"status":"rejected"`):
+			return llmtest.HTTPReply{Content: "Сотрудник отклонил возврат; мы свяжемся с вами."}
+		}
+		return llmtest.HTTPReply{Content: "Возврат не выполнен: сотрудник разберёт обращение и ответит."}
+	}
 	if refund, ok := results["c_refund"]; ok {
 		if !strings.Contains(refund, `"status":"proposed"`) {
 			return llmtest.HTTPReply{Content: "Возврат оформить не удалось; обращение передано сотруднику."}
@@ -235,5 +245,62 @@ func TestMainExitsOnAWrongExpectation(t *testing.T) {
 	}
 	if code := Main(context.Background(), []string{"-config", "x.yaml"}, server.Builtin(), &out, &errs); code != 2 {
 		t.Errorf("no suite: exit %d", code)
+	}
+}
+
+// A scenario's after: checks are judged against the backend, not the
+// journal: a copy of the support suite that expects another amount in the
+// payments system fails that scenario, naming the path and both values.
+func TestAfterChecksTheBackend(t *testing.T) {
+	dir := filepath.Join("..", "examples", "support")
+	raw, err := os.ReadFile(filepath.Join(dir, "eval.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := strings.Replace(string(raw), `"$[0].amount": 990`, `"$[0].amount": 500`, 1)
+	if wrong == string(raw) {
+		t.Fatal("the suite changed; adjust the test")
+	}
+	suite, err := ParseSuite(strings.NewReader(wrong))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), suite, Options{Config: filepath.Join(dir, "arbiter.yaml"), Replay: filepath.Join(dir, "recordings"),
+		Kinds: server.Builtin(), Getenv: paymentsSimulator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	for _, sc := range rep.Scenarios {
+		if want := sc.Name == "Staff approve the refund and the payments system has it"; sc.PassK == want {
+			t.Errorf("%s: pass %v\n%s", sc.Name, sc.PassK, b.String())
+		}
+	}
+	if !strings.Contains(b.String(), "after: GET ${PAYSIM_URL}/refunds: $[0].amount: want 500, got 990") || rep.Metrics.OutcomesHeld != rep.Metrics.OutcomeRuns-1 {
+		t.Errorf("report:\n%s", b.String())
+	}
+}
+
+func TestJSONPath(t *testing.T) {
+	doc := map[string]any{"refunds": []any{map[string]any{"amount": 990.0, "length": "x"}}, "name": "абв"}
+	for _, tt := range []struct {
+		path string
+		want any
+		err  bool
+	}{
+		{"$.refunds.length", 1, false},
+		{"$.refunds[0].amount", 990.0, false},
+		{"$.refunds[0].length", "x", false}, // a key named length wins
+		{"$.name.length", 3, false},
+		{"$.length", 2, false},
+		{"$.refunds[1]", nil, true},
+		{"$.nope", nil, true},
+		{"refunds", nil, true},
+	} {
+		got, err := jsonPath(doc, tt.path)
+		if (err != nil) != tt.err || !tt.err && !sameJSON(tt.want, got) {
+			t.Errorf("%s: %v, %v; want %v", tt.path, got, err, tt.want)
+		}
 	}
 }

@@ -18,12 +18,14 @@
 //	                        (503 while SetFindUnavailable's count lasts)
 //	/replies                {ticket_id, text} + Idempotency-Key   a reply sent to the customer
 //	GET /refunds, GET /replies, GET /requests              what happened
+//	/reset                  (no body)                     back to the state it started in (faults stay)
 package sim
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -143,6 +145,7 @@ type Sim struct {
 	faults   map[string]bool
 	findDown int                // /refunds/find answers 503 this many more times
 	payments map[string]Payment // by ticket
+	initial  map[string]Payment // as they started
 	active   map[string]bool    // tickets whose subscription another process activated
 	refunds  []Refund
 	replies  []Reply
@@ -168,6 +171,7 @@ func New(faults ...string) (*Sim, error) {
 		p.CardNumber, p.Email = "4276 1600 0000 "+n, strings.TrimPrefix(p.Customer, "cus_")+"@example.com"
 		s.payments[ticket] = p
 	}
+	s.initial = maps.Clone(s.payments)
 	for _, f := range faults {
 		if err := s.SetFault(f, true); err != nil {
 			return nil, err
@@ -180,6 +184,7 @@ func New(faults ...string) (*Sim, error) {
 	s.mux.HandleFunc("POST /refunds/precheck", s.precheckRefund)
 	s.mux.HandleFunc("POST /refunds/find", s.findRefund)
 	s.mux.HandleFunc("POST /replies", s.sendReply)
+	s.mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) { s.Reset(); writeJSON(w, 200, map[string]bool{"ok": true}) })
 	s.mux.HandleFunc("GET /refunds", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Refunds()) })
 	s.mux.HandleFunc("GET /replies", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Replies()) })
 	s.mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Requests()) })
@@ -195,6 +200,15 @@ func (s *Sim) SetFault(name string, on bool) error {
 	s.faults[name] = on
 	s.mu.Unlock()
 	return nil
+}
+
+// Reset returns the simulator to the state it started in: its payments
+// as they were, no refunds, replies, activations or requests. Faults stay.
+func (s *Sim) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.payments, s.active = maps.Clone(s.initial), map[string]bool{}
+	s.refunds, s.replies, s.requests, s.findDown = nil, nil, nil, 0
 }
 
 // SetPayment changes a ticket's payment as another process of the
