@@ -184,7 +184,10 @@ func New(faults ...string) (*Sim, error) {
 	s.mux.HandleFunc("POST /refunds/precheck", s.precheckRefund)
 	s.mux.HandleFunc("POST /refunds/find", s.findRefund)
 	s.mux.HandleFunc("POST /replies", s.sendReply)
-	s.mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) { s.Reset(); writeJSON(w, 200, map[string]bool{"ok": true}) })
+	s.mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) {
+		s.Reset()
+		writeJSON(w, 200, map[string]bool{"ok": true})
+	})
 	s.mux.HandleFunc("GET /refunds", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Refunds()) })
 	s.mux.HandleFunc("GET /replies", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Replies()) })
 	s.mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Requests()) })
