@@ -192,42 +192,23 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 		return run
 	}
 	getenv := suite.getenv(o.Getenv)
-	cfg, err := LoadConfig(suite, o)
-	if err != nil {
-		return fail(err)
-	}
 	dir, err := os.MkdirTemp("", "arbiter-eval-")
 	if err != nil {
 		return fail(err)
 	}
 	defer os.RemoveAll(dir)
-	cfg.Store = config.Store{Kind: "sqlite", Path: filepath.Join(dir, "arbiter.db")}
-	cfg.Journal = config.Journal{}
-	cfg.Channels = config.Channels{}
-	opts := server.Options{Getenv: getenv, LogOut: o.Log, Transport: o.Transport}
-	if o.Replay != "" {
-		// A scenario that asks no model has no recordings: an empty
-		// directory then answers any unexpected call with an error.
-		opts.Replay = filepath.Join(o.Replay, Slug(sc.Name))
-		if _, err := os.Stat(opts.Replay); errors.Is(err, os.ErrNotExist) {
-			opts.Replay = filepath.Join(dir, "no-recordings")
-			if err := os.Mkdir(opts.Replay, 0o700); err != nil {
-				return fail(err)
-			}
-		}
-	}
-	if o.Record != "" {
-		opts.Record = filepath.Join(o.Record, Slug(sc.Name))
-	}
-	s, err := server.Build(cfg, o.Kinds, opts)
+	s, err := buildRun(suite, sc, o, getenv, dir)
 	if err != nil {
 		return fail(err)
 	}
 	defer s.Close()
 
 	conv := "eval-" + Slug(sc.Name)
-	if diffs, err := runRequests(ctx, sc.Before, getenv); err != nil || len(diffs) > 0 {
-		return fail(fmt.Errorf("before: %v", errors.Join(err, errors.New(strings.Join(diffs, "; ")))))
+	switch diffs, err := runRequests(ctx, sc.Before, getenv); {
+	case err != nil:
+		return fail(fmt.Errorf("before: %w", err))
+	case len(diffs) > 0:
+		return fail(errors.New("before: " + strings.Join(diffs, "; ")))
 	}
 	var last chat.Outbound
 	var link string // the newest link a reply showed
@@ -314,6 +295,35 @@ func checkAfter(ctx context.Context, sc Scenario, getenv func(string) string, ru
 		run.Pass = false
 	}
 	return run
+}
+
+// buildRun builds the server of one run: the suite's configuration on a
+// fresh store in dir, its models answered from the scenario's recordings
+// (or recorded).
+func buildRun(suite *Suite, sc Scenario, o Options, getenv func(string) string, dir string) (*server.Server, error) {
+	cfg, err := LoadConfig(suite, o)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Store = config.Store{Kind: "sqlite", Path: filepath.Join(dir, "arbiter.db")}
+	cfg.Journal = config.Journal{}
+	cfg.Channels = config.Channels{}
+	opts := server.Options{Getenv: getenv, LogOut: o.Log, Transport: o.Transport}
+	if o.Replay != "" {
+		// A scenario that asks no model has no recordings: an empty
+		// directory then answers any unexpected call with an error.
+		opts.Replay = filepath.Join(o.Replay, Slug(sc.Name))
+		if _, err := os.Stat(opts.Replay); errors.Is(err, os.ErrNotExist) {
+			opts.Replay = filepath.Join(dir, "no-recordings")
+			if err := os.Mkdir(opts.Replay, 0o700); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if o.Record != "" {
+		opts.Record = filepath.Join(o.Record, Slug(sc.Name))
+	}
+	return server.Build(cfg, o.Kinds, opts)
 }
 
 // linkPattern finds a link in a reply.
