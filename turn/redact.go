@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
@@ -136,8 +135,8 @@ func (e *Engine) redactionReplacer(secrets []string) *strings.Replacer {
 	for _, v := range slices.Compact(secrets) {
 		h := redactedValue(e.cfg.RedactionKey, v)
 		pairs = append(pairs, v, h)
-		if q := strconv.Quote(v); q[1:len(q)-1] != v {
-			pairs = append(pairs, q[1:len(q)-1], h)
+		if b, _ := json.Marshal(v); string(b[1:len(b)-1]) != v {
+			pairs = append(pairs, string(b[1:len(b)-1]), h) // as the record's JSON writes it
 		}
 	}
 	return strings.NewReplacer(pairs...)
