@@ -313,6 +313,17 @@ type ActionView struct {
 	DecidedAt *time.Time      `json:"decided_at,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
+	// Basis are the facts the action rests on, as they were checked: what
+	// each read answered, from which system and when.
+	Basis []Fact `json:"basis,omitempty"`
+}
+
+// Fact is what a read answered, from which system and when.
+type Fact struct {
+	Tool       string          `json:"tool"`
+	Source     string          `json:"source"`
+	ObservedAt time.Time       `json:"observed_at"`
+	Data       json.RawMessage `json:"data,omitempty"`
 }
 
 // Field is a named value as the server rendered it.

@@ -51,6 +51,7 @@ type Config struct {
 	Commands      map[string]Command   `yaml:"commands"`
 	Log           Log                  `yaml:"log"`
 	Observability Observability        `yaml:"observability"`
+	Redaction     Redaction            `yaml:"redaction"`
 	Channels      Channels             `yaml:"channels"`
 
 	// UnconfirmableOutcomes are outcomes (intent's names, or a tool's
@@ -605,6 +606,17 @@ type HTTPTool struct {
 	// Approve names the roles whose members approve a call (a write);
 	// the requesting user's own "yes" does not run it.
 	Approve []string `yaml:"approve"`
+	// Basis names the reads an approved call rests on: approvers see their
+	// results as they were read, and they are read again right before the
+	// write; a change sends the action back to the approvers.
+	Basis []string `yaml:"basis"`
+	// FreshFor is how long a read's answer stands for the current state:
+	// a loop's final answer after an older one reads it again first.
+	FreshFor Duration `yaml:"fresh_for"`
+	// Redact are fields of the arguments and the answer (at any depth)
+	// the journal, traces and logs hold only as a keyed hash (the key:
+	// redaction.key_env).
+	Redact []string `yaml:"redact"`
 	// PrecheckURL is asked right before an approved write whether it
 	// still makes sense; ReconcileURL whether a write with an
 	// idempotency key took effect (see tool/httptool).
@@ -641,6 +653,14 @@ type Member struct {
 type Command struct {
 	Tool string `yaml:"tool"`
 	Args string `yaml:"args"`
+}
+
+// Redaction says where the key of the redacted fields' hashes comes from.
+type Redaction struct {
+	// KeyEnv names the environment variable holding the key (default
+	// ARBITER_REDACTION_KEY). Unset or empty: a random key per process,
+	// so a value's hashes match only within one run.
+	KeyEnv string `yaml:"key_env"`
 }
 
 // Log configures logging.

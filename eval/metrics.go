@@ -23,12 +23,17 @@ type Metrics struct {
 	BlockedInvalid int `json:"blocked_invalid_actions"`
 	// DuplicateWrites counts writes repeated with the same arguments in a
 	// run.
-	DuplicateWrites int     `json:"duplicate_operations"`
-	LatencyP50MS    int64   `json:"latency_p50_ms"`
-	LatencyP95MS    int64   `json:"latency_p95_ms"`
-	Tokens          int     `json:"tokens"`
-	CostUSD         float64 `json:"cost_usd"`
-	CostUnknown     bool    `json:"cost_unknown,omitempty"`
+	DuplicateWrites int `json:"duplicate_operations"`
+	// OutcomeRuns counts the runs whose scenario checks the backend
+	// afterwards (after:); OutcomesHeld those whose backend held what
+	// they expected — the customer got the change promised.
+	OutcomeRuns  int     `json:"outcome_runs"`
+	OutcomesHeld int     `json:"outcomes_held"`
+	LatencyP50MS int64   `json:"latency_p50_ms"`
+	LatencyP95MS int64   `json:"latency_p95_ms"`
+	Tokens       int     `json:"tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	CostUnknown  bool    `json:"cost_unknown,omitempty"`
 	// PerScenario are the tokens and cost of one run of each scenario
 	// (the mean over its runs).
 	PerScenario []ScenarioCost `json:"per_scenario"`
@@ -50,6 +55,12 @@ func computeMetrics(rep *Report) Metrics {
 		cost.Name = sc.Name
 		for _, run := range sc.Runs {
 			m.DuplicateWrites += run.DuplicateWrites
+			if run.AfterChecks > 0 {
+				m.OutcomeRuns++
+				if len(run.AfterFailures) == 0 && run.Error == "" {
+					m.OutcomesHeld++
+				}
+			}
 			for _, t := range run.Turns {
 				m.Turns++
 				durations = append(durations, t.DurationMS)

@@ -43,6 +43,9 @@ func (r *Report) WriteText(w io.Writer) {
 					fmt.Fprintf(w, "  turn %d %q (turn %s, route %s): %s\n", i+1, clip(t.Message), t.TurnID, t.Route, f)
 				}
 			}
+			for _, f := range run.AfterFailures {
+				fmt.Fprintf(w, "  after: %s\n", f)
+			}
 		}
 	}
 	m := r.Metrics
@@ -52,6 +55,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\ntool selection accuracy %.3f · argument error rate %.3f · unconfirmed claims %d (rate %.3f) · blocked invalid actions %d · duplicate operations %d\n",
 		m.ToolSelection, m.ArgErrorRate, m.UnconfirmedClaims, m.UnconfirmedClaimRate, m.BlockedInvalid, m.DuplicateWrites)
+	if m.OutcomeRuns > 0 {
+		fmt.Fprintf(w, "outcomes in the system of record %d/%d runs\n", m.OutcomesHeld, m.OutcomeRuns)
+	}
 	fmt.Fprintf(w, "latency p50 %d ms · p95 %d ms · %d turns · %d tokens · cost %s\n", m.LatencyP50MS, m.LatencyP95MS, m.Turns, m.Tokens, cost)
 	passed := 0
 	for _, sc := range r.Scenarios {

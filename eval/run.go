@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,6 +75,10 @@ type RunResult struct {
 	// DuplicateWrites counts successful writes repeated with the same
 	// tool and arguments within the run.
 	DuplicateWrites int `json:"duplicate_writes"`
+	// AfterChecks counts the scenario's checks of the backend after its
+	// turns; AfterFailures are where the backend differed.
+	AfterChecks   int      `json:"after_checks,omitempty"`
+	AfterFailures []string `json:"after_failures,omitempty"`
 }
 
 // TurnResult is what the journal says one turn did, and how it differs
@@ -187,68 +192,34 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 		return run
 	}
 	getenv := suite.getenv(o.Getenv)
-	cfg, err := LoadConfig(suite, o)
-	if err != nil {
-		return fail(err)
-	}
 	dir, err := os.MkdirTemp("", "arbiter-eval-")
 	if err != nil {
 		return fail(err)
 	}
 	defer os.RemoveAll(dir)
-	cfg.Store = config.Store{Kind: "sqlite", Path: filepath.Join(dir, "arbiter.db")}
-	cfg.Journal = config.Journal{}
-	cfg.Channels = config.Channels{}
-	opts := server.Options{Getenv: getenv, LogOut: o.Log, Transport: o.Transport}
-	if o.Replay != "" {
-		// A scenario that asks no model has no recordings: an empty
-		// directory then answers any unexpected call with an error.
-		opts.Replay = filepath.Join(o.Replay, Slug(sc.Name))
-		if _, err := os.Stat(opts.Replay); errors.Is(err, os.ErrNotExist) {
-			opts.Replay = filepath.Join(dir, "no-recordings")
-			if err := os.Mkdir(opts.Replay, 0o700); err != nil {
-				return fail(err)
-			}
-		}
-	}
-	if o.Record != "" {
-		opts.Record = filepath.Join(o.Record, Slug(sc.Name))
-	}
-	s, err := server.Build(cfg, o.Kinds, opts)
+	s, err := buildRun(suite, sc, o, getenv, dir)
 	if err != nil {
 		return fail(err)
 	}
 	defer s.Close()
 
 	conv := "eval-" + Slug(sc.Name)
+	switch diffs, err := runRequests(ctx, sc.Before, getenv); {
+	case err != nil:
+		return fail(fmt.Errorf("before: %w", err))
+	case len(diffs) > 0:
+		return fail(errors.New("before: " + strings.Join(diffs, "; ")))
+	}
 	var last chat.Outbound
 	var link string // the newest link a reply showed
 	writes := map[string]int{}
 	run.Pass = true
 	for i, t := range sc.Turns {
-		key := t.As
-		if key == "" {
-			key = suite.As
-		}
-		id, ok := identity(s, key)
+		id, ok := identity(s, cmp.Or(t.As, suite.As))
 		if !ok {
-			return fail(fmt.Errorf("turn %d: %q is not a key of the configuration", i+1, key))
+			return fail(fmt.Errorf("turn %d: %q is not a key of the configuration", i+1, cmp.Or(t.As, suite.As)))
 		}
-		in := chat.Inbound{Identity: id, Chat: conv, MessageID: "eval-" + strconv.Itoa(i+1), Text: withLink(t.Text, link), Button: t.Value,
-			Case: t.Context, Channel: "eval"}
-		if c := t.Client; c != nil {
-			in.Client = &chat.ClientHint{OpenDocument: c.OpenDocument, ActiveMode: c.ActiveMode, Tab: c.Tab}
-		}
-		for _, ev := range t.Evidence {
-			ev.Text = withLink(ev.Text, link)
-			in.Evidence = append(in.Evidence, ev)
-		}
-		if t.Button != "" {
-			if in.Button, ok = pressed(last, t.Button); !ok {
-				return fail(fmt.Errorf("turn %d: no reply so far shows a button %q", i+1, t.Button))
-			}
-		}
-		out, err := s.Engine.HandleTurn(ctx, in)
+		out, err := sendTurn(ctx, s, t, id, conv, i, last, link)
 		if err != nil {
 			return fail(fmt.Errorf("turn %d: %w", i+1, err))
 		}
@@ -285,7 +256,74 @@ func runScenario(ctx context.Context, suite *Suite, sc Scenario, o Options) RunR
 	for _, n := range writes {
 		run.DuplicateWrites += n - 1
 	}
+	return checkAfter(ctx, sc, getenv, run)
+}
+
+// sendTurn sends turn i of a scenario — a message, a button, evidence, or
+// an approver's decision — and returns the reply.
+func sendTurn(ctx context.Context, s *server.Server, t Turn, id chat.Identity, conv string, i int, last chat.Outbound, link string) (chat.Outbound, error) {
+	if t.Decide != "" {
+		return decide(ctx, s, id, conv, t.Decide)
+	}
+	in := chat.Inbound{Identity: id, Chat: conv, MessageID: "eval-" + strconv.Itoa(i+1), Text: withLink(t.Text, link), Button: t.Value,
+		Case: t.Context, Channel: "eval"}
+	if c := t.Client; c != nil {
+		in.Client = &chat.ClientHint{OpenDocument: c.OpenDocument, ActiveMode: c.ActiveMode, Tab: c.Tab}
+	}
+	for _, ev := range t.Evidence {
+		ev.Text = withLink(ev.Text, link)
+		in.Evidence = append(in.Evidence, ev)
+	}
+	if t.Button != "" {
+		var ok bool
+		if in.Button, ok = pressed(last, t.Button); !ok {
+			return chat.Outbound{}, fmt.Errorf("no reply so far shows a button %q", t.Button)
+		}
+	}
+	return s.Engine.HandleTurn(ctx, in)
+}
+
+// checkAfter asks the backend what the scenario's after: checks expect,
+// and fails the run on each difference.
+func checkAfter(ctx context.Context, sc Scenario, getenv func(string) string, run RunResult) RunResult {
+	diffs, err := runRequests(ctx, sc.After, getenv)
+	if err != nil {
+		diffs = append(diffs, err.Error())
+	}
+	run.AfterChecks, run.AfterFailures = len(sc.After), diffs
+	if len(diffs) > 0 {
+		run.Pass = false
+	}
 	return run
+}
+
+// buildRun builds the server of one run: the suite's configuration on a
+// fresh store in dir, its models answered from the scenario's recordings
+// (or recorded).
+func buildRun(suite *Suite, sc Scenario, o Options, getenv func(string) string, dir string) (*server.Server, error) {
+	cfg, err := LoadConfig(suite, o)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Store = config.Store{Kind: "sqlite", Path: filepath.Join(dir, "arbiter.db")}
+	cfg.Journal = config.Journal{}
+	cfg.Channels = config.Channels{}
+	opts := server.Options{Getenv: getenv, LogOut: o.Log, Transport: o.Transport}
+	if o.Replay != "" {
+		// A scenario that asks no model has no recordings: an empty
+		// directory then answers any unexpected call with an error.
+		opts.Replay = filepath.Join(o.Replay, Slug(sc.Name))
+		if _, err := os.Stat(opts.Replay); errors.Is(err, os.ErrNotExist) {
+			opts.Replay = filepath.Join(dir, "no-recordings")
+			if err := os.Mkdir(opts.Replay, 0o700); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if o.Record != "" {
+		opts.Record = filepath.Join(o.Record, Slug(sc.Name))
+	}
+	return server.Build(cfg, o.Kinds, opts)
 }
 
 // linkPattern finds a link in a reply.

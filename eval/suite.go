@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -38,6 +39,10 @@ type Suite struct {
 type Scenario struct {
 	Name  string `yaml:"name"`
 	Turns []Turn `yaml:"turns"`
+	// Before are requests that set the backend up before the turns (a
+	// simulator's reset); After checks what the backend holds after them.
+	Before []Request `yaml:"before"`
+	After  []Request `yaml:"after"`
 }
 
 // Turn is one message and its expectations.
@@ -51,7 +56,11 @@ type Turn struct {
 	Button string `yaml:"button"`
 	// Value is a button value sent as is: a button the client offers
 	// itself, such as a skill's "skill:documents".
-	Value    string            `yaml:"value"`
+	Value string `yaml:"value"`
+	// Decide is "approve" or "reject": as the turn's key, decide the
+	// newest action of the conversation that waits for approvers; the
+	// expectations are then of the turn that carried it out.
+	Decide   string            `yaml:"decide"`
 	Evidence []chat.Evidence   `yaml:"evidence"`
 	Context  map[string]string `yaml:"context"`
 	Client   *ClientHint       `yaml:"client"`
@@ -133,9 +142,17 @@ func ParseSuite(r io.Reader) (*Suite, error) {
 		if len(sc.Turns) == 0 {
 			errs = append(errs, fmt.Errorf("%s (%s): no turns", where, sc.Name))
 		}
+		for j, r := range slices.Concat(sc.Before, sc.After) {
+			if strings.TrimSpace(r.URL) == "" {
+				errs = append(errs, fmt.Errorf("%s (%s) before/after[%d]: no url", where, sc.Name, j))
+			}
+		}
 		for j, t := range sc.Turns {
-			if t.Text == "" && t.Button == "" && t.Value == "" && len(t.Evidence) == 0 {
-				errs = append(errs, fmt.Errorf("%s (%s) turns[%d]: no text, button, value or evidence", where, sc.Name, j))
+			if t.Text == "" && t.Button == "" && t.Value == "" && t.Decide == "" && len(t.Evidence) == 0 {
+				errs = append(errs, fmt.Errorf("%s (%s) turns[%d]: no text, button, value, decision or evidence", where, sc.Name, j))
+			}
+			if t.Decide != "" && (t.Decide != "approve" && t.Decide != "reject" || t.Text != "" || t.Button != "" || t.Value != "") {
+				errs = append(errs, fmt.Errorf("%s (%s) turns[%d]: decide is approve or reject, on a turn of its own", where, sc.Name, j))
 			}
 			if t.Button != "" && t.Value != "" {
 				errs = append(errs, fmt.Errorf("%s (%s) turns[%d]: button and value exclude each other", where, sc.Name, j))

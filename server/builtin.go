@@ -331,8 +331,8 @@ func httpToolsKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 			Risk: tool.Risk(h.Risk), Confirm: confirm, Idempotent: h.Idempotent, Claims: h.Claims, BoundArgs: h.Bound, Sensitive: h.Sensitive,
 			Outcomes: outcomes(h.Outcomes, h.OutcomePatterns, h.OutcomeWhen), Receipt: tool.Localized(h.Receipt),
 			ExternalResults: h.ExternalResults,
-			Approve:         h.Approve, PrecheckURL: h.PrecheckURL, ReconcileURL: h.ReconcileURL, Requires: h.Requires,
-			Timeout: time.Duration(h.Timeout), Headers: headers,
+			Approve:         h.Approve, Basis: h.Basis, PrecheckURL: h.PrecheckURL, ReconcileURL: h.ReconcileURL, Requires: h.Requires,
+			Timeout: time.Duration(h.Timeout), FreshFor: time.Duration(h.FreshFor), Redact: h.Redact, Headers: headers,
 		})
 		if err != nil {
 			return ToolSet{}, fmt.Errorf("tool %s: %w", h.Name, err)

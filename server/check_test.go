@@ -131,3 +131,31 @@ func TestBuiltinToolNamesAreTheBuiltTools(t *testing.T) {
 	}
 	s.Close()
 }
+
+// A write's basis names a read: check-config names a basis tool no
+// section offers, with its line and the name meant.
+func TestCheckNamesAnUnknownBasis(t *testing.T) {
+	yaml := `tenants:
+  - id: t
+    roles: {staff: {tools: ["*"]}}
+tools:
+  taskboard: {disabled: true}
+  http:
+    - {name: get_payment, description: d, url: "http://p/s", risk: read, input_schema: {type: object}}
+    - name: refund
+      description: d
+      url: http://p/r
+      risk: "write:full"
+      approve: [staff]
+      basis: [get_paymnet]
+      input_schema: {type: object}
+`
+	cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = server.Check(cfg, server.Builtin())
+	if err == nil || !strings.Contains(err.Error(), "tools.http[1].basis[0]") || !strings.Contains(err.Error(), "get_payment") {
+		t.Errorf("Check = %v, want the unknown basis tool named with the one meant", err)
+	}
+}

@@ -96,6 +96,11 @@ func toolRefs(cfg *config.Config) []toolRef {
 			}
 		}
 	}
+	for i, h := range cfg.Tools.HTTP {
+		for j, n := range h.Basis {
+			refs = append(refs, toolRef{path: fmt.Sprintf("tools.http[%d].basis[%d]", i, j), name: n})
+		}
+	}
 	for _, board := range []struct {
 		key     string
 		confirm map[string]string

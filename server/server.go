@@ -22,6 +22,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -432,6 +433,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		NewID:        env.NewID,
 		Logger:       env.Logger,
 		Observe:      observe,
+		RedactionKey: redactionKey(env, cfg),
 	}, nil
 }
 
@@ -634,4 +636,25 @@ func linkHosts(publicURL string, configured, tools []string) []string {
 func lifetimes(l config.Lifetimes) turn.Lifetimes {
 	return turn.Lifetimes{Case: time.Duration(l.Case), Skill: time.Duration(l.Skill),
 		Interview: time.Duration(l.Interview), Offer: time.Duration(l.Offer)}
+}
+
+// DefaultRedactionKeyEnv names the environment variable of the key of the
+// redacted fields' hashes unless redaction.key_env names another.
+const DefaultRedactionKeyEnv = "ARBITER_REDACTION_KEY"
+
+// redactionKey is the deployment's key of the redacted fields' hashes,
+// from the environment; nil (the engine makes a random one, logged here)
+// when it is unset and a tool redacts something.
+func redactionKey(env *Env, cfg *config.Config) []byte {
+	name := cmp.Or(cfg.Redaction.KeyEnv, DefaultRedactionKeyEnv)
+	if key := env.Getenv(name); key != "" {
+		return []byte(key)
+	}
+	for _, h := range cfg.Tools.HTTP {
+		if len(h.Redact) > 0 {
+			env.Logger.Warn("no redaction key: the redacted fields' hashes are keyed by a random key of this process", "env", name)
+			break
+		}
+	}
+	return nil
 }

@@ -400,6 +400,20 @@ type Action struct {
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
 	Result         json.RawMessage `json:"result,omitempty"`
 	Reason         string          `json:"reason,omitempty"`
+	// Basis are the facts the action rests on (tool.Spec.Basis), as they
+	// were read when it was proposed — or, once a re-read right before the
+	// write found them changed, as they are now.
+	Basis []ActionFact `json:"basis,omitempty"`
+}
+
+// ActionFact is one read an action rests on: the call and what it
+// answered, from which system and when.
+type ActionFact struct {
+	Tool       string          `json:"tool"`
+	Args       json.RawMessage `json:"args"`
+	Source     string          `json:"source"`
+	ObservedAt time.Time       `json:"observed_at"`
+	Data       json.RawMessage `json:"data,omitempty"`
 }
 
 // ActionField is one value of an action as shown to its approver.

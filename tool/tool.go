@@ -121,6 +121,23 @@ type Spec struct {
 	// publish button, is never offered to a model and refuses any other
 	// caller.
 	PublishesDraft bool `json:"publishes_draft,omitempty"`
+	// Redact names fields of the arguments and results (at any depth)
+	// whose values are never written down as they are — a card number, an
+	// e-mail: the journal and the traces hold a keyed hash of each value
+	// the turn saw, wherever it appears. What must be executed keeps them
+	// (an action's arguments). Sensitive, unrelated, is about provenance.
+	Redact []string `json:"redact,omitempty"`
+	// FreshFor is how long a read's result stands for the current state
+	// (zero: for the whole task). A loop's final answer given after a
+	// result of it older than this waits for the read to be made again;
+	// a result that changed goes back to the model before it answers.
+	FreshFor time.Duration `json:"fresh_for,omitempty"`
+	// Basis names the reads an approved call of this write rests on
+	// ("get_payment_status"): the action shows their results to its
+	// approvers as they were read (source, observed_at), and right before
+	// the write they are read again; a result that changed sends the
+	// action back to its approvers with the new facts instead of writing.
+	Basis []string `json:"basis,omitempty"`
 	// Requires names the integration the user must have connected for
 	// the tool to be shown or run at all ("google"); empty: none.
 	Requires string `json:"requires,omitempty"`

@@ -57,6 +57,7 @@ func (e *Engine) proposeApproval(ctx context.Context, s *state, a authorized) (s
 		Tool: a.tg.spec.Name, Title: a.tg.spec.TitleIn(s.lang), Args: a.args, ArgsHash: argsHash(a.tg.spec.Name, a.args),
 		Fields: renderFields(s.lang, s.loc, a.tg.spec, a.args, resolved), Approvers: a.tg.spec.Approve, Status: store.ActionProposed,
 		TurnID: s.id, CreatedAt: s.now, ExpiresAt: s.now.Add(e.cfg.ApprovalTTL), UpdatedAt: s.now,
+		Basis: e.basisOf(ctx, s, a.tg.spec),
 	}
 	if err := as.PutAction(ctx, act); err != nil {
 		e.cfg.Logger.Error("store action", "turn", s.id, "err", err)
@@ -219,6 +220,9 @@ func actionView(a store.Action) chat.ActionView {
 	for _, f := range a.Fields {
 		v.Fields = append(v.Fields, chat.Field{Name: f.Name, Value: f.Value})
 	}
+	for _, f := range a.Basis {
+		v.Basis = append(v.Basis, chat.Fact{Tool: f.Tool, Source: f.Source, ObservedAt: f.ObservedAt, Data: f.Data})
+	}
 	if !a.DecidedAt.IsZero() {
 		t := a.DecidedAt
 		v.DecidedAt = &t
@@ -348,9 +352,13 @@ func (e *Engine) executeAction(ctx context.Context, s *state, as store.Actions, 
 }
 
 // writeAction makes the write of an action none of whose attempts was
-// begun: the precheck (the only point at which one runs: nothing was
-// sent), the write, and when its answer is unclear, the read-back.
+// begun: the facts it rests on read again and the precheck (the only
+// point at which these run: nothing was sent), the write, and when its
+// answer is unclear, the read-back.
 func (e *Engine) writeAction(ctx context.Context, s *state, run *actionRun, auth authorized, call tool.Call) (store.Action, tool.Result, string) {
+	if changed, ok := e.recheckBasis(ctx, s, run.a); !ok {
+		return run.sendBack(ctx, changed)
+	}
 	if pc, ok := auth.tg.entry.Tool.(tool.Prechecker); ok {
 		cctx, cancel := context.WithTimeout(ctx, auth.tg.spec.Timeout)
 		err := pc.Precheck(cctx, call)

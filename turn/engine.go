@@ -165,6 +165,11 @@ type Config struct {
 	// after the turn is committed and journaled (metrics, tracing). It
 	// must not keep or modify the trace, and should return quickly.
 	Observe func(t *Trace)
+	// RedactionKey keys the hashes that stand in the journal and the
+	// traces for the values of the fields tools redact (tool.Spec.Redact);
+	// nil: a random key made by New, so hashes are comparable only within
+	// one process's life.
+	RedactionKey []byte
 
 	// UnconfirmableOutcomes are outcomes no tool confirms (intent's
 	// names, or a tool's own): a reply asserting one always goes to a
@@ -253,6 +258,13 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if err := checkLifetimes(&cfg); err != nil {
 		return nil, err
+	}
+	if err := checkBasis(cfg.Tools); err != nil {
+		return nil, err
+	}
+	if len(cfg.RedactionKey) == 0 {
+		cfg.RedactionKey = make([]byte, 32)
+		_, _ = rand.Read(cfg.RedactionKey)
 	}
 	claims, err := claimsOf(cfg.Tools, cfg.UnconfirmableOutcomes)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/internal/jsonstr"
+	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -294,9 +296,13 @@ func (e *Engine) record(s *state) (store.TurnRecord, error) {
 	if t.Decision == nil {
 		t.Decision = json.RawMessage("null")
 	}
+	redact := e.redactTrace(s)
 	raw, err := json.Marshal(t)
 	if err != nil {
 		return store.TurnRecord{}, fmt.Errorf("encode trace of turn %s: %w", s.id, err)
+	}
+	if redact != nil {
+		raw = []byte(redact.Replace(string(raw)))
 	}
 	return store.TurnRecord{
 		TurnID: s.id, Tenant: s.key.Tenant, Chat: s.key.Chat, UserID: s.key.User,
@@ -316,8 +322,22 @@ func (e *Engine) logTurn(s *state) {
 	}
 	t := &s.trace
 	// Typed attributes: no value is boxed on a line written every turn.
+	// The line shows what the service's operators read first: how long
+	// the turn waited for its lock, how long it took, and whether the
+	// provider chain fell back — and to which model that decided.
+	var decided string
+	if t.DecidedBy != nil {
+		decided = t.DecidedBy.Provider + "/" + t.DecidedBy.Model
+	}
 	e.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "turn", slog.String("turn", s.id), slog.String("tenant", s.key.Tenant),
 		slog.String("chat", s.key.Chat), slog.String("user", s.key.User), slog.String("route", string(t.Route)),
-		slog.String("status", string(t.Status)), slog.Int64("duration_ms", t.DurationMS), slog.Int("llm_calls", len(t.LLMCalls)),
+		slog.String("status", string(t.Status)), slog.Int64("lock_wait_ms", t.LockWaitMS), slog.Int64("duration_ms", t.DurationMS),
+		slog.Int("llm_calls", len(t.LLMCalls)), slog.Bool("fallback", fellBack(t.LLMCalls)), slog.String("decided_by", decided),
 		slog.Int("executed", len(t.Executed)))
+}
+
+// fellBack reports whether a model call of the turn went to a fallback
+// (another provider or model after the first failed).
+func fellBack(calls []store.LLMCall) bool {
+	return slices.ContainsFunc(calls, func(c store.LLMCall) bool { return c.Attempt == llm.AttemptFallback })
 }

@@ -686,3 +686,32 @@ func TestDeclaredSensitiveArg(t *testing.T) {
 		}
 	}
 }
+
+// A write's basis names reads its approvers decide on: a name that is
+// not registered, a write, or a tool without approvers is refused.
+func TestBasisConfig(t *testing.T) {
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "b.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	schema := json.RawMessage(`{"type":"object"}`)
+	read := &deskTool{spec: tool.Spec{Name: "read", Description: "r", Risk: tool.RiskRead, InputSchema: schema}}
+	for _, tt := range []struct {
+		spec tool.Spec
+		want string
+	}{
+		{tool.Spec{Name: "pay", Description: "p", Risk: tool.RiskWriteFull, InputSchema: schema, Approve: []string{"staff"}, Basis: []string{"nope"}}, "not registered"},
+		{tool.Spec{Name: "pay", Description: "p", Risk: tool.RiskWriteFull, InputSchema: schema, Approve: []string{"staff"}, Basis: []string{"pay"}}, "writes"},
+		{tool.Spec{Name: "pay", Description: "p", Risk: tool.RiskWriteFull, InputSchema: schema, Basis: []string{"read"}}, "approve is empty"},
+	} {
+		reg, err := tool.NewRegistry(read, &deskTool{spec: tt.spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: err = %v, want %q", tt.spec, err, tt.want)
+		}
+	}
+}

@@ -58,6 +58,9 @@ type loopTask struct {
 	told   map[string]string
 	trace  LoopTrace
 	draft  string // the model's latest text
+	// fresh are the task's reads whose results stand for the current
+	// state only for a while (tool.Spec.FreshFor), by call.
+	fresh map[string]*freshRead
 }
 
 // loopCall is one call of a model answer on its way through the guards
@@ -126,6 +129,11 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 			t.draft = text
 		}
 		if len(calls) == 0 {
+			if again, ok := e.refreshStale(taskCtx, s, t, resp.Text); !ok {
+				return
+			} else if again {
+				continue
+			}
 			if e.claimsUnconfirmed(s, text) {
 				return
 			}
@@ -244,8 +252,12 @@ func (e *Engine) preflight(ctx context.Context, s *state, t *loopTask) bool {
 		}
 		lc := loopCall{a: a}
 		lc.res, lc.tr = e.execute(ctx, s, a.tg, a.args, "")
-		e.recordLoopResult(s, &lc, "")
+		// Shown as the model's own reads are: with source and observed_at.
+		content := resultContent(a.tg.spec, lc.tr.Status, lc.res)
+		e.recordLoopResult(s, &lc, content)
+		s.added[len(s.added)-1].Text = clip(content, maxToolMemory)
 		t.runs[a.tg.spec.Name+"\x00"+string(a.args)]++
+		e.noteRead(t, a, lc.res)
 	}
 	return true
 }
@@ -404,6 +416,7 @@ func (e *Engine) tellResults(s *state, t *loopTask, lcs []loopCall, native bool)
 		default:
 			content = resultContent(lc.a.tg.spec, lc.tr.Status, lc.res)
 			e.recordLoopResult(s, lc, content)
+			e.noteRead(t, lc.a, lc.res)
 		}
 		if lc.veto == nil && !lc.dropped && lc.a.tg.spec.Risk.Writes() {
 			t.told[lc.key] = content

@@ -79,7 +79,7 @@ func refundAgent(resumed chan<- string) func(r *llmtest.ChatRequest) llmtest.HTT
 			return llmtest.HTTPReply{Content: "Сотрудник проверит возврат."}
 		case last.Role == "user":
 			return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "c_refund", Name: "create_refund",
-				Arguments: `{"payment_id":"pay_4821","amount":990,"reason":"оплата подтверждена, доступ не открыт"}`}}}
+				Arguments: `{"payment_id":"pay_4821","amount":990,"currency":"RUB","reason":"оплата подтверждена, доступ не открыт"}`}}}
 		}
 		return llmtest.HTTPReply{Content: "Возврат ждёт одобрения сотрудника."}
 	}
@@ -121,11 +121,12 @@ tools:
       input_schema:
         type: object
         additionalProperties: false
-        required: [ticket_id, payment_id, amount, reason]
+        required: [ticket_id, payment_id, amount, currency, reason]
         properties:
           ticket_id: {type: string}
           payment_id: {type: string}
           amount: {type: integer}
+          currency: {type: string}
           reason: {type: string}
 `, db, modelURL, paysimURL)
 }

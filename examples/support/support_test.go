@@ -1,6 +1,7 @@
 package support_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,12 +41,20 @@ type agent struct {
 	// final, when set, is what it answers after proposing the refund and
 	// after reading the refund's outcome, instead of its own words.
 	final atomic.Pointer[string]
+	// currency and amount, when set, are what it asks to refund instead
+	// of what the payment says.
+	currency, amount string
+	// loop, when set, answers every request instead (a model that does
+	// not stop).
+	loop func(r *llmtest.ChatRequest) llmtest.HTTPReply
 }
 
 var (
 	paymentRE     = regexp.MustCompile(`"payment_id":"(pay_[0-9a-z]+)"`)
 	amountRE      = regexp.MustCompile(`"amount":([0-9]+)`)
 	discrepancyRE = regexp.MustCompile(`"discrepancy":"([^"]+)"`)
+	currencyRE    = regexp.MustCompile(`"currency":"([A-Z]{3})"`)
+	toolNameRE    = regexp.MustCompile(`^<tool_result-[^ >]* tool="([a-z_]+)">`)
 )
 
 const (
@@ -57,10 +66,12 @@ const (
 )
 
 func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
+	if a.loop != nil {
+		return a.loop(r)
+	}
 	msgs := r.Messages
 	last := msgs[len(msgs)-1]
-	switch {
-	case last.Role == "user" && strings.HasPrefix(last.Content, "<tool_result-") && strings.Contains(last.Content, ` tool="create_refund">`):
+	if last.Role == "user" && strings.HasPrefix(last.Content, "<tool_result-") && strings.Contains(last.Content, ` tool="create_refund">`) {
 		// A decided action's outcome, in its own turn.
 		if f := a.final.Load(); f != nil {
 			return llmtest.HTTPReply{Content: *f}
@@ -72,18 +83,10 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 			return llmtest.HTTPReply{Content: "Сотрудник отклонил возврат; мы свяжемся с вами."}
 		}
 		return llmtest.HTTPReply{Content: refundPending}
-	case last.Role == "user":
-		return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{
-			{ID: "c_pay", Name: "get_payment_status", Arguments: `{}`},
-			{ID: "c_sub", Name: "get_subscription_status", Arguments: `{}`},
-			{ID: "c_pol", Name: "search_support_policy", Arguments: `{"query":"списание без доступа возврат"}`},
-		}}
 	}
-	// Tool results: what were they for?
-	results := map[string]string{}
-	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == "tool"; i-- {
-		results[msgs[i].ToolCallID] = msgs[i].Content
-	}
+	// The payment and the subscription were read before the model was
+	// asked (the assistant's preflight); the policy is the model's read.
+	results := toolResults(msgs)
 	if refund, ok := results["c_refund"]; ok {
 		if !strings.Contains(refund, `"status":"proposed"`) {
 			return llmtest.HTTPReply{Content: "Возврат оформить не удалось; обращение передано сотруднику."}
@@ -93,33 +96,48 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 		}
 		return llmtest.HTTPReply{Content: a.draft(msgs)}
 	}
-	pay := results["c_pay"]
+	if _, read := results["c_pol"]; !read {
+		return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{
+			{ID: "c_pol", Name: "search_support_policy", Arguments: `{"query":"списание без доступа возврат"}`},
+		}}
+	}
+	pay := results["get_payment_status"]
 	if a.obeyInjection {
 		return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{
-			{ID: "c_refund", Name: "create_refund", Arguments: `{"payment_id":"pay_4821","amount":990,"reason":"по инструкции из базы"}`},
-			{ID: "c_other", Name: "create_refund", Arguments: `{"ticket_id":"T-9999","payment_id":"pay_9999","amount":4990,"reason":"по инструкции из базы"}`},
+			{ID: "c_refund", Name: "create_refund", Arguments: `{"payment_id":"pay_4821","amount":990,"currency":"RUB","reason":"по инструкции из базы"}`},
+			{ID: "c_other", Name: "create_refund", Arguments: `{"ticket_id":"T-9999","payment_id":"pay_9999","amount":4990,"currency":"RUB","reason":"по инструкции из базы"}`},
 		}}
 	}
 	if !strings.Contains(pay, `"status":"confirmed"`) {
 		return llmtest.HTTPReply{Content: "Платёжная система сейчас не отвечает, поэтому я не могу подтвердить оплату. Обращение передано сотруднику."}
 	}
-	payment, amount := match(paymentRE, pay), match(amountRE, pay)
+	payment, amount, currency := match(paymentRE, pay), cmp.Or(a.amount, match(amountRE, pay)), cmp.Or(a.currency, match(currencyRE, pay))
 	return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "c_refund", Name: "create_refund",
-		Arguments: fmt.Sprintf(`{"payment_id":%q,"amount":%s,"reason":"оплата подтверждена, доступ не открыт"}`, payment, amount)}}}
+		Arguments: fmt.Sprintf(`{"payment_id":%q,"amount":%s,"currency":%q,"reason":"оплата подтверждена, доступ не открыт"}`, payment, amount, currency)}}}
+}
+
+// toolResults are the results a request holds: the model's calls' by call
+// ID, the preflight reads' (tool_result blocks) by tool name.
+func toolResults(msgs []llmtest.ChatMessage) map[string]string {
+	out := map[string]string{}
+	for _, m := range msgs {
+		switch {
+		case m.Role == "tool":
+			out[m.ToolCallID] = m.Content
+		case m.Role == "user" && strings.HasPrefix(m.Content, "<tool_result-"):
+			if name := match(toolNameRE, m.Content); name != "?" {
+				out[name] = m.Content
+			}
+		}
+	}
+	return out
 }
 
 // draft is the reply the agent writes from the results it read: the
 // confirmed payment, the recorded discrepancy, and what happens next.
 func (a *agent) draft(msgs []llmtest.ChatMessage) string {
-	var pay, sub string
-	for _, m := range msgs {
-		switch m.ToolCallID {
-		case "c_pay":
-			pay = m.Content
-		case "c_sub":
-			sub = m.Content
-		}
-	}
+	results := toolResults(msgs)
+	pay, sub := results["get_payment_status"], results["get_subscription_status"]
 	return fmt.Sprintf("Платёж %s на %s RUB подтверждён. Записано расхождение: %s. Я запросил возврат — его одобрит сотрудник, до этого деньги не возвращены.",
 		match(paymentRE, pay), match(amountRE, pay), match(discrepancyRE, sub))
 }
@@ -169,6 +187,13 @@ func newDesk(t *testing.T, a *agent, refundTimeout string, faults ...string) (*d
 // engine and the store share, with the configuration as edit makes it.
 func newDeskAt(t *testing.T, a *agent, now func() time.Time, edit func(string) string, faults ...string) (*desk, *simSwitch) {
 	t.Helper()
+	return newDeskWith(t, a, server.Builtin(), server.Options{Now: now}, edit, faults...)
+}
+
+// newDeskWith is newDeskAt with the server's kinds and options (its
+// environment aside).
+func newDeskWith(t *testing.T, a *agent, kinds server.Kinds, opts server.Options, edit func(string) string, faults ...string) (*desk, *simSwitch) {
+	t.Helper()
 	yaml, err := os.ReadFile("arbiter.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -189,8 +214,9 @@ func newDeskAt(t *testing.T, a *agent, now func() time.Time, edit func(string) s
 	t.Cleanup(payments.Close)
 	model := llmtest.NewServer(llmtest.ServerConfig{APIKey: "sk-test", Respond: a.respond})
 	t.Cleanup(model.Close)
-	env := map[string]string{"PAYSIM_URL": payments.URL, "OPENAI_BASE_URL": model.URL, "OPENAI_API_KEY": "sk-test"}
-	srv := servertest.NewWith(t, text, server.Builtin(), model, server.Options{Getenv: func(k string) string { return env[k] }, Now: now})
+	env := map[string]string{"PAYSIM_URL": payments.URL, "OPENAI_BASE_URL": model.URL, "OPENAI_API_KEY": "sk-test", "ARBITER_REDACTION_KEY": redactionKey}
+	opts.Getenv = func(k string) string { return env[k] }
+	srv := servertest.NewWith(t, text, kinds, model, opts)
 	return &desk{Server: srv, sim: s, agent: a}, sw
 }
 
@@ -437,7 +463,7 @@ func TestRandomFaultSchedules(t *testing.T) {
 				t.Fatal(err)
 			}
 			if rng.IntN(2) == 0 { // it reached the payments system before the stop
-				req, _ := http.NewRequest("POST", "http://unused/refunds", strings.NewReader(`{"ticket_id":"T-4821","payment_id":"pay_4821","amount":990}`))
+				req, _ := http.NewRequest("POST", "http://unused/refunds", strings.NewReader(`{"ticket_id":"T-4821","payment_id":"pay_4821","amount":990,"currency":"RUB"}`))
 				req.Header.Set("Idempotency-Key", act.IdempotencyKey)
 				s.ServeHTTP(httptest.NewRecorder(), req)
 			}

@@ -86,8 +86,15 @@ type Config struct {
 	// even when it writes (tool.Spec.ExternalResults).
 	ExternalResults bool
 	// Approve names the roles whose members approve a call
-	// (tool.Spec.Approve).
+	// (tool.Spec.Approve); Basis the reads an approved call rests on
+	// (tool.Spec.Basis).
 	Approve []string
+	Basis   []string
+	// FreshFor is how long a result stands for the current state
+	// (tool.Spec.FreshFor); Redact the fields never written down as they
+	// are (tool.Spec.Redact).
+	FreshFor time.Duration
+	Redact   []string
 	// Requires names the integration a user must have connected to be
 	// shown the tool (tool.Spec.Requires).
 	Requires string
@@ -255,6 +262,9 @@ func New(cfg Config) (*Tool, error) {
 		Sensitive:       slices.Clone(cfg.Sensitive),
 		ExternalResults: cfg.ExternalResults,
 		Approve:         slices.Clone(cfg.Approve),
+		Basis:           slices.Clone(cfg.Basis),
+		FreshFor:        cfg.FreshFor,
+		Redact:          slices.Clone(cfg.Redact),
 		Requires:        cfg.Requires,
 	}
 	return t, nil

@@ -11,18 +11,21 @@
 //	/payments/status        {ticket_id}                   the ticket's payment
 //	/subscriptions/status   {ticket_id}                   the ticket's subscription
 //	/policy/search          {query}                       support policy passages
-//	/refunds                {ticket_id, payment_id, amount, reason} + Idempotency-Key
-//	/refunds/precheck       the same body                 200 when the refund may go ahead, 409 otherwise
+//	/refunds                {ticket_id, payment_id, amount, currency, reason} + Idempotency-Key
+//	/refunds/precheck       the same body                 200 when the refund may go ahead (the payment, its
+//	                        currency and the tariff's refund terms allow it), 409 otherwise
 //	/refunds/find           the same body + Idempotency-Key  200 with the refund, or 404
 //	                        (503 while SetFindUnavailable's count lasts)
 //	/replies                {ticket_id, text} + Idempotency-Key   a reply sent to the customer
 //	GET /refunds, GET /replies, GET /requests              what happened
+//	/reset                  (no body)                     back to the state it started in (faults stay)
 package sim
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -50,6 +53,29 @@ const (
 	TicketActivationPending = "T-7002"
 )
 
+// Tickets whose refund the tariff's terms refuse: a promotional annual
+// plan, which is not refundable, and a monthly one paid 20 days ago,
+// past its 14-day window.
+const (
+	TicketPromoTariff  = "T-7003"
+	TicketWindowPassed = "T-7004"
+)
+
+// Tariff is a plan's refund terms.
+type Tariff struct {
+	Refundable bool
+	// WindowDays is how long after the payment a refund may be made.
+	WindowDays int
+	// FullOnly: a refund is of the payment's whole amount.
+	FullOnly bool
+}
+
+// Tariffs are the plans' refund terms (the policy's «Возвраты»).
+var Tariffs = map[string]Tariff{
+	"monthly":      {Refundable: true, WindowDays: 14, FullOnly: true},
+	"annual_promo": {Refundable: false},
+}
+
 // Faults lists every fault.
 var Faults = []string{FaultRefundTimeoutAfterCommit, FaultPaymentsTimeout, FaultActivationDelay}
 
@@ -62,6 +88,12 @@ type Payment struct {
 	Currency  string `json:"currency"`
 	Status    string `json:"status"`
 	PaidAt    string `json:"paid_at"`
+	// Plan is the tariff the payment bought.
+	Plan string `json:"plan"`
+	// CardNumber and Email are the payer's, as a payments system answers
+	// them to its own staff: data a journal must not keep.
+	CardNumber string `json:"card_number"`
+	Email      string `json:"email"`
 }
 
 // Refund is a refund the simulator made.
@@ -105,11 +137,16 @@ var policy = []struct{ ID, Title, Text string }{
 type Sim struct {
 	// Delay is how long the timeout faults hold an answer (default 3s).
 	Delay time.Duration
+	// Now is the simulator's clock (default time.Now); payments were made
+	// days before the simulator started.
+	Now func() time.Time
 
 	mu       sync.Mutex
 	faults   map[string]bool
 	findDown int                // /refunds/find answers 503 this many more times
 	payments map[string]Payment // by ticket
+	initial  map[string]Payment // as they started
+	active   map[string]bool    // tickets whose subscription another process activated
 	refunds  []Refund
 	replies  []Reply
 	requests []Request
@@ -118,13 +155,23 @@ type Sim struct {
 
 // New returns a simulator of the three tickets with faults switched on.
 func New(faults ...string) (*Sim, error) {
-	s := &Sim{Delay: 3 * time.Second, faults: map[string]bool{}, mux: http.NewServeMux(), payments: map[string]Payment{
-		"T-4821": {TicketID: "T-4821", PaymentID: "pay_4821", Customer: "cus_anna", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: "2026-11-28T10:14:00Z"},
-		"T-5000": {TicketID: "T-5000", PaymentID: "pay_5000", Customer: "cus_boris", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: "2026-11-29T08:02:00Z"},
-		"T-9999": {TicketID: "T-9999", PaymentID: "pay_9999", Customer: "cus_vera", Amount: 4990, Currency: "RUB", Status: "confirmed", PaidAt: "2026-11-30T17:40:00Z"},
-		"T-7001": {TicketID: "T-7001", PaymentID: "pay_7001", Customer: "cus_gleb", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: "2026-11-30T09:12:00Z"},
-		"T-7002": {TicketID: "T-7002", PaymentID: "pay_7002", Customer: "cus_dina", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: "2026-11-30T11:30:00Z"},
+	start := time.Now().UTC().Truncate(time.Minute)
+	paid := func(daysAgo int) string { return start.AddDate(0, 0, -daysAgo).Format(time.RFC3339) }
+	s := &Sim{Delay: 3 * time.Second, Now: time.Now, faults: map[string]bool{}, active: map[string]bool{}, mux: http.NewServeMux(), payments: map[string]Payment{
+		"T-4821": {TicketID: "T-4821", PaymentID: "pay_4821", Customer: "cus_anna", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: paid(5), Plan: "monthly"},
+		"T-5000": {TicketID: "T-5000", PaymentID: "pay_5000", Customer: "cus_boris", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: paid(4), Plan: "monthly"},
+		"T-9999": {TicketID: "T-9999", PaymentID: "pay_9999", Customer: "cus_vera", Amount: 4990, Currency: "RUB", Status: "confirmed", PaidAt: paid(3), Plan: "monthly"},
+		"T-7001": {TicketID: "T-7001", PaymentID: "pay_7001", Customer: "cus_gleb", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: paid(3), Plan: "monthly"},
+		"T-7002": {TicketID: "T-7002", PaymentID: "pay_7002", Customer: "cus_dina", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: paid(3), Plan: "monthly"},
+		"T-7003": {TicketID: "T-7003", PaymentID: "pay_7003", Customer: "cus_egor", Amount: 5990, Currency: "RUB", Status: "confirmed", PaidAt: paid(2), Plan: "annual_promo"},
+		"T-7004": {TicketID: "T-7004", PaymentID: "pay_7004", Customer: "cus_zoya", Amount: 990, Currency: "RUB", Status: "confirmed", PaidAt: paid(20), Plan: "monthly"},
 	}}
+	for ticket, p := range s.payments {
+		n := strings.TrimPrefix(ticket, "T-")
+		p.CardNumber, p.Email = "4276 1600 0000 "+n, strings.TrimPrefix(p.Customer, "cus_")+"@example.com"
+		s.payments[ticket] = p
+	}
+	s.initial = maps.Clone(s.payments)
 	for _, f := range faults {
 		if err := s.SetFault(f, true); err != nil {
 			return nil, err
@@ -137,6 +184,10 @@ func New(faults ...string) (*Sim, error) {
 	s.mux.HandleFunc("POST /refunds/precheck", s.precheckRefund)
 	s.mux.HandleFunc("POST /refunds/find", s.findRefund)
 	s.mux.HandleFunc("POST /replies", s.sendReply)
+	s.mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) {
+		s.Reset()
+		writeJSON(w, 200, map[string]bool{"ok": true})
+	})
 	s.mux.HandleFunc("GET /refunds", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Refunds()) })
 	s.mux.HandleFunc("GET /replies", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Replies()) })
 	s.mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Requests()) })
@@ -152,6 +203,35 @@ func (s *Sim) SetFault(name string, on bool) error {
 	s.faults[name] = on
 	s.mu.Unlock()
 	return nil
+}
+
+// Reset returns the simulator to the state it started in: its payments
+// as they were, no refunds, replies, activations or requests. Faults stay.
+func (s *Sim) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.payments, s.active = maps.Clone(s.initial), map[string]bool{}
+	s.refunds, s.replies, s.requests, s.findDown = nil, nil, nil, 0
+}
+
+// SetPayment changes a ticket's payment as another process of the
+// payments system would (a chargeback opened, the amount corrected).
+func (s *Sim) SetPayment(ticket string, change func(*Payment)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.payments[ticket]; ok {
+		change(&p)
+		s.payments[ticket] = p
+	}
+}
+
+// ActivateSubscription activates a ticket's subscription, as the
+// subscriptions system's own process would after a delay: its status reads
+// active from now on.
+func (s *Sim) ActivateSubscription(ticket string) {
+	s.mu.Lock()
+	s.active[ticket] = true
+	s.mu.Unlock()
 }
 
 // SetFindUnavailable makes /refunds/find answer 503 (the payments system
@@ -211,6 +291,7 @@ type ticketArgs struct {
 	TicketID  string `json:"ticket_id"`
 	PaymentID string `json:"payment_id"`
 	Amount    int    `json:"amount"`
+	Currency  string `json:"currency"`
 	Reason    string `json:"reason"`
 	Query     string `json:"query"`
 	Text      string `json:"text"`
@@ -272,9 +353,16 @@ func (s *Sim) subscriptionStatus(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sub := map[string]any{"ticket_id": p.TicketID, "customer": p.Customer, "plan": "monthly", "status": "inactive",
+	sub := map[string]any{"ticket_id": p.TicketID, "customer": p.Customer, "plan": p.Plan, "status": "inactive",
 		"discrepancy": "payment " + p.PaymentID + " is confirmed, but the subscription was never activated"}
-	if s.fault(FaultActivationDelay) || p.TicketID == TicketActivationPending {
+	s.mu.Lock()
+	active := s.active[p.TicketID]
+	s.mu.Unlock()
+	switch {
+	case active:
+		sub["status"] = "active"
+		delete(sub, "discrepancy")
+	case s.fault(FaultActivationDelay) || p.TicketID == TicketActivationPending:
 		sub["status"], sub["discrepancy"] = "activation_pending", "activation queued after payment "+p.PaymentID+"; not completed yet"
 	}
 	writeJSON(w, http.StatusOK, sub)
@@ -310,15 +398,41 @@ func (s *Sim) refunded(paymentID string) bool {
 	return slices.ContainsFunc(s.refunds, func(r Refund) bool { return r.PaymentID == paymentID })
 }
 
-// refundProblem says why the refund asked for cannot be made, or "".
+// refundProblem says why the refund asked for cannot be made, or "": the
+// payment's state, its confirmed amount and currency, and its tariff's
+// refund terms.
 func (s *Sim) refundProblem(a ticketArgs, p Payment) string {
 	switch {
 	case a.PaymentID != p.PaymentID:
 		return "payment " + a.PaymentID + " does not belong to ticket " + a.TicketID
-	case a.Amount <= 0 || a.Amount > p.Amount:
-		return fmt.Sprintf("amount %d is not between 1 and the payment's %d", a.Amount, p.Amount)
 	case p.Status != "confirmed":
 		return "payment " + p.PaymentID + " is " + p.Status
+	case a.Amount <= 0 || a.Amount > p.Amount:
+		return fmt.Sprintf("amount %d is not between 1 and the payment's %d", a.Amount, p.Amount)
+	case a.Currency != p.Currency:
+		return fmt.Sprintf("currency %q is not the payment's %s", a.Currency, p.Currency)
+	}
+	return tariffProblem(a, p, s.Now())
+}
+
+// tariffProblem says why the payment's tariff does not allow the refund
+// at now, or "".
+func tariffProblem(a ticketArgs, p Payment, now time.Time) string {
+	t, ok := Tariffs[p.Plan]
+	switch {
+	case !ok:
+		return "tariff " + p.Plan + " has no refund terms"
+	case !t.Refundable:
+		return "tariff " + p.Plan + " is not refundable"
+	case t.FullOnly && a.Amount != p.Amount:
+		return fmt.Sprintf("tariff %s refunds the whole payment (%d %s), not %d", p.Plan, p.Amount, p.Currency, a.Amount)
+	}
+	paidAt, err := time.Parse(time.RFC3339, p.PaidAt)
+	if err != nil {
+		return "payment " + p.PaymentID + " has no valid payment time"
+	}
+	if now.Sub(paidAt) > time.Duration(t.WindowDays)*24*time.Hour {
+		return fmt.Sprintf("tariff %s refunds within %d days of the payment; %s was paid %s", p.Plan, t.WindowDays, p.PaymentID, p.PaidAt)
 	}
 	return ""
 }
