@@ -81,4 +81,3 @@ func TestEventReaderCutAndLimits(t *testing.T) {
 		t.Errorf("read error: %v, want it returned", err)
 	}
 }
-
