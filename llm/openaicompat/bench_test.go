@@ -84,6 +84,26 @@ func BenchmarkCompleteTools(b *testing.B) {
 	}
 }
 
+// BenchmarkCompleteStreamed is BenchmarkComplete with OnText set: the
+// same answer as a stream of events (16 runes of the decision's JSON per
+// delta, one write per event), put together again by the provider.
+func BenchmarkCompleteStreamed(b *testing.B) {
+	srv := benchServer(b)
+	p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "bench-model"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pieces int
+	providertest.BenchLoop(b, func(ctx context.Context, req *llm.Request) (string, error) {
+		req.OnText = func(string) { pieces++ }
+		resp, err := p.Complete(ctx, *req)
+		return resp.Text, err
+	})
+	if pieces == 0 {
+		b.Fatal("OnText never called")
+	}
+}
+
 // BenchmarkBaselineNetHTTP makes the same call with plain net/http and
 // encoding/json, as the reference for the SDK's overhead.
 func BenchmarkBaselineNetHTTP(b *testing.B) {
