@@ -349,18 +349,24 @@ type message struct {
 	Model      string         `json:"model"`
 	Content    []contentBlock `json:"content"`
 	StopReason string         `json:"stop_reason"`
-	Usage      struct {
-		InputTokens              int `json:"input_tokens"`
-		OutputTokens             int `json:"output_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	} `json:"usage"`
+	Usage      usage          `json:"usage"`
 	// Error is set when a 2xx body is an error object, as streamed errors
 	// are.
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error *errorObject `json:"error"`
+}
+
+// usage is the usage object of an answer (and of stream events).
+type usage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+// errorObject is the error member of an error body or event.
+type errorObject struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
 }
 
 // contentBlock is one block of an answer's content. Blocks other than text

@@ -47,16 +47,8 @@ type streamEvent struct {
 		Thinking    string `json:"thinking"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
-	Usage *struct {
-		InputTokens              int `json:"input_tokens"`
-		OutputTokens             int `json:"output_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	} `json:"usage"`
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Usage *usage       `json:"usage"`
+	Error *errorObject `json:"error"`
 }
 
 // streamAssembly collects the pieces of a streamed message.

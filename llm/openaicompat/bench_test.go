@@ -93,15 +93,7 @@ func BenchmarkCompleteStreamed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var pieces int
-	providertest.BenchLoop(b, func(ctx context.Context, req *llm.Request) (string, error) {
-		req.OnText = func(string) { pieces++ }
-		resp, err := p.Complete(ctx, *req)
-		return resp.Text, err
-	})
-	if pieces == 0 {
-		b.Fatal("OnText never called")
-	}
+	providertest.BenchCompleteStreamed(b, p)
 }
 
 // BenchmarkBaselineNetHTTP makes the same call with plain net/http and

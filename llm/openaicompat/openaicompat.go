@@ -362,13 +362,16 @@ func (p *Provider) send(ctx context.Context, body []byte, header http.Header) (*
 type completion struct {
 	Model   string   `json:"model"`
 	Choices []choice `json:"choices"`
-	Usage   struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Usage   usage    `json:"usage"`
+}
+
+// usage is the usage object of an answer (and of a stream's last chunk).
+type usage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
 // choice is one choice of an answer.

@@ -53,13 +53,7 @@ type streamChunk struct {
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Usage *usage `json:"usage"`
 	Error *struct {
 		Message string          `json:"message"`
 		Type    string          `json:"type"`
@@ -150,9 +144,8 @@ func (a *assembly) add(ch *streamChunk, onText func(string)) bool {
 	if ch.Model != "" {
 		a.cc.Model = ch.Model
 	}
-	if u := ch.Usage; u != nil {
-		a.cc.Usage.PromptTokens, a.cc.Usage.CompletionTokens = u.PromptTokens, u.CompletionTokens
-		a.cc.Usage.PromptTokensDetails.CachedTokens = u.PromptTokensDetails.CachedTokens
+	if ch.Usage != nil {
+		a.cc.Usage = *ch.Usage
 	}
 	progress := false
 	for i := range ch.Choices {
