@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
@@ -210,4 +213,36 @@ func baselineComplete(ctx context.Context, client *http.Client, url string, req 
 		}
 	}
 	return "", fmt.Errorf("no tool_use")
+}
+
+// BenchmarkReadStream measures the client's side of a streamed answer
+// alone: reading and joining the events of BenchmarkCompleteStreamed's
+// answer from memory, with no server and no connection.
+func BenchmarkReadStream(b *testing.B) {
+	srv := benchServer(b)
+	req := httptest.NewRequest(http.MethodPost, llmtest.AnthropicMessagesPath,
+		strings.NewReader(`{"model":"claude-bench","max_tokens":500,"messages":[{"role":"user","content":"hi"}],"stream":true}`))
+	req.Header.Set("x-api-key", testKey)
+	req.Header.Set("anthropic-version", DefaultAPIVersion)
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	body := rec.Body.Bytes()
+	p, err := New(Config{Model: "claude-bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, watch, stop := wire.WatchStream(context.Background(), llm.StreamLimits{}, 500)
+	defer stop()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		a := streamAssembly{forced: true, onText: func(string) {}}
+		if err := p.readStream(bytes.NewReader(body), &a, watch); err != nil {
+			b.Fatal(err)
+		}
+		a.finish()
+		if resp, err := p.response(&a.msg, llm.ProtocolJSON, true); err != nil || resp.Text != providertest.BenchDecision {
+			b.Fatalf("%v %q", err, resp.Text)
+		}
+	}
 }
