@@ -1,7 +1,9 @@
 // Package llm defines the model-provider contract: a Provider completes a
 // Request (messages plus an optional output schema) into a Response, and
 // reports failures as *Error with a Kind that says whether a retry or a
-// fallback makes sense.
+// fallback makes sense. A request may ask for its answer as it is written
+// (Request.OnText); StreamLimits bound such streamed calls, and a provider
+// that cannot stream says so (Streamer).
 //
 // Providers never retry; retry and fallback policy belongs to whoever wraps
 // them. Wire formats live in sub-packages (llm/openaicompat), the scripted

@@ -89,6 +89,7 @@ func (p *Provider) completeStreamed(ctx context.Context, req *llm.Request, body 
 	if err := p.readStream(httpResp.Body, &a, watch); err != nil {
 		return llm.Response{}, p.classifyStream(ctx, callCtx, httpResp, err)
 	}
+	wire.Drain(httpResp.Body)
 	a.finish()
 	return p.response(&a.msg, protocol, forced)
 }

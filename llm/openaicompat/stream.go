@@ -98,6 +98,7 @@ func (p *Provider) completeStreamed(ctx context.Context, req *llm.Request, body 
 	if err := p.readStream(resp.Body, &a, watch, req.OnText); err != nil {
 		return llm.Response{}, p.classifyStream(ctx, callCtx, resp, err)
 	}
+	wire.Drain(resp.Body)
 	a.finish()
 	return p.response(&a.cc, tools)
 }

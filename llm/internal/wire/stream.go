@@ -117,6 +117,14 @@ func (er *EventReader) readLine() ([]byte, error) {
 	}
 }
 
+// Drain reads what is left of an answer's body, up to 64 KB, once a stream
+// has ended (the end of the chunked encoding may still be unread): a body
+// closed before its end closes its connection instead of returning it to
+// the pool.
+func Drain(body io.Reader) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+}
+
 // StreamTimeout is the cause of a streamed call's end when one of its
 // llm.StreamLimits passed. It wraps context.DeadlineExceeded.
 type StreamTimeout struct {
