@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -126,4 +127,17 @@ type pipeBody struct {
 func (b *pipeBody) Close() error {
 	b.stop()
 	return b.PipeReader.Close()
+}
+
+// CountingClient returns a client with a transport like the default one
+// that adds one to dials for every connection it opens, so tests can check
+// that calls reuse connections. Safe for concurrent use.
+func CountingClient(dials *atomic.Int64) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	var d net.Dialer
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return d.DialContext(ctx, network, addr)
+	}
+	return &http.Client{Transport: tr}
 }
