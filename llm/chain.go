@@ -98,7 +98,11 @@ func (b *Breaker) Block(group string, until time.Time) {
 //     the next model is asked, and the attempt's note says so;
 //   - content-policy refusals and malformed answers are not retried and
 //     block nothing: the next model is asked;
-//   - the models are tried in order until one answers.
+//   - the models are tried in order until one answers;
+//   - a streamed request (Request.OnText set) is neither retried nor handed
+//     to the next model once a piece of its answer has reached OnText: the
+//     error is returned; a model that cannot stream (see Streamer) is
+//     called without OnText, which then gets the answer's whole text.
 //
 // Every attempt, including skipped blocked models, is reported in
 // Response.Attempts or, on failure, in the *Error's Attempts. Safe for
@@ -341,6 +345,7 @@ func (t *ChainTurn) callEntry(ctx context.Context, i int, kind string, req Reque
 	}
 }
 
+// joinNote adds b to an attempt's note a.
 func joinNote(a, b string) string {
 	if a == "" {
 		return b
