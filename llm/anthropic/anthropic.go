@@ -308,6 +308,11 @@ func (p *Provider) Model() string { return p.model }
 // answer without usable content (in ProtocolJSON with a schema no decision
 // tool call, or one cut off at max_tokens; otherwise no text and no tool
 // call) is bad_response.
+//
+// With req.OnText (and not Config.NoStream) the call is streamed and held
+// to Config.Stream instead of Config.Timeout; the Response is the same, and
+// a stream that breaks, carries an error event or passes a limit fails as
+// stream.go says.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	protocol, forced := p.protocolFor(&req)
 	body, err := p.encodeBody(&req, protocol, forced)

@@ -292,6 +292,11 @@ func (p *Provider) Model() string { return p.model }
 // not a JSON object, a tool transcript llm.CheckMessages refuses, a tool
 // choice naming no offered tool) is bad_request and is not sent.
 //
+// With req.OnText (and not Config.NoStream) the call is streamed and held
+// to Config.Stream instead of Config.Timeout; the Response is the same, and
+// a stream that breaks, carries an error object or passes a limit fails as
+// stream.go says.
+//
 // The transcript: an assistant message's ToolCalls go as its tool_calls
 // (content null when it has no text), a RoleTool message as
 // {"role":"tool","tool_call_id","content"}; IsError has no field in this
