@@ -81,7 +81,7 @@ func (p *Provider) completeStreamed(ctx context.Context, req *llm.Request, body 
 			return llm.Response{}, p.classifyStream(ctx, callCtx, httpResp, fmt.Errorf("decode message: %w", err))
 		}
 		out, err := p.response(&a.msg, protocol, forced)
-		if err == nil {
+		if err == nil && out.Text != "" {
 			req.OnText(out.Text)
 		}
 		return out, err

@@ -25,6 +25,9 @@ import (
 // The pieces are put together into the answer a plain call would have
 // decoded, so the Response is the same either way.
 //
+// A server that sends no usage chunk (one that ignores stream_options)
+// leaves the usage at zero.
+//
 // A stream is complete only at [DONE]: a body that ends before it (a cut
 // connection) is truncated, hence transient; an event that is not JSON is
 // bad_response; an error object in the stream ({"error":{...}}) is
@@ -90,7 +93,7 @@ func (p *Provider) completeStreamed(ctx context.Context, req *llm.Request, body 
 			return llm.Response{}, p.classifyStream(ctx, callCtx, resp, fmt.Errorf("decode chat completion: %w", err))
 		}
 		out, err := p.response(&a.cc, tools)
-		if err == nil {
+		if err == nil && out.Text != "" {
 			req.OnText(out.Text)
 		}
 		return out, err
