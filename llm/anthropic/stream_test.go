@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/llm"
-	"github.com/arbiterhq/arbiter/llm/cassette"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 )
 
@@ -144,62 +143,6 @@ func TestStreamIgnoredByServer(t *testing.T) {
 	}
 	if resp.Text != "whole" || !reflect.DeepEqual(got, []string{"whole"}) {
 		t.Errorf("response %+v, OnText %q", resp, got)
-	}
-}
-
-func TestStreamCassette(t *testing.T) {
-	srv := llmtest.NewAnthropicServer(llmtest.AnthropicServerConfig{})
-	srv.Enqueue(
-		llmtest.AnthropicReply{Text: "Привет, \"мир\"\n", ToolUses: []llmtest.AnthropicToolUse{{ID: "toolu_1", Name: "search_tasks", Input: json.RawMessage(`{"query":"launch"}`)}},
-			Chunking: &llmtest.Chunking{Piece: 2, WriteSize: 3}},
-		llmtest.AnthropicReply{Text: strings.Repeat("cut short ", 100), Chunking: &llmtest.Chunking{CutAfter: 2000}},
-	)
-	dir := t.TempDir()
-	rec, err := cassette.NewRecorder(dir, srv.Client().Transport)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type outcome struct {
-		resp   llm.Response
-		pieces []string
-		kind   llm.ErrorKind
-	}
-	run := func(client *http.Client) []outcome {
-		p, err := New(Config{BaseURL: srv.URL, Model: "claude-test", Protocol: llm.ProtocolTools, HTTPClient: client})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []outcome
-		for range 2 {
-			var o outcome
-			req := userRequest("hi")
-			req.Tools = []llm.ToolDef{{Name: "search_tasks"}}
-			req.OnText = func(s string) { o.pieces = append(o.pieces, s) }
-			o.resp, err = p.Complete(context.Background(), req)
-			if err != nil {
-				o.kind = llm.KindOf(err)
-			}
-			out = append(out, o)
-		}
-		return out
-	}
-	live := run(&http.Client{Transport: rec})
-	srv.Close()
-	if err := rec.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if live[0].kind != "" || live[1].kind != llm.ErrTransient || len(live[0].pieces) < 5 || len(live[0].resp.ToolCalls) != 1 {
-		t.Fatalf("live calls: %+v", live)
-	}
-	rp, err := cassette.NewReplayer(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replayed := run(&http.Client{Transport: rp})
-	for i := range live {
-		if !reflect.DeepEqual(live[i], replayed[i]) {
-			t.Errorf("call %d:\nlive     %+v\nreplayed %+v", i, live[i], replayed[i])
-		}
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/llm"
-	"github.com/arbiterhq/arbiter/llm/cassette"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 )
 
@@ -129,60 +128,6 @@ func TestStreamIgnoredByServer(t *testing.T) {
 	}
 	if resp.Text != "whole" || !reflect.DeepEqual(got, []string{"whole"}) || resp.Usage.InputTokens != 3 {
 		t.Errorf("response %+v, OnText %q", resp, got)
-	}
-}
-
-func TestStreamCassette(t *testing.T) {
-	srv := llmtest.NewServer(llmtest.ServerConfig{})
-	reply := llmtest.HTTPReply{Content: "Привет, \"мир\"\n", ToolCalls: []llmtest.WireToolCall{{ID: "call_1", Name: "search_tasks", Arguments: `{"query":"launch"}`}},
-		Chunking: &llmtest.Chunking{Piece: 2, WriteSize: 3}}
-	cut := llmtest.HTTPReply{Content: strings.Repeat("cut short ", 100), Chunking: &llmtest.Chunking{CutAfter: 2000}}
-	srv.Enqueue(reply, cut)
-	dir := t.TempDir()
-	rec, err := cassette.NewRecorder(dir, srv.Client().Transport)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type outcome struct {
-		resp   llm.Response
-		pieces []string
-		kind   llm.ErrorKind
-	}
-	run := func(client *http.Client) []outcome {
-		p, err := New(Config{BaseURL: srv.URL, Model: "test-model", Protocol: llm.ProtocolTools, HTTPClient: client})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []outcome
-		for range 2 {
-			var o outcome
-			req := decisionRequest()
-			req.OnText = func(s string) { o.pieces = append(o.pieces, s) }
-			o.resp, err = p.Complete(context.Background(), req)
-			if err != nil {
-				o.kind = llm.KindOf(err)
-			}
-			out = append(out, o)
-		}
-		return out
-	}
-	live := run(&http.Client{Transport: rec})
-	srv.Close()
-	if err := rec.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if live[0].kind != "" || live[1].kind != llm.ErrTransient || len(live[0].pieces) < 5 {
-		t.Fatalf("live calls: %+v", live)
-	}
-	rp, err := cassette.NewReplayer(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replayed := run(&http.Client{Transport: rp})
-	for i := range live {
-		if !reflect.DeepEqual(live[i], replayed[i]) {
-			t.Errorf("call %d:\nlive     %+v\nreplayed %+v", i, live[i], replayed[i])
-		}
 	}
 }
 

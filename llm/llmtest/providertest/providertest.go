@@ -85,6 +85,7 @@ func Run(t *testing.T, s Suite) {
 		{"StreamSlowAnswer", testStreamSlowAnswer},
 		{"StreamTimeouts", testStreamTimeouts},
 		{"StreamChain", testStreamChain},
+		{"StreamCassette", testStreamCassette},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, s) })
 	}

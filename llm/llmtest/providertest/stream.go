@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/cassette"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 )
 
@@ -274,4 +275,56 @@ func testStreamChain(t *testing.T, s Suite) {
 			}
 		})
 	})
+}
+
+// testStreamCassette records a streamed answer and a stream cut halfway,
+// then replays both: the same Responses, errors and OnText pieces.
+func testStreamCassette(t *testing.T, s Suite) {
+	f := s.Fake(t, false)
+	f.Stream(streamText, llmtest.Chunking{Piece: 2, WriteSize: 3})
+	f.Stream(strings.Repeat("cut short ", 100), llmtest.Chunking{CutAfter: 2000})
+	dir := t.TempDir()
+	rec, err := cassette.NewRecorder(dir, http.DefaultTransport, Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		resp   llm.Response
+		pieces []string
+		kind   llm.ErrorKind
+	}
+	run := func(rt http.RoundTripper) []outcome {
+		p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, &http.Client{Transport: rt})
+		var out []outcome
+		for range 2 {
+			var o outcome
+			req := userRequest("hi")
+			req.OnText = func(s string) { o.pieces = append(o.pieces, s) }
+			resp, err := p.Complete(context.Background(), req)
+			o.resp = resp
+			if err != nil {
+				o.kind = llm.KindOf(err)
+			}
+			out = append(out, o)
+		}
+		return out
+	}
+	live := run(rec)
+	f.Close()
+	if err := rec.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if live[0].kind != "" || live[0].resp.Text != streamText || live[1].kind != llm.ErrTransient || len(live[1].pieces) == 0 {
+		t.Fatalf("live calls: %+v", live)
+	}
+	rp, err := cassette.NewReplayer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := run(rp)
+	for i := range live {
+		if !reflect.DeepEqual(live[i], replayed[i]) {
+			t.Errorf("call %d:\nlive     %+v\nreplayed %+v", i, live[i], replayed[i])
+		}
+	}
 }
