@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/llm"
@@ -143,21 +142,5 @@ func TestStreamIgnoredByServer(t *testing.T) {
 	}
 	if resp.Text != "whole" || !reflect.DeepEqual(got, []string{"whole"}) {
 		t.Errorf("response %+v, OnText %q", resp, got)
-	}
-}
-
-func TestStreamReusesConnections(t *testing.T) {
-	var dials atomic.Int64
-	srv, p := newTest(t, Config{HTTPClient: llmtest.CountingClient(&dials)})
-	for range 5 {
-		srv.Enqueue(llmtest.AnthropicReply{Text: "streamed"})
-		req := userRequest("hi")
-		req.OnText = func(string) {}
-		if _, err := p.Complete(context.Background(), req); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := dials.Load(); n != 1 {
-		t.Errorf("5 streamed calls dialed %d connections, want 1: a finished stream returns its connection", n)
 	}
 }

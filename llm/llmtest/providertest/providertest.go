@@ -86,6 +86,7 @@ func Run(t *testing.T, s Suite) {
 		{"StreamTimeouts", testStreamTimeouts},
 		{"StreamChain", testStreamChain},
 		{"StreamCassette", testStreamCassette},
+		{"StreamReusesConnections", testStreamReusesConnections},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, s) })
 	}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -326,5 +327,23 @@ func testStreamCassette(t *testing.T, s Suite) {
 		if !reflect.DeepEqual(live[i], replayed[i]) {
 			t.Errorf("call %d:\nlive     %+v\nreplayed %+v", i, live[i], replayed[i])
 		}
+	}
+}
+
+// testStreamReusesConnections checks that a finished stream gives its
+// connection back to the pool.
+func testStreamReusesConnections(t *testing.T, s Suite) {
+	f := s.Fake(t, false)
+	var dials atomic.Int64
+	p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, llmtest.CountingClient(&dials))
+	for range 5 {
+		f.Stream("streamed", llmtest.Chunking{})
+		var col collector
+		if _, err := p.Complete(context.Background(), streamRequest(&col)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("5 streamed calls dialed %d connections, want 1: a finished stream returns its connection", n)
 	}
 }
