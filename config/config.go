@@ -147,7 +147,20 @@ type Model struct {
 	// "Authorization: Bearer" (e.g. api-key).
 	AuthHeader string            `yaml:"auth_header"`
 	Headers    map[string]string `yaml:"headers"`
-	Timeout    Duration          `yaml:"timeout"`
+	// Timeout bounds a call that is not streamed, the whole answer
+	// included; default 60s.
+	Timeout Duration `yaml:"timeout"`
+	// FirstTokenTimeout, ChunkTimeout and MinTokenRate bound a streamed
+	// call: the wait for the first token (default 60s), the longest
+	// silence between chunks (30s), and the output tokens per second the
+	// call's ceiling allows for (10): first_token_timeout + max_tokens /
+	// min_token_rate seconds.
+	FirstTokenTimeout Duration `yaml:"first_token_timeout"`
+	ChunkTimeout      Duration `yaml:"chunk_timeout"`
+	MinTokenRate      float64  `yaml:"min_token_rate"`
+	// Stream: false sends every call as a plain one, for an endpoint that
+	// cannot stream (the reader then gets the reply whole); default true.
+	Stream *bool `yaml:"stream"`
 }
 
 // Retry is the provider chain's retry and fallback policy.

@@ -91,6 +91,10 @@ func TestParseErrorsCarryLines(t *testing.T) {
 		{"missing prompt file", "assistants:\n  desk: {prompt_file: no/such/prompt.md}\n", `assistants.desk.prompt_file: assistant prompt: open no/such/prompt.md`},
 		{"unset variable in a URL", "tools:\n  http:\n    - {name: pay, description: d, url: \"${PAYSIM_URL}/pay\", risk: read, input_schema: {type: object}}\n", `line 3: tools.http[0].url: environment variable PAYSIM_URL is empty or unset`},
 		{"negative limit", "assistants:\n  desk:\n    limits: {tool_calls: -1}\n", `line 3: assistants.desk.limits.tool_calls: must not be negative`},
+		{"negative chunk timeout", "models:\n  - name: a\n    kind: openai\n    model: m\n    api_key: k\n    chunk_timeout: -5s\n", `line 6: models[0].chunk_timeout: duration "-5s" is negative`},
+		{"negative first-token timeout", "models:\n  - {name: a, kind: openai, model: m, api_key: k, first_token_timeout: -1s}\n", `line 2: models[0].first_token_timeout: duration "-1s" is negative`},
+		{"negative token rate", "models:\n  - name: a\n    kind: openai\n    model: m\n    api_key: k\n    min_token_rate: -3\n", `line 6: models[0].min_token_rate: must not be negative`},
+		{"bad stream flag", "models:\n  - name: a\n    kind: openai\n    model: m\n    stream: sometimes\n", `line 5`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

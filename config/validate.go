@@ -57,6 +57,10 @@ func (v *validator) validate(c *Config) {
 		if !knownProtocols[m.Protocol] {
 			v.errorf(p+".protocol", "unknown protocol %q (json or tools)", m.Protocol)
 		}
+		// Negative durations are refused when they are parsed.
+		if m.MinTokenRate < 0 {
+			v.errorf(p+".min_token_rate", "must not be negative (output tokens per second)")
+		}
 		if m.APIKey != "" && m.APIKeyEnv != "" {
 			v.errorf(p, "set api_key or api_key_env, not both")
 		} else if m.APIKeyEnv != "" && v.getenv(m.APIKeyEnv) == "" {

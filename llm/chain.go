@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -97,7 +98,11 @@ func (b *Breaker) Block(group string, until time.Time) {
 //     the next model is asked, and the attempt's note says so;
 //   - content-policy refusals and malformed answers are not retried and
 //     block nothing: the next model is asked;
-//   - the models are tried in order until one answers.
+//   - the models are tried in order until one answers;
+//   - a streamed request (Request.OnText set) is neither retried nor handed
+//     to the next model once a piece of its answer has reached OnText: the
+//     error is returned; a model that cannot stream (see Streamer) is
+//     called without OnText, which then gets the answer's whole text.
 //
 // Every attempt, including skipped blocked models, is reported in
 // Response.Attempts or, on failure, in the *Error's Attempts. Safe for
@@ -239,9 +244,22 @@ func (t *ChainTurn) Advance() bool {
 	return t.start < len(t.chain.cfg.Entries)
 }
 
-// Complete runs the chain's policy from the current start model.
+// Complete runs the chain's policy from the current start model. A
+// streamed request (req.OnText set) is retried or handed to the next model
+// only while nothing of the answer has reached OnText: once a piece has,
+// the failure is returned as it is, since the reader has already seen part
+// of an answer that a second model would write differently.
 func (t *ChainTurn) Complete(ctx context.Context, req Request) (Response, error) {
 	c := t.chain
+	var delivered atomic.Bool
+	if onText := req.OnText; onText != nil {
+		req.OnText = func(text string) {
+			if text != "" {
+				delivered.Store(true)
+				onText(text)
+			}
+		}
+	}
 	var attempts []Attempt
 	var lastErr error
 	first := true
@@ -259,53 +277,13 @@ func (t *ChainTurn) Complete(ctx context.Context, req Request) (Response, error)
 			continue
 		}
 		first = false
-		resp, a, err := t.call(ctx, e, req, kind)
-		attempts = append(attempts, a)
+		resp, stop, err := t.callEntry(ctx, i, kind, req, &attempts, &delivered)
 		if err == nil {
-			t.last, t.start = i, 0
-			resp.Attempts = attempts
 			return resp, nil
 		}
 		lastErr = err
-		k := KindOf(err)
-		switch {
-		case k == ErrCanceled:
+		if stop {
 			return Response{}, t.fail(err, attempts)
-		case blocks(k):
-			t.block(e.Group, &attempts[len(attempts)-1])
-			continue
-		case k == ErrBadRequest:
-			attempts[len(attempts)-1].Note = badRequestNote(err)
-			continue
-		case i == t.start && (k == ErrTransient || k == ErrRateLimited):
-			wait := c.cfg.RetryDelay
-			var le *Error
-			if errors.As(err, &le) && le.RetryAfter > wait {
-				wait = le.RetryAfter
-			}
-			// The deadline is the context's, on the real clock.
-			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
-				attempts[len(attempts)-1].Note = fmt.Sprintf("no retry: waiting %s would pass the deadline", wait)
-				continue
-			}
-			if err := c.cfg.Sleep(ctx, wait); err != nil {
-				return Response{}, t.fail(err, attempts)
-			}
-			resp, a, err := t.call(ctx, e, req, AttemptRetry)
-			attempts = append(attempts, a)
-			if err == nil {
-				t.last, t.start = i, 0
-				resp.Attempts = attempts
-				return resp, nil
-			}
-			lastErr = err
-			if k := KindOf(err); k == ErrCanceled {
-				return Response{}, t.fail(err, attempts)
-			} else if blocks(k) {
-				t.block(e.Group, &attempts[len(attempts)-1])
-			} else if k == ErrBadRequest {
-				attempts[len(attempts)-1].Note = badRequestNote(err)
-			}
 		}
 	}
 	t.start = 0
@@ -313,6 +291,66 @@ func (t *ChainTurn) Complete(ctx context.Context, req Request) (Response, error)
 		lastErr = &Error{Kind: ErrUnavailableKind, Provider: c.Name(), Message: "every model of the chain is blocked"}
 	}
 	return Response{}, t.fail(lastErr, attempts)
+}
+
+// callEntry calls entry i under the policy: once, and for the start model
+// once more after a transient error or a rate limit, unless the wait would
+// pass the deadline or part of a streamed answer was already delivered.
+// Every attempt is appended to attempts; the error is the last one's, and
+// stop says the chain must end with it (canceled, or part of the answer
+// delivered) rather than ask the next model.
+func (t *ChainTurn) callEntry(ctx context.Context, i int, kind string, req Request, attempts *[]Attempt, delivered *atomic.Bool) (resp Response, stop bool, err error) {
+	c := t.chain
+	e := c.cfg.Entries[i]
+	for try := 0; ; try++ {
+		var a Attempt
+		resp, a, err = t.call(ctx, e, req, kind)
+		*attempts = append(*attempts, a)
+		last := &(*attempts)[len(*attempts)-1]
+		if err == nil {
+			t.last, t.start = i, 0
+			resp.Attempts = *attempts
+			return resp, false, nil
+		}
+		k := KindOf(err)
+		switch {
+		case k == ErrCanceled:
+			return Response{}, true, err
+		case blocks(k):
+			t.block(e.Group, last)
+		case k == ErrBadRequest:
+			last.Note = badRequestNote(err)
+		}
+		if delivered.Load() {
+			last.Note = joinNote(last.Note, "no retry or fallback: part of the answer already reached the reader")
+			return Response{}, true, err
+		}
+		if try > 0 || i != t.start || (k != ErrTransient && k != ErrRateLimited) {
+			return Response{}, false, err
+		}
+		wait := c.cfg.RetryDelay
+		var le *Error
+		if errors.As(err, &le) && le.RetryAfter > wait {
+			wait = le.RetryAfter
+		}
+		// The deadline is the context's, on the real clock.
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+			last.Note = fmt.Sprintf("no retry: waiting %s would pass the deadline", wait)
+			return Response{}, false, err
+		}
+		if serr := c.cfg.Sleep(ctx, wait); serr != nil {
+			return Response{}, true, serr
+		}
+		kind = AttemptRetry
+	}
+}
+
+// joinNote adds b to an attempt's note a.
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // ErrUnavailableKind marks a model that was not called because its
@@ -346,7 +384,16 @@ func blockedMessage(group string, until time.Time) string {
 func (t *ChainTurn) call(ctx context.Context, e ChainEntry, req Request, kind string) (Response, Attempt, error) {
 	c := t.chain
 	start := c.cfg.Now()
+	// A provider that cannot stream answers in one piece, which OnText
+	// then receives whole.
+	onText := req.OnText
+	if onText != nil && !Streams(e.Provider) {
+		req.OnText = nil
+	}
 	resp, err := e.Provider.Complete(ctx, req)
+	if err == nil && onText != nil && req.OnText == nil {
+		onText(resp.Text)
+	}
 	a := Attempt{Provider: e.Provider.Name(), Model: e.Provider.Model(), Kind: kind, Duration: c.cfg.Now().Sub(start), Started: start, Err: err}
 	if err == nil {
 		if resp.Provider == "" {

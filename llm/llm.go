@@ -1,7 +1,9 @@
 // Package llm defines the model-provider contract: a Provider completes a
 // Request (messages plus an optional output schema) into a Response, and
 // reports failures as *Error with a Kind that says whether a retry or a
-// fallback makes sense.
+// fallback makes sense. A request may ask for its answer as it is written
+// (Request.OnText); StreamLimits bound such streamed calls, and a provider
+// that cannot stream says so (Streamer).
 //
 // Providers never retry; retry and fallback policy belongs to whoever wraps
 // them. Wire formats live in sub-packages (llm/openaicompat), the scripted
@@ -205,6 +207,93 @@ func ProtocolOf(p Provider) Protocol {
 		return pp.Protocol()
 	}
 	return ProtocolJSON
+}
+
+// Streamer is a provider that says whether it can stream. One that
+// cannot (Streams false), or that does not implement Streamer, is called
+// without Request.OnText by a Chain, which then calls OnText once with the
+// whole text of the answer: the reader gets it all at once instead of as
+// it is written. A provider that streams calls OnText itself.
+type Streamer interface {
+	Streams() bool
+}
+
+// Streams reports whether p streams (see Streamer).
+func Streams(p Provider) bool {
+	s, ok := p.(Streamer)
+	return ok && s.Streams()
+}
+
+// Defaults of StreamLimits.
+const (
+	// DefaultFirstTokenTimeout is the wait for the first piece of a
+	// streamed answer: a reasoning model may think for tens of seconds
+	// before it writes anything.
+	DefaultFirstTokenTimeout = 60 * time.Second
+	// DefaultChunkTimeout is the longest silence between two pieces of a
+	// streamed answer.
+	DefaultChunkTimeout = 30 * time.Second
+	// DefaultMinTokenRate is the slowest generation, in output tokens per
+	// second, the overall ceiling of a streamed call allows for.
+	DefaultMinTokenRate = 10
+	// DefaultCeilingTokens stands in for max_tokens in the ceiling of a
+	// request that sets none.
+	DefaultCeilingTokens = 4096
+)
+
+// StreamLimits bound one streamed call. Zero fields take the defaults.
+//
+// The call fails as a transient error when no piece of the answer arrived
+// within FirstToken of sending it, when the answer then goes silent for
+// longer than Chunk, or when it is still not complete at its ceiling:
+//
+//	ceiling = FirstToken + max_tokens / MinTokenRate seconds
+//
+// (max_tokens of the request, DefaultCeilingTokens when it sets none). With
+// the defaults and max_tokens 1000 that is 60 s + 100 s = 160 s. Keep-alive
+// events (pings, comments, a chunk with nothing in it) do not count as a
+// piece of the answer.
+type StreamLimits struct {
+	FirstToken   time.Duration // default DefaultFirstTokenTimeout
+	Chunk        time.Duration // default DefaultChunkTimeout
+	MinTokenRate float64       // output tokens per second; default DefaultMinTokenRate
+}
+
+// WithDefaults returns l with zero fields set to the defaults.
+func (l StreamLimits) WithDefaults() StreamLimits {
+	if l.FirstToken <= 0 {
+		l.FirstToken = DefaultFirstTokenTimeout
+	}
+	if l.Chunk <= 0 {
+		l.Chunk = DefaultChunkTimeout
+	}
+	if l.MinTokenRate <= 0 {
+		l.MinTokenRate = DefaultMinTokenRate
+	}
+	return l
+}
+
+// Check reports a negative field as an error naming it.
+func (l StreamLimits) Check() error {
+	switch {
+	case l.FirstToken < 0:
+		return fmt.Errorf("negative first-token timeout %v", l.FirstToken)
+	case l.Chunk < 0:
+		return fmt.Errorf("negative chunk timeout %v", l.Chunk)
+	case l.MinTokenRate < 0:
+		return fmt.Errorf("negative minimum token rate %v", l.MinTokenRate)
+	}
+	return nil
+}
+
+// Ceiling is the overall bound of a streamed call allowed maxTokens output
+// tokens (see StreamLimits), defaults applied.
+func (l StreamLimits) Ceiling(maxTokens int) time.Duration {
+	l = l.WithDefaults()
+	if maxTokens <= 0 {
+		maxTokens = DefaultCeilingTokens
+	}
+	return l.FirstToken + time.Duration(float64(maxTokens)/l.MinTokenRate*float64(time.Second))
 }
 
 // Provider completes requests against one model. Implementations are safe

@@ -65,7 +65,11 @@ type Model struct {
 	Name, BaseURL, APIKey, Model string
 	Output                       llm.OutputMode
 	Protocol                     llm.Protocol
-	Timeout                      time.Duration
+	// Timeout bounds a call that is not streamed; Stream bounds a
+	// streamed one; NoStream says the endpoint cannot stream.
+	Timeout  time.Duration
+	Stream   llm.StreamLimits
+	NoStream bool
 	// HTTPClient is nil for the provider's own, or the recording or
 	// replaying client.
 	HTTPClient *http.Client

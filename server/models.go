@@ -162,7 +162,8 @@ func newProvider(m config.Model, kind ModelKind, getenv func(string) string, cli
 	preset := kind.Preset
 	spec := Model{Name: m.Provider, BaseURL: orDefault(m.BaseURL, preset.BaseURL), Model: m.Model,
 		Output: llm.OutputMode(m.Output), Protocol: llm.Protocol(m.Protocol), Timeout: time.Duration(m.Timeout),
-		HTTPClient: client, AuthHeader: m.AuthHeader, Headers: m.Headers}
+		Stream:   llm.StreamLimits{FirstToken: time.Duration(m.FirstTokenTimeout), Chunk: time.Duration(m.ChunkTimeout), MinTokenRate: m.MinTokenRate},
+		NoStream: m.Stream != nil && !*m.Stream, HTTPClient: client, AuthHeader: m.AuthHeader, Headers: m.Headers}
 	switch {
 	case spec.Name != "":
 	case spec.BaseURL != preset.BaseURL:

@@ -141,7 +141,8 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// ModelTimeout bounds one model request including the retries and
 	// fallbacks a provider chain may make inside it; each provider bounds
-	// its own calls (15 s by default).
+	// its own calls (60 s by default for a plain call, a streamed one by
+	// its stream limits).
 	ModelTimeout time.Duration
 	MaxTokens    int
 	Temperature  float64

@@ -5,9 +5,13 @@
 // failure, back into an llm.Response or a classified *llm.Error. Both
 // decision protocols are supported: ProtocolJSON forces a single "decision"
 // tool whose input schema is the request's schema, ProtocolTools offers the
-// request's tools and lets the model choose. The package does not retry,
-// stream, run tools, enable extended thinking or count tokens itself: retry
-// and fallback belong to the caller, usage comes from the API.
+// request's tools and lets the model choose. A request with
+// llm.Request.OnText is streamed (message stream events, see stream.go)
+// under Config.Stream's limits; others are one plain call under
+// Config.Timeout, their bytes the same as if streaming did not exist. The
+// package does not retry, run tools, enable extended thinking or count
+// tokens itself: retry and fallback belong to the caller, usage comes from
+// the API.
 package anthropic
 
 import (
@@ -33,9 +37,12 @@ import (
 
 // Defaults applied by New to zero Config fields.
 const (
-	DefaultName      = "anthropic"
-	DefaultBaseURL   = "https://api.anthropic.com"
-	DefaultTimeout   = 15 * time.Second
+	DefaultName    = "anthropic"
+	DefaultBaseURL = "https://api.anthropic.com"
+	// DefaultTimeout bounds a call that is not streamed: the whole answer
+	// must arrive within it. Streamed calls are bounded by Config.Stream
+	// instead.
+	DefaultTimeout   = 60 * time.Second
 	DefaultMaxTokens = 1024
 	// DefaultAPIVersion is the anthropic-version header sent by default, the
 	// version the SDK's types describe.
@@ -74,9 +81,18 @@ type Config struct {
 	// (default) or llm.ProtocolTools. A request without Tools is always
 	// answered in JSON.
 	Protocol llm.Protocol
-	// Timeout bounds each call, from sending the request to reading the
-	// whole answer. Default DefaultTimeout.
+	// Timeout bounds each call that is not streamed, from sending the
+	// request to reading the whole answer. Default DefaultTimeout.
 	Timeout time.Duration
+	// Stream bounds each streamed call (a request with OnText): the wait
+	// for the first token, the longest silence between events and the
+	// ceiling derived from max_tokens; zero fields take llm's defaults
+	// (60 s, 30 s, 10 tokens/s).
+	Stream llm.StreamLimits
+	// NoStream says the endpoint (a gateway) cannot stream: requests with
+	// OnText are then sent as plain calls (Streams reports false, and a
+	// chain hands OnText the whole text at once).
+	NoStream bool
 	// HTTPClient carries the calls. Default: a client shared by all
 	// providers of this package, with a connection pool sized for
 	// concurrent calls (see SharedHTTPClient).
@@ -104,6 +120,8 @@ type Provider struct {
 	apiKey      string
 	protocol    llm.Protocol
 	timeout     time.Duration
+	stream      llm.StreamLimits
+	noStream    bool
 	maxTokens   int
 	temperature bool // send llm.Request.Temperature
 	client      *anthropic.Client
@@ -160,6 +178,9 @@ func New(cfg Config) (*Provider, error) {
 	case cfg.MaxTokens < 0:
 		return nil, fmt.Errorf("anthropic: new provider %s: negative max tokens %d", cfg.Name, cfg.MaxTokens)
 	}
+	if err := cfg.Stream.Check(); err != nil {
+		return nil, fmt.Errorf("anthropic: new provider %s: %w", cfg.Name, err)
+	}
 	if cfg.APIVersion == "" {
 		cfg.APIVersion = DefaultAPIVersion
 	}
@@ -198,12 +219,21 @@ func New(cfg Config) (*Provider, error) {
 		apiKey:      cfg.APIKey,
 		protocol:    cfg.Protocol,
 		timeout:     cfg.Timeout,
+		stream:      cfg.Stream.WithDefaults(),
+		noStream:    cfg.NoStream,
 		maxTokens:   cfg.MaxTokens,
 		temperature: cfg.APIVersion < firstVersionWithoutSampling,
 		client:      &anthropic.Client{Options: opts},
 		modelJSON:   jsonstr.Append(nil, cfg.Model),
 	}, nil
 }
+
+// Streams reports whether requests with OnText are streamed (not
+// Config.NoStream).
+func (p *Provider) Streams() bool { return !p.noStream }
+
+// streamed reports whether req is sent as a stream.
+func (p *Provider) streamed(req *llm.Request) bool { return req.OnText != nil && !p.noStream }
 
 // Protocol returns the configured protocol (Config.Protocol).
 func (p *Provider) Protocol() llm.Protocol { return p.protocol }
@@ -278,11 +308,19 @@ func (p *Provider) Model() string { return p.model }
 // answer without usable content (in ProtocolJSON with a schema no decision
 // tool call, or one cut off at max_tokens; otherwise no text and no tool
 // call) is bad_response.
+//
+// With req.OnText (and not Config.NoStream) the call is streamed and held
+// to Config.Stream instead of Config.Timeout; the Response is the same, and
+// a stream that breaks, carries an error event or passes a limit fails as
+// stream.go says.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	protocol, forced := p.protocolFor(&req)
 	body, err := p.encodeBody(&req, protocol, forced)
 	if err != nil {
 		return llm.Response{}, err
+	}
+	if p.streamed(&req) {
+		return p.completeStreamed(ctx, &req, body, protocol, forced)
 	}
 
 	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
@@ -316,18 +354,24 @@ type message struct {
 	Model      string         `json:"model"`
 	Content    []contentBlock `json:"content"`
 	StopReason string         `json:"stop_reason"`
-	Usage      struct {
-		InputTokens              int `json:"input_tokens"`
-		OutputTokens             int `json:"output_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	} `json:"usage"`
+	Usage      usage          `json:"usage"`
 	// Error is set when a 2xx body is an error object, as streamed errors
 	// are.
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error *errorObject `json:"error"`
+}
+
+// usage is the usage object of an answer (and of stream events).
+type usage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+// errorObject is the error member of an error body or event.
+type errorObject struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
 }
 
 // contentBlock is one block of an answer's content. Blocks other than text

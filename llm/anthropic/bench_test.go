@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
@@ -39,6 +42,18 @@ func BenchmarkComplete(b *testing.B) {
 		b.Fatal(err)
 	}
 	providertest.BenchComplete(b, p)
+}
+
+// BenchmarkCompleteStreamed is BenchmarkComplete with OnText set: the
+// same answer as a stream of events (16 runes of the decision's JSON per
+// delta, one write per event), put together again by the provider.
+func BenchmarkCompleteStreamed(b *testing.B) {
+	srv := benchServer(b)
+	p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "claude-bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	providertest.BenchCompleteStreamed(b, p)
 }
 
 // BenchmarkBaselineNetHTTP makes the same call with plain net/http and
@@ -198,4 +213,36 @@ func baselineComplete(ctx context.Context, client *http.Client, url string, req 
 		}
 	}
 	return "", fmt.Errorf("no tool_use")
+}
+
+// BenchmarkReadStream measures the client's side of a streamed answer
+// alone: reading and joining the events of BenchmarkCompleteStreamed's
+// answer from memory, with no server and no connection.
+func BenchmarkReadStream(b *testing.B) {
+	srv := benchServer(b)
+	req := httptest.NewRequest(http.MethodPost, llmtest.AnthropicMessagesPath,
+		strings.NewReader(`{"model":"claude-bench","max_tokens":500,"messages":[{"role":"user","content":"hi"}],"stream":true}`))
+	req.Header.Set("x-api-key", testKey)
+	req.Header.Set("anthropic-version", DefaultAPIVersion)
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	body := rec.Body.Bytes()
+	p, err := New(Config{Model: "claude-bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, watch, stop := wire.WatchStream(context.Background(), llm.StreamLimits{}, 500)
+	defer stop()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		a := streamAssembly{forced: true, onText: func(string) {}}
+		if err := p.readStream(bytes.NewReader(body), &a, watch); err != nil {
+			b.Fatal(err)
+		}
+		a.finish()
+		if resp, err := p.response(&a.msg, llm.ProtocolJSON, true); err != nil || resp.Text != providertest.BenchDecision {
+			b.Fatalf("%v %q", err, resp.Text)
+		}
+	}
 }

@@ -159,6 +159,9 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 		}
 		b = appendToolChoice(b, req.ToolChoice, req.ParallelToolCalls)
 	}
+	if p.streamed(req) {
+		b = append(b, `,"stream":true`...)
+	}
 	b = append(b, '}')
 	p.sizeHint.Store(int64(len(b)))
 	return b, nil

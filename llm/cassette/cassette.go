@@ -43,6 +43,11 @@
 // (trailing white space). Any other layout is stored as text, so a replay
 // always returns the recorded bytes.
 //
+// A streamed answer (text/event-stream) is stored as text, the events as
+// they arrived, and replayed in one piece: the timing between chunks is not
+// kept. A stream that broke is stored up to the break, with its
+// "body_error", and replays the same way.
+//
 // An exchange whose transport failed has "error": {"message", "kind"}
 // instead of "response". A response whose body failed while being read has
 // "body_error" next to the part that was read; one whose body the caller

@@ -44,6 +44,9 @@ type AnthropicServerConfig struct {
 	// prefix up to a cache_control breakpoint that an earlier request
 	// wrote is reported as cache reads (see promptCache).
 	PromptCache bool
+	// Chunking cuts streamed answers of replies that set none; the zero
+	// value is one write per event, without delay.
+	Chunking Chunking
 }
 
 // AnthropicReply scripts one answer of AnthropicServer. The zero value is a
@@ -90,6 +93,9 @@ type AnthropicReply struct {
 	// Delay waits before answering; the wait ends early if the client goes
 	// away.
 	Delay time.Duration
+	// Chunking cuts the answer to a streamed request ("stream":true); nil
+	// means AnthropicServerConfig.Chunking.
+	Chunking *Chunking
 }
 
 // AnthropicToolUse is a tool_use block of a scripted answer. An empty ID is
@@ -564,8 +570,15 @@ func (s *AnthropicServer) answer(w http.ResponseWriter, r *http.Request, req *An
 		}
 		reply.Usage = &AnthropicUsage{InputTokens: in, CacheReadInputTokens: read, CacheCreationInputTokens: created, OutputTokens: out + 1}
 	}
+	chunking := reply.Chunking
+	if chunking == nil {
+		chunking = &s.cfg.Chunking
+	}
 	var body []byte
 	switch {
+	case reply.Body != nil && req.Stream && status == http.StatusOK:
+		writeStream(w, r, [][]byte{reply.Body}, chunking)
+		return
 	case reply.Body != nil:
 		body = reply.Body
 	case status != http.StatusOK:
@@ -574,6 +587,10 @@ func (s *AnthropicServer) answer(w http.ResponseWriter, r *http.Request, req *An
 			typ = AnthropicErrorType(status)
 		}
 		body = anthropicErrorBody(typ, reply.ErrorMessage, reply.ErrorCode, id)
+	case req.Stream:
+		m := anthropicMessage(req, reply, id)
+		writeStream(w, r, anthropicEvents(&m, reply, chunking), chunking)
+		return
 	default:
 		body = anthropicMessageBody(req, reply, id)
 	}
@@ -630,6 +647,12 @@ type anthWireMessageOut struct {
 }
 
 func anthropicMessageBody(req *AnthropicRequest, reply *AnthropicReply, id int64) []byte {
+	m := anthropicMessage(req, reply, id)
+	return anthMarshal(&m)
+}
+
+// anthropicMessage is the message a reply answers with.
+func anthropicMessage(req *AnthropicRequest, reply *AnthropicReply, id int64) anthWireMessageOut {
 	m := anthWireMessageOut{
 		ID:         "msg_llmtest_" + strconv.FormatInt(id, 10),
 		Type:       "message",
@@ -682,7 +705,7 @@ func anthropicMessageBody(req *AnthropicRequest, reply *AnthropicReply, id int64
 		}
 		m.Usage = AnthropicUsage{InputTokens: in/4 + 1, OutputTokens: out/4 + 1}
 	}
-	return anthMarshal(&m)
+	return m
 }
 
 type anthWireError struct {

@@ -3,7 +3,9 @@
 // loopback HTTP server speaking the OpenAI Chat Completions wire format for
 // exercising real HTTP providers.
 //
-// Both record what they received so tests can assert on it. Both speak
+// Both record what they received so tests can assert on it, and both
+// stream when asked (Scripted through Request.OnText, the servers with
+// server-sent events cut as a Chunking says). Both speak
 // the two decision protocols of llm (a JSON answer, or text plus native
 // tool calls) but know nothing of chats or of what a decision means, and
 // neither is meant for production traffic.
@@ -14,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/arbiterhq/arbiter/llm"
 )
@@ -86,13 +89,26 @@ type Scripted struct {
 	ModelName    string
 	// Usage is reported by Text and ToolCalls replies.
 	Usage llm.Usage
+	// Piece is the number of runes of a Text or ToolCalls reply's text per
+	// call of a streamed request's OnText; 0 means DefaultPiece. PieceDelay
+	// is the wait before each piece after the first (a slow model); the
+	// wait ends with ctx, failing the call as canceled.
+	Piece      int
+	PieceDelay time.Duration
 
 	mu       sync.Mutex
 	script   []Reply
 	requests []llm.Request
 }
 
-var _ llm.Provider = (*Scripted)(nil)
+var (
+	_ llm.Provider = (*Scripted)(nil)
+	_ llm.Streamer = (*Scripted)(nil)
+)
+
+// Streams reports true: a request with OnText gets the text of Text and
+// ToolCalls replies in pieces (Func replies do as their function does).
+func (s *Scripted) Streams() bool { return true }
 
 // NewScripted returns a Scripted provider with the given script.
 func NewScripted(replies ...Reply) *Scripted {
@@ -155,6 +171,9 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		if r.tools {
 			protocol = llm.ProtocolTools
 		}
+		if err := s.stream(ctx, req.OnText, r.text); err != nil {
+			return llm.Response{}, err
+		}
 		return llm.Response{
 			Protocol:     protocol,
 			Text:         r.text,
@@ -165,6 +184,27 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 			FinishReason: "stop",
 		}, nil
 	}
+}
+
+// stream hands text to onText, if set, in pieces of s.Piece runes.
+func (s *Scripted) stream(ctx context.Context, onText func(string), text string) error {
+	if onText == nil {
+		return nil
+	}
+	for i, p := range pieces(text, s.Piece) {
+		if i > 0 && s.PieceDelay > 0 {
+			t := time.NewTimer(s.PieceDelay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return &llm.Error{Kind: llm.ErrCanceled, Provider: s.Name(), Model: s.Model(),
+					Message: "context done while streaming", Err: ctx.Err()}
+			}
+		}
+		onText(p)
+	}
+	return nil
 }
 
 // Requests returns a copy of every request received so far, in arrival

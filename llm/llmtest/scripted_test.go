@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/arbiterhq/arbiter/llm"
 )
@@ -165,4 +168,28 @@ func TestScriptedRecordsTools(t *testing.T) {
 	if len(rec) != 1 || rec[0].Name != "search" || rec[0].Description != "Find." || string(rec[0].Parameters) != `{"type":"object"}` {
 		t.Errorf("recorded tools changed with the caller's: %+v", rec)
 	}
+}
+
+func TestScriptedStreamsInPieces(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewScripted(ToolCalls("три слова тут", llm.ToolCall{ID: "1", Name: "n", Arguments: []byte(`{"x":1}`)}), Text("slow answer here"))
+		s.Piece, s.PieceDelay = 4, time.Second
+		var got []string
+		var at []time.Duration
+		start := time.Now()
+		req := llm.Request{OnText: func(p string) { got = append(got, p); at = append(at, time.Since(start)) }}
+		resp, err := s.Complete(context.Background(), req)
+		if err != nil || resp.Text != "три слова тут" {
+			t.Fatalf("Complete: %+v %v", resp, err)
+		}
+		if strings.Join(got, "|") != "три |слов|а ту|т" || at[3] != 3*time.Second {
+			t.Errorf("pieces %q at %v; want 4 runes each, one a second", got, at)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		got = nil
+		if _, err := s.Complete(ctx, req); llm.KindOf(err) != llm.ErrCanceled || len(got) != 2 {
+			t.Errorf("a context ended midway: %v after %q, want canceled after two pieces", err, got)
+		}
+	})
 }

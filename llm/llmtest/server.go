@@ -37,6 +37,9 @@ type ServerConfig struct {
 	// SkipRecording stops Server from keeping the decoded requests (Count
 	// still counts them), so long benchmarks run in constant memory.
 	SkipRecording bool
+	// Chunking cuts streamed answers of replies that set none; the zero
+	// value is one write per event, without delay.
+	Chunking Chunking
 }
 
 // HTTPReply scripts one answer of Server. The zero value is a 200 with an
@@ -88,6 +91,9 @@ type HTTPReply struct {
 	// Delay waits before answering; the wait ends early if the client goes
 	// away.
 	Delay time.Duration
+	// Chunking cuts the answer to a streamed request ("stream":true); nil
+	// means ServerConfig.Chunking.
+	Chunking *Chunking
 }
 
 // WireUsage is the usage object of a Chat Completions answer.
@@ -118,6 +124,9 @@ type ChatRequest struct {
 	MaxTokens           *int            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens,omitempty"`
 	Stream              bool            `json:"stream,omitempty"`
+	// IncludeUsage is stream_options.include_usage: a streamed answer
+	// ends with a usage chunk.
+	IncludeUsage bool `json:"-"`
 	// Tools are the offered tools; ToolChoice is tool_choice as sent (a
 	// JSON string such as "auto", or an object); ParallelToolCalls is
 	// parallel_tool_calls, nil when absent.
@@ -174,9 +183,12 @@ type wireRequest struct {
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	Stream              bool            `json:"stream"`
-	Tools               []ChatTool      `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
-	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Tools             []ChatTool      `json:"tools"`
+	ToolChoice        json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
 }
 
 type wireInMessage struct {
@@ -226,6 +238,7 @@ func decodeRequest(body []byte) (*ChatRequest, error) {
 		MaxTokens:           w.MaxTokens,
 		MaxCompletionTokens: w.MaxCompletionTokens,
 		Stream:              w.Stream,
+		IncludeUsage:        w.StreamOptions != nil && w.StreamOptions.IncludeUsage,
 		Tools:               w.Tools,
 		ToolChoice:          w.ToolChoice,
 		ParallelToolCalls:   w.ParallelToolCalls,
@@ -474,12 +487,22 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest
 		status = http.StatusOK
 	}
 
+	chunking := reply.Chunking
+	if chunking == nil {
+		chunking = &s.cfg.Chunking
+	}
 	var body []byte
 	switch {
+	case reply.Body != nil && req.Stream && status == http.StatusOK:
+		writeStream(w, r, [][]byte{reply.Body}, chunking)
+		return
 	case reply.Body != nil:
 		body = reply.Body
 	case status != http.StatusOK:
 		body = errorBody(reply.ErrorMessage, reply.ErrorType, reply.ErrorCode, "")
+	case req.Stream:
+		writeStream(w, r, chunkEvents(req, reply, chunking), chunking)
+		return
 	default:
 		body = completionBody(req, reply)
 	}
@@ -606,8 +629,20 @@ func completionBody(req *ChatRequest, reply *HTTPReply) []byte {
 		}
 		c.Choices = append(c.Choices, ch)
 	}
+	c.Usage = usageOf(req, reply)
+	b, err := json.Marshal(&c)
+	if err != nil {
+		panic(fmt.Sprintf("llmtest: encode completion: %v", err))
+	}
+	return b
+}
+
+// usageOf is the usage a reply reports: its own, or an estimate from the
+// sizes of the prompt and the answer.
+func usageOf(req *ChatRequest, reply *HTTPReply) completionUsage {
+	var u completionUsage
 	if reply.Usage != nil {
-		c.Usage.WireUsage = *reply.Usage
+		u.WireUsage = *reply.Usage
 	} else {
 		prompt := 0
 		for _, m := range req.Messages {
@@ -617,17 +652,13 @@ func completionBody(req *ChatRequest, reply *HTTPReply) []byte {
 		for _, tc := range reply.ToolCalls {
 			answer += len(tc.Name) + len(tc.Arguments)
 		}
-		c.Usage.WireUsage = WireUsage{PromptTokens: prompt/4 + 1, CompletionTokens: answer/4 + 1}
-		c.Usage.TotalTokens = c.Usage.PromptTokens + c.Usage.CompletionTokens
+		u.WireUsage = WireUsage{PromptTokens: prompt/4 + 1, CompletionTokens: answer/4 + 1}
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
 	if reply.CachedTokens != 0 {
-		c.Usage.PromptTokensDetails = &promptTokensDetails{CachedTokens: reply.CachedTokens}
+		u.PromptTokensDetails = &promptTokensDetails{CachedTokens: reply.CachedTokens}
 	}
-	b, err := json.Marshal(&c)
-	if err != nil {
-		panic(fmt.Sprintf("llmtest: encode completion: %v", err))
-	}
-	return b
+	return u
 }
 
 type wireError struct {

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
@@ -82,6 +85,18 @@ func BenchmarkCompleteTools(b *testing.B) {
 			b.Fatalf("Complete: %v %+v", err, resp)
 		}
 	}
+}
+
+// BenchmarkCompleteStreamed is BenchmarkComplete with OnText set: the
+// same answer as a stream of events (16 runes of the decision's JSON per
+// delta, one write per event), put together again by the provider.
+func BenchmarkCompleteStreamed(b *testing.B) {
+	srv := benchServer(b)
+	p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "bench-model"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	providertest.BenchCompleteStreamed(b, p)
 }
 
 // BenchmarkBaselineNetHTTP makes the same call with plain net/http and
@@ -178,4 +193,35 @@ func baselineComplete(ctx context.Context, client *http.Client, url, key, model 
 		Usage:        llm.Usage{InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens},
 		FinishReason: out.Choices[0].FinishReason,
 	}, nil
+}
+
+// BenchmarkReadStream measures the client's side of a streamed answer
+// alone: reading and joining the events of BenchmarkCompleteStreamed's
+// answer from memory, with no server and no connection.
+func BenchmarkReadStream(b *testing.B) {
+	srv := benchServer(b)
+	req := httptest.NewRequest(http.MethodPost, llmtest.CompletionsPath,
+		strings.NewReader(`{"model":"bench-model","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	body := rec.Body.Bytes()
+	p, err := New(Config{Model: "bench-model"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, watch, stop := wire.WatchStream(context.Background(), llm.StreamLimits{}, 500)
+	defer stop()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		var a assembly
+		if err := p.readStream(bytes.NewReader(body), &a, watch, func(string) {}); err != nil {
+			b.Fatal(err)
+		}
+		a.finish()
+		if resp, err := p.response(&a.cc, false); err != nil || resp.Text != providertest.BenchDecision {
+			b.Fatalf("%v %q", err, resp.Text)
+		}
+	}
 }

@@ -112,6 +112,9 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 		buf.WriteString(`,"response_format":`)
 		buf.Write(format)
 	}
+	if p.streamed(req) {
+		buf.WriteString(`,"stream":true,"stream_options":{"include_usage":true}`)
+	}
 	buf.WriteByte('}')
 	return buf, nil
 }

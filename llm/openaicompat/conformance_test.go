@@ -1,6 +1,7 @@
 package openaicompat
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -13,6 +14,9 @@ func TestConformance(t *testing.T) {
 		Fake: providertest.OpenAIFake,
 		New: func(baseURL, key string, timeout time.Duration) (llm.Provider, error) {
 			return New(Config{BaseURL: baseURL, APIKey: key, Model: "test-model", Timeout: timeout})
+		},
+		NewStreaming: func(baseURL, key string, limits llm.StreamLimits, client *http.Client) (llm.Provider, error) {
+			return New(Config{BaseURL: baseURL, APIKey: key, Model: "test-model", Stream: limits, HTTPClient: client})
 		},
 	})
 }

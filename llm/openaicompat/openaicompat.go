@@ -5,7 +5,10 @@
 // It translates one llm.Request into one HTTP call and the answer, or the
 // failure, back into an llm.Response or a classified *llm.Error. The model
 // decides either in JSON (structured output) or by native tool calling
-// (Config.Protocol). It does not retry, stream, run tools or count tokens
+// (Config.Protocol). A request with llm.Request.OnText is streamed
+// (server-sent events, see stream.go) under Config.Stream's limits; others
+// are one plain call under Config.Timeout, their bytes the same as if
+// streaming did not exist. It does not retry, run tools or count tokens
 // itself: retry and fallback belong to the caller, tool calls are only
 // reported, usage comes from the API.
 package openaicompat
@@ -30,7 +33,10 @@ import (
 const (
 	DefaultName    = "openai"
 	DefaultBaseURL = "https://api.openai.com/v1"
-	DefaultTimeout = 15 * time.Second
+	// DefaultTimeout bounds a call that is not streamed: the whole answer
+	// must arrive within it. Streamed calls are bounded by Config.Stream
+	// instead.
+	DefaultTimeout = 60 * time.Second
 	// DefaultSchemaName names the output schema when llm.Schema.Name is
 	// empty.
 	DefaultSchemaName = "output"
@@ -63,9 +69,18 @@ type Config struct {
 	// Output says how a request's schema is sent in the JSON protocol.
 	// Default llm.OutputJSONSchemaStrict.
 	Output llm.OutputMode
-	// Timeout bounds each call, from sending the request to reading the
-	// whole answer. Default DefaultTimeout.
+	// Timeout bounds each call that is not streamed, from sending the
+	// request to reading the whole answer. Default DefaultTimeout.
 	Timeout time.Duration
+	// Stream bounds each streamed call (a request with OnText): the wait
+	// for the first token, the longest silence between chunks and the
+	// ceiling derived from max_tokens; zero fields take llm's defaults
+	// (60 s, 30 s, 10 tokens/s).
+	Stream llm.StreamLimits
+	// NoStream says the endpoint cannot stream: requests with OnText are
+	// then sent as plain calls (Streams reports false, and a chain hands
+	// OnText the whole text at once).
+	NoStream bool
 	// HTTPClient carries the calls. Default: a client shared by all
 	// providers of this package, with a connection pool sized for
 	// concurrent calls (see SharedHTTPClient).
@@ -91,6 +106,10 @@ type Provider struct {
 	output  llm.OutputMode
 	timeout time.Duration
 	maxComp bool
+	// stream holds the limits of streamed calls; noStream is
+	// Config.NoStream.
+	stream   llm.StreamLimits
+	noStream bool
 	// protocol is the configured protocol; omitParallel is
 	// Config.OmitParallelToolCalls.
 	protocol     llm.Protocol
@@ -100,6 +119,8 @@ type Provider struct {
 	http     *http.Client
 	endpoint string
 	header   http.Header
+	// streamHeader is header asking for server-sent events.
+	streamHeader http.Header
 	// modelJSON, messages, formats and tools hold pre-encoded request parts.
 	modelJSON []byte
 	messages  wire.Cache[string, struct{}]
@@ -155,6 +176,9 @@ func New(cfg Config) (*Provider, error) {
 	case cfg.Timeout < 0:
 		return nil, fmt.Errorf("openaicompat: new provider %s: negative timeout %v", cfg.Name, cfg.Timeout)
 	}
+	if err := cfg.Stream.Check(); err != nil {
+		return nil, fmt.Errorf("openaicompat: new provider %s: %w", cfg.Name, err)
+	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = sharedClient()
 	}
@@ -172,6 +196,8 @@ func New(cfg Config) (*Provider, error) {
 	for k, v := range cfg.Headers {
 		header.Set(k, v)
 	}
+	streamHeader := header.Clone()
+	streamHeader.Set("Accept", "text/event-stream")
 	return &Provider{
 		name:         cfg.Name,
 		model:        cfg.Model,
@@ -179,6 +205,9 @@ func New(cfg Config) (*Provider, error) {
 		output:       cfg.Output,
 		timeout:      cfg.Timeout,
 		maxComp:      cfg.UseMaxCompletionTokens,
+		stream:       cfg.Stream.WithDefaults(),
+		noStream:     cfg.NoStream,
+		streamHeader: streamHeader,
 		protocol:     cfg.Protocol,
 		omitParallel: cfg.OmitParallelToolCalls,
 		http:         cfg.HTTPClient,
@@ -205,6 +234,10 @@ func validHeaderName(s string) bool {
 	}
 	return true
 }
+
+// Streams reports whether requests with OnText are streamed (not
+// Config.NoStream).
+func (p *Provider) Streams() bool { return !p.noStream }
 
 // Protocol returns the configured protocol (Config.Protocol).
 func (p *Provider) Protocol() llm.Protocol { return p.protocol }
@@ -259,6 +292,11 @@ func (p *Provider) Model() string { return p.model }
 // not a JSON object, a tool transcript llm.CheckMessages refuses, a tool
 // choice naming no offered tool) is bad_request and is not sent.
 //
+// With req.OnText (and not Config.NoStream) the call is streamed and held
+// to Config.Stream instead of Config.Timeout; the Response is the same, and
+// a stream that breaks, carries an error object or passes a limit fails as
+// stream.go says.
+//
 // The transcript: an assistant message's ToolCalls go as its tool_calls
 // (content null when it has no text), a RoleTool message as
 // {"role":"tool","tool_call_id","content"}; IsError has no field in this
@@ -270,6 +308,9 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		return llm.Response{}, err
 	}
 	defer releaseBody(body)
+	if p.streamed(&req) {
+		return p.completeStreamed(ctx, &req, body.Bytes(), tools)
+	}
 
 	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
@@ -282,49 +323,70 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 	return p.response(&cc, tools)
 }
 
+// streamed reports whether req is sent as a stream.
+func (p *Provider) streamed(req *llm.Request) bool { return req.OnText != nil && !p.noStream }
+
 // post sends body and decodes a 2xx answer into out. Any other status is
 // an *APIError (with the response, for its headers); a failed exchange or
 // an undecodable answer is the transport's error.
 func (p *Provider) post(ctx context.Context, body []byte, out *completion) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+	resp, err := p.send(ctx, body, p.header)
 	if err != nil {
-		return nil, err
-	}
-	// Every request shares the provider's headers: nothing on the way
-	// writes them.
-	req.Header = p.header
-	resp, err := wire.Send(p.http, req)
-	if err != nil {
-		return nil, err
+		return resp, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return resp, errorBody(resp)
-	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return resp, fmt.Errorf("decode chat completion: %w", err)
 	}
 	return resp, nil
 }
 
+// send posts body with header and returns a 2xx answer with its body
+// still to read. Any other status is an *APIError, its body read and
+// closed.
+func (p *Provider) send(ctx context.Context, body []byte, header http.Header) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	// Every request shares the provider's headers: nothing on the way
+	// writes them.
+	req.Header = header
+	resp, err := wire.Send(p.http, req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		return resp, errorBody(resp)
+	}
+	return resp, nil
+}
+
 // completion is the part of a Chat Completions answer that Complete uses.
 type completion struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Message struct {
-			Content   messageContent `json:"content"`
-			Refusal   string         `json:"refusal"`
-			ToolCalls []wireToolCall `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Model   string   `json:"model"`
+	Choices []choice `json:"choices"`
+	Usage   usage    `json:"usage"`
+}
+
+// usage is the usage object of an answer (and of a stream's last chunk).
+type usage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// choice is one choice of an answer.
+type choice struct {
+	Message struct {
+		Content   messageContent `json:"content"`
+		Refusal   string         `json:"refusal"`
+		ToolCalls []wireToolCall `json:"tool_calls"`
+	} `json:"message"`
+	FinishReason string `json:"finish_reason"`
 }
 
 // messageContent is an answer's message content: a string, null, or an

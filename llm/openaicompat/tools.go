@@ -138,15 +138,24 @@ func (a *toolArguments) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("tool call arguments: %w", err)
 	}
-	switch s = strings.TrimSpace(s); {
-	case s == "":
-		*a = nil
-	case json.Valid([]byte(s)):
-		*a = toolArguments(s)
-	default:
-		*a = append(toolArguments(nil), data...)
-	}
+	*a = argumentsOf(s, data)
 	return nil
+}
+
+// argumentsOf is the JSON value of the arguments string s, as
+// toolArguments.UnmarshalJSON says; quoted, if not nil, is s as the API
+// encoded it, kept when s is not JSON.
+func argumentsOf(s string, quoted []byte) toolArguments {
+	switch t := strings.TrimSpace(s); {
+	case t == "":
+		return nil
+	case json.Valid([]byte(t)):
+		return toolArguments(t)
+	case quoted != nil:
+		return append(toolArguments(nil), quoted...)
+	default:
+		return toolArguments(jsonstr.Append(nil, s))
+	}
 }
 
 // toolCalls converts an answer's tool calls.

@@ -65,6 +65,21 @@ func BenchComplete(b *testing.B, p llm.Provider) {
 	})
 }
 
+// BenchCompleteStreamed is BenchComplete with OnText set: the same answer
+// as a stream, put together again by p. It fails if OnText is never
+// called.
+func BenchCompleteStreamed(b *testing.B, p llm.Provider) {
+	var pieces int
+	BenchLoop(b, func(ctx context.Context, req *llm.Request) (string, error) {
+		req.OnText = func(string) { pieces++ }
+		resp, err := p.Complete(ctx, *req)
+		return resp.Text, err
+	})
+	if pieces == 0 {
+		b.Fatal("OnText never called")
+	}
+}
+
 // BenchLoop runs call on BenchRequest in b's loop — a provider, or the
 // hand-written baseline it is compared with — reporting allocations and
 // CPU; every answer must be BenchDecision.

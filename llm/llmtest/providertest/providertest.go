@@ -5,7 +5,11 @@
 // naming the provider and model, classified by Kind (a wrong key is
 // ErrAuth, a timeout or a refused connection ErrTransient, the caller's own
 // context ErrCanceled), the key never appears in an error, a provider never
-// retries on its own, and concurrent calls do not mix.
+// retries on its own, and concurrent calls do not mix. Streamed calls
+// (Request.OnText) return the Response a plain call would, hand OnText the
+// text in order however the body is cut, fail as provider errors when the
+// stream breaks, and keep to their stream limits (tests on the fake clock
+// of testing/synctest).
 //
 // It holds the suite and the Fake contract; the fakes themselves live in
 // llm/llmtest and the adapters in each provider's tests.
@@ -16,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"sync"
@@ -37,6 +42,14 @@ type Fake interface {
 	// Error queues an error answer of the wire format with status and
 	// message.
 	Error(status int, message string)
+	// Stream queues an answer with text, streamed as c says when the
+	// request asks for a stream.
+	Stream(text string, c llmtest.Chunking)
+	// RawStream queues a 200 text/event-stream answer whose body is body,
+	// cut as c says.
+	RawStream(body []byte, c llmtest.Chunking)
+	// Handler serves the fake in process (llmtest.InProcess).
+	Handler() http.Handler
 	// Count is how many requests reached the server.
 	Count() int
 	Close()
@@ -50,6 +63,9 @@ type Suite struct {
 	// New makes the provider under test against baseURL, with key and a
 	// per-call timeout (zero: the provider's default).
 	New func(baseURL, key string, timeout time.Duration) (llm.Provider, error)
+	// NewStreaming makes the provider under test with stream limits (zero
+	// fields: the defaults) and an HTTP client.
+	NewStreaming func(baseURL, key string, limits llm.StreamLimits, client *http.Client) (llm.Provider, error)
 }
 
 // Run runs the suite.
@@ -64,6 +80,13 @@ func Run(t *testing.T, s Suite) {
 		{"Canceled", testCanceled},
 		{"ConnectionRefused", testConnectionRefused},
 		{"Concurrent", testConcurrent},
+		{"StreamMatchesPlain", testStreamMatchesPlain},
+		{"StreamBroken", testStreamBroken},
+		{"StreamSlowAnswer", testStreamSlowAnswer},
+		{"StreamTimeouts", testStreamTimeouts},
+		{"StreamChain", testStreamChain},
+		{"StreamCassette", testStreamCassette},
+		{"StreamReusesConnections", testStreamReusesConnections},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, s) })
 	}
@@ -252,6 +275,12 @@ func (f openAIFake) Text(text string, delay time.Duration) {
 func (f openAIFake) Error(status int, message string) {
 	f.Enqueue(llmtest.HTTPReply{Status: status, ErrorMessage: message, ErrorCode: "error"})
 }
+func (f openAIFake) Stream(text string, c llmtest.Chunking) {
+	f.Enqueue(llmtest.HTTPReply{Content: text, Chunking: &c})
+}
+func (f openAIFake) RawStream(body []byte, c llmtest.Chunking) {
+	f.Enqueue(llmtest.HTTPReply{Body: body, Chunking: &c, Header: http.Header{"Content-Type": {"text/event-stream"}}})
+}
 
 // AnthropicFake is the Fake of the Anthropic Messages wire format.
 func AnthropicFake(t *testing.T, echo bool) Fake {
@@ -274,4 +303,10 @@ func (f anthropicFake) Text(text string, delay time.Duration) {
 }
 func (f anthropicFake) Error(status int, message string) {
 	f.Enqueue(llmtest.AnthropicReply{Status: status, ErrorMessage: message})
+}
+func (f anthropicFake) Stream(text string, c llmtest.Chunking) {
+	f.Enqueue(llmtest.AnthropicReply{Text: text, Chunking: &c})
+}
+func (f anthropicFake) RawStream(body []byte, c llmtest.Chunking) {
+	f.Enqueue(llmtest.AnthropicReply{Body: body, Chunking: &c, Header: http.Header{"Content-Type": {"text/event-stream"}}})
 }
