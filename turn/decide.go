@@ -133,11 +133,17 @@ func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.R
 	return resp, err
 }
 
-// callModel makes one call of model for turn s under the model timeout
-// and journals every attempt in the turn's record. Safe to call from a
-// tool's goroutine while the turn waits for the tool.
+// callModel makes one call of model for turn s and journals every attempt
+// in the turn's record. A plain call is bounded by the model timeout; a
+// streamed one only by the turn's deadline and the provider's stream
+// limits, which tell a slow model that is writing from a dead one (a long
+// answer watched as it arrives may take longer than the model timeout).
+// Safe to call from a tool's goroutine while the turn waits for the tool.
 func (e *Engine) callModel(ctx context.Context, s *state, model llm.Provider, req llm.Request) (llm.Response, error) {
-	cctx, cancel := context.WithTimeout(ctx, e.cfg.ModelTimeout)
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if req.OnText == nil {
+		cctx, cancel = context.WithTimeout(ctx, e.cfg.ModelTimeout)
+	}
 	defer cancel()
 	start := e.cfg.Now()
 	resp, err := model.Complete(cctx, req)

@@ -139,10 +139,11 @@ type Config struct {
 	// Sleep waits d, or until ctx ends (its error then); default a timer.
 	// Tests inject it, with Now, so waiting takes no time.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// ModelTimeout bounds one model request including the retries and
-	// fallbacks a provider chain may make inside it; each provider bounds
-	// its own calls (60 s by default for a plain call, a streamed one by
-	// its stream limits).
+	// ModelTimeout bounds one plain model request including the retries
+	// and fallbacks a provider chain may make inside it; each provider
+	// bounds its own calls (60 s by default for a plain call). A streamed
+	// request, whose answer someone watches arrive, is bounded by the
+	// turn's timeout and the provider's stream limits instead.
 	ModelTimeout time.Duration
 	MaxTokens    int
 	Temperature  float64
