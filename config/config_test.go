@@ -91,6 +91,8 @@ func TestParseErrorsCarryLines(t *testing.T) {
 		{"missing prompt file", "assistants:\n  desk: {prompt_file: no/such/prompt.md}\n", `assistants.desk.prompt_file: assistant prompt: open no/such/prompt.md`},
 		{"unset variable in a URL", "tools:\n  http:\n    - {name: pay, description: d, url: \"${PAYSIM_URL}/pay\", risk: read, input_schema: {type: object}}\n", `line 3: tools.http[0].url: environment variable PAYSIM_URL is empty or unset`},
 		{"negative limit", "assistants:\n  desk:\n    limits: {tool_calls: -1}\n", `line 3: assistants.desk.limits.tool_calls: must not be negative`},
+		{"unknown live context policy", "assistants:\n  desk:\n    live_context: sometimes\n", `assistants.desk.live_context: unknown policy "sometimes"`},
+		{"hand-off without a loop", "assistants:\n  desk:\n    hand_off: true\n", `assistants.desk.hand_off: the hand-off tool goes with mode loop`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

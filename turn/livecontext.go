@@ -12,8 +12,16 @@ import (
 
 // liveContext renders who is speaking and when, then the sections of every
 // context source. Sources run in parallel, each bounded by ContextTimeout;
-// a failed or slow source is left out and noted in the trace.
+// a failed or slow source is left out and noted in the trace. It is empty
+// when the assistant's policy leaves the live context out: always with
+// LiveContextOff, and by default when neither the case nor a source has
+// anything to say.
 func (e *Engine) liveContext(ctx context.Context, s *state) string {
+	policy := s.assistant.LiveContext
+	quiet := policy != LiveContextAlways && len(s.caseVals) == 0 // nothing to say without a source's lines
+	if policy == LiveContextOff || quiet && len(e.cfg.Context) == 0 {
+		return ""
+	}
 	id := s.in.Identity
 	local := s.now.In(s.loc)
 	var b strings.Builder
@@ -39,6 +47,7 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 	if len(sources) == 0 {
 		return b.String()
 	}
+	facts := b.Len()
 	caller := callerOf(s)
 	var one [1]sourceResult // the common single source: no goroutine, nothing allocated
 	results := one[:]
@@ -79,6 +88,9 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 			}
 		}
 		b.WriteString("</context_data>\n")
+	}
+	if quiet && b.Len() == facts {
+		return "" // no source had anything to say
 	}
 	return b.String()
 }
