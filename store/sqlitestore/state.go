@@ -47,11 +47,33 @@ func (s *Store) view(ctx context.Context, key chat.ConversationKey) (view, error
 	if v, ok := s.cache.known(key); ok {
 		return v, nil
 	}
+	if v, ok := s.absentView(key); ok {
+		return v, nil
+	}
 	if err := s.acquireConn(ctx); err != nil {
 		return view{}, err
 	}
 	defer s.releaseConn()
 	return s.known(key)
+}
+
+// absentView is the view of a conversation the file holds nothing of (a
+// chat's first message), known without the connection, so a new turn never
+// waits for another's commit to learn it; ok is false when something may
+// be stored. A Commit marks the index before it updates the cache, under
+// the cache's lock, so an empty entry put here is overwritten by that
+// Commit's, never the other way round.
+func (s *Store) absentView(key chat.ConversationKey) (view, bool) {
+	c := &s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.get(key) != nil || !s.convs.absent(key, s.now().UnixNano()) {
+		return view{}, false
+	}
+	e := c.put(key)
+	c.setMemory(e, nil, 0)
+	c.setPending(e, nil, 0)
+	return e.view(), true
 }
 
 // known returns key's view with both its memory and its pending action
