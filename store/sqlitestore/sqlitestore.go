@@ -157,7 +157,8 @@ type Store struct {
 	inbox          inbox
 	convs          conversations // which conversations have rows
 	cache          cache
-	group          group  // Commits waiting for the connection
+	group          group // Commits waiting for the connection
+	actionTenants  actionTenants
 	rows           []byte // a turn's calls as JSON (see rows.go), reused
 
 	locks locker
@@ -240,6 +241,9 @@ func (s *Store) init() error {
 		return err
 	}
 	if err := s.loadStored(ctx); err != nil {
+		return err
+	}
+	if err := s.loadActionTenants(ctx); err != nil {
 		return err
 	}
 	return s.loadConversations(ctx)

@@ -172,7 +172,9 @@ type poolStmts struct {
 	getLLMCalls  *sql.Stmt
 	getToolCalls *sql.Stmt
 
-	channelPending *sql.Stmt
+	channelPending      *sql.Stmt
+	listActions         *sql.Stmt
+	listActionsByStatus *sql.Stmt
 }
 
 func (p *poolStmts) defs() []stmtDef {
@@ -187,6 +189,10 @@ func (p *poolStmts) defs() []stmtDef {
 
 		{&p.channelPending, `SELECT id, order_key, accepted_at, payload FROM channel_inbox
 			WHERE channel = ?1 AND done = 0 ORDER BY seq LIMIT ?2`},
+		{&p.listActions, `SELECT body FROM actions WHERE tenant = ?1
+			ORDER BY created_at DESC, id DESC LIMIT ?2`},
+		{&p.listActionsByStatus, `SELECT body FROM actions WHERE tenant = ?1 AND status = ?2
+			ORDER BY created_at DESC, id DESC LIMIT ?3`},
 	}
 }
 
