@@ -8,9 +8,10 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// Group commit. Concurrent Commits queue their changes; whoever takes the
-// connection next commits everything queued in one transaction, while the
-// others wait for their turn's outcome. A SQLite commit costs mostly its
+// Group commit. Concurrent Commits, journal appends and execution records'
+// begins and finishes queue their changes; whoever takes the connection
+// next commits everything queued in one transaction, while the others wait
+// for their write's outcome. A SQLite commit costs mostly its
 // WAL frames — one per page changed — and concurrent turns change the same
 // pages (the newest leaves of the journal's tables and indexes), so a batch
 // of n turns writes far fewer than n times a turn's frames. Nobody waits to

@@ -135,9 +135,11 @@ func (o Options) withDefaults() Options {
 // cache stays warm across a turn's reads and writes (a pool connection
 // would re-read every page the last write changed), and none of our writes
 // ever waits on SQLite's file lock for another of ours. Each operation takes
-// microseconds, so serializing them costs less than it saves. Journal
-// reads, which can be large and are off the hot path, use the pool, as do
-// components sharing the file through DB.
+// microseconds, so serializing them costs less than it saves, and no turn
+// waits for it without need: writes queue for it together (group.go), a
+// conversation the file holds nothing of is known from memory, and the
+// lists of actions and journal reads, which can be large, use the pool, as
+// do components sharing the file through DB.
 type Store struct {
 	opts Options
 	now  func() time.Time
