@@ -62,6 +62,16 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 		wg.Wait()
 		results = all
 	}
+	writeSources(&b, sources, results)
+	if quiet && b.Len() == facts {
+		return "" // no source had anything to say
+	}
+	return b.String()
+}
+
+// writeSources renders what each source gave, in the sources' order: its
+// sections quoted as data, or that it is unavailable.
+func writeSources(b *strings.Builder, sources []tool.ContextSource, results []sourceResult) {
 	for i, r := range results {
 		sections := r.sections
 		if r.failed {
@@ -89,10 +99,6 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 		}
 		b.WriteString("</context_data>\n")
 	}
-	if quiet && b.Len() == facts {
-		return "" // no source had anything to say
-	}
-	return b.String()
 }
 
 // sourceResult is what one context source gave: its sections, or that it
