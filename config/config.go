@@ -277,6 +277,13 @@ type Assistant struct {
 	// calls and results until a final answer or a limit).
 	Mode   string          `yaml:"mode"`
 	Limits AssistantLimits `yaml:"limits"`
+	// HandOff offers a loop assistant's model the hand_off_to_human tool,
+	// to hand the case to a person with a reason (default off).
+	HandOff bool `yaml:"hand_off"`
+	// LiveContext is when requests carry the live context (the user, the
+	// local time, the case, the context sources): auto (default: when the
+	// case or a source has something to say), always, or off.
+	LiveContext string `yaml:"live_context"`
 	// Preflight are reads a loop assistant runs, in order, before the
 	// model sees the case (args: a JSON object; bound arguments are
 	// filled from the case).

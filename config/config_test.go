@@ -95,6 +95,8 @@ func TestParseErrorsCarryLines(t *testing.T) {
 		{"negative first-token timeout", "models:\n  - {name: a, kind: openai, model: m, api_key: k, first_token_timeout: -1s}\n", `line 2: models[0].first_token_timeout: duration "-1s" is negative`},
 		{"negative token rate", "models:\n  - name: a\n    kind: openai\n    model: m\n    api_key: k\n    min_token_rate: -3\n", `line 6: models[0].min_token_rate: must not be negative`},
 		{"bad stream flag", "models:\n  - name: a\n    kind: openai\n    model: m\n    stream: sometimes\n", `line 5`},
+		{"unknown live context policy", "assistants:\n  desk:\n    live_context: sometimes\n", `assistants.desk.live_context: unknown policy "sometimes"`},
+		{"hand-off without a loop", "assistants:\n  desk:\n    hand_off: true\n", `assistants.desk.hand_off: the hand-off tool goes with mode loop`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

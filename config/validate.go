@@ -105,6 +105,14 @@ func (v *validator) validate(c *Config) {
 				}
 			}
 		}
+		switch a.LiveContext {
+		case "", "auto", "always", "off":
+		default:
+			v.errorf(p+".live_context", "unknown policy %q (auto, always or off)", a.LiveContext)
+		}
+		if a.HandOff && a.Mode != "loop" {
+			v.errorf(p+".hand_off", "the hand-off tool goes with mode loop")
+		}
 		if a.Prompt != "" && a.PromptFile != "" {
 			v.errorf(p, "set prompt or prompt_file, not both")
 		} else if _, err := a.LoadPrompt(c.Dir); err != nil {

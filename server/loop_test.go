@@ -21,6 +21,7 @@ func TestLoopAssistantOverHTTP(t *testing.T) {
 assistants:
   desk:
     mode: loop
+    hand_off: true
     prompt: You keep the team's board in order.
     tools: [list_*, comment_task]
     limits: {same_call: 1}
@@ -60,7 +61,7 @@ tools:
 		t.Errorf("parallel_tool_calls = %v, want the API's default (allowed)", *reqs[0].ParallelToolCalls)
 	}
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
-	if last.Role != "tool" || last.ToolCallID != "call_1" || !strings.Contains(last.Content, `"observed_at"`) {
+	if last.Role != "tool" || last.ToolCallID != "call_1" || !strings.HasPrefix(last.Content, `{"status":"ok","data":`) {
 		t.Errorf("tool message = %+v", last)
 	}
 

@@ -391,6 +391,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 			}
 		}
 		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Preflight: preflight, Router: router,
+			HandOff: a.HandOff, LiveContext: turn.LiveContextPolicy(a.LiveContext),
 			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars, Receipts: a.Receipts,
 			Memory:    turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)},
 			Lifetimes: lifetimes(a.Lifetimes), Limits: turn.Limits{

@@ -38,7 +38,9 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 	for _, m := range history {
 		msgs = append(msgs, renderMessage(m, blockMarkerFor(s, m)))
 	}
-	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "<live_context>\n" + live + "</live_context>"})
+	if live != "" {
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "<live_context>\n" + live + "</live_context>"})
+	}
 	for _, m := range current {
 		msgs = append(msgs, renderMessage(m, blockMarkerFor(s, m)))
 	}

@@ -50,6 +50,14 @@ type Assistant struct {
 	// Mode is ModeSingle (default) or ModeLoop.
 	Mode   Mode
 	Limits Limits
+	// HandOff offers a loop assistant's model the server's
+	// hand_off_to_human tool, to hand the case to a person with a reason.
+	// Off by default; a task that reaches a limit is handed over either way.
+	HandOff bool
+	// LiveContext says when the request carries the live context (the
+	// user, the local time, the case, the context sources' sections).
+	// Default LiveContextAuto.
+	LiveContext LiveContextPolicy
 	// Preflight are reads a loop assistant's task runs first, in this
 	// order and before the model is asked, so the model starts from the
 	// case's facts (the payment and the subscription of the ticket).
@@ -79,6 +87,21 @@ type Assistant struct {
 	// waits for approvers (tool.Spec.Approve).
 	Receipts *bool
 }
+
+// LiveContextPolicy says when a turn's request carries the live context.
+type LiveContextPolicy string
+
+// Live context policies.
+const (
+	// LiveContextAuto: when the case or a context source has something to
+	// say (a source that fails says so). The default.
+	LiveContextAuto LiveContextPolicy = "auto"
+	// LiveContextAlways: on every turn, the user and the local time at
+	// least.
+	LiveContextAlways LiveContextPolicy = "always"
+	// LiveContextOff: never; the context sources are not asked.
+	LiveContextOff LiveContextPolicy = "off"
+)
 
 // Defaults of an interview assistant.
 const (
@@ -146,6 +169,16 @@ func checkAssistants(cfg *Config) error {
 			return fmt.Errorf("assistant %s: unknown mode %q", name, a.Mode)
 		}
 		a.Limits = a.Limits.withDefaults()
+		switch a.LiveContext {
+		case "":
+			a.LiveContext = LiveContextAuto
+		case LiveContextAuto, LiveContextAlways, LiveContextOff:
+		default:
+			return fmt.Errorf("assistant %s: unknown live context policy %q", name, a.LiveContext)
+		}
+		if a.HandOff && a.Mode != ModeLoop {
+			return fmt.Errorf("assistant %s: the hand-off tool needs mode loop", name)
+		}
 		if a.Mode == ModeInterview {
 			if a.MaxQuestions <= 0 {
 				a.MaxQuestions = DefaultMaxQuestions

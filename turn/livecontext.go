@@ -12,8 +12,16 @@ import (
 
 // liveContext renders who is speaking and when, then the sections of every
 // context source. Sources run in parallel, each bounded by ContextTimeout;
-// a failed or slow source is left out and noted in the trace.
+// a failed or slow source is left out and noted in the trace. It is empty
+// when the assistant's policy leaves the live context out: always with
+// LiveContextOff, and by default when neither the case nor a source has
+// anything to say.
 func (e *Engine) liveContext(ctx context.Context, s *state) string {
+	policy := s.assistant.LiveContext
+	quiet := policy != LiveContextAlways && len(s.caseVals) == 0 // nothing to say without a source's lines
+	if policy == LiveContextOff || quiet && len(e.cfg.Context) == 0 {
+		return ""
+	}
 	id := s.in.Identity
 	local := s.now.In(s.loc)
 	var b strings.Builder
@@ -39,6 +47,7 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 	if len(sources) == 0 {
 		return b.String()
 	}
+	facts := b.Len()
 	caller := callerOf(s)
 	var one [1]sourceResult // the common single source: no goroutine, nothing allocated
 	results := one[:]
@@ -53,6 +62,16 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 		wg.Wait()
 		results = all
 	}
+	writeSources(&b, sources, results)
+	if quiet && b.Len() == facts {
+		return "" // no source had anything to say
+	}
+	return b.String()
+}
+
+// writeSources renders what each source gave, in the sources' order: its
+// sections quoted as data, or that it is unavailable.
+func writeSources(b *strings.Builder, sources []tool.ContextSource, results []sourceResult) {
 	for i, r := range results {
 		sections := r.sections
 		if r.failed {
@@ -80,7 +99,6 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 		}
 		b.WriteString("</context_data>\n")
 	}
-	return b.String()
 }
 
 // sourceResult is what one context source gave: its sections, or that it

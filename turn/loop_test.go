@@ -204,14 +204,15 @@ func TestLoopAnswersFromToolResults(t *testing.T) {
 	for _, d := range first.Tools {
 		names = append(names, d.Name)
 	}
-	if strings.Join(names, ",") != "add_note,get_payment_status,get_subscription_status,search_support_policy,hand_off_to_human" {
-		t.Errorf("tools offered = %v, want the assistant's four (never create_refund) and the hand-off", names)
+	if strings.Join(names, ",") != "add_note,get_payment_status,get_subscription_status,search_support_policy" {
+		t.Errorf("tools offered = %v, want the assistant's four (never create_refund), no hand-off it was not given", names)
 	}
 	if !first.ParallelToolCalls {
 		t.Error("parallel calls not allowed")
 	}
-	// The second: the calls and their results, matched by ID, as data
-	// with source and observed_at.
+	// The second: the calls and their results, matched by ID, as data:
+	// the call names the tool; a local tool's fresh result states no
+	// source or time of its own.
 	if err := llm.CheckMessages(reqs[1].Messages); err != nil {
 		t.Errorf("second request's transcript: %v", err)
 	}
@@ -220,14 +221,16 @@ func TestLoopAnswersFromToolResults(t *testing.T) {
 		t.Fatalf("transcript tail = %+v", tail)
 	}
 	var res struct {
-		Tool       string          `json:"tool"`
-		Source     string          `json:"source"`
-		ObservedAt string          `json:"observed_at"`
+		Source     *string         `json:"source"`
+		ObservedAt *string         `json:"observed_at"`
 		Status     string          `json:"status"`
 		Data       json.RawMessage `json:"data"`
 	}
-	if err := json.Unmarshal([]byte(tail[1].Content), &res); err != nil || res.Tool != "get_payment_status" || res.Source == "" || res.ObservedAt == "" || res.Status != "ok" || !strings.Contains(string(res.Data), "990") {
+	if err := json.Unmarshal([]byte(tail[1].Content), &res); err != nil || res.Source != nil || res.ObservedAt != nil || res.Status != "ok" || !strings.Contains(string(res.Data), "990") {
 		t.Errorf("tool message = %s (%v)", tail[1].Content, err)
+	}
+	if c := tail[0].ToolCalls[0]; c.ID != "c1" || c.Name != "get_payment_status" {
+		t.Errorf("the result's call = %+v", c)
 	}
 }
 
@@ -602,7 +605,7 @@ func TestPreflightConfig(t *testing.T) {
 // task ends as needs_review with its reason, nothing else of that answer
 // runs.
 func TestLoopModelHandsOff(t *testing.T) {
-	b := newLoopBench(t, turn.Assistant{})
+	b := newLoopBench(t, turn.Assistant{HandOff: true})
 	b.model.Push(
 		llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
 		llmtest.ToolCalls("Checking the refund rules.", call("b", "hand_off_to_human", `{"reason":"no payment record for this customer"}`), call("c", "add_note", `{"text":"x"}`)),
@@ -613,6 +616,33 @@ func TestLoopModelHandsOff(t *testing.T) {
 	}
 	if b.ran("add_note") != 0 || !strings.Contains(out.Say, "colleague") {
 		t.Errorf("runs %v, reply %q", b.runs, out.Say)
+	}
+}
+
+// Without HandOff the hand-off tool is neither offered nor honoured: a
+// call of it is refused like any tool the assistant does not have, and
+// the task goes on.
+func TestLoopHandOffOnlyWhereGiven(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{})
+	b.model.Push(
+		llmtest.ToolCalls("", call("b", "hand_off_to_human", `{"reason":"bored"}`)),
+		llmtest.ToolCalls("Done."),
+	)
+	out, tv := b.send("Where is my money?")
+	if tv.Status == string(turn.StatusNeedsReview) || out.Say != "Done." {
+		t.Fatalf("status %s, review %+v, reply %q", tv.Status, tv.Review, out.Say)
+	}
+	reqs := b.model.Requests()
+	for _, d := range reqs[0].Tools {
+		if d.Name == "hand_off_to_human" {
+			t.Error("the hand-off tool was offered")
+		}
+	}
+	if sys := reqs[0].Messages[0].Content; strings.Contains(sys, "hand_off_to_human") {
+		t.Errorf("the prompt names the hand-off:\n%s", sys)
+	}
+	if last := reqs[1].Messages[len(reqs[1].Messages)-1]; !strings.Contains(last.Content, "not_available") {
+		t.Errorf("the refused call was answered %q", last.Content)
 	}
 }
 

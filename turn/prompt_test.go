@@ -31,7 +31,7 @@ func TestSinglePromptFollowsTheProtocol(t *testing.T) {
 	}
 	tools := model.Requests()[0]
 	sys := tools.Messages[0].Content
-	if strings.Contains(sys, `"say"`) || strings.Contains(sys, "args schema") || !strings.Contains(sys, "call exactly one of the tools") || len(tools.Tools) == 0 {
+	if strings.Contains(sys, `"say"`) || strings.Contains(sys, "args schema") || !strings.Contains(sys, "Call one tool") || len(tools.Tools) == 0 {
 		t.Errorf("tools-protocol prompt:\n%s", sys)
 	}
 

@@ -273,6 +273,49 @@ func TestLiveContextOfSeveralSources(t *testing.T) {
 	}
 }
 
+// quietSource is a live-context source with nothing to say.
+type quietSource struct{}
+
+func (quietSource) Name() string { return "calendar" }
+func (quietSource) LiveContext(context.Context, tool.Caller, time.Time) ([]tool.ContextSection, error) {
+	return nil, nil
+}
+
+// The live context goes in by the assistant's policy: by default only when
+// a source (or the case) has something to say, always on request, never
+// when off — and then no source is asked.
+func TestLiveContextPolicy(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		policy  LiveContextPolicy
+		sources []tool.ContextSource
+		caseSet bool
+		want    string // a part of the block; "" for none
+		asked   int
+	}{
+		{"auto, no sources", "", nil, false, "", 0},
+		{"auto, a quiet source", LiveContextAuto, []tool.ContextSource{quietSource{}}, false, "", 1},
+		{"auto, a source with lines", LiveContextAuto, []tool.ContextSource{quietSource{}, boardSource{}}, false, "Open cards", 2},
+		{"auto, a failed source", LiveContextAuto, []tool.ContextSource{failingSource{}}, false, "crm: unavailable", 1},
+		{"auto, the case", LiveContextAuto, nil, true, "ticket_id=T-1", 0},
+		{"always, no sources", LiveContextAlways, nil, false, "Local time: ", 0},
+		{"off, a source with lines", LiveContextOff, []tool.ContextSource{boardSource{}}, true, "", 0},
+	} {
+		e := &Engine{cfg: Config{Context: tt.sources, ContextTimeout: time.Second, Now: time.Now}}
+		s := &state{loc: time.UTC, now: time.Now(), assistant: Assistant{LiveContext: tt.policy}}
+		if tt.caseSet {
+			s.caseVals = map[string]string{"ticket_id": "T-1"}
+		}
+		got := e.liveContext(context.Background(), s)
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("%s: live context %q, want %q", tt.name, got, tt.want)
+		}
+		if len(s.trace.Context) != tt.asked {
+			t.Errorf("%s: %d sources asked, want %d", tt.name, len(s.trace.Context), tt.asked)
+		}
+	}
+}
+
 // A step's name is "step:detail", also for details the cache does not
 // keep (too long), and the same name each time.
 func TestStepNames(t *testing.T) {

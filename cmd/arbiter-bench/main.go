@@ -4,8 +4,11 @@
 // same run: message over loopback HTTP -> fake OpenAI-compatible model ->
 // read tool on the task board -> reply (single); and the agent turn of a
 // loop assistant, model -> tool -> model over native tool calling, against
-// a baseline making the same two calls (loop). Each is measured with one
-// session at a time and with 64 at once.
+// a baseline making the same two calls (loop); and the engine as a library
+// (server.Build, Engine.HandleTurn in process, no HTTP API) on a loop turn
+// whose tool is a write, model -> create_task -> model, against a baseline
+// making the same two calls in process (library). Each is measured with
+// one session at a time and with 64 at once.
 //
 // The fake model runs in a child process (this program, started with
 // -serve-model), so the CPU and allocations counted — this process's —
@@ -14,11 +17,12 @@
 // engine turns alternate so machine noise hits both alike. The last line
 // printed is
 //
-//	single_ratio=… loop_ratio=… single_ratio_64=… loop_ratio_64=… scaling_64=… allocs_single=… allocs_loop=…
+//	single_ratio=… loop_ratio=… single_ratio_64=… loop_ratio_64=… scaling_64=… allocs_single=… allocs_loop=… … library_ratio=… library_ratio_64=… library_scaling_64=… …
 //
 // ratios being the engine's CPU per turn over the baseline's (one session;
 // _64: 64 sessions), scaling_64 the engine's single turns per second at 64
-// sessions over those at one, allocs the engine's allocations per turn.
+// sessions over those at one (library_scaling_64 the library turns'),
+// allocs the engine's allocations per turn.
 //
 // The fake model answers at once unless -model-latency says otherwise:
 // with no latency to hide, a one-session turn keeps a core busy, so what
@@ -42,6 +46,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/bench"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
 )
 
 // sessionCounts are the rows' numbers of sessions at once.
@@ -54,13 +59,13 @@ func main() {
 	redisURL := flag.String("redis", "redis://127.0.0.1:6379/0", "Redis for -stores")
 	pgURL := flag.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable&connect_timeout=5", "PostgreSQL for -stores (empty: leave it out)")
 	retention := flag.Int("retention", 0, "compare turn latency with and without pruning a journal of this many old turns")
-	serveModel := flag.String("serve-model", "", "serve the fake model (single or loop) until stdin ends; the benchmark starts this itself")
+	serveModel := flag.String("serve-model", "", "serve the fake model (single, loop or write) until stdin ends; the benchmark starts this itself")
 	modelLatency := flag.Duration("model-latency", 0, "how long the fake model takes to answer each request (0: at once)")
 	flag.Parse()
 	var err error
 	switch {
 	case *serveModel != "":
-		err = bench.ServeModel(*serveModel == "loop", *modelLatency, os.Stdin, os.Stdout)
+		err = bench.ServeModel(bench.ModelKind(*serveModel), *modelLatency, os.Stdin, os.Stdout)
 	case *stores:
 		err = compareStores(*redisURL, *pgURL)
 	case *retention > 0:
@@ -105,7 +110,7 @@ func run(turns, rounds int, latency time.Duration) error {
 	}
 	defer os.RemoveAll(dir)
 	var rows []row
-	for _, kind := range []string{"single", "loop"} {
+	for _, kind := range []string{"single", "loop", "library"} {
 		r, err := compare(kind, filepath.Join(dir, kind), turns, rounds, latency)
 		if err != nil {
 			return err
@@ -125,13 +130,17 @@ func run(turns, rounds int, latency time.Duration) error {
 				side.t.turns, side.t.cpuPerTurn()/1e3, side.t.allocs/uint64(side.t.turns), side.t.perSecond(), tx)
 		}
 	}
-	single1, single64, loop1, loop64 := rows[0], rows[1], rows[2], rows[3]
-	// Two figures close the line: what 64 sessions gain the baseline on
-	// this machine at all, and how many writes share a transaction then.
-	fmt.Printf("single_ratio=%.2f loop_ratio=%.2f single_ratio_64=%.2f loop_ratio_64=%.2f scaling_64=%.2f allocs_single=%d allocs_loop=%d baseline_scaling_64=%.2f writes_per_transaction_64=%.1f\n",
+	single1, single64, loop1, loop64, lib1, lib64 := rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]
+	// Two figures close the HTTP rows' part: what 64 sessions gain the
+	// baseline on this machine at all, and how many writes share a
+	// transaction then. The library rows' part follows.
+	fmt.Printf("single_ratio=%.2f loop_ratio=%.2f single_ratio_64=%.2f loop_ratio_64=%.2f scaling_64=%.2f allocs_single=%d allocs_loop=%d baseline_scaling_64=%.2f writes_per_transaction_64=%.1f",
 		single1.ratio(), loop1.ratio(), single64.ratio(), loop64.ratio(), single64.eng.perSecond()/single1.eng.perSecond(),
 		single1.eng.allocs/uint64(single1.eng.turns), loop1.eng.allocs/uint64(loop1.eng.turns),
 		single64.base.perSecond()/single1.base.perSecond(), single64.eng.writesPerTx())
+	fmt.Printf(" library_ratio=%.2f library_ratio_64=%.2f library_scaling_64=%.2f library_baseline_scaling_64=%.2f allocs_library=%d library_writes_per_transaction_64=%.1f\n",
+		lib1.ratio(), lib64.ratio(), lib64.eng.perSecond()/lib1.eng.perSecond(), lib64.base.perSecond()/lib1.base.perSecond(),
+		lib1.eng.allocs/uint64(lib1.eng.turns), lib64.eng.writesPerTx())
 	return nil
 }
 
@@ -146,15 +155,17 @@ func compare(kind, dir string, turns, rounds int, latency time.Duration) ([]row,
 	if err != nil {
 		return nil, err
 	}
-	loop := kind == "loop"
-	modelArgs := []string{"-serve-model", kind, "-model-latency", latency.String()}
+	modelKind := bench.ModelKind(kind)
+	if kind == "library" {
+		modelKind = bench.ModelWrite
+	}
+	modelArgs := []string{"-serve-model", string(modelKind), "-model-latency", latency.String()}
 	model, err := bench.StartModel(exe, modelArgs...)
 	if err != nil {
 		return nil, err
 	}
-	engine, err := bench.NewEngineWith(dir, loop, model)
+	engine, err := newEngine(kind, dir, model)
 	if err != nil {
-		model.Close()
 		return nil, err
 	}
 	defer engine.Close()
@@ -173,10 +184,7 @@ func compare(kind, dir string, turns, rounds int, latency time.Duration) ([]row,
 	if err != nil {
 		return nil, err
 	}
-	baseline := bench.NewBaselineWith(like, baseModel)
-	if loop {
-		baseline = bench.NewLoopBaselineWith(like, baseModel)
-	}
+	baseline := newBaseline(kind, like, baseModel)
 	defer baseline.Close()
 	for i := range 4 * bench.Conversations {
 		if err := baseline.Turn(i); err != nil {
@@ -201,6 +209,37 @@ func compare(kind, dir string, turns, rounds int, latency time.Duration) ([]row,
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// engine is a workload of the engine that records its model's requests.
+type engine interface {
+	bench.Workload
+	LastRequest() (*llmtest.ChatRequest, error)
+}
+
+// newEngine is the engine of a kind of turn: over the HTTP API (single,
+// loop), or as a library (library); it closes model.
+func newEngine(kind, dir string, model bench.Model) (engine, error) {
+	if kind == "library" {
+		return bench.NewLibrary(dir, model)
+	}
+	e, err := bench.NewEngineWith(dir, kind == "loop", model)
+	if err != nil {
+		model.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// newBaseline is the baseline of a kind of turn, sending what like holds.
+func newBaseline(kind string, like *llmtest.ChatRequest, model bench.Model) bench.Workload {
+	switch kind {
+	case "loop":
+		return bench.NewLoopBaselineWith(like, model)
+	case "library":
+		return bench.NewLibraryBaseline(like, model)
+	}
+	return bench.NewBaselineWith(like, model)
 }
 
 // measure runs n turns from `sessions` clients at once, each its own

@@ -45,11 +45,26 @@ type Workload interface {
 	Close()
 }
 
-// modelServer is the fake model: a decision to list my tasks, or in a
-// loop a call of list_my_tasks and, once its result is back, the answer,
+// ModelKind is which turn the fake model plays.
+type ModelKind string
+
+// Model kinds.
+const (
+	ModelSingle ModelKind = "single" // a decision to list my tasks
+	ModelLoop   ModelKind = "loop"   // a call of list_my_tasks, then the answer
+	ModelWrite  ModelKind = "write"  // a call of create_task, then the answer
+)
+
+// modelServer is the fake model of kind: a decision to list my tasks, or
+// in a loop a call of a tool and, once its result is back, the answer,
 // each after latency (none by default: the model then costs the least
 // wall time it can). capture sees each turn's first request.
-func modelServer(capture func(*llmtest.ChatRequest), loop bool, latency time.Duration) *llmtest.Server {
+func modelServer(capture func(*llmtest.ChatRequest), kind ModelKind, latency time.Duration) *llmtest.Server {
+	loop := kind != ModelSingle
+	first := llmtest.WireToolCall{ID: "call_1", Name: "list_my_tasks", Arguments: "{}"}
+	if kind == ModelWrite {
+		first = llmtest.WireToolCall{ID: "call_1", Name: writeTool, Arguments: writeArgs}
+	}
 	usage := &llmtest.WireUsage{PromptTokens: 900, CompletionTokens: 40, TotalTokens: 940}
 	return llmtest.NewServer(llmtest.ServerConfig{
 		SkipRecording: true,
@@ -64,7 +79,7 @@ func modelServer(capture func(*llmtest.ChatRequest), loop bool, latency time.Dur
 				capture(r)
 			}
 			if loop {
-				return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "call_1", Name: "list_my_tasks", Arguments: "{}"}}, Usage: usage}
+				return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{first}, Usage: usage}
 			}
 			return llmtest.HTTPReply{Content: decision, Usage: usage}
 		},
@@ -95,7 +110,7 @@ func NewEngine(dir string) (*Engine, error) {
 // NewLoopEngine is NewEngine with a loop assistant over native tool
 // calling: a turn is model → list_my_tasks → model.
 func NewLoopEngine(dir string) (*Engine, error) {
-	return newEngine(dir, sqliteStore(dir), server.Builtin(), true, newInProcess(true))
+	return newEngine(dir, sqliteStore(dir), server.Builtin(), true, newInProcess(ModelLoop))
 }
 
 // NewEngineWith is NewEngine (or NewLoopEngine when loop) calling model,
@@ -115,7 +130,7 @@ func NewEngineOn(dir, storeYAML, journalYAML string, kinds server.Kinds) (*Engin
 	if journalYAML == "" {
 		journalYAML = fmt.Sprintf(`{kind: sqlite, path: %q}`, filepath.Join(dir, "journal.db"))
 	}
-	return newEngineJournal(dir, storeYAML, journalYAML, kinds, false, newInProcess(false))
+	return newEngineJournal(dir, storeYAML, journalYAML, kinds, false, newInProcess(ModelSingle))
 }
 
 // Transactions returns how many writes (commits and journal appends) the
@@ -278,7 +293,7 @@ type baselineCard struct {
 // replaced by the incoming text) and the same response format, so both put
 // the same bytes on the wire.
 func NewBaseline(like *llmtest.ChatRequest) *Baseline {
-	return NewBaselineWith(like, newInProcess(false))
+	return NewBaselineWith(like, newInProcess(ModelSingle))
 }
 
 // NewBaselineWith is NewBaseline calling model, which the baseline closes.

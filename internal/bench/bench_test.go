@@ -84,10 +84,58 @@ func BenchmarkBaselineTurn(b *testing.B) {
 	}
 }
 
+// BenchmarkLibraryTurn64 is the library turn (the engine in process, a
+// write tool) from Conversations goroutines at once.
+func BenchmarkLibraryTurn64(b *testing.B) {
+	l, err := NewLibrary(b.TempDir(), newInProcess(ModelWrite))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Turn(0); err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(max(1, Conversations/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := l.Turn(0); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// The library baseline runs the same write turn as the library engine.
+func TestLibraryTurns(t *testing.T) {
+	l, err := NewLibrary(t.TempDir(), newInProcess(ModelWrite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Turn(0); err != nil {
+		t.Fatal(err)
+	}
+	like, err := l.LastRequest()
+	if err != nil || like == nil {
+		t.Fatalf("no request recorded: %v", err)
+	}
+	base := NewLibraryBaseline(like, newInProcess(ModelWrite))
+	defer base.Close()
+	if err := base.Turn(0); err != nil {
+		t.Fatal(err)
+	}
+	if w, txs := l.Transactions(); w < 3 || txs == 0 {
+		t.Errorf("the write turn made %d writes in %d transactions: no execution record?", w, txs)
+	}
+}
+
 // The fake model keeps a latency it is given: no answer comes sooner.
 func TestModelLatency(t *testing.T) {
 	const latency = 30 * time.Millisecond
-	m := newInProcessWith(false, latency)
+	m := newInProcessWith(ModelSingle, latency)
 	defer m.Close()
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
 	start := time.Now()

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -19,7 +20,7 @@ const loopAnswer = "У вас 5 открытых задач."
 // result → reply. like is the first model request of a loop engine's
 // turn; the baseline sends the same messages and tools.
 func NewLoopBaseline(like *llmtest.ChatRequest) *Baseline {
-	return NewLoopBaselineWith(like, newInProcess(true))
+	return NewLoopBaselineWith(like, newInProcess(ModelLoop))
 }
 
 // NewLoopBaselineWith is NewLoopBaseline calling model, which the baseline
@@ -76,7 +77,7 @@ func (b *Baseline) serveLoop(w http.ResponseWriter, r *http.Request) {
 	} else {
 		req.Messages = append(req.Messages, loopMessage{Role: "user", Content: &in.Text})
 	}
-	first, err := b.complete(r, &req)
+	first, err := b.complete(r.Context(), &req)
 	if err != nil || len(first.ToolCalls) != 1 || first.ToolCalls[0].Function.Name != "list_my_tasks" {
 		http.Error(w, "unexpected model answer", http.StatusBadGateway)
 		return
@@ -88,7 +89,7 @@ func (b *Baseline) serveLoop(w http.ResponseWriter, r *http.Request) {
 	req.Messages = append(req.Messages,
 		loopMessage{Role: "assistant", ToolCalls: calls},
 		loopMessage{Role: "tool", ToolCallID: first.ToolCalls[0].ID, Content: &result})
-	final, err := b.complete(r, &req)
+	final, err := b.complete(r.Context(), &req)
 	if err != nil || final.Content == nil {
 		http.Error(w, "unexpected model answer", http.StatusBadGateway)
 		return
@@ -97,9 +98,9 @@ func (b *Baseline) serveLoop(w http.ResponseWriter, r *http.Request) {
 }
 
 // complete makes one model call of the loop and returns its message.
-func (b *Baseline) complete(r *http.Request, req *loopRequest) (modelMessage, error) {
+func (b *Baseline) complete(ctx context.Context, req *loopRequest) (modelMessage, error) {
 	body, _ := json.Marshal(req)
-	mreq, _ := http.NewRequestWithContext(r.Context(), "POST", b.model.URL()+"/chat/completions", bytes.NewReader(body))
+	mreq, _ := http.NewRequestWithContext(ctx, "POST", b.model.URL()+"/chat/completions", bytes.NewReader(body))
 	mreq.Header.Set("Content-Type", "application/json")
 	mresp, err := b.client.Do(mreq)
 	if err != nil {

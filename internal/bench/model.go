@@ -33,12 +33,12 @@ type inProcess struct {
 	last atomic.Pointer[llmtest.ChatRequest]
 }
 
-func newInProcess(loop bool) *inProcess { return newInProcessWith(loop, 0) }
+func newInProcess(kind ModelKind) *inProcess { return newInProcessWith(kind, 0) }
 
 // newInProcessWith is newInProcess answering each request after latency.
-func newInProcessWith(loop bool, latency time.Duration) *inProcess {
+func newInProcessWith(kind ModelKind, latency time.Duration) *inProcess {
 	m := &inProcess{}
-	m.srv = modelServer(func(r *llmtest.ChatRequest) { m.last.Store(r) }, loop, latency)
+	m.srv = modelServer(func(r *llmtest.ChatRequest) { m.last.Store(r) }, kind, latency)
 	return m
 }
 
@@ -48,12 +48,17 @@ func (m *inProcess) LastRequest() (*llmtest.ChatRequest, error) {
 }
 func (m *inProcess) Close() { m.srv.Close() }
 
-// ServeModel is the child's side of StartModel: the fake model (a loop's
-// when loop), answering each request after latency, and, on a second
-// address, GET /last with its newest first request; it prints "<model
-// URL> <last URL>" on out and serves until in ends.
-func ServeModel(loop bool, latency time.Duration, in io.Reader, out io.Writer) error {
-	m := newInProcessWith(loop, latency)
+// ServeModel is the child's side of StartModel: the fake model of kind,
+// answering each request after latency, and, on a second address, GET
+// /last with its newest first request; it prints "<model URL> <last URL>"
+// on out and serves until in ends.
+func ServeModel(kind ModelKind, latency time.Duration, in io.Reader, out io.Writer) error {
+	switch kind {
+	case ModelSingle, ModelLoop, ModelWrite:
+	default:
+		return fmt.Errorf("unknown fake model %q (single, loop or write)", kind)
+	}
+	m := newInProcessWith(kind, latency)
 	defer m.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -6,14 +6,58 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/arbiterhq/arbiter/store"
 )
 
 // Actions waiting for approval are few and decided by people, so their
-// queries are not prepared ahead like the turn's.
+// writes are not prepared ahead like the turn's. Their lists are read on
+// the pool, with prepared statements, since a turn whose reply says an
+// action is done asks whether one of the conversation is still open; and
+// a tenant that never had an action is answered from memory.
 
 var _ store.Actions = (*Store)(nil)
+
+// actionTenants are the tenants with actions in the file: loaded at Open,
+// marked by PutAction before its insert (actions are never deleted), so a
+// tenant missing here has none.
+type actionTenants struct {
+	mu sync.RWMutex
+	m  map[string]bool
+}
+
+func (t *actionTenants) mark(tenant string) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = map[string]bool{}
+	}
+	t.m[tenant] = true
+	t.mu.Unlock()
+}
+
+func (t *actionTenants) has(tenant string) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.m[tenant]
+}
+
+// loadActionTenants indexes the tenants with actions. Called by Open.
+func (s *Store) loadActionTenants(ctx context.Context) error {
+	rows, err := s.conn.QueryContext(ctx, `SELECT DISTINCT tenant FROM actions`)
+	if err != nil {
+		return fmt.Errorf("load actions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tenant string
+		if err := rows.Scan(&tenant); err != nil {
+			return fmt.Errorf("load actions: %w", err)
+		}
+		s.actionTenants.mark(tenant)
+	}
+	return rows.Err()
+}
 
 // PutAction stores a new action; an existing id is an error.
 func (s *Store) PutAction(ctx context.Context, a store.Action) error {
@@ -25,6 +69,7 @@ func (s *Store) PutAction(ctx context.Context, a store.Action) error {
 		return s.fail("put action", a.ID, err)
 	}
 	defer s.releaseConn()
+	s.actionTenants.mark(a.Tenant)
 	_, err = s.conn.ExecContext(noCancel, `INSERT INTO actions (tenant, id, status, created_at, body) VALUES (?, ?, ?, ?, ?)`,
 		a.Tenant, a.ID, a.Status, unixNano(a.CreatedAt), string(body))
 	if err != nil {
@@ -64,15 +109,22 @@ func (s *Store) ListActions(ctx context.Context, tenant, status string, limit in
 	if limit <= 0 {
 		limit = 50
 	}
-	if err := s.acquireConn(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, s.fail("list actions", tenant, err)
 	}
-	defer s.releaseConn()
-	query, args := `SELECT body FROM actions WHERE tenant = ? ORDER BY created_at DESC, id DESC LIMIT ?`, []any{tenant, limit}
-	if status != "" {
-		query, args = `SELECT body FROM actions WHERE tenant = ? AND status = ? ORDER BY created_at DESC, id DESC LIMIT ?`, []any{tenant, status, limit}
+	if s.closed.Load() {
+		return nil, s.fail("list actions", tenant, store.ErrUnavailable)
 	}
-	rows, err := s.conn.QueryContext(noCancel, query, args...)
+	if !s.actionTenants.has(tenant) {
+		return nil, nil
+	}
+	var rows *sql.Rows
+	var err error
+	if status == "" {
+		rows, err = s.pool.listActions.QueryContext(noCancel, tenant, limit)
+	} else {
+		rows, err = s.pool.listActionsByStatus.QueryContext(noCancel, tenant, status, limit)
+	}
 	if err != nil {
 		return nil, s.fail("list actions", tenant, err)
 	}

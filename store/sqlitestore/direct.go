@@ -29,6 +29,9 @@ type commitStmts struct {
 	turnInsert    driver.Stmt
 	llmInsert     driver.Stmt
 	toolInsert    driver.Stmt
+	execInsert    driver.Stmt
+	execFinish    driver.Stmt
+	inboxClaim    driver.Stmt
 
 	args []driver.NamedValue // reused by every exec
 }
@@ -49,6 +52,9 @@ func (c *commitStmts) defs() []driverStmtDef {
 		{&c.turnInsert, sqlTurnInsert},
 		{&c.llmInsert, sqlLLMInsert},
 		{&c.toolInsert, sqlToolInsert},
+		{&c.execInsert, sqlExecInsert},
+		{&c.execFinish, sqlExecFinish},
+		{&c.inboxClaim, sqlInboxClaim},
 	}
 }
 

@@ -8,9 +8,10 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// Group commit. Concurrent Commits queue their changes; whoever takes the
-// connection next commits everything queued in one transaction, while the
-// others wait for their turn's outcome. A SQLite commit costs mostly its
+// Group commit. Concurrent Commits, journal appends and execution records'
+// begins and finishes queue their changes; whoever takes the connection
+// next commits everything queued in one transaction, while the others wait
+// for their write's outcome. A SQLite commit costs mostly its
 // WAL frames — one per page changed — and concurrent turns change the same
 // pages (the newest leaves of the journal's tables and indexes), so a batch
 // of n turns writes far fewer than n times a turn's frames. Nobody waits to
@@ -20,17 +21,43 @@ import (
 // fails is rolled back and its commits retried one transaction each, so one
 // turn's failure (a stale fence) never takes another's with it.
 
-// queued is one Commit waiting in the group.
+// queuedOp is what a queued write is.
+type queuedOp uint8
+
+const (
+	opCommit queuedOp = iota // a turn's Commit
+	opBegin                  // BeginExecution's record
+	opFinish                 // FinishExecution's completion
+)
+
+// queued is one write waiting in the group: a Commit, or an execution
+// record's begin or finish, which share the turns' transactions instead of
+// taking one each.
 type queued struct {
-	c   store.Commit // a copy: the caller's Commit stays on its stack
-	w   written
-	err error
+	op    queuedOp
+	c     store.Commit          // opCommit: a copy, the caller's stays on its stack
+	rec   store.ExecutionRecord // opBegin, opFinish
+	w     written
+	fresh bool // opBegin: the record was new
+	err   error
 	// done receives once the commit was handled by another caller's batch;
 	// buffered, so the batch never blocks on it.
 	done chan struct{}
 }
 
 var queuedPool = sync.Pool{New: func() any { return &queued{done: make(chan struct{}, 1)} }}
+
+func newQueued(op queuedOp) *queued {
+	q := queuedPool.Get().(*queued)
+	q.op = op
+	return q
+}
+
+// free returns q to the pool once its caller read its outcome.
+func (q *queued) free() {
+	q.c, q.rec, q.w, q.fresh, q.err = store.Commit{}, store.ExecutionRecord{}, written{}, false, nil
+	queuedPool.Put(q)
+}
 
 // group is the queue of Commits waiting for the connection.
 type group struct {
@@ -103,17 +130,12 @@ func (g *group) withdraw(q *queued) bool {
 	return false
 }
 
-// groupCommit queues c and returns once the batch holding it is durable,
-// with its outcome. Waiting honours ctx and the closing store only while c is
-// still queued: a batch that took it runs to its end.
-func (s *Store) groupCommit(ctx context.Context, c *store.Commit) error {
-	mine := queuedPool.Get().(*queued)
-	mine.c = *c
+// groupCommit queues mine and returns once the batch holding it is
+// durable, with its outcome (also left in mine). Waiting honours ctx and
+// the closing store only while mine is still queued: a batch that took it
+// runs to its end.
+func (s *Store) groupCommit(ctx context.Context, mine *queued) error {
 	s.group.push(mine)
-	defer func() {
-		mine.c, mine.w, mine.err = store.Commit{}, written{}, nil
-		queuedPool.Put(mine)
-	}()
 	for {
 		select {
 		case <-mine.done:
@@ -162,10 +184,10 @@ func (s *Store) runBatch(mine *queued) {
 			return err
 		}
 		if len(batch) == 1 {
-			batch[0].w, batch[0].err = s.commitTx(&batch[0].c, now)
+			batch[0].err = s.commitTx(batch[0], now)
 		} else if err := s.commitBatch(batch, now); err != nil {
 			for _, q := range batch {
-				q.w, q.err = s.commitTx(&q.c, now)
+				q.err = s.commitTx(q, now)
 			}
 			txs += len(batch)
 		}
@@ -178,7 +200,7 @@ func (s *Store) runBatch(mine *queued) {
 	}
 	s.group.count(len(batch), txs)
 	for _, q := range batch {
-		if q.err == nil {
+		if q.err == nil && q.op == opCommit {
 			s.committed(&q.c, q.w)
 		}
 	}
@@ -204,7 +226,7 @@ func (s *Store) commitBatch(batch []*queued, now time.Time) (err error) {
 		}
 	}()
 	for _, b := range batch {
-		if b.w, err = s.apply(&b.c, now); err != nil {
+		if err = s.applyQueued(b, now); err != nil {
 			return err
 		}
 	}

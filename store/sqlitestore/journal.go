@@ -18,7 +18,11 @@ func (s *Store) AppendTurn(ctx context.Context, rec store.TurnRecord) error {
 	if err := ctx.Err(); err != nil {
 		return s.fail("append turn", rec.TurnID, err)
 	}
-	if err := s.groupCommit(ctx, &store.Commit{Turn: &rec}); err != nil {
+	mine := newQueued(opCommit)
+	mine.c.Turn = &rec
+	err := s.groupCommit(ctx, mine)
+	mine.free()
+	if err != nil {
 		return s.fail("append turn", rec.TurnID, err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"sync"
 
 	"github.com/arbiterhq/arbiter/chat"
 )
@@ -14,9 +15,12 @@ import (
 // tables). A conversation it does not hold — every first message of a chat
 // — is known to have neither without a query. A hash collision only costs
 // the query, and a stored conversation is never missing, so nothing stored
-// is overlooked. Guarded by the store's connection semaphore.
+// is overlooked. Changed only holding the store's connection; its own lock
+// lets a turn's first read learn that a conversation is new without
+// waiting for the connection (see Store.absentView).
 type conversations struct {
 	seed   maphash.Seed
+	mu     sync.RWMutex
 	stored map[uint64]int64 // hash -> the latest expires_at / delete_after under it
 }
 
@@ -39,17 +43,24 @@ func (c *conversations) hash(key chat.ConversationKey) uint64 {
 
 func (c *conversations) mark(key chat.ConversationKey, until int64) {
 	h := c.hash(key)
+	c.mu.Lock()
 	c.stored[h] = max(c.stored[h], until)
+	c.mu.Unlock()
 }
 
 // absent reports whether key has nothing stored that is still live at now.
 func (c *conversations) absent(key chat.ConversationKey, now int64) bool {
-	until, ok := c.stored[c.hash(key)]
+	h := c.hash(key)
+	c.mu.RLock()
+	until, ok := c.stored[h]
+	c.mu.RUnlock()
 	return !ok || until < now
 }
 
 // sweep forgets conversations whose rows all expired before now.
 func (c *conversations) sweep(now int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for h, until := range c.stored {
 		if until < now {
 			delete(c.stored, h)

@@ -135,9 +135,11 @@ func (o Options) withDefaults() Options {
 // cache stays warm across a turn's reads and writes (a pool connection
 // would re-read every page the last write changed), and none of our writes
 // ever waits on SQLite's file lock for another of ours. Each operation takes
-// microseconds, so serializing them costs less than it saves. Journal
-// reads, which can be large and are off the hot path, use the pool, as do
-// components sharing the file through DB.
+// microseconds, so serializing them costs less than it saves, and no turn
+// waits for it without need: writes queue for it together (group.go), a
+// conversation the file holds nothing of is known from memory, and the
+// lists of actions and journal reads, which can be large, use the pool, as
+// do components sharing the file through DB.
 type Store struct {
 	opts Options
 	now  func() time.Time
@@ -157,7 +159,8 @@ type Store struct {
 	inbox          inbox
 	convs          conversations // which conversations have rows
 	cache          cache
-	group          group  // Commits waiting for the connection
+	group          group // Commits waiting for the connection
+	actionTenants  actionTenants
 	rows           []byte // a turn's calls as JSON (see rows.go), reused
 
 	locks locker
@@ -240,6 +243,9 @@ func (s *Store) init() error {
 		return err
 	}
 	if err := s.loadStored(ctx); err != nil {
+		return err
+	}
+	if err := s.loadActionTenants(ctx); err != nil {
 		return err
 	}
 	return s.loadConversations(ctx)

@@ -47,11 +47,33 @@ func (s *Store) view(ctx context.Context, key chat.ConversationKey) (view, error
 	if v, ok := s.cache.known(key); ok {
 		return v, nil
 	}
+	if v, ok := s.absentView(key); ok {
+		return v, nil
+	}
 	if err := s.acquireConn(ctx); err != nil {
 		return view{}, err
 	}
 	defer s.releaseConn()
 	return s.known(key)
+}
+
+// absentView is the view of a conversation the file holds nothing of (a
+// chat's first message), known without the connection, so a new turn never
+// waits for another's commit to learn it; ok is false when something may
+// be stored. A Commit marks the index before it updates the cache, under
+// the cache's lock, so an empty entry put here is overwritten by that
+// Commit's, never the other way round.
+func (s *Store) absentView(key chat.ConversationKey) (view, bool) {
+	c := &s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.get(key) != nil || !s.convs.absent(key, s.now().UnixNano()) {
+		return view{}, false
+	}
+	e := c.put(key)
+	c.setMemory(e, nil, 0)
+	c.setPending(e, nil, 0)
+	return e.view(), true
 }
 
 // known returns key's view with both its memory and its pending action
@@ -187,18 +209,22 @@ func scanPending(row *sql.Row, key chat.ConversationKey) (store.PendingAction, i
 // StartedAt defaults to the store clock. With rec.MessageID set, the
 // message's claim is written in the same transaction (claims otherwise
 // wait for their turn's Commit), so a redelivery after a crash finds it.
-// Safe for concurrent use.
+// The write shares the group commit with concurrent Commits (group.go) and
+// returns once it is durable. Safe for concurrent use.
 func (s *Store) BeginExecution(ctx context.Context, rec store.ExecutionRecord) (store.ExecutionRecord, bool, error) {
 	key := rec.Tenant + "/" + rec.IdempotencyKey
-	if err := s.acquireConn(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
 	}
-	defer s.releaseConn()
 	rec.State, rec.Result, rec.FinishedAt = store.ExecStarted, nil, time.Time{}
 	if rec.StartedAt.IsZero() {
 		rec.StartedAt = s.now()
 	}
-	fresh, err := s.beginExecutionTx(&rec)
+	mine := newQueued(opBegin)
+	mine.rec = rec
+	err := s.groupCommit(ctx, mine)
+	fresh := mine.fresh
+	mine.free()
 	if err != nil {
 		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
 	}
@@ -206,6 +232,11 @@ func (s *Store) BeginExecution(ctx context.Context, rec store.ExecutionRecord) (
 		rec.StartedAt = fromUnixNano(unixNano(rec.StartedAt))
 		return rec, true, nil
 	}
+	// An earlier record (a retry of the same action): rare, read apart.
+	if err := s.acquireConn(ctx); err != nil {
+		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
+	}
+	defer s.releaseConn()
 	old, err := s.selectExecution(rec.Tenant, rec.IdempotencyKey)
 	if err != nil {
 		return store.ExecutionRecord{}, false, s.fail("begin execution", key, err)
@@ -213,19 +244,12 @@ func (s *Store) BeginExecution(ctx context.Context, rec store.ExecutionRecord) (
 	return old, false, nil
 }
 
-// beginExecutionTx inserts the record, and the message claim it makes
-// durable, in one transaction. Called holding the connection.
-func (s *Store) beginExecutionTx(rec *store.ExecutionRecord) (fresh bool, err error) {
-	q := &s.q
-	if _, err := q.begin.ExecContext(noCancel); err != nil {
-		return false, err
-	}
-	defer func() {
-		if err != nil {
-			_, _ = q.rollback.ExecContext(noCancel)
-		}
-	}()
-	res, err := q.execInsert.ExecContext(noCancel, rec.Tenant, rec.IdempotencyKey, rec.Tool, rec.ArgsHash,
+// insertExecution inserts the record, and the message claim it makes
+// durable, inside the current transaction, reporting whether the record is
+// new. Called inside Raw.
+func (s *Store) insertExecution(rec *store.ExecutionRecord) (fresh bool, err error) {
+	q := &s.cq
+	res, err := q.exec(q.execInsert, rec.Tenant, rec.IdempotencyKey, rec.Tool, rec.ArgsHash,
 		rec.TurnID, rec.State, nil, unixNano(rec.StartedAt), int64(0), nullJSON(rec.Args),
 		rec.Key.Chat, rec.Key.User, rec.MessageID)
 	if err != nil {
@@ -242,14 +266,13 @@ func (s *Store) beginExecutionTx(rec *store.ExecutionRecord) (fresh bool, err er
 			now := s.now()
 			cl = claim{turnID: rec.TurnID, at: now, expires: now.Add(s.opts.InboxTTL).UnixNano()}
 		}
-		if _, err := q.inboxClaim.ExecContext(noCancel, rec.Key.Tenant, rec.Key.Chat, rec.Key.User,
+		if _, err := q.exec(q.inboxClaim, rec.Key.Tenant, rec.Key.Chat, rec.Key.User,
 			rec.MessageID, cl.turnID, unixNano(cl.at), cl.expires); err != nil {
 			return false, err
 		}
+		// Marked even if the transaction fails after all, as completions
+		// are (see completeMessage).
 		s.inbox.markStored(rec.Key, rec.MessageID, cl.expires)
-	}
-	if _, err := q.commit.ExecContext(noCancel); err != nil {
-		return false, err
 	}
 	return n == 1, nil
 }
@@ -293,21 +316,42 @@ func (s *Store) GetExecution(ctx context.Context, tenant, idempotencyKey string)
 }
 
 // FinishExecution marks the record done with its result, or returns
-// ErrNotFound if no record was begun. Safe for concurrent use.
+// ErrNotFound if no record was begun. Like BeginExecution it shares the
+// group commit and returns once durable. Safe for concurrent use.
 func (s *Store) FinishExecution(ctx context.Context, tenant, idempotencyKey string, result json.RawMessage, at time.Time) error {
 	key := tenant + "/" + idempotencyKey
-	if err := s.acquireConn(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return s.fail("finish execution", key, err)
 	}
-	defer s.releaseConn()
-	res, err := s.q.execFinish.ExecContext(noCancel, store.ExecDone, nullJSON(result), unixNano(at), tenant, idempotencyKey)
-	if err != nil {
+	mine := newQueued(opFinish)
+	mine.rec = store.ExecutionRecord{Tenant: tenant, IdempotencyKey: idempotencyKey, Result: result, FinishedAt: at}
+	err := s.groupCommit(ctx, mine)
+	mine.free()
+	switch {
+	case errors.Is(err, errNoExecution):
+		return fmt.Errorf("finish execution %s: %w", key, store.ErrNotFound)
+	case err != nil:
 		return s.fail("finish execution", key, err)
+	}
+	return nil
+}
+
+// errNoExecution is a finish of a record never begun.
+var errNoExecution = errors.New("no execution record")
+
+// finishExecution completes the record inside the current transaction.
+// Called inside Raw.
+func (s *Store) finishExecution(rec *store.ExecutionRecord) error {
+	q := &s.cq
+	res, err := q.exec(q.execFinish, store.ExecDone, nullJSON(rec.Result), unixNano(rec.FinishedAt),
+		rec.Tenant, rec.IdempotencyKey)
+	if err != nil {
+		return err
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return s.fail("finish execution", key, err)
+		return err
 	} else if n == 0 {
-		return fmt.Errorf("finish execution %s: %w", key, store.ErrNotFound)
+		return errNoExecution
 	}
 	return nil
 }
@@ -333,7 +377,11 @@ func (s *Store) Commit(ctx context.Context, c store.Commit) error {
 		return fmt.Errorf("commit %s: fence %d: %w", c.Key, c.Fence, err)
 	}
 	defer s.locks.endCommit(e)
-	if err := s.groupCommit(ctx, &c); err != nil {
+	mine := newQueued(opCommit)
+	mine.c = c
+	err = s.groupCommit(ctx, mine)
+	mine.free()
+	if err != nil {
 		if errors.Is(err, store.ErrFenced) {
 			return fmt.Errorf("commit %s: fence %d: %w", c.Key, c.Fence, err)
 		}
@@ -382,11 +430,12 @@ type written struct {
 	pendExpires int64
 }
 
-// commitTx applies c in a transaction of its own. Called inside Raw.
-func (s *Store) commitTx(c *store.Commit, now time.Time) (w written, err error) {
+// commitTx applies one queued write in a transaction of its own. Called
+// inside Raw.
+func (s *Store) commitTx(b *queued, now time.Time) (err error) {
 	q := &s.cq
 	if _, err := q.exec(q.begin); err != nil {
-		return w, err
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -395,11 +444,25 @@ func (s *Store) commitTx(c *store.Commit, now time.Time) (w written, err error) 
 			_, _ = q.exec(q.rollback)
 		}
 	}()
-	if w, err = s.apply(c, now); err != nil {
-		return w, err
+	if err = s.applyQueued(b, now); err != nil {
+		return err
 	}
 	_, err = q.exec(q.commit)
-	return w, err
+	return err
+}
+
+// applyQueued writes one queued write inside the current transaction.
+// Called inside Raw.
+func (s *Store) applyQueued(b *queued, now time.Time) (err error) {
+	switch b.op {
+	case opBegin:
+		b.fresh, err = s.insertExecution(&b.rec)
+	case opFinish:
+		err = s.finishExecution(&b.rec)
+	default:
+		b.w, err = s.apply(&b.c, now)
+	}
+	return err
 }
 
 // apply writes c's changes inside the current transaction. Called inside

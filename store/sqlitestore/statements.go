@@ -80,6 +80,18 @@ const (
 			SELECT ?, r.key, ?, r.value->>0, r.value->>1, r.value->>2, r.value->>3, r.value->>4,
 				r.value->>5, r.value->>6, r.value->>7, r.value->>8, r.value->>9, r.value->>10, r.value->>11
 			FROM jsonb_each(CAST(? AS TEXT)) AS r`
+
+	sqlExecInsert = `INSERT INTO executions (tenant, idempotency_key, tool, args_hash, turn_id, state,
+				result, started_at, finished_at, args, chat, user_id, message_id)
+			VALUES (?, ?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, CAST(? AS TEXT), ?, ?, ?)
+			ON CONFLICT (tenant, idempotency_key) DO NOTHING`
+	sqlExecFinish = `UPDATE executions SET state = ?, result = CAST(? AS TEXT), finished_at = ?
+			WHERE tenant = ? AND idempotency_key = ?`
+	// A claim made durable by the execution it started; a completion
+	// (inboxDone) overwrites it, and it never overwrites one.
+	sqlInboxClaim = `INSERT INTO inbox (tenant, chat, user_id, message_id, turn_id, done, at, expires_at, reply)
+			VALUES (?, ?, ?, ?, ?, 0, ?, ?, NULL)
+			ON CONFLICT (tenant, chat, user_id, message_id) DO NOTHING`
 )
 
 // connStmts are prepared on the store's connection and used only while
@@ -95,10 +107,7 @@ type connStmts struct {
 
 	fenceReserve *sql.Stmt
 	pendingTake  *sql.Stmt
-	inboxClaim   *sql.Stmt
-	execInsert   *sql.Stmt
 	execSelect   *sql.Stmt
-	execFinish   *sql.Stmt
 
 	channelAccept        *sql.Stmt
 	channelDone          *sql.Stmt
@@ -130,20 +139,9 @@ func (q *connStmts) defs() []stmtDef {
 			WHERE tenant = ? AND chat = ? AND user_id = ? AND id = ? AND delete_after >= ?
 			RETURNING delete_after, id, tool, args, args_hash, idempotency_key, turn_id, created_at, expires_at`},
 
-		{&q.execInsert, `INSERT INTO executions (tenant, idempotency_key, tool, args_hash, turn_id, state,
-				result, started_at, finished_at, args, chat, user_id, message_id)
-			VALUES (?, ?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, CAST(? AS TEXT), ?, ?, ?)
-			ON CONFLICT (tenant, idempotency_key) DO NOTHING`},
 		{&q.execSelect, `SELECT tool, args_hash, turn_id, state, result, started_at, finished_at,
 				args, chat, user_id, message_id
 			FROM executions WHERE tenant = ? AND idempotency_key = ?`},
-		// A claim made durable by the execution it started; a completion
-		// (inboxDone) overwrites it, and it never overwrites one.
-		{&q.inboxClaim, `INSERT INTO inbox (tenant, chat, user_id, message_id, turn_id, done, at, expires_at, reply)
-			VALUES (?, ?, ?, ?, ?, 0, ?, ?, NULL)
-			ON CONFLICT (tenant, chat, user_id, message_id) DO NOTHING`},
-		{&q.execFinish, `UPDATE executions SET state = ?, result = CAST(? AS TEXT), finished_at = ?
-			WHERE tenant = ? AND idempotency_key = ?`},
 
 		// A row of the id, done or not, makes the item a duplicate.
 		{&q.channelAccept, `INSERT INTO channel_inbox (channel, id, order_key, accepted_at, done, expires_at, payload)
@@ -174,7 +172,9 @@ type poolStmts struct {
 	getLLMCalls  *sql.Stmt
 	getToolCalls *sql.Stmt
 
-	channelPending *sql.Stmt
+	channelPending      *sql.Stmt
+	listActions         *sql.Stmt
+	listActionsByStatus *sql.Stmt
 }
 
 func (p *poolStmts) defs() []stmtDef {
@@ -189,6 +189,10 @@ func (p *poolStmts) defs() []stmtDef {
 
 		{&p.channelPending, `SELECT id, order_key, accepted_at, payload FROM channel_inbox
 			WHERE channel = ?1 AND done = 0 ORDER BY seq LIMIT ?2`},
+		{&p.listActions, `SELECT body FROM actions WHERE tenant = ?1
+			ORDER BY created_at DESC, id DESC LIMIT ?2`},
+		{&p.listActionsByStatus, `SELECT body FROM actions WHERE tenant = ?1 AND status = ?2
+			ORDER BY created_at DESC, id DESC LIMIT ?3`},
 	}
 }
 
