@@ -59,7 +59,7 @@ func (e *Engine) refreshStale(ctx context.Context, s *state, t *loopTask, said s
 		t.trace.ToolCalls++
 		res, tr := e.execute(ctx, s, r.a.tg, r.a.args, "")
 		lc := loopCall{a: r.a, res: res, tr: tr}
-		content := resultContent(r.a.tg.spec, tr.Status, res)
+		content := resultContent(r.a.tg.spec, tr.Status, res, e.cfg.Now())
 		e.recordLoopResult(s, &lc, content)
 		s.trace.Notes = append(s.trace.Notes, "read "+r.name+" again before the answer: its result was "+
 			now.Sub(r.at).Round(time.Second).String()+" old, over "+r.a.tg.spec.FreshFor.String())

@@ -252,8 +252,8 @@ func (e *Engine) preflight(ctx context.Context, s *state, t *loopTask) bool {
 		}
 		lc := loopCall{a: a}
 		lc.res, lc.tr = e.execute(ctx, s, a.tg, a.args, "")
-		// Shown as the model's own reads are: with source and observed_at.
-		content := resultContent(a.tg.spec, lc.tr.Status, lc.res)
+		// Shown as the model's own reads are.
+		content := resultContent(a.tg.spec, lc.tr.Status, lc.res, e.cfg.Now())
 		e.recordLoopResult(s, &lc, content)
 		s.added[len(s.added)-1].Text = clip(content, maxToolMemory)
 		t.runs[a.tg.spec.Name+"\x00"+string(a.args)]++

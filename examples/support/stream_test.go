@@ -190,8 +190,10 @@ func TestStreamShowsTheReplyWhileWritten(t *testing.T) {
 	}
 	for _, r := range []map[string]any{streamed, plain} { // ids of their own
 		delete(r, "turn_id")
-		for _, x := range r["actions"].([]any) {
-			delete(x.(map[string]any), "id")
+		for _, list := range []string{"actions", "approvals"} {
+			for _, x := range r[list].([]any) {
+				delete(x.(map[string]any), "id")
+			}
 		}
 	}
 	a, _ := json.Marshal(streamed)
