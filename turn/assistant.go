@@ -93,8 +93,10 @@ type LiveContextPolicy string
 
 // Live context policies.
 const (
-	// LiveContextAuto: when the case or a context source has something to
-	// say (a source that fails says so). The default.
+	// LiveContextAuto: when the conversation has a case or the deployment
+	// a context source (the user and the local time then go on every turn,
+	// with what the sources say; a source that fails says so). The
+	// default.
 	LiveContextAuto LiveContextPolicy = "auto"
 	// LiveContextAlways: on every turn, the user and the local time at
 	// least.

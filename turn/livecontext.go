@@ -14,12 +14,14 @@ import (
 // context source. Sources run in parallel, each bounded by ContextTimeout;
 // a failed or slow source is left out and noted in the trace. It is empty
 // when the assistant's policy leaves the live context out: always with
-// LiveContextOff, and by default when neither the case nor a source has
-// anything to say.
+// LiveContextOff, and by default when the conversation has no case and the
+// deployment no context source. A source that has nothing to say adds
+// nothing, but the facts still go: an empty board is no reason to lose
+// today's date ("due tomorrow").
 func (e *Engine) liveContext(ctx context.Context, s *state) string {
 	policy := s.assistant.LiveContext
-	quiet := policy != LiveContextAlways && len(s.caseVals) == 0 // nothing to say without a source's lines
-	if policy == LiveContextOff || quiet && len(e.cfg.Context) == 0 {
+	quiet := policy != LiveContextAlways && len(s.caseVals) == 0 && len(e.cfg.Context) == 0
+	if policy == LiveContextOff || quiet {
 		return ""
 	}
 	id := s.in.Identity
@@ -47,7 +49,6 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 	if len(sources) == 0 {
 		return b.String()
 	}
-	facts := b.Len()
 	caller := callerOf(s)
 	var one [1]sourceResult // the common single source: no goroutine, nothing allocated
 	results := one[:]
@@ -63,9 +64,6 @@ func (e *Engine) liveContext(ctx context.Context, s *state) string {
 		results = all
 	}
 	writeSources(&b, sources, results)
-	if quiet && b.Len() == facts {
-		return "" // no source had anything to say
-	}
 	return b.String()
 }
 

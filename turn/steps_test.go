@@ -294,7 +294,7 @@ func TestLiveContextPolicy(t *testing.T) {
 		asked   int
 	}{
 		{"auto, no sources", "", nil, false, "", 0},
-		{"auto, a quiet source", LiveContextAuto, []tool.ContextSource{quietSource{}}, false, "", 1},
+		{"auto, a quiet source: the facts still go", LiveContextAuto, []tool.ContextSource{quietSource{}}, false, "Local time: ", 1},
 		{"auto, a source with lines", LiveContextAuto, []tool.ContextSource{quietSource{}, boardSource{}}, false, "Open cards", 2},
 		{"auto, a failed source", LiveContextAuto, []tool.ContextSource{failingSource{}}, false, "crm: unavailable", 1},
 		{"auto, the case", LiveContextAuto, nil, true, "ticket_id=T-1", 0},
