@@ -142,5 +142,6 @@ export async function whoAmI(key) {
     language: str(me.language),
     timezone: str(me.timezone),
     scopes: Array.isArray(me.scopes) ? me.scopes.filter((s) => typeof s === 'string') : [],
+    max_body_bytes: Number.isSafeInteger(me.max_body_bytes) && me.max_body_bytes > 0 ? me.max_body_bytes : 0,
   };
 }

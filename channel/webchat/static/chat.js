@@ -288,9 +288,11 @@ function renderExecuted(list) {
 function fits(text, onSend) {
   const p = getProfile();
   const limit = p && Number(p.max_body_bytes) > 0 ? Number(p.max_body_bytes) : 0;
+  if (!limit) return true;
+  // Before the first message there is no conversation yet: an id of the
+  // length a new one gets stands in for it.
   const conv = current();
-  if (!limit || !conv) return true;
-  const body = JSON.stringify({conversation_id: conv.id, message_id: randomID('m'), text});
+  const body = JSON.stringify({conversation_id: conv ? conv.id : randomID('web'), message_id: randomID('m'), text});
   const bytes = new TextEncoder().encode(body).length;
   const over = bytes > limit;
   const was = els.input.getAttribute('aria-invalid') === 'true';

@@ -123,7 +123,9 @@ function summarize() {
   const cost = shown.reduce((sum, x) => sum + (x.cost_unknown === true ? 0 : Number(x.cost_usd) || 0), 0);
   const unknown = shown.filter((x) => x.cost_unknown === true).length;
   const n = shown.length;
-  const total = unknown ? t('turns.costWithUnknown', {cost: fmtCost(cost), n: unknown}) : fmtCost(cost);
+  // None of known price: the total is unknown, not $0 with a remark.
+  const total = unknown && unknown === shown.length ? t('cost.unknown')
+    : unknown ? t('turns.costWithUnknown', {cost: fmtCost(cost), n: unknown}) : fmtCost(cost);
   setText(els.summary, n === 0
     ? t('turns.none')
     : t('turns.summary', {n, cost: total}));
