@@ -1,0 +1,86 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// Tests of the gate found missing by mutation testing (.ci/mutation): each
+// asserts on what the gate decided — what ran, what the journal says —
+// where a weakened line would have passed unnoticed.
+
+// vanishing is a universal action whose targets can disappear between the
+// proposal and the "yes" (a board deleted, a server's tool withdrawn).
+type vanishing struct {
+	dispatcher
+	gone map[string]bool
+}
+
+func (v *vanishing) Resolve(ctx context.Context, c tool.Caller, args json.RawMessage) (tool.Spec, error) {
+	var a struct{ Target string }
+	_ = json.Unmarshal(args, &a)
+	if v.gone[a.Target] {
+		return tool.Spec{}, errors.New("no such target")
+	}
+	return v.dispatcher.Resolve(ctx, c, args)
+}
+
+// A confirmed action whose target no longer resolves runs nothing, and the
+// journal records it as no longer granted — it was granted when proposed,
+// so "unknown tool" would misreport what happened.
+func TestConfirmedTargetThatVanishedIsNotGranted(t *testing.T) {
+	v := &vanishing{gone: map[string]bool{}}
+	reg, err := tool.NewRegistry(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	model := llmtest.NewScripted()
+	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{
+			"owner": {Tools: []string{"act", "act:*"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteFull}}
+	model.Push(llmtest.Text(`{"say":"","tool":"act","args":{"target":"wipe"},"done":false,"newTopic":false,"buttons":[]}`))
+	out, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: owner, Chat: "c", Text: "wipe it"})
+	if err != nil || out.Pending == nil {
+		t.Fatalf("proposal: %+v, %v", out, err)
+	}
+	v.gone["wipe"] = true
+	out, err = eng.HandleTurn(context.Background(), chat.Inbound{Identity: owner, Chat: "c", Text: "yes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Executed) != 0 || len(v.calls) != 0 {
+		t.Fatalf("a target that no longer resolves ran: %+v, calls %v", out.Executed, v.calls)
+	}
+	rec, err := st.GetTurn(context.Background(), "t", out.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		Vetoes       []struct{ Guard, Tool, Reason string }
+		Confirmation struct{ Outcome string }
+	}
+	if err := json.Unmarshal(rec.Trace, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Vetoes) != 1 || tr.Vetoes[0].Reason != "not_granted" || tr.Vetoes[0].Guard != "confirm" || tr.Confirmation.Outcome != string(turn.OutcomeRefused) {
+		t.Errorf("journal: vetoes %+v, confirmation %+v; want one confirm veto, not_granted, refused", tr.Vetoes, tr.Confirmation)
+	}
+}
