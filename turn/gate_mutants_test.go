@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -82,5 +83,38 @@ func TestConfirmedTargetThatVanishedIsNotGranted(t *testing.T) {
 	}
 	if len(tr.Vetoes) != 1 || tr.Vetoes[0].Reason != "not_granted" || tr.Vetoes[0].Guard != "confirm" || tr.Confirmation.Outcome != string(turn.OutcomeRefused) {
 		t.Errorf("journal: vetoes %+v, confirmation %+v; want one confirm veto, not_granted, refused", tr.Vetoes, tr.Confirmation)
+	}
+}
+
+// A confirmation runs every call it showed, whatever runs the conversation
+// now: two refunds put to the user as one confirmation by a loop, confirmed
+// after the assistant was switched to single mode (a new configuration,
+// the same store), both run — not only the first.
+func TestBatchConfirmedAfterAModeChangeRunsEveryCall(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{})
+	b.model.Push(llmtest.ToolCalls("",
+		call("a", "create_refund", `{"ticket_id":"T-4821","text":"first"}`),
+		call("b", "create_refund", `{"ticket_id":"T-4821","text":"second"}`)))
+	out, _ := b.send("refund both payments")
+	if out.Pending == nil || b.ran("create_refund") != 0 {
+		t.Fatalf("the two refunds should wait for one yes: pending %+v, runs %v", out.Pending, b.runs)
+	}
+	single, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: b.model,
+		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeSingle}},
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
+			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.eng = single
+	out, _ = b.send("yes")
+	if b.ran("create_refund") != 2 || len(out.Executed) != 2 {
+		t.Fatalf("after yes: runs %v, %d executed; want both refunds", b.runs, len(out.Executed))
+	}
+	if got := b.args["create_refund"]; !strings.Contains(got[0], "first") || !strings.Contains(got[1], "second") {
+		t.Errorf("the refunds ran with %q, want the stored calls in order", got)
+	}
+	if b.model.Calls() != 1 {
+		t.Errorf("the model was asked %d times, want only for the proposal", b.model.Calls())
 	}
 }
