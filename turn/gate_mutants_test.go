@@ -10,6 +10,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
@@ -116,5 +117,34 @@ func TestBatchConfirmedAfterAModeChangeRunsEveryCall(t *testing.T) {
 	}
 	if b.model.Calls() != 1 {
 		t.Errorf("the model was asked %d times, want only for the proposal", b.model.Calls())
+	}
+}
+
+// expiryFails is the store failing (not conflicting) when an action is
+// closed as expired: the disk is full, the connection dropped.
+type expiryFails struct{ *sqlitestore.Store }
+
+func (f expiryFails) UpdateAction(ctx context.Context, a store.Action, from string) (store.Action, error) {
+	if a.Status == store.ActionExpired {
+		return store.Action{}, errors.New("disk I/O error")
+	}
+	return f.Store.UpdateAction(ctx, a, from)
+}
+
+// An action past its time is expired even when the store cannot record
+// it: the approvers' list and a late decision show it as expired, under
+// its own id, and nothing runs.
+func TestExpiryTheStoreCannotRecordStillShows(t *testing.T) {
+	b, l, clk := clockedApprovalBenchOn(t, func(st *sqlitestore.Store) backend { return expiryFails{st} })
+	a := proposeRefund(t, b)
+	clk.Advance(a.ExpiresAt.Sub(clk.Now()))
+	ctx := context.Background()
+	all, err := b.eng.Actions(ctx, staff, "")
+	if err != nil || len(all) != 1 || all[0].ID != a.ID || all[0].Status != store.ActionExpired {
+		t.Errorf("all actions: %+v (%v), want %s expired", all, err, a.ID)
+	}
+	view, _, err := b.eng.Decide(ctx, staff, a.ID, true)
+	if !errors.Is(err, chat.ErrActionClosed) || view.ID != a.ID || view.Status != store.ActionExpired || l.calls != 0 {
+		t.Errorf("a decision past the expiry: %+v (%v), %d refund calls; want %s expired, nothing run", view, err, l.calls, a.ID)
 	}
 }
