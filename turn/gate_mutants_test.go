@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
@@ -146,5 +147,51 @@ func TestExpiryTheStoreCannotRecordStillShows(t *testing.T) {
 	view, _, err := b.eng.Decide(ctx, staff, a.ID, true)
 	if !errors.Is(err, chat.ErrActionClosed) || view.ID != a.ID || view.Status != store.ActionExpired || l.calls != 0 {
 		t.Errorf("a decision past the expiry: %+v (%v), %d refund calls; want %s expired, nothing run", view, err, l.calls, a.ID)
+	}
+}
+
+// A confirmed write is recorded before it runs, under the stored action's
+// key and with the message it serves, so a redelivery of that message
+// after a crash looks for this write instead of deciding afresh; after the
+// call the record holds its result.
+func TestConfirmedWriteIsRecordedWithItsMessage(t *testing.T) {
+	h := newGateHarness(t)
+	id := h.proposeTask("Записанная задача")
+	out, _ := h.handle(chat.Inbound{Text: "да", MessageID: "m-yes"})
+	if len(out.Executed) != 1 || len(h.cardTitles()) != 1 {
+		t.Fatalf("the yes ran %d calls, board %q", len(out.Executed), h.cardTitles())
+	}
+	rec, err := h.app.State.GetExecution(context.Background(), h.tenant, "pending:"+id)
+	if err != nil {
+		t.Fatalf("no execution record under the action's key: %v", err)
+	}
+	if rec.Tool != "create_task" || rec.MessageID != "m-yes" || rec.Key != h.lastKey || rec.State != store.ExecDone || len(rec.Result) == 0 {
+		t.Errorf("execution record %+v; want create_task, message m-yes of %v, done with its result", rec, h.lastKey)
+	}
+}
+
+// A rejection told hours later is told in the case it was asked in: the
+// conversation's memory (and its binding) expired meanwhile, and the model
+// that tells the user still reads the action's case, not none.
+func TestRejectionIsToldInTheActionsCase(t *testing.T) {
+	b, l, clk := clockedApprovalBench(t)
+	a := proposeRefund(t, b)
+	clk.Advance(3 * time.Hour)
+	asked := b.model.Calls()
+	b.model.Push(llmtest.ToolCalls("Возврат отклонён сотрудником."))
+	view, out, err := b.eng.Decide(context.Background(), staff, a.ID, false)
+	if err != nil || view.Status != store.ActionRejected || l.calls != 0 || !strings.Contains(out.Say, "Возврат отклонён") {
+		t.Fatalf("rejected: %+v (%v), %d refund calls, reply %q", view, err, l.calls, out.Say)
+	}
+	reqs := b.model.Requests()
+	if len(reqs) != asked+1 {
+		t.Fatalf("the model was asked %d times to tell the rejection, want once", len(reqs)-asked)
+	}
+	var prompt strings.Builder
+	for _, m := range reqs[asked].Messages {
+		prompt.WriteString(m.Content)
+	}
+	if !strings.Contains(prompt.String(), "Case of this conversation: ticket_id=T-4821") {
+		t.Errorf("the model telling the rejection does not see the action's case:\n%s", prompt.String())
 	}
 }
