@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
@@ -170,13 +169,14 @@ func TestConfirmedWriteIsRecordedWithItsMessage(t *testing.T) {
 	}
 }
 
-// A rejection told hours later is told in the case it was asked in: the
-// conversation's memory (and its binding) expired meanwhile, and the model
-// that tells the user still reads the action's case, not none.
+// A rejection is told in the case it was asked in: the conversation has
+// moved on to another case meanwhile, and the model that tells the user
+// still reads the action's case, not the conversation's new one.
 func TestRejectionIsToldInTheActionsCase(t *testing.T) {
-	b, l, clk := clockedApprovalBench(t)
+	b, l := newApprovalBench(t)
 	a := proposeRefund(t, b)
-	clk.Advance(3 * time.Hour)
+	b.model.Push(llmtest.ToolCalls("Слушаю по новому обращению."))
+	b.sendIn(chat.Inbound{Identity: b.id, Chat: "c", Text: "Новый вопрос", CloseCase: true, Case: map[string]string{"ticket_id": "T-9999"}})
 	asked := b.model.Calls()
 	b.model.Push(llmtest.ToolCalls("Возврат отклонён сотрудником."))
 	view, out, err := b.eng.Decide(context.Background(), staff, a.ID, false)
