@@ -195,3 +195,38 @@ func TestRejectionIsToldInTheActionsCase(t *testing.T) {
 		t.Errorf("the model telling the rejection does not see the action's case:\n%s", prompt.String())
 	}
 }
+
+// A claim no call confirmed goes to a person with the reason it could not
+// be sent: which tool's call would have confirmed it, or that no tool here
+// can.
+func TestUnconfirmedClaimSaysWhatWouldConfirmIt(t *testing.T) {
+	b := outcomeBench(t)
+	b.result["get_subscription_status"] = func(string) (tool.Result, error) {
+		return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"status":"inactive"}`)}, nil
+	}
+	for _, c := range []struct{ reply, why string }{
+		{"Ваша подписка активна.", "no call of get_subscription_status confirmed it"},
+		{"Your access is restored.", "no tool here confirms it"},
+	} {
+		b.model.Push(llmtest.ToolCalls("", call("a", "get_subscription_status", `{}`)), llmtest.ToolCalls(c.reply))
+		out, tv := b.send("Is my subscription on?")
+		if tv.Review == nil || tv.Review.Reason != turn.ReviewUnconfirmedClaim || !strings.HasSuffix(tv.Review.Detail, c.why) || out.Say == c.reply {
+			t.Errorf("%q: reply %q, review %+v; want it held because %s", c.reply, out.Say, tv.Review, c.why)
+		}
+	}
+}
+
+// «All set» after an approved action was carried out goes out: the write
+// of the turn is done, and nothing else of the conversation waits.
+func TestCompletionWordsAfterTheApprovedWriteRan(t *testing.T) {
+	b, l := newApprovalBench(t)
+	a := proposeRefund(t, b)
+	b.model.Push(llmtest.ToolCalls("All set, you're good to go!"))
+	view, out, err := b.eng.Decide(context.Background(), staff, a.ID, true)
+	if err != nil || view.Status != store.ActionConfirmed || l.count() != 1 {
+		t.Fatalf("approved: %+v (%v), %d refunds", view, err, l.count())
+	}
+	if !strings.HasPrefix(out.Say, "All set, you're good to go!") {
+		t.Errorf("after the approved write ran the reply was held: %q", out.Say)
+	}
+}
