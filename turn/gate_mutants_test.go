@@ -230,3 +230,49 @@ func TestCompletionWordsAfterTheApprovedWriteRan(t *testing.T) {
 		t.Errorf("after the approved write ran the reply was held: %q", out.Say)
 	}
 }
+
+// sized is a read that answers with data of a given size.
+type sized struct{ data json.RawMessage }
+
+func (z *sized) Spec() tool.Spec {
+	return tool.Spec{Name: "read_blob", Description: "Read a blob.", Risk: tool.RiskRead, MaxResultBytes: 64,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)}
+}
+
+func (z *sized) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
+	return tool.Result{Status: tool.StatusOK, Data: z.data}, nil
+}
+
+// A tool's result is capped at its MaxResultBytes: one of exactly that
+// size is kept as it is, one a byte over is replaced by a note of its size.
+func TestResultCapIsInclusive(t *testing.T) {
+	z := &sized{}
+	reg, err := tool.NewRegistry(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	model := llmtest.NewScripted()
+	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"owner": {Tools: []string{"*"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead}}
+	for _, size := range []int{64, 65} {
+		z.data = json.RawMessage(`"` + strings.Repeat("x", size-2) + `"`)
+		model.Push(llmtest.Text(`{"say":"","tool":"read_blob","args":{},"done":false,"newTopic":false,"buttons":[]}`))
+		out, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: owner, Chat: "c", Text: "read the blob"})
+		if err != nil || len(out.Executed) != 1 {
+			t.Fatalf("%d bytes: %+v, %v", size, out, err)
+		}
+		got := string(out.Executed[0].Result)
+		if kept := got == string(z.data); kept != (size == 64) || !kept && !strings.Contains(got, `"truncated":true`) {
+			t.Errorf("a result of %d bytes (cap 64) reads %s", size, got)
+		}
+	}
+}
