@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
@@ -274,5 +275,29 @@ func TestResultCapIsInclusive(t *testing.T) {
 		if kept := got == string(z.data); kept != (size == 64) || !kept && !strings.Contains(got, `"truncated":true`) {
 			t.Errorf("a result of %d bytes (cap 64) reads %s", size, got)
 		}
+	}
+}
+
+// «All set» while an approved action is still being carried out goes to a
+// person, however long ago the action was proposed: its time to wait for
+// approvers is over, the write is not.
+func TestCompletionWordsWhileAnOldActionIsExecuting(t *testing.T) {
+	b, l, clk := clockedApprovalBench(t)
+	a := proposeRefund(t, b)
+	ctx := context.Background()
+	act, err := store.Actions(b.st).GetAction(ctx, "t", a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Approved and begun by a process that stopped before the write ended.
+	act.Status, act.DecidedBy, act.DecidedAt = store.ActionExecuting, "petr", clk.Now()
+	if _, err := store.Actions(b.st).UpdateAction(ctx, act, store.ActionProposed); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(a.ExpiresAt.Sub(clk.Now()) + time.Hour)
+	b.model.Push(llmtest.ToolCalls("All set, you're good to go!"))
+	out, tv := b.send("So is it done?")
+	if tv.Status != string(turn.StatusNeedsReview) || strings.Contains(out.Say, "All set") || tv.Review == nil || !strings.Contains(tv.Review.Detail, "create_refund is executing") {
+		t.Errorf("status %s, reply %q, review %+v, %d refunds", tv.Status, out.Say, tv.Review, l.count())
 	}
 }
