@@ -301,3 +301,51 @@ func TestCompletionWordsWhileAnOldActionIsExecuting(t *testing.T) {
 		t.Errorf("status %s, reply %q, review %+v, %d refunds", tv.Status, out.Say, tv.Review, l.count())
 	}
 }
+
+// countTool is a read that records the arguments it ran with.
+type countTool struct{ got []string }
+
+func (c *countTool) Spec() tool.Spec {
+	return tool.Spec{Name: "count_items", Description: "Count items.", Risk: tool.RiskRead,
+		InputSchema: json.RawMessage(`{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}},"additionalProperties":false}`)}
+}
+
+func (c *countTool) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
+	c.got = append(c.got, string(call.Args))
+	return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"ok":true}`)}, nil
+}
+
+// A whole number written with a fraction or an exponent runs as the
+// integer it is, up to the largest every consumer holds exactly (2^53-1)
+// inclusive.
+func TestWholeNumbersRunAsIntegersUpToTheExactBound(t *testing.T) {
+	c := &countTool{}
+	reg, err := tool.NewRegistry(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	model := llmtest.NewScripted()
+	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"owner": {Tools: []string{"*"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead}}
+	for _, n := range []struct{ written, runs string }{
+		{"5e1", "50"},
+		{"9007199254740991.0", "9007199254740991"},
+	} {
+		model.Push(llmtest.Text(`{"say":"","tool":"count_items","args":{"n":` + n.written + `},"done":false,"newTopic":false,"buttons":[]}`))
+		if _, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: owner, Chat: "c", Text: "count them"}); err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"n":` + n.runs + `}`; len(c.got) == 0 || c.got[len(c.got)-1] != want {
+			t.Errorf("n written %s ran as %v, want %s", n.written, c.got, want)
+		}
+	}
+}
