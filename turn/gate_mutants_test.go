@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +110,7 @@ func TestBatchConfirmedAfterAModeChangeRunsEveryCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.eng = single
+	id := confirmID(t, out)
 	out, _ = b.send("yes")
 	if b.ran("create_refund") != 2 || len(out.Executed) != 2 {
 		t.Fatalf("after yes: runs %v, %d executed; want both refunds", b.runs, len(out.Executed))
@@ -118,6 +120,15 @@ func TestBatchConfirmedAfterAModeChangeRunsEveryCall(t *testing.T) {
 	}
 	if b.model.Calls() != 1 {
 		t.Errorf("the model was asked %d times, want only for the proposal", b.model.Calls())
+	}
+	// Each call runs under the action's key and its position: a key that
+	// stays the same across versions, so a batch resumed after an upgrade
+	// finds the records of the calls that ran before it.
+	for i, text := range []string{"first", "second"} {
+		key := "pending:" + id + "#" + strconv.Itoa(i+1)
+		if rec, err := b.st.GetExecution(context.Background(), "t", key); err != nil || !strings.Contains(string(rec.Args), text) {
+			t.Errorf("execution record %s: %+v (%v), want the %s refund", key, rec, err, text)
+		}
 	}
 }
 
