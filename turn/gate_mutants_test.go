@@ -22,6 +22,28 @@ import (
 // asserts on what the gate decided — what ran, what the journal says —
 // where a weakened line would have passed unnoticed.
 
+// ownerEngine is an engine in single mode over tools, for tenant "t" whose
+// role owner may use every tool, on a store of its own.
+func ownerEngine(t *testing.T, tools ...tool.Tool) (*turn.Engine, *sqlitestore.Store, *llmtest.Scripted) {
+	t.Helper()
+	reg, err := tool.NewRegistry(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	model := llmtest.NewScripted()
+	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"owner": {Tools: []string{"*"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng, st, model
+}
+
 // vanishing is a universal action whose targets can disappear between the
 // proposal and the "yes" (a board deleted, a server's tool withdrawn).
 type vanishing struct {
@@ -43,22 +65,7 @@ func (v *vanishing) Resolve(ctx context.Context, c tool.Caller, args json.RawMes
 // so "unknown tool" would misreport what happened.
 func TestConfirmedTargetThatVanishedIsNotGranted(t *testing.T) {
 	v := &vanishing{gone: map[string]bool{}}
-	reg, err := tool.NewRegistry(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	model := llmtest.NewScripted()
-	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
-		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{
-			"owner": {Tools: []string{"act", "act:*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, st, model := ownerEngine(t, v)
 	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteFull}}
 	model.Push(llmtest.Text(`{"say":"","tool":"act","args":{"target":"wipe"},"done":false,"newTopic":false,"buttons":[]}`))
 	out, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: owner, Chat: "c", Text: "wipe it"})
@@ -259,21 +266,7 @@ func (z *sized) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 // size is kept as it is, one a byte over is replaced by a note of its size.
 func TestResultCapIsInclusive(t *testing.T) {
 	z := &sized{}
-	reg, err := tool.NewRegistry(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	model := llmtest.NewScripted()
-	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
-		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"owner": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, _, model := ownerEngine(t, z)
 	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead}}
 	for _, size := range []int{64, 65} {
 		z.data = json.RawMessage(`"` + strings.Repeat("x", size-2) + `"`)
@@ -331,21 +324,7 @@ func (c *countTool) Call(ctx context.Context, call tool.Call) (tool.Result, erro
 // inclusive.
 func TestWholeNumbersRunAsIntegersUpToTheExactBound(t *testing.T) {
 	c := &countTool{}
-	reg, err := tool.NewRegistry(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	model := llmtest.NewScripted()
-	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
-		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"owner": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, _, model := ownerEngine(t, c)
 	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead}}
 	for _, n := range []struct{ written, runs string }{
 		{"5e1", "50"},
