@@ -122,6 +122,9 @@ func TestBatchConfirmedAfterAModeChangeRunsEveryCall(t *testing.T) {
 	if b.ran("create_refund") != 2 || len(out.Executed) != 2 {
 		t.Fatalf("after yes: runs %v, %d executed; want both refunds", b.runs, len(out.Executed))
 	}
+	if lines := strings.Split(out.Say, "\n"); len(lines) != 2 || lines[0] == "" || lines[1] == "" {
+		t.Errorf("the reply should report each refund on a line of its own: %q", out.Say)
+	}
 	if got := b.args["create_refund"]; !strings.Contains(got[0], "first") || !strings.Contains(got[1], "second") {
 		t.Errorf("the refunds ran with %q, want the stored calls in order", got)
 	}
