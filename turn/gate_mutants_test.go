@@ -376,3 +376,30 @@ func TestBatchConfirmationNamesWhatWasRead(t *testing.T) {
 		t.Errorf("the batch confirmation does not name what was read: %+v\n%s", tv.Confirmation, out.Say)
 	}
 }
+
+// A confirmed write told without the model — the loop's model is gone by
+// the "yes" — keeps the choices its tool answered with as buttons.
+func TestConfirmedCallToldWithoutTheModelKeepsItsChoices(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{})
+	b.model.Push(llmtest.ToolCalls("", call("a", "create_refund", `{"ticket_id":"T-4821","text":"refund"}`)))
+	if out, _ := b.send("please refund"); out.Pending == nil {
+		t.Fatalf("the refund should wait for a yes: %+v", out)
+	}
+	b.result["create_refund"] = func(string) (tool.Result, error) {
+		return tool.Result{Status: tool.StatusAmbiguous, Text: "Which payment?", Choices: []tool.Choice{
+			{Label: "pay_1", Tool: "create_refund", Args: json.RawMessage(`{"ticket_id":"T-4821","text":"pay_1"}`)},
+			{Label: "pay_2", Tool: "create_refund", Args: json.RawMessage(`{"ticket_id":"T-4821","text":"pay_2"}`)}}}, nil
+	}
+	modelless, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry,
+		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
+			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.eng = modelless
+	out, _ := b.send("yes")
+	if b.ran("create_refund") != 1 || out.Say != "Which payment?" || len(out.Buttons) != 2 || out.Buttons[0].Label != "pay_1" {
+		t.Errorf("after yes: runs %v, reply %q, buttons %+v; want the tool's question and its two choices", b.runs, out.Say, out.Buttons)
+	}
+}
