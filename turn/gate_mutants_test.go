@@ -403,3 +403,18 @@ func TestConfirmedCallToldWithoutTheModelKeepsItsChoices(t *testing.T) {
 		t.Errorf("after yes: runs %v, reply %q, buttons %+v; want the tool's question and its two choices", b.runs, out.Say, out.Buttons)
 	}
 }
+
+// The user's words still ask for what a forward sent within two minutes of
+// them holds, up to the last instant of the two minutes: a task proposed
+// from it waits for a yes instead of being refused as evidence alone.
+func TestWordsCountForAForwardAtTheEndOfTheWindow(t *testing.T) {
+	h := newGateHarness(t)
+	h.model.Push(llmtest.Text(`{"say":"Перешлите сообщение.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+	h.handle(chat.Inbound{Text: "Сейчас перешлю сообщение, сделай из него задачу"})
+	h.clock.Advance(2 * time.Minute)
+	h.model.Push(llmtest.Text(`{"say":"","tool":"create_task","args":{"title":"Позвонить Ивану"},"done":false,"newTopic":false,"buttons":[]}`))
+	out, tv := h.handle(chat.Inbound{Evidence: []chat.Evidence{{Kind: "forward", Text: "Позвонить Ивану", Source: "Bob"}}})
+	if tv.Confirmation == nil || tv.Confirmation.Outcome != string(turn.OutcomeProposed) || len(h.cardTitles()) != 0 {
+		t.Errorf("a forward at the end of the window: reply %q, vetoes %+v, confirmation %+v", out.Say, tv.Vetoes, tv.Confirmation)
+	}
+}
