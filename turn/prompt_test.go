@@ -46,3 +46,27 @@ func TestSinglePromptFollowsTheProtocol(t *testing.T) {
 	}
 	t.Logf("system prompt: %d bytes for native tool calling, %d with the JSON contract and schemas", len(sys), len(jsonSys))
 }
+
+// The prompt names the assistant as its tenant does, "the assistant" when
+// the tenant names none, and asks for the conversation's language.
+func TestPromptNamesTheAssistantAndItsLanguage(t *testing.T) {
+	b := newLoopBench(t, turn.Assistant{})
+	for _, c := range []struct{ name, lang, want, language string }{
+		{"Ada", "en", "You are Ada,", "in English"},
+		{"", "en", "You are the assistant,", "in English"},
+		{"Ада", "ru", "You are Ада,", "in Russian"},
+	} {
+		model := llmtest.NewScripted(llmtest.Text(`{"say":"Hello.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+		eng, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: model,
+			Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: c.lang, AssistantName: c.name, Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.eng = eng
+		b.send("hi " + c.lang + c.name)
+		sys := model.Requests()[0].Messages[0].Content
+		if !strings.Contains(sys, c.want) || !strings.Contains(sys, c.language) {
+			t.Errorf("tenant named %q in %s: the prompt says neither %q nor %q:\n%.300s", c.name, c.lang, c.want, c.language, sys)
+		}
+	}
+}

@@ -1,0 +1,32 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// A turn's record read without turns:read_all loses the interviewer's
+// reasoning and says it is hidden; everything else reads as stored, and a
+// record that cannot be read is never shown as it is.
+func TestHideReasoning(t *testing.T) {
+	for _, c := range []struct{ name, rec, want string }{
+		{"no interview", `{"turn_id":"t1","say":"the \"interview\" word"}`, `{"turn_id":"t1","say":"the \"interview\" word"}`},
+		{"interview without reasoning", `{"turn_id":"t1","interview":{"asked":2}}`, `{"turn_id":"t1","interview":{"asked":2}}`},
+		{"reasoning", `{"turn_id":"t1","interview":{"asked":2,"reasoning":"internal"}}`, `{"turn_id":"t1","interview":{"asked":2,"reasoning_hidden":true}}`},
+		{"interview not an object", `{"turn_id":"t1","interview":"internal"}`, `{"error":"the record cannot be shown"}`},
+		{"not JSON", `{"interview": internal`, `{"error":"the record cannot be shown"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := hideReasoning(json.RawMessage(c.rec))
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("not JSON: %s", got)
+			}
+			_ = json.Unmarshal([]byte(c.want), &w)
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("hideReasoning(%s) = %s, want %s", c.rec, got, c.want)
+			}
+		})
+	}
+}
