@@ -3,6 +3,7 @@ package decision
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // ToolSchema is one catalog entry as the output schema needs it.
@@ -36,6 +37,7 @@ func BuildSchemas(tools []ToolSchema) (OutputSchemas, error) {
 	names = append(names, nil)
 	props := base["properties"].(map[string]any)
 	props["tool"] = map[string]any{"type": []any{"string", "null"}, "enum": names, "description": "One tool from the catalog, or null."}
+	base["properties"] = inFieldOrder(props)
 	loose, err := json.Marshal(base)
 	if err != nil {
 		return OutputSchemas{}, err
@@ -76,8 +78,8 @@ func BuildSchemas(tools []ToolSchema) (OutputSchemas, error) {
 	strict, err := json.Marshal(map[string]any{
 		"type":                 "object",
 		"additionalProperties": false,
-		"required":             []any{"say", "tool", "args", "done", "newTopic", "buttons"},
-		"properties":           strictProps,
+		"required":             []any{"tool", "args", "say", "done", "newTopic", "buttons"},
+		"properties":           inFieldOrder(strictProps),
 	})
 	if err != nil {
 		return OutputSchemas{}, err
@@ -223,4 +225,49 @@ func nullable(s map[string]any) map[string]any {
 		}
 	}
 	return s
+}
+
+// fieldOrder is the order of a decision's fields in its schemas, which a
+// model writing structured output follows: "tool" and "args" before "say",
+// so a reply is known to propose nothing before its text is written and
+// can be shown to a person as it arrives.
+var fieldOrder = [...]string{"tool", "args", "say", "done", "newTopic", "buttons"}
+
+// orderedObject is a JSON object whose keys keep the order given.
+type orderedObject struct {
+	keys   []string
+	values map[string]any
+}
+
+// inFieldOrder is props with the decision's fields in fieldOrder, any
+// other key after them in no particular order.
+func inFieldOrder(props map[string]any) orderedObject {
+	o := orderedObject{values: props}
+	for _, k := range fieldOrder {
+		if _, ok := props[k]; ok {
+			o.keys = append(o.keys, k)
+		}
+	}
+	for k := range props {
+		if !slices.Contains(o.keys, k) {
+			o.keys = append(o.keys, k)
+		}
+	}
+	return o
+}
+
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, k := range o.keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		key, _ := json.Marshal(k)
+		v, err := json.Marshal(o.values[k])
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, key...), ':'), v...)
+	}
+	return append(b, '}'), nil
 }

@@ -261,7 +261,7 @@ func systemPrompt(tenant Tenant, lang, own string, entries []*tool.Entry, live b
 	b.WriteString("You are " + name + ", a work assistant of team \"" + tenant.ID + "\". You read the conversation and PROPOSE one decision; server code checks it and decides what really runs.\n\n")
 	writeOwn(&b, own)
 	b.WriteString("Answer with exactly one JSON object and nothing else:\n")
-	b.WriteString(`{"say": string, "tool": string or null, "args": object or null, "done": boolean, "newTopic": boolean, "buttons": [{"label": string, "value": string}]}` + "\n\n")
+	b.WriteString(`{"tool": string or null, "args": object or null, "say": string, "done": boolean, "newTopic": boolean, "buttons": [{"label": string, "value": string}]}` + "\n\n")
 	b.WriteString("Rules:\n")
 	b.WriteString("- say: a short reply to the user in " + language + ". Never claim that an action happened: the server reports results itself.\n")
 	b.WriteString("- tool: one name from the tool list below, or null when no tool is needed (questions, small talk, clarifications). Never invent tool names.\n")
