@@ -48,6 +48,16 @@ type Message struct {
 	// prompt up to and including this message (a heavy first input that
 	// every later request repeats); others cache prefixes on their own.
 	Cache bool
+	// Images, on a user message, are pictures shown to the model after
+	// Content. A provider whose model does not accept images leaves them
+	// out: Content must describe them well enough on its own.
+	Images []Image
+}
+
+// Image is a picture sent to a model inside a message.
+type Image struct {
+	MediaType string // "image/jpeg", "image/png", "image/gif" or "image/webp"
+	Data      []byte
 }
 
 // OutputMode says how a provider constrains the model's output format.

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -136,6 +137,9 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 				if len(m.ToolCalls) > 0 {
 					b = append(b, ',')
 				}
+			}
+			if p.images && m.Role == llm.RoleUser {
+				b = appendImages(b, m.Images)
 			}
 			b = appendToolUses(b, m.ToolCalls)
 		}
@@ -325,4 +329,17 @@ func isBlank(s string) bool {
 		}
 	}
 	return true
+}
+
+// appendImages appends a user message's images, after its text, as base64
+// image blocks.
+func appendImages(b []byte, images []llm.Image) []byte {
+	for _, img := range images {
+		b = append(b, `,{"type":"image","source":{"type":"base64","media_type":`...)
+		b = jsonstr.Append(b, img.MediaType)
+		b = append(b, `,"data":"`...)
+		b = base64.StdEncoding.AppendEncode(b, img.Data)
+		b = append(b, `"}}`...)
+	}
+	return b
 }
