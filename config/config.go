@@ -161,6 +161,10 @@ type Model struct {
 	// Stream: false sends every call as a plain one, for an endpoint that
 	// cannot stream (the reader then gets the reply whole); default true.
 	Stream *bool `yaml:"stream"`
+	// Images says the model accepts images: a photo the user sends is
+	// shown to it, not only named. Default from the preset (true for
+	// openai and anthropic, false for the rest).
+	Images *bool `yaml:"images"`
 }
 
 // Retry is the provider chain's retry and fallback policy.

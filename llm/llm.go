@@ -411,6 +411,9 @@ type Preset struct {
 	Vendor   string
 	Output   OutputMode // default output mode
 	Protocol Protocol   // default decision protocol
+	// Images says the preset's usual models accept images (a model's
+	// configuration may say otherwise).
+	Images bool
 }
 
 // Cost returns the estimated cost of usage at this price.
