@@ -54,6 +54,11 @@ type Message struct {
 	Images []Image
 }
 
+// ImagesLeftOut is what a provider whose model takes no images adds to a
+// message's text in place of its images, so the model knows it was not
+// shown them.
+const ImagesLeftOut = "\n[the image is not shown: this model does not take images]"
+
 // Image is a picture sent to a model inside a message.
 type Image struct {
 	MediaType string // "image/jpeg", "image/png", "image/gif" or "image/webp"

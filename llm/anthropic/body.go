@@ -132,7 +132,11 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 		default:
 			if !isBlank(m.Content) {
 				b = append(b, `{"type":"text","text":`...)
-				b = jsonstr.Append(b, m.Content)
+				if len(m.Images) > 0 && !p.images {
+					b = jsonstr.Append(b, m.Content+llm.ImagesLeftOut)
+				} else {
+					b = jsonstr.Append(b, m.Content)
+				}
 				b = append(b, '}')
 				if len(m.ToolCalls) > 0 {
 					b = append(b, ',')

@@ -57,6 +57,8 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 				return struct{}{}, jsonstr.Append(nil, m.Content), nil
 			})
 			buf.Write(enc)
+		case len(m.Images) > 0:
+			buf.Write(jsonstr.Append(buf.AvailableBuffer(), m.Content+llm.ImagesLeftOut))
 		default:
 			buf.Write(jsonstr.Append(buf.AvailableBuffer(), m.Content))
 		}
