@@ -129,10 +129,10 @@ type Config struct {
 	Memory     MemoryPolicy
 	// Lifetimes are how long the conversation's state beside the memory
 	// is kept: its case, skill, interview and offers.
-	Lifetimes  Lifetimes
+	Lifetimes Lifetimes
 	// Media bounds what is read of attached files: a PDF's size, pages
 	// and characters, a picture's size (zero fields: media's defaults).
-	Media media.Limits
+	Media      media.Limits
 	PendingTTL time.Duration
 	// ApprovalTTL is how long an action waits for its approvers; zero
 	// means DefaultApprovalTTL.

@@ -30,10 +30,10 @@ const (
 
 // MessageRequest is the body of POST /v1/messages.
 type MessageRequest struct {
-	ConversationID string          `json:"conversation_id"`
-	MessageID      string          `json:"message_id"`
-	Text           string          `json:"text"`
-	Button         string          `json:"button"`
+	ConversationID string         `json:"conversation_id"`
+	MessageID      string         `json:"message_id"`
+	Text           string         `json:"text"`
+	Button         string         `json:"button"`
 	Evidence       []EvidenceItem `json:"evidence"`
 	// Context binds the conversation to a case ({"ticket_id": "T-4821"});
 	// only a key with the scope context:bind may send it.
