@@ -165,3 +165,21 @@ func TestTelegramPhotoAndPDFRead(t *testing.T) {
 		t.Errorf("%d file downloads, want the photo and the PDF", downloads)
 	}
 }
+
+func TestImagesOffForATextModel(t *testing.T) {
+	model := llmtest.NewServer(llmtest.ServerConfig{APIKey: "sk-test"})
+	t.Cleanup(model.Close)
+	yaml := strings.Replace(strings.Replace(e2eConfig, "MODEL_URL", model.URL, 1), "api_key_env: PRIMARY_KEY}", "api_key_env: PRIMARY_KEY, images: false}", 1)
+	e := servertest.New(t, yaml, server.Builtin(), model, func(k string) string { return map[string]string{"PRIMARY_KEY": "sk-test"}[k] })
+	e.Model.Enqueue(llmtest.HTTPReply{Content: `{"say":"Не вижу картинку.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`})
+	status, body := e.Post("k-dmitry", `{"conversation_id":"c1","text":"Что на картинке?","evidence":[`+evidenceFile("shot.png", "image/png", mediatest.PNG())+`]}`)
+	if status != 200 {
+		t.Fatalf("status %d %v", status, body)
+	}
+	if n := len(lastUserImages(t, e.Model)); n != 0 {
+		t.Errorf("%d images sent to a model configured without images", n)
+	}
+	if p := promptOf(e.Model); !strings.Contains(p, "image shot.png") || !strings.Contains(p, "this model does not take images") {
+		t.Errorf("the picture is not described in its place:\n%s", p)
+	}
+}
