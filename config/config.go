@@ -253,7 +253,7 @@ type Limits struct {
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
 	// MaxImageBytes, MaxPDFBytes, MaxPDFPages and MaxPDFChars bound what
 	// is read of an attached file: a picture shown to the model (10 MiB),
-	// a PDF whose text is read (20 MiB, its first 50 pages, 50 000
+	// a PDF whose text is read (20 MiB, its first 50 pages, 20 000
 	// characters of text).
 	MaxImageBytes int      `yaml:"max_image_bytes"`
 	MaxPDFBytes   int      `yaml:"max_pdf_bytes"`

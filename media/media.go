@@ -25,7 +25,7 @@ const (
 	DefaultMaxImageBytes = 10 << 20
 	DefaultMaxPDFBytes   = 20 << 20
 	DefaultMaxPDFPages   = 50
-	DefaultMaxPDFRunes   = 50_000
+	DefaultMaxPDFRunes   = 20_000
 )
 
 // Limits bound what is read of attached files. Zero fields take the
@@ -34,7 +34,7 @@ type Limits struct {
 	MaxImageBytes int // an image larger than this is not shown (10 MiB)
 	MaxPDFBytes   int // a PDF larger than this is not read (20 MiB)
 	MaxPDFPages   int // pages read of a PDF, from the first (50)
-	MaxPDFRunes   int // characters of text kept from a PDF (50 000)
+	MaxPDFRunes   int // characters of text kept from a PDF (20 000)
 }
 
 // WithDefaults fills the zero fields.
