@@ -428,6 +428,13 @@ func (h *harness) check(where, rest string) {
 		}
 		return arg
 	}
+	lastPrompt := func() []llm.Message {
+		reqs := h.model.Requests()
+		if len(reqs) == 0 {
+			t.Fatalf("%s: no model request yet", where)
+		}
+		return reqs[len(reqs)-1].Messages
+	}
 	atoi := func() int {
 		n, err := strconv.Atoi(arg)
 		if err != nil {
@@ -465,12 +472,8 @@ func (h *harness) check(where, rest string) {
 			t.Errorf("%s: pending tool is %s", where, p.Tool)
 		}
 	case "prompt-history":
-		reqs := h.model.Requests()
-		if len(reqs) == 0 {
-			t.Fatalf("%s: no model request yet", where)
-		}
 		n := 0
-		for _, m := range reqs[len(reqs)-1].Messages {
+		for _, m := range lastPrompt() {
 			if m.Role != llm.RoleSystem && !strings.HasPrefix(m.Content, "<live_context>") {
 				n++
 			}
@@ -484,12 +487,8 @@ func (h *harness) check(where, rest string) {
 			t.Errorf("%s: the last request offered no native tools", where)
 		}
 	case "prompt-has", "prompt-lacks":
-		reqs := h.model.Requests()
-		if len(reqs) == 0 {
-			t.Fatalf("%s: no model request yet", where)
-		}
 		var all strings.Builder
-		for _, m := range reqs[len(reqs)-1].Messages {
+		for _, m := range lastPrompt() {
 			all.WriteString(m.Content + "\n")
 		}
 		has := strings.Contains(all.String(), unq())
@@ -497,12 +496,8 @@ func (h *harness) check(where, rest string) {
 			t.Errorf("%s: prompt contains %q = %v; prompt:\n%s", where, unq(), has, all.String())
 		}
 	case "prompt-images":
-		reqs := h.model.Requests()
-		if len(reqs) == 0 {
-			t.Fatalf("%s: no model request yet", where)
-		}
 		n := 0
-		for _, m := range reqs[len(reqs)-1].Messages {
+		for _, m := range lastPrompt() {
 			n += len(m.Images)
 		}
 		if n != atoi() {
