@@ -128,6 +128,11 @@ type Evidence struct {
 	// MediaType is an attachment's type as the channel knows it
 	// ("image/jpeg" for a photo), empty when unknown.
 	MediaType string `json:"media_type,omitempty" yaml:"media_type,omitempty"`
+	// Data is an attachment's content when the channel fetched it (a
+	// photo, a PDF): the engine reads it for the model and keeps it
+	// nowhere — never in memory, the journal or a trace. Text still
+	// describes the file (its first line names it) should it not be read.
+	Data []byte `json:"-" yaml:"-"`
 }
 
 // IsImage reports whether ev is an attached image.

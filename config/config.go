@@ -161,6 +161,10 @@ type Model struct {
 	// Stream: false sends every call as a plain one, for an endpoint that
 	// cannot stream (the reader then gets the reply whole); default true.
 	Stream *bool `yaml:"stream"`
+	// Images says the model accepts images: a photo the user sends is
+	// shown to it, not only named. Default from the preset (true for
+	// openai and anthropic, false for the rest).
+	Images *bool `yaml:"images"`
 }
 
 // Retry is the provider chain's retry and fallback policy.
@@ -243,10 +247,21 @@ type ReadBack struct {
 
 // Limits bound requests and model calls.
 type Limits struct {
-	MaxBodyBytes int64    `yaml:"max_body_bytes"`
-	ModelTimeout Duration `yaml:"model_timeout"`
-	MaxTokens    int      `yaml:"max_tokens"`
-	TurnTimeout  Duration `yaml:"turn_timeout"`
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxFileBytes bounds an HTTP message that carries files in base64
+	// (evidence data); default 28 MiB.
+	MaxFileBytes int64 `yaml:"max_file_bytes"`
+	// MaxImageBytes, MaxPDFBytes, MaxPDFPages and MaxPDFChars bound what
+	// is read of an attached file: a picture shown to the model (10 MiB),
+	// a PDF whose text is read (20 MiB, its first 50 pages, 20 000
+	// characters of text).
+	MaxImageBytes int      `yaml:"max_image_bytes"`
+	MaxPDFBytes   int      `yaml:"max_pdf_bytes"`
+	MaxPDFPages   int      `yaml:"max_pdf_pages"`
+	MaxPDFChars   int      `yaml:"max_pdf_chars"`
+	ModelTimeout  Duration `yaml:"model_timeout"`
+	MaxTokens     int      `yaml:"max_tokens"`
+	TurnTimeout   Duration `yaml:"turn_timeout"`
 }
 
 // Tenant is one isolated customer.

@@ -88,6 +88,12 @@ func (v *validator) validate(c *Config) {
 	if c.Limits.MaxBodyBytes < 0 {
 		v.errorf("limits.max_body_bytes", "must be positive")
 	}
+	for name, n := range map[string]int64{"max_file_bytes": c.Limits.MaxFileBytes, "max_image_bytes": int64(c.Limits.MaxImageBytes),
+		"max_pdf_bytes": int64(c.Limits.MaxPDFBytes), "max_pdf_pages": int64(c.Limits.MaxPDFPages), "max_pdf_chars": int64(c.Limits.MaxPDFChars)} {
+		if n < 0 {
+			v.errorf("limits."+name, "must be positive")
+		}
+	}
 	for _, name := range sortedKeys(c.Assistants) {
 		a, p := c.Assistants[name], "assistants."+name
 		switch a.Mode {

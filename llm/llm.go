@@ -48,6 +48,21 @@ type Message struct {
 	// prompt up to and including this message (a heavy first input that
 	// every later request repeats); others cache prefixes on their own.
 	Cache bool
+	// Images, on a user message, are pictures shown to the model after
+	// Content. A provider whose model does not accept images leaves them
+	// out: Content must describe them well enough on its own.
+	Images []Image
+}
+
+// ImagesLeftOut is what a provider whose model takes no images adds to a
+// message's text in place of its images, so the model knows it was not
+// shown them.
+const ImagesLeftOut = "\n[the image is not shown: this model does not take images]"
+
+// Image is a picture sent to a model inside a message.
+type Image struct {
+	MediaType string // "image/jpeg", "image/png", "image/gif" or "image/webp"
+	Data      []byte
 }
 
 // OutputMode says how a provider constrains the model's output format.
@@ -401,6 +416,9 @@ type Preset struct {
 	Vendor   string
 	Output   OutputMode // default output mode
 	Protocol Protocol   // default decision protocol
+	// Images says the preset's usual models accept images (a model's
+	// configuration may say otherwise).
+	Images bool
 }
 
 // Cost returns the estimated cost of usage at this price.

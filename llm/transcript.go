@@ -2,8 +2,11 @@ package llm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // CheckMessages reports the first reason the APIs would refuse msgs as a
@@ -11,7 +14,8 @@ import (
 // that is not the assistant's, a call without an ID or name or whose
 // arguments are not a JSON object, an ID used twice, a tool message that
 // does not answer a call of the assistant message right before it (only
-// other tool messages may come between), and a call left unanswered.
+// other tool messages may come between), a call left unanswered, and
+// images off a user message or of a type not in ImageTypes.
 // Providers check this before sending, so a wrong transcript costs no call.
 // Call IDs a model gave are its provider's, and a provider may use one
 // again later in a conversation: whoever adds a model's calls to a
@@ -35,6 +39,9 @@ func CheckMessages(msgs []Message) error {
 		}
 		if m.Role != RoleTool && (m.ToolCallID != "" || m.IsError) {
 			return fmt.Errorf("message %d: only a tool message answers a tool call", i)
+		}
+		if err := checkImages(m); err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
 		}
 		switch m.Role {
 		case RoleAssistant:
@@ -180,4 +187,24 @@ func freshCallID(orig string, i int, used map[string]bool) string {
 			return id
 		}
 	}
+}
+
+// ImageTypes are the media types of images a model may be sent.
+var ImageTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
+
+// checkImages reports images on a message that is not the user's, or of a
+// type models do not take.
+func checkImages(m *Message) error {
+	if len(m.Images) > 0 && m.Role != RoleUser {
+		return errors.New("only a user message carries images")
+	}
+	for j, img := range m.Images {
+		if !slices.Contains(ImageTypes, img.MediaType) {
+			return fmt.Errorf("image %d: media type %q is not one of %s", j, img.MediaType, strings.Join(ImageTypes, ", "))
+		}
+		if len(img.Data) == 0 {
+			return fmt.Errorf("image %d is empty", j)
+		}
+	}
+	return nil
 }

@@ -61,7 +61,7 @@ func Builtin() Kinds {
 func newOpenAICompat(m Model) (llm.Provider, error) {
 	return openaicompat.New(openaicompat.Config{
 		Name: m.Name, BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model,
-		Output: m.Output, Protocol: m.Protocol, Timeout: m.Timeout, Stream: m.Stream, NoStream: m.NoStream, HTTPClient: m.HTTPClient,
+		Output: m.Output, Protocol: m.Protocol, Timeout: m.Timeout, Stream: m.Stream, NoStream: m.NoStream, Images: m.Images, HTTPClient: m.HTTPClient,
 		AuthHeader: m.AuthHeader, Headers: m.Headers,
 	})
 }

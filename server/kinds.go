@@ -70,6 +70,9 @@ type Model struct {
 	Timeout  time.Duration
 	Stream   llm.StreamLimits
 	NoStream bool
+	// Images says the model accepts images (config Model.Images, else
+	// the preset's).
+	Images bool
 	// HTTPClient is nil for the provider's own, or the recording or
 	// replaying client.
 	HTTPClient *http.Client

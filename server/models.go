@@ -163,13 +163,16 @@ func newProvider(m config.Model, kind ModelKind, getenv func(string) string, cli
 	spec := Model{Name: m.Provider, BaseURL: orDefault(m.BaseURL, preset.BaseURL), Model: m.Model,
 		Output: llm.OutputMode(m.Output), Protocol: llm.Protocol(m.Protocol), Timeout: time.Duration(m.Timeout),
 		Stream:   llm.StreamLimits{FirstToken: time.Duration(m.FirstTokenTimeout), Chunk: time.Duration(m.ChunkTimeout), MinTokenRate: m.MinTokenRate},
-		NoStream: m.Stream != nil && !*m.Stream, HTTPClient: client, AuthHeader: m.AuthHeader, Headers: m.Headers}
+		NoStream: m.Stream != nil && !*m.Stream, Images: preset.Images, HTTPClient: client, AuthHeader: m.AuthHeader, Headers: m.Headers}
 	switch {
 	case spec.Name != "":
 	case spec.BaseURL != preset.BaseURL:
 		spec.Name = m.Name // a custom endpoint is a provider of its own
 	default:
 		spec.Name = preset.Vendor
+	}
+	if m.Images != nil {
+		spec.Images = *m.Images
 	}
 	spec.APIKey = config.ResolveAPIKey(m, getenv)
 	if m.APIKey == "" && m.APIKeyEnv == "" && preset.KeyEnv != "" {

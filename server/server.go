@@ -42,6 +42,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/media"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
@@ -428,6 +429,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		ModelTimeout: time.Duration(cfg.Limits.ModelTimeout),
 		MaxTokens:    cfg.Limits.MaxTokens,
 		TurnTimeout:  time.Duration(cfg.Limits.TurnTimeout),
+		Media:        mediaLimits(cfg.Limits),
 		Commands:     commands,
 		ModelSetup:   m.setup,
 		Now:          env.Now,
@@ -456,6 +458,7 @@ func (s *Server) serveHTTP(ctx context.Context, kinds Kinds, tools ToolSet, rout
 		Turns:        httpapi.JournalTurns(s.Journal),
 		Approvals:    approvals,
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
+		MaxFileBytes: cfg.Limits.MaxFileBytes,
 		Reads:        tools.Reads,
 		Logger:       env.Logger,
 	}
@@ -658,4 +661,9 @@ func redactionKey(env *Env, cfg *config.Config) []byte {
 		}
 	}
 	return nil
+}
+
+// mediaLimits are the configured bounds of attached files.
+func mediaLimits(l config.Limits) media.Limits {
+	return media.Limits{MaxImageBytes: l.MaxImageBytes, MaxPDFBytes: l.MaxPDFBytes, MaxPDFPages: l.MaxPDFPages, MaxPDFRunes: l.MaxPDFChars}
 }

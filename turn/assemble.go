@@ -41,8 +41,13 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 	if live != "" {
 		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "<live_context>\n" + live + "</live_context>"})
 	}
-	for _, m := range current {
-		msgs = append(msgs, renderMessage(m, blockMarkerFor(s, m)))
+	from := len(s.added) - len(current)
+	for i, m := range current {
+		msg := renderMessage(m, blockMarkerFor(s, m))
+		if img, ok := s.addedImages[from+i]; ok {
+			msg.Images = []llm.Image{img} // this turn's picture, shown once
+		}
+		msgs = append(msgs, msg)
 	}
 	s.viewed = [2][]store.Message{history, current}
 	s.trace.PromptMessages = len(history) + len(current)

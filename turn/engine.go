@@ -25,6 +25,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/media"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -128,7 +129,10 @@ type Config struct {
 	Memory     MemoryPolicy
 	// Lifetimes are how long the conversation's state beside the memory
 	// is kept: its case, skill, interview and offers.
-	Lifetimes  Lifetimes
+	Lifetimes Lifetimes
+	// Media bounds what is read of attached files: a PDF's size, pages
+	// and characters, a picture's size (zero fields: media's defaults).
+	Media      media.Limits
 	PendingTTL time.Duration
 	// ApprovalTTL is how long an action waits for its approvers; zero
 	// means DefaultApprovalTTL.
@@ -329,6 +333,10 @@ type state struct {
 	// viewed are the remembered and new messages the model saw (see
 	// inView); nil when no model was asked.
 	viewed [2][]store.Message
+	// images are the pictures that came with the message, by index of
+	// in.Evidence; addedImages the same by index of added (see media.go).
+	images      map[int]llm.Image
+	addedImages map[int]llm.Image
 
 	// outputs of the steps
 	out         chat.Outbound
@@ -412,6 +420,7 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 func (e *Engine) newState(in chat.Inbound) *state {
 	now := e.cfg.Now()
 	s := &state{in: in, key: in.Key(), id: e.cfg.NewID(), start: now, now: now, received: in.ReceivedAt}
+	s.in.Evidence, s.images = readAttachments(in.Evidence, e.cfg.Media)
 	if s.received.IsZero() {
 		s.received = now // before the lock wait: when the message reached the engine
 	}
@@ -428,7 +437,7 @@ func (e *Engine) newState(in chat.Inbound) *state {
 	}
 	s.loc = e.location(zone)
 	s.out.TurnID = s.id
-	s.trace = Trace{TurnID: s.id, ConversationID: in.Chat, Tenant: in.Identity.TenantID, UserID: in.Identity.UserID, Channel: in.Channel, MessageID: in.MessageID, StartedAt: now, Evidence: in.Evidence,
+	s.trace = Trace{TurnID: s.id, ConversationID: in.Chat, Tenant: in.Identity.TenantID, UserID: in.Identity.UserID, Channel: in.Channel, MessageID: in.MessageID, StartedAt: now, Evidence: s.in.Evidence,
 		Steps: make([]StepTrace, 0, 12)} // a turn's steps, allocated once
 	return s
 }

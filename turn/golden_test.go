@@ -22,6 +22,7 @@ import (
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/media/mediatest"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -283,6 +284,14 @@ func (h *harness) send(where, rest string) {
 			in.Evidence = append(in.Evidence, chat.Evidence{Kind: kind, Text: v, Source: kv["source"]})
 		}
 	}
+	// pdf="line|line" name=a.pdf attaches a PDF with that text; image=a.png a picture.
+	if lines, ok := kv["pdf"]; ok {
+		in.Evidence = append(in.Evidence, chat.Evidence{Kind: chat.EvidenceAttachment, Text: kv["name"], Source: kv["name"],
+			MediaType: "application/pdf", Data: mediatest.PDF(strings.Split(lines, "|")...)})
+	}
+	if name, ok := kv["image"]; ok {
+		in.Evidence = append(in.Evidence, chat.Evidence{Kind: chat.EvidenceAttachment, Text: name, Source: name, MediaType: "image/png", Data: mediatest.PNG()})
+	}
 	fmt.Fprintf(&h.out, "> %s [%s]", token, conv)
 	if in.MessageID != "" {
 		fmt.Fprintf(&h.out, " msg=%s", in.MessageID)
@@ -292,6 +301,9 @@ func (h *harness) send(where, rest string) {
 	}
 	for _, ev := range in.Evidence {
 		fmt.Fprintf(&h.out, " %s=%q", ev.Kind, ev.Text)
+		if len(ev.Data) > 0 {
+			fmt.Fprintf(&h.out, " (%s, %d bytes)", ev.MediaType, len(ev.Data))
+		}
 	}
 	if in.Call != nil {
 		fmt.Fprintf(&h.out, " call=%s %s", in.Call.Tool, in.Call.Args)
@@ -416,6 +428,13 @@ func (h *harness) check(where, rest string) {
 		}
 		return arg
 	}
+	lastPrompt := func() []llm.Message {
+		reqs := h.model.Requests()
+		if len(reqs) == 0 {
+			t.Fatalf("%s: no model request yet", where)
+		}
+		return reqs[len(reqs)-1].Messages
+	}
 	atoi := func() int {
 		n, err := strconv.Atoi(arg)
 		if err != nil {
@@ -453,12 +472,8 @@ func (h *harness) check(where, rest string) {
 			t.Errorf("%s: pending tool is %s", where, p.Tool)
 		}
 	case "prompt-history":
-		reqs := h.model.Requests()
-		if len(reqs) == 0 {
-			t.Fatalf("%s: no model request yet", where)
-		}
 		n := 0
-		for _, m := range reqs[len(reqs)-1].Messages {
+		for _, m := range lastPrompt() {
 			if m.Role != llm.RoleSystem && !strings.HasPrefix(m.Content, "<live_context>") {
 				n++
 			}
@@ -472,17 +487,21 @@ func (h *harness) check(where, rest string) {
 			t.Errorf("%s: the last request offered no native tools", where)
 		}
 	case "prompt-has", "prompt-lacks":
-		reqs := h.model.Requests()
-		if len(reqs) == 0 {
-			t.Fatalf("%s: no model request yet", where)
-		}
 		var all strings.Builder
-		for _, m := range reqs[len(reqs)-1].Messages {
+		for _, m := range lastPrompt() {
 			all.WriteString(m.Content + "\n")
 		}
 		has := strings.Contains(all.String(), unq())
 		if has != (what == "prompt-has") {
 			t.Errorf("%s: prompt contains %q = %v; prompt:\n%s", where, unq(), has, all.String())
+		}
+	case "prompt-images":
+		n := 0
+		for _, m := range lastPrompt() {
+			n += len(m.Images)
+		}
+		if n != atoi() {
+			t.Errorf("%s: the last prompt shows %d images", where, n)
 		}
 	case "say-has":
 		if !strings.Contains(h.last.Say, unq()) {

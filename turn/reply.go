@@ -40,8 +40,9 @@ func (e *Engine) recordUserInput(s *state) {
 	if strings.TrimSpace(text) != "" {
 		s.added = append(s.added, store.Message{Role: store.RoleUser, Text: text, At: s.now})
 	}
-	for _, ev := range s.in.Evidence {
+	for i, ev := range s.in.Evidence {
 		s.added = append(s.added, store.Message{Role: store.RoleEvidence, Name: ev.Kind, Source: ev.Source, Text: ev.Text, At: s.now})
+		noteImages(s, i, len(s.added)-1)
 	}
 	e.rememberAttachment(s)
 }

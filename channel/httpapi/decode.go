@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,11 +30,11 @@ const (
 
 // MessageRequest is the body of POST /v1/messages.
 type MessageRequest struct {
-	ConversationID string          `json:"conversation_id"`
-	MessageID      string          `json:"message_id"`
-	Text           string          `json:"text"`
-	Button         string          `json:"button"`
-	Evidence       []chat.Evidence `json:"evidence"`
+	ConversationID string         `json:"conversation_id"`
+	MessageID      string         `json:"message_id"`
+	Text           string         `json:"text"`
+	Button         string         `json:"button"`
+	Evidence       []EvidenceItem `json:"evidence"`
 	// Context binds the conversation to a case ({"ticket_id": "T-4821"});
 	// only a key with the scope context:bind may send it.
 	Context map[string]string `json:"context"`
@@ -43,6 +44,49 @@ type MessageRequest struct {
 	// Client is what the user is doing in the client (an open document,
 	// a mode switched on, the tab in front): data for a router.
 	Client *chat.ClientHint `json:"client"`
+}
+
+// EvidenceItem is one evidence item of a message: chat.Evidence and, for
+// an attachment, the file itself in base64 (Data), which the engine reads
+// (a PDF's text, a picture for a model that takes images) within its
+// media limits.
+type EvidenceItem struct {
+	chat.Evidence
+	Data []byte `json:"data,omitempty"`
+}
+
+// evidence is the message's evidence for the engine, files included.
+func (m *MessageRequest) evidence() []chat.Evidence {
+	if len(m.Evidence) == 0 {
+		return nil
+	}
+	out := make([]chat.Evidence, len(m.Evidence))
+	for i, ev := range m.Evidence {
+		out[i] = ev.Evidence
+		out[i].Data = ev.Data
+	}
+	return out
+}
+
+// fileBytes is how much of the body the files' base64 took.
+func (m *MessageRequest) fileBytes() int64 {
+	var n int64
+	for _, ev := range m.Evidence {
+		n += int64(base64.StdEncoding.EncodedLen(len(ev.Data)))
+	}
+	return n
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 var evidenceKinds = map[string]bool{chat.EvidenceForward: true, chat.EvidenceAttachment: true, chat.EvidenceQuote: true}
@@ -141,6 +185,9 @@ func (m *MessageRequest) validate() error {
 		}
 		if t := ev.MediaType; t != "" && (ev.Kind != chat.EvidenceAttachment || len(t) > 100 || !strings.Contains(t, "/") || strings.ContainsAny(t, " \t\r\n")) {
 			return fmt.Errorf("evidence[%d].media_type must be a type/subtype of an attachment", i)
+		}
+		if ev.Data != nil && (ev.Kind != chat.EvidenceAttachment || len(ev.Data) == 0) {
+			return fmt.Errorf("evidence[%d].data must be the non-empty base64 content of an attachment", i)
 		}
 	}
 	if len(m.Context) > maxContext {

@@ -32,6 +32,10 @@ import (
 // DefaultMaxBodyBytes bounds a request body.
 const DefaultMaxBodyBytes = 64 << 10
 
+// DefaultMaxFileBytes bounds the body of a message that carries files: a
+// 20 MB PDF in base64 and the rest of the message.
+const DefaultMaxFileBytes = 28 << 20
+
 // ErrTurnNotFound is what Config.Turn returns for an unknown turn id or a
 // turn of another tenant.
 var ErrTurnNotFound = errors.New("turn not found")
@@ -58,6 +62,10 @@ type Config struct {
 	// (the task board's GET /v1/board); without them those paths are 404.
 	Reads        []Read
 	MaxBodyBytes int64
+	// MaxFileBytes bounds a message body with files (evidence data);
+	// what is not file data stays under MaxBodyBytes. Default
+	// DefaultMaxFileBytes.
+	MaxFileBytes int64
 	Logger       *slog.Logger
 }
 
@@ -76,6 +84,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxFileBytes <= 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -156,7 +167,11 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	req, err := DecodeMessage(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body := &countingReader{r: http.MaxBytesReader(w, r.Body, max(s.cfg.MaxBodyBytes, s.cfg.MaxFileBytes))}
+	req, err := DecodeMessage(body)
+	if err == nil && body.n-req.fileBytes() > s.cfg.MaxBodyBytes {
+		err = &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes} // files may be large, the rest may not
+	}
 	if err != nil {
 		s.writeBodyError(w, err)
 		return
@@ -171,7 +186,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		MessageID: req.MessageID,
 		Text:      req.Text,
 		Button:    req.Button,
-		Evidence:  req.Evidence,
+		Evidence:  req.evidence(),
 		Case:      req.Context,
 		CloseCase: req.CloseCase,
 		Client:    req.Client,
@@ -261,7 +276,8 @@ func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {
 func (s *Server) writeBodyError(w http.ResponseWriter, err error) {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		writeError(w, http.StatusRequestEntityTooLarge, "too_large", "request body is larger than "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes")
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", "request body is larger than "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+
+			" bytes (with files in evidence data: "+strconv.FormatInt(s.cfg.MaxFileBytes, 10)+" bytes)")
 		return
 	}
 	writeError(w, http.StatusBadRequest, "bad_request", err.Error())

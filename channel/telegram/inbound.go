@@ -222,17 +222,22 @@ func quoteEvidence(m *message) *chat.Evidence {
 // The user's own voice is handled by transcribe, a forwarded one here.
 func (c *Channel) fileEvidence(ctx context.Context, m *message, forwarded bool) []chat.Evidence {
 	var out []chat.Evidence
-	add := func(f *fileInfo, text string) {
+	add := func(f *fileInfo, text string) *chat.Evidence {
 		media, _, _ := strings.Cut(strings.ToLower(oneLine(f.MimeType, 100)), ";")
 		out = append(out, chat.Evidence{Kind: chat.EvidenceAttachment, Text: text, Source: FileSource(oneLine(f.FileID, 200)), MediaType: strings.TrimSpace(media)})
+		return &out[len(out)-1]
 	}
 	if n := len(m.Photo); n > 0 {
 		ph := m.Photo[n-1]         // sizes come smallest first
 		ph.MimeType = "image/jpeg" // Telegram sends every photo as JPEG
-		add(&ph, fmt.Sprintf("photo %dx%d%s; the image itself is not read", ph.Width, ph.Height, sizeNote(ph.FileSize)))
+		c.fetchFile(ctx, &ph, add(&ph, fmt.Sprintf("photo %dx%d%s", ph.Width, ph.Height, sizeNote(ph.FileSize))))
 	}
 	if d := m.Document; d != nil && m.Animation == nil {
-		add(d, c.documentText(ctx, d))
+		if readByEngine(d) {
+			c.fetchFile(ctx, d, add(d, describeFile("document", d)))
+		} else {
+			add(d, c.documentText(ctx, d))
+		}
 	}
 	for _, f := range []struct {
 		what string
@@ -256,6 +261,35 @@ func (c *Channel) fileEvidence(ctx context.Context, m *message, forwarded bool) 
 		add(v, text)
 	}
 	return out
+}
+
+// readByEngine reports whether a document is one the engine reads from
+// its bytes: a PDF or a picture.
+func readByEngine(d *fileInfo) bool {
+	mime, _, _ := strings.Cut(strings.ToLower(d.MimeType), ";")
+	mime = strings.TrimSpace(mime)
+	return mime == "application/pdf" || strings.HasPrefix(mime, "image/") || strings.EqualFold(path.Ext(d.FileName), ".pdf")
+}
+
+// fetchFile downloads a photo or a document the engine reads into ev's
+// Data, up to MaxFileBytes; a file it cannot fetch keeps its description
+// with the reason, and the message goes on without it.
+func (c *Channel) fetchFile(ctx context.Context, f *fileInfo, ev *chat.Evidence) {
+	limit := c.cfg.MaxFileBytes
+	if f.FileSize > limit {
+		ev.Text += fmt.Sprintf("; too large to read (limit %s)", humanSize(limit))
+		return
+	}
+	data, err := c.api.download(ctx, f.FileID, limit)
+	switch {
+	case errors.Is(err, errTooLarge):
+		ev.Text += fmt.Sprintf("; too large to read (limit %s)", humanSize(limit))
+	case err != nil:
+		c.cfg.Logger.Warn("telegram: file download failed", "file", f.FileID, "err", err)
+		ev.Text += "; could not be downloaded"
+	default:
+		ev.Data = data
+	}
 }
 
 // documentText reads a text document (txt, md, csv, json) up to

@@ -1,11 +1,13 @@
 package telegram
 
 import (
+	"bytes"
 	"html"
 	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/media/mediatest"
 )
 
 // turnOf delivers one update and returns the inbound the handler got.
@@ -84,6 +86,9 @@ func TestReplyBecomesQuote(t *testing.T) {
 func TestFilesBecomeEvidence(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxEvidenceBytes = 1024 })
 	h.api.addFile("BQACAgIAAxkBAAIBdGYnotes", "1. Проверить форму\n2. Позвонить клиенту <важно>\n")
+	contract, photo := mediatest.PDF("Contract 7"), mediatest.PNG()
+	h.api.addFile("BQACAgIAAxkBAAIBdWYcontract", string(contract))
+	h.api.addFile("AgACAgIAAxkBAAIBc2Yfull", string(photo))
 	h.start()
 
 	in := turnOf(t, h, fixture(t, "document_text"))
@@ -104,16 +109,27 @@ func TestFilesBecomeEvidence(t *testing.T) {
 		t.Fatalf("pdf: %+v", in)
 	}
 	ev = in.Evidence[0]
-	if ev.Source != "telegram-file:BQACAgIAAxkBAAIBdWYcontract" || !strings.Contains(ev.Text, `document "contract.pdf" (application/pdf, 1.2 MB); content not read`) {
-		t.Errorf("pdf evidence = %+v", ev)
+	if ev.Source != "telegram-file:BQACAgIAAxkBAAIBdWYcontract" || ev.Text != `document "contract.pdf" (application/pdf, 1.2 MB)` ||
+		ev.MediaType != "application/pdf" || !bytes.Equal(ev.Data, contract) {
+		t.Errorf("pdf evidence = %+v, want its description and the file's bytes for the engine to read", ev)
 	}
 
 	in = turnOf(t, h, fixture(t, "photo_caption"))
 	if in.Text != "приложи этот скриншот к задаче про форму" || len(in.Evidence) != 1 {
 		t.Fatalf("photo: %+v", in)
 	}
-	if ev := in.Evidence[0]; ev.Source != "telegram-file:AgACAgIAAxkBAAIBc2Yfull" || !strings.Contains(ev.Text, "photo 1080x1080") || !ev.IsImage() {
-		t.Errorf("photo evidence = %+v (want the largest size, an image)", ev)
+	if ev := in.Evidence[0]; ev.Source != "telegram-file:AgACAgIAAxkBAAIBc2Yfull" || !strings.Contains(ev.Text, "photo 1080x1080") || !ev.IsImage() || !bytes.Equal(ev.Data, photo) {
+		t.Errorf("photo evidence = %+v (want the largest size, an image, its bytes)", ev)
+	}
+
+	// A photo the Bot API does not serve is described as such; the
+	// caption goes on.
+	lost := messageUpdate(100021, 1001, 1001, 1401, map[string]any{"caption": "что тут?",
+		"photo": []map[string]any{{"file_id": "AgLost", "file_unique_id": "Ulost", "width": 90, "height": 90, "file_size": 900}},
+	})
+	in = turnOf(t, h, lost)
+	if in.Text != "что тут?" || len(in.Evidence) != 1 || !strings.HasSuffix(in.Evidence[0].Text, "; could not be downloaded") || in.Evidence[0].Data != nil {
+		t.Errorf("undownloadable photo: %+v", in)
 	}
 
 	// A text document over the cap is described, not downloaded.

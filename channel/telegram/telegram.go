@@ -91,7 +91,8 @@ type Config struct {
 	MaxEvidenceBytes int
 	// MaxBodyBytes caps a webhook request body; default 256 KiB.
 	MaxBodyBytes int64
-	// MaxFileBytes caps a voice download; default 20 MiB.
+	// MaxFileBytes caps a download of a voice message, a photo or a
+	// document the engine reads (PDF, picture); default 20 MiB.
 	MaxFileBytes int64
 	// ForwardHold is how long a forward waits for the next forward or the
 	// user's comment; default 1.5 s, negative: forwards are not joined.

@@ -93,6 +93,10 @@ type Config struct {
 	// OnText are then sent as plain calls (Streams reports false, and a
 	// chain hands OnText the whole text at once).
 	NoStream bool
+	// Images says the model accepts images: a user message's
+	// llm.Message.Images are sent as base64 image blocks. Without it they
+	// are left out and the message's text stands alone.
+	Images bool
 	// HTTPClient carries the calls. Default: a client shared by all
 	// providers of this package, with a connection pool sized for
 	// concurrent calls (see SharedHTTPClient).
@@ -122,6 +126,7 @@ type Provider struct {
 	timeout     time.Duration
 	stream      llm.StreamLimits
 	noStream    bool
+	images      bool // the model accepts images (Config.Images)
 	maxTokens   int
 	temperature bool // send llm.Request.Temperature
 	client      *anthropic.Client
@@ -221,6 +226,7 @@ func New(cfg Config) (*Provider, error) {
 		timeout:     cfg.Timeout,
 		stream:      cfg.Stream.WithDefaults(),
 		noStream:    cfg.NoStream,
+		images:      cfg.Images,
 		maxTokens:   cfg.MaxTokens,
 		temperature: cfg.APIVersion < firstVersionWithoutSampling,
 		client:      &anthropic.Client{Options: opts},

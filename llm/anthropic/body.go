@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -131,11 +132,18 @@ func (p *Provider) encodeBody(req *llm.Request, protocol llm.Protocol, forced bo
 		default:
 			if !isBlank(m.Content) {
 				b = append(b, `{"type":"text","text":`...)
-				b = jsonstr.Append(b, m.Content)
+				if len(m.Images) > 0 && !p.images {
+					b = jsonstr.Append(b, m.Content+llm.ImagesLeftOut)
+				} else {
+					b = jsonstr.Append(b, m.Content)
+				}
 				b = append(b, '}')
 				if len(m.ToolCalls) > 0 {
 					b = append(b, ',')
 				}
+			}
+			if p.images && m.Role == llm.RoleUser {
+				b = appendImages(b, m.Images)
 			}
 			b = appendToolUses(b, m.ToolCalls)
 		}
@@ -325,4 +333,17 @@ func isBlank(s string) bool {
 		}
 	}
 	return true
+}
+
+// appendImages appends a user message's images, after its text, as base64
+// image blocks.
+func appendImages(b []byte, images []llm.Image) []byte {
+	for _, img := range images {
+		b = append(b, `,{"type":"image","source":{"type":"base64","media_type":`...)
+		b = jsonstr.Append(b, img.MediaType)
+		b = append(b, `,"data":"`...)
+		b = base64.StdEncoding.AppendEncode(b, img.Data)
+		b = append(b, `"}}`...)
+	}
+	return b
 }

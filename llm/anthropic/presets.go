@@ -5,7 +5,7 @@ import "github.com/arbiterhq/arbiter/llm"
 // Presets are the model kinds served over the Messages wire format, by the
 // name a configuration gives them.
 var Presets = map[string]llm.Preset{
-	"anthropic": {BaseURL: DefaultBaseURL, KeyEnv: "ANTHROPIC_API_KEY", Vendor: DefaultName, Output: llm.OutputJSONSchema, Protocol: llm.ProtocolJSON},
+	"anthropic": {BaseURL: DefaultBaseURL, KeyEnv: "ANTHROPIC_API_KEY", Vendor: DefaultName, Output: llm.OutputJSONSchema, Protocol: llm.ProtocolJSON, Images: true},
 }
 
 // Prices are list prices in US dollars per million tokens, for the

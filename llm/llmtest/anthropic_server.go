@@ -130,6 +130,16 @@ type AnthropicBlock struct {
 	Content      json.RawMessage        `json:"content,omitempty"`
 	IsError      bool                   `json:"is_error,omitempty"`
 	CacheControl *AnthropicCacheControl `json:"cache_control,omitempty"`
+	// Source is an image block's picture.
+	Source *AnthropicImageSource `json:"source,omitempty"`
+}
+
+// AnthropicImageSource is an image block's source; Data arrives in
+// base64 and is kept decoded.
+type AnthropicImageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"`
 }
 
 // AnthropicCacheControl is a block's cache_control breakpoint.
@@ -154,6 +164,17 @@ func (m AnthropicMessage) Text() string {
 		}
 	}
 	return string(b)
+}
+
+// Images returns the sources of the message's image blocks, in order.
+func (m AnthropicMessage) Images() []AnthropicImageSource {
+	var out []AnthropicImageSource
+	for _, c := range m.Content {
+		if c.Type == "image" && c.Source != nil {
+			out = append(out, *c.Source)
+		}
+	}
+	return out
 }
 
 // AnthropicTool is a tool definition of a request.
@@ -286,6 +307,11 @@ func (req *AnthropicRequest) validate(version string) string {
 			if b.Type == "text" && isBlankText(b.Text) {
 				return fmt.Sprintf("messages.%d.content.%d: text content blocks must contain non-whitespace text", i, j)
 			}
+			if b.Type == "image" {
+				if msg := checkImageBlock(m.Role, b); msg != "" {
+					return fmt.Sprintf("messages.%d.content.%d.image.source: %s", i, j, msg)
+				}
+			}
 			if b.Type == "tool_use" {
 				if toolUses[b.ID] {
 					return fmt.Sprintf("messages.%d.content.%d: `tool_use` ids must be unique", i, j)
@@ -371,6 +397,22 @@ func checkToolPairs(msgs []AnthropicMessage, i int) string {
 		slices.Sort(missing)
 		return fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. "+
 			"Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i-1, strings.Join(missing, ", "))
+	}
+	return ""
+}
+
+// checkImageBlock checks an image block as the API does for base64
+// sources: in a user message, of a media type it takes, with data.
+func checkImageBlock(role string, b AnthropicBlock) string {
+	switch src := b.Source; {
+	case role != "user":
+		return "image blocks belong to user messages"
+	case src == nil || src.Type != "base64":
+		return "Input tag does not match any of the expected tags: 'base64', 'url'"
+	case !slices.Contains([]string{"image/jpeg", "image/png", "image/gif", "image/webp"}, src.MediaType):
+		return "media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+	case len(src.Data) == 0:
+		return "data: the image data is empty"
 	}
 	return ""
 }

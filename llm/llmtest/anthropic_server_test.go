@@ -223,6 +223,12 @@ func TestAnthropicServerValidation(t *testing.T) {
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]},` +
 			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"a","input":{}}]},` +
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]}]}`, "ids must be unique"},
+		{"image in an assistant message", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"},` +
+			`{"role":"assistant","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"aGk="}}]}]}`, "user messages"},
+		{"image of an unknown type", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[` +
+			`{"type":"image","source":{"type":"base64","media_type":"image/tiff","data":"aGk="}}]}]}`, "media_type"},
+		{"image without data", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[` +
+			`{"type":"image","source":{"type":"base64","media_type":"image/png","data":""}}]}]}`, "data"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -141,10 +142,13 @@ type ChatRequest struct {
 }
 
 // ChatMessage is one message of a request. Content given as an array of
-// parts is flattened to the concatenation of its text parts.
+// parts is flattened to the concatenation of its text parts; its
+// image_url parts are Images.
 type ChatMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Images are the message's image_url parts, in order.
+	Images []ChatImage `json:"images,omitempty"`
 	// ToolCalls are an assistant message's tool calls; ToolCallID is the
 	// call a tool message answers.
 	ToolCalls  []ChatToolCall `json:"tool_calls,omitempty"`
@@ -198,31 +202,71 @@ type wireInMessage struct {
 	ToolCallID string         `json:"tool_call_id"`
 }
 
+// ChatImage is one image_url part of a message: a data URL decoded into
+// its media type and bytes.
+type ChatImage struct {
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"`
+}
+
 // messageContent decodes from a JSON string, null, or an array of content
-// parts (whose text parts are concatenated).
-type messageContent string
+// parts (whose text parts are concatenated, image_url parts decoded).
+type messageContent struct {
+	text   string
+	images []ChatImage
+}
 
 func (c *messageContent) UnmarshalJSON(data []byte) error {
 	switch {
 	case len(data) == 0 || data[0] == 'n':
-		*c = ""
+		*c = messageContent{}
 		return nil
 	case data[0] == '"':
-		return json.Unmarshal(data, (*string)(c))
+		return json.Unmarshal(data, &c.text)
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
 	}
 	if err := json.Unmarshal(data, &parts); err != nil {
 		return fmt.Errorf("message content: %w", err)
 	}
-	var s string
-	for _, p := range parts {
-		s += p.Text
+	for i, p := range parts {
+		switch p.Type {
+		case "text":
+			c.text += p.Text
+		case "image_url":
+			if p.ImageURL == nil {
+				return fmt.Errorf("message content part %d: image_url part without image_url", i)
+			}
+			img, err := decodeDataURL(p.ImageURL.URL)
+			if err != nil {
+				return fmt.Errorf("message content part %d: %w", i, err)
+			}
+			c.images = append(c.images, img)
+		default:
+			return fmt.Errorf("message content part %d: unknown type %q", i, p.Type)
+		}
 	}
-	*c = messageContent(s)
 	return nil
+}
+
+// decodeDataURL reads a "data:<type>;base64,<data>" image URL; the fake
+// fetches nothing, so any other URL is refused.
+func decodeDataURL(url string) (ChatImage, error) {
+	head, payload, ok := strings.Cut(url, ",")
+	mediaType, isBase64 := strings.CutSuffix(strings.TrimPrefix(head, "data:"), ";base64")
+	if !ok || !strings.HasPrefix(head, "data:image/") || !isBase64 {
+		return ChatImage{}, fmt.Errorf("image url is not a base64 data URL of an image: %.40q", url)
+	}
+	data, err := base64.StdEncoding.DecodeString(payload)
+	if err != nil || len(data) == 0 {
+		return ChatImage{}, fmt.Errorf("image data URL: invalid base64 data")
+	}
+	return ChatImage{MediaType: mediaType, Data: data}, nil
 }
 
 func decodeRequest(body []byte) (*ChatRequest, error) {
@@ -244,7 +288,7 @@ func decodeRequest(body []byte) (*ChatRequest, error) {
 		ParallelToolCalls:   w.ParallelToolCalls,
 	}
 	for i, m := range w.Messages {
-		req.Messages[i] = ChatMessage{Role: m.Role, Content: string(m.Content), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+		req.Messages[i] = ChatMessage{Role: m.Role, Content: m.Content.text, Images: m.Content.images, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 	}
 	return req, nil
 }
@@ -259,6 +303,9 @@ func (req *ChatRequest) validate() (message, param string) {
 		if m.Role != "tool" && len(open) > 0 {
 			return "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
 				"The following tool_call_ids did not have response messages: " + strings.Join(open, ", "), at()
+		}
+		if len(m.Images) > 0 && m.Role != "user" {
+			return "Invalid content: image_url parts are only allowed in messages with role 'user'.", fmt.Sprintf("messages.[%d].content", i)
 		}
 		switch m.Role {
 		case "assistant":

@@ -293,6 +293,8 @@ func TestServerToolTranscriptValidation(t *testing.T) {
 			"only allowed when 'tools' are specified"},
 		{"named tool not offered", `{"model":"m","messages":[{"role":"user","content":"x"}],` + tools +
 			`,"tool_choice":{"type":"function","function":{"name":"b"}}}`, "function 'b' not found"},
+		{"image part on an assistant message", `{"model":"m","messages":[{"role":"user","content":"x"},` +
+			`{"role":"assistant","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,aGk="}}]}]}`, "only allowed in messages with role 'user'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,5 +320,40 @@ func TestServerToolTranscriptValidation(t *testing.T) {
 	}
 	if m := s.Requests()[0].Messages; m[1].ToolCalls[0].ID != "c1" || m[2].ToolCallID != "c1" {
 		t.Errorf("transcript decoded as %+v", m)
+	}
+}
+
+func TestServerImageParts(t *testing.T) {
+	s := NewServer(ServerConfig{})
+	defer s.Close()
+	s.Enqueue(HTTPReply{Content: "a square"})
+	resp, b, _ := post(t, s, "", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"what is it?"},`+
+		`{"type":"image_url","image_url":{"url":"data:image/png;base64,aGk="}}]}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("image part: %d %s", resp.StatusCode, b)
+	}
+	if m := s.Requests()[0].Messages[0]; m.Content != "what is it?" || len(m.Images) != 1 || m.Images[0].MediaType != "image/png" || string(m.Images[0].Data) != "hi" {
+		t.Errorf("message decoded as %+v", m)
+	}
+	for name, url := range map[string]string{"a web link": "https://example.com/a.png", "bad base64": "data:image/png;base64,%%%", "not an image": "data:text/plain;base64,aGk="} {
+		s.Enqueue(HTTPReply{Content: "unused"})
+		resp, b, _ := post(t, s, "", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"`+url+`"}}]}]}`)
+		if resp.StatusCode != 400 || !strings.Contains(string(b), "image") {
+			t.Errorf("%s: %d %s, want a 400 about the image", name, resp.StatusCode, b)
+		}
+	}
+}
+
+func TestAnthropicServerImageBlocks(t *testing.T) {
+	s := NewAnthropicServer(AnthropicServerConfig{})
+	defer s.Close()
+	s.Enqueue(AnthropicReply{Text: "a square"})
+	resp, b, _ := anthPost(t, s, "", "2026-10-21", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"text","text":"what?"},`+
+		`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"aGk="}}]}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("image block: %d %s", resp.StatusCode, b)
+	}
+	if imgs := s.Requests()[0].Messages[0].Images(); len(imgs) != 1 || imgs[0].MediaType != "image/png" || string(imgs[0].Data) != "hi" {
+		t.Errorf("images decoded as %+v", imgs)
 	}
 }

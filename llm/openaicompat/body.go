@@ -2,8 +2,10 @@ package openaicompat
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/arbiterhq/arbiter/internal/jsonstr"
@@ -46,6 +48,8 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 		}
 		buf.WriteString(`"content":`)
 		switch {
+		case p.images && len(m.Images) > 0 && m.Role == llm.RoleUser:
+			writeImageParts(buf, m)
 		case m.Content == "" && len(m.ToolCalls) > 0:
 			buf.WriteString("null")
 		case len(m.Content) >= wire.CacheMinLen && m.Role == llm.RoleSystem:
@@ -53,6 +57,8 @@ func (p *Provider) encodeBody(req *llm.Request, tools bool) (*bytes.Buffer, erro
 				return struct{}{}, jsonstr.Append(nil, m.Content), nil
 			})
 			buf.Write(enc)
+		case len(m.Images) > 0:
+			buf.Write(jsonstr.Append(buf.AvailableBuffer(), m.Content+llm.ImagesLeftOut))
 		default:
 			buf.Write(jsonstr.Append(buf.AvailableBuffer(), m.Content))
 		}
@@ -178,4 +184,26 @@ func (p *Provider) responseFormat(s *llm.Schema) ([]byte, error) {
 	b = append(b, `,"schema":`...)
 	b = append(b, compact.Bytes()...)
 	return append(b, "}}"...), nil
+}
+
+// writeImageParts writes a user message with images as content parts:
+// its text, then each image as an image_url part holding a data URL.
+func writeImageParts(buf *bytes.Buffer, m *llm.Message) {
+	buf.WriteByte('[')
+	if strings.TrimSpace(m.Content) != "" {
+		buf.WriteString(`{"type":"text","text":`)
+		buf.Write(jsonstr.Append(buf.AvailableBuffer(), m.Content))
+		buf.WriteString("},")
+	}
+	for i, img := range m.Images {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`{"type":"image_url","image_url":{"url":"data:`)
+		buf.WriteString(img.MediaType) // one of llm.ImageTypes (CheckMessages)
+		buf.WriteString(";base64,")
+		buf.Write(base64.StdEncoding.AppendEncode(buf.AvailableBuffer(), img.Data))
+		buf.WriteString(`"}}`)
+	}
+	buf.WriteByte(']')
 }

@@ -81,6 +81,10 @@ type Config struct {
 	// then sent as plain calls (Streams reports false, and a chain hands
 	// OnText the whole text at once).
 	NoStream bool
+	// Images says the model accepts images: a user message's
+	// llm.Message.Images are sent as image_url parts (data URLs). Without
+	// it they are left out and the message's text stands alone.
+	Images bool
 	// HTTPClient carries the calls. Default: a client shared by all
 	// providers of this package, with a connection pool sized for
 	// concurrent calls (see SharedHTTPClient).
@@ -110,6 +114,7 @@ type Provider struct {
 	// Config.NoStream.
 	stream   llm.StreamLimits
 	noStream bool
+	images   bool // the model accepts images (Config.Images)
 	// protocol is the configured protocol; omitParallel is
 	// Config.OmitParallelToolCalls.
 	protocol     llm.Protocol
@@ -207,6 +212,7 @@ func New(cfg Config) (*Provider, error) {
 		maxComp:      cfg.UseMaxCompletionTokens,
 		stream:       cfg.Stream.WithDefaults(),
 		noStream:     cfg.NoStream,
+		images:       cfg.Images,
 		streamHeader: streamHeader,
 		protocol:     cfg.Protocol,
 		omitParallel: cfg.OmitParallelToolCalls,

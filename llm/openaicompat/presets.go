@@ -6,7 +6,7 @@ import "github.com/arbiterhq/arbiter/llm"
 // by the name a configuration gives them: hosted vendors (their key from
 // KeyEnv) and local servers (no key).
 var Presets = map[string]llm.Preset{
-	"openai":     {BaseURL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY", Vendor: "openai", Output: llm.OutputJSONSchemaStrict, Protocol: llm.ProtocolJSON},
+	"openai":     {BaseURL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY", Vendor: "openai", Output: llm.OutputJSONSchemaStrict, Protocol: llm.ProtocolJSON, Images: true},
 	"fireworks":  {BaseURL: "https://api.fireworks.ai/inference/v1", KeyEnv: "FIREWORKS_API_KEY", Vendor: "fireworks", Output: llm.OutputJSONSchema, Protocol: llm.ProtocolJSON},
 	"mistral":    {BaseURL: "https://api.mistral.ai/v1", KeyEnv: "MISTRAL_API_KEY", Vendor: "mistral", Output: llm.OutputJSONSchema, Protocol: llm.ProtocolJSON},
 	"xai":        {BaseURL: "https://api.x.ai/v1", KeyEnv: "XAI_API_KEY", Vendor: "xai", Output: llm.OutputJSONSchemaStrict, Protocol: llm.ProtocolJSON},

@@ -116,6 +116,32 @@ func (s *Server) Do(method, path, token, body string) (int, map[string]any) {
 type BotAPI struct {
 	mu    sync.Mutex
 	calls []BotCall
+	files map[string][]byte // by file_id, served by getFile and the file endpoint
+}
+
+// AddFile makes a file the bot can download: getFile answers its path and
+// size, the file endpoint serves data.
+func (b *BotAPI) AddFile(fileID string, data []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.files == nil {
+		b.files = map[string][]byte{}
+	}
+	b.files[fileID] = data
+}
+
+// serveFile answers the Bot API's file endpoint, /file/bot<token>/<path>.
+func (b *BotAPI) serveFile(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+	b.mu.Lock()
+	data, ok := b.files[id]
+	b.calls = append(b.calls, BotCall{Method: "file", Body: map[string]any{"file_id": id}})
+	b.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	_, _ = w.Write(data)
 }
 
 // BotCall is one call the bot made.
@@ -125,6 +151,10 @@ type BotCall struct {
 }
 
 func (b *BotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/file/") {
+		b.serveFile(w, r)
+		return
+	}
 	method := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
 	var body map[string]any
 	raw, _ := io.ReadAll(r.Body)
@@ -139,6 +169,17 @@ func (b *BotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"ok":true,"result":{"id":777,"is_bot":true,"first_name":"Arbiter","username":"arbiter_test_bot"}}`)
 	case "sendMessage":
 		fmt.Fprintf(w, `{"ok":true,"result":{"message_id":%d,"date":1764400000,"chat":{"id":1001,"type":"private"},"text":"ok"}}`, 5000+n)
+	case "getFile":
+		id, _ := body["file_id"].(string)
+		b.mu.Lock()
+		data, ok := b.files[id]
+		b.mu.Unlock()
+		if !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"ok":false,"error_code":400,"description":"Bad Request: invalid file_id"}`)
+			return
+		}
+		fmt.Fprintf(w, `{"ok":true,"result":{"file_id":%q,"file_size":%d,"file_path":"files/%s"}}`, id, len(data), id)
 	default:
 		fmt.Fprint(w, `{"ok":true,"result":true}`)
 	}

@@ -87,7 +87,7 @@ func postgresJournal(ctx context.Context, env *server.Env) (store.Journal, error
 func newAnthropic(m server.Model) (llm.Provider, error) {
 	return anthropic.New(anthropic.Config{
 		Name: m.Name, BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model,
-		Protocol: m.Protocol, Timeout: m.Timeout, Stream: m.Stream, NoStream: m.NoStream, HTTPClient: m.HTTPClient, Headers: m.Headers,
+		Protocol: m.Protocol, Timeout: m.Timeout, Stream: m.Stream, NoStream: m.NoStream, Images: m.Images, HTTPClient: m.HTTPClient, Headers: m.Headers,
 	})
 }
 
