@@ -49,8 +49,8 @@ type MCPToolPolicy struct {
 	Timeout Duration `yaml:"timeout"`
 }
 
-// defaultAskTimeout is mcptool.DefaultAskTimeout: the wait for the user's
-// answer to a server's request when ask_timeout is not set.
+// defaultAskTimeout is the MCP client's wait for the user's answer to a
+// server's request when ask_timeout is not set (mcptool.DefaultAskTimeout).
 const defaultAskTimeout = 60 * time.Second
 
 // check checks each MCP server and that each has a name of its own.

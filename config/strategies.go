@@ -10,8 +10,8 @@ var builtinStrategies = map[string]bool{"balanced": true, "cheap": true, "strong
 // BuiltinStrategy reports whether name is a built-in strategy.
 func BuiltinStrategy(name string) bool { return builtinStrategies[name] }
 
-// checkStrategies checks that every strategy lists models of models, and
-// that the default strategy exists.
+// checkStrategies checks that every strategy's chain names configured
+// models, and that the default strategy exists.
 func (v *validator) checkStrategies(c *Config) {
 	names := c.modelNames()
 	for name, chain := range c.Strategies {

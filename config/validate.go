@@ -15,10 +15,11 @@ func (v *validator) errorf(path, format string, args ...any) {
 	v.errs = append(v.errs, v.cfg.Problem(path, format, args...))
 }
 
-// validate checks what c means once it decoded: each section checks
-// itself (its check method, beside its type), here in the order of the
-// file's usual layout. Kinds themselves are the program's (server.Check):
-// only the settings of the kinds described here are checked.
+// validate checks what c means once it decoded. Each section checks
+// itself, with the check method beside its type; a section that names
+// others (a tenant's assistant, a strategy's models) looks them up in
+// v.cfg. Kinds themselves are the program's (server.Check): only the
+// settings of the kinds described here are checked.
 func (v *validator) validate(c *Config) {
 	v.expandEnv(c)
 	c.Store.check(v)
