@@ -35,58 +35,17 @@ func checkShape(n *yaml.Node, t reflect.Type, path string, out *[]shapeProblem) 
 	if n.Kind == yaml.AliasNode || t == nodeType || (t.Kind() == reflect.Interface) {
 		return
 	}
-	bad := func(format string, args ...any) {
-		where := path
-		if where == "" {
-			where = "the file"
-		}
-		*out = append(*out, shapeProblem{n.Line, fmt.Sprintf("line %d: %s: %s", n.Line, where, fmt.Sprintf(format, args...))})
-	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return // an empty value: the default
 	}
 	switch {
 	case t == durationType:
-		if n.Kind != yaml.ScalarNode {
-			bad("expected a duration such as 30s, 10m or 90d, found %s", kindName(n))
-			return
-		}
-		if d, err := ParseDuration(n.Value); err != nil {
-			bad("%q is not a duration (e.g. 30s, 10m, 90d)", n.Value)
-			blank(n)
-		} else if d < 0 {
-			bad("duration %q is negative", n.Value)
-			blank(n)
-		}
+		checkDuration(n, path, out)
 	case t.Kind() == reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			bad("expected a mapping (key: value), found %s", kindName(n))
-			blank(n)
-			return
-		}
-		fields, inline := structKeys(t)
-		kept := n.Content[:0]
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key, val := n.Content[i], n.Content[i+1]
-			ft, ok := fields[key.Value]
-			if !ok && !inline {
-				where := join(path, key.Value)
-				msg := fmt.Sprintf("line %d: %s: unknown key %q", key.Line, where, key.Value)
-				if near := nearest(key.Value, fields); near != "" {
-					msg += fmt.Sprintf(" (did you mean %q?)", near)
-				}
-				*out = append(*out, shapeProblem{key.Line, msg})
-				continue
-			}
-			if ok {
-				checkShape(val, ft, join(path, key.Value), out)
-			}
-			kept = append(kept, key, val)
-		}
-		n.Content = kept
+		checkStruct(n, t, path, out)
 	case t.Kind() == reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			bad("expected a mapping (key: value), found %s", kindName(n))
+			misfit(n, path, out, "expected a mapping (key: value), found %s", kindName(n))
 			blank(n)
 			return
 		}
@@ -95,34 +54,103 @@ func checkShape(n *yaml.Node, t reflect.Type, path string, out *[]shapeProblem) 
 		}
 	case t.Kind() == reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			bad("expected a list, found %s", kindName(n))
+			misfit(n, path, out, "expected a list, found %s", kindName(n))
 			blank(n)
 			return
 		}
 		for i, item := range n.Content {
 			checkShape(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), out)
 		}
-	case t.Kind() == reflect.String:
-		if n.Kind != yaml.ScalarNode {
-			bad("expected text, found %s", kindName(n))
-			blank(n)
-		}
-	case t.Kind() == reflect.Bool:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			bad("expected true or false, found %s", valueName(n))
-			blank(n)
-		}
-	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			bad("expected a whole number, found %s", valueName(n))
-			blank(n)
-		}
-	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
-		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-			bad("expected a number, found %s", valueName(n))
-			blank(n)
-		}
+	default:
+		checkScalar(n, t.Kind(), path, out)
 	}
+}
+
+// misfit records that n, at path, does not fit its place.
+func misfit(n *yaml.Node, path string, out *[]shapeProblem, format string, args ...any) {
+	where := path
+	if where == "" {
+		where = "the file"
+	}
+	*out = append(*out, shapeProblem{n.Line, fmt.Sprintf("line %d: %s: %s", n.Line, where, fmt.Sprintf(format, args...))})
+}
+
+func checkDuration(n *yaml.Node, path string, out *[]shapeProblem) {
+	if n.Kind != yaml.ScalarNode {
+		misfit(n, path, out, "expected a duration such as 30s, 10m or 90d, found %s", kindName(n))
+		return
+	}
+	if d, err := ParseDuration(n.Value); err != nil {
+		misfit(n, path, out, "%q is not a duration (e.g. 30s, 10m, 90d)", n.Value)
+		blank(n)
+	} else if d < 0 {
+		misfit(n, path, out, "duration %q is negative", n.Value)
+		blank(n)
+	}
+}
+
+// checkStruct checks a mapping against struct t: an unknown key is
+// reported with the known key it is probably a typo of and taken out
+// (unless t keeps unknown keys), each known key's value is checked.
+func checkStruct(n *yaml.Node, t reflect.Type, path string, out *[]shapeProblem) {
+	if n.Kind != yaml.MappingNode {
+		misfit(n, path, out, "expected a mapping (key: value), found %s", kindName(n))
+		blank(n)
+		return
+	}
+	fields, inline := structKeys(t)
+	kept := n.Content[:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		ft, ok := fields[key.Value]
+		if !ok && !inline {
+			where := join(path, key.Value)
+			msg := fmt.Sprintf("line %d: %s: unknown key %q", key.Line, where, key.Value)
+			if near := nearest(key.Value, fields); near != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			*out = append(*out, shapeProblem{key.Line, msg})
+			continue
+		}
+		if ok {
+			checkShape(val, ft, join(path, key.Value), out)
+		}
+		kept = append(kept, key, val)
+	}
+	n.Content = kept
+}
+
+// checkScalar checks a value for a field of kind k (text, a flag, a
+// number); other kinds take any value.
+func checkScalar(n *yaml.Node, k reflect.Kind, path string, out *[]shapeProblem) {
+	var expected string
+	switch {
+	case k == reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			misfit(n, path, out, "expected text, found %s", kindName(n))
+			blank(n)
+		}
+		return
+	case k == reflect.Bool:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+			return
+		}
+		expected = "true or false"
+	case k >= reflect.Int && k <= reflect.Uint64:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
+			return
+		}
+		expected = "a whole number"
+	case k == reflect.Float32 || k == reflect.Float64:
+		if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
+			return
+		}
+		expected = "a number"
+	default:
+		return
+	}
+	misfit(n, path, out, "expected %s, found %s", expected, valueName(n))
+	blank(n)
 }
 
 // structKeys maps a struct's YAML keys to their types; inline says it

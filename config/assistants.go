@@ -1,0 +1,188 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Assistant is a named assistant profile: its instructions, the tools it
+// may see (within each role's), how it decides and its limits.
+type Assistant struct {
+	// Prompt is the assistant's instructions; PromptFile reads them from
+	// a file instead (relative to the configuration file).
+	Prompt     string `yaml:"prompt"`
+	PromptFile string `yaml:"prompt_file"`
+	// Tools narrows what the model sees (names or globs); empty: all the
+	// caller's role allows.
+	Tools []string `yaml:"tools"`
+	// Mode is single (one decision per turn, the default) or loop (tool
+	// calls and results until a final answer or a limit).
+	Mode   string          `yaml:"mode"`
+	Limits AssistantLimits `yaml:"limits"`
+	// HandOff offers a loop assistant's model the hand_off_to_human tool,
+	// to hand the case to a person with a reason (default off).
+	HandOff bool `yaml:"hand_off"`
+	// LiveContext is when requests carry the live context (the user, the
+	// local time, the case, the context sources): auto (default: when the
+	// case or a source has something to say), always, or off.
+	LiveContext string `yaml:"live_context"`
+	// Preflight are reads a loop assistant runs, in order, before the
+	// model sees the case (args: a JSON object; bound arguments are
+	// filled from the case).
+	Preflight []Command `yaml:"preflight"`
+	// MaxQuestions bounds an interview (mode interview; default 3).
+	MaxQuestions int `yaml:"max_questions"`
+	// MaxTokens bounds one model answer (default: limits.max_tokens; an
+	// interview 4000); MaxReplyChars a delivered result (default 32000).
+	MaxTokens     int `yaml:"max_tokens"`
+	MaxReplyChars int `yaml:"max_reply_chars"`
+	// Memory overrides the memory policy for this assistant's
+	// conversations (an interview's default pause and TTL are a day).
+	Memory Memory `yaml:"memory"`
+	// Lifetimes override the top-level lifetimes for this assistant's
+	// conversations (interview only for mode interview, skill only for
+	// mode router).
+	Lifetimes Lifetimes `yaml:"lifetimes"`
+	// Router sets up a router assistant (mode router).
+	Router *Router `yaml:"router"`
+	// Receipts: a reply the model wrote ends with the server's line on
+	// each write of the turn (its true state). Default: on for an
+	// assistant with a tool that waits for approvers.
+	Receipts *bool `yaml:"receipts"`
+}
+
+// Router is a router assistant's setup: its prompt (what not to confuse
+// with what), skills, web-search tool, intercepts and guards.
+type Router struct {
+	Prompt     string            `yaml:"prompt"`
+	WebSearch  string            `yaml:"web_search"`
+	Intercepts []string          `yaml:"intercepts"`
+	Guards     []RouterGuard     `yaml:"guards"`
+	Generation map[string]string `yaml:"generation"`
+	EditTool   string            `yaml:"edit_tool"`
+	Skills     []Skill           `yaml:"skills"`
+	// Timeout bounds the router's model call (default 15s).
+	Timeout Duration `yaml:"timeout"`
+}
+
+// RouterGuard applies a named guard to some tools (all when empty).
+type RouterGuard struct {
+	Guard string   `yaml:"guard"`
+	Tools []string `yaml:"tools"`
+}
+
+// Skill is a conversational mode a chat may switch to: the assistant
+// profile that answers while it is on; auto lets the router switch to it.
+type Skill struct {
+	ID        string `yaml:"id"`
+	Assistant string `yaml:"assistant"`
+	Label     string `yaml:"label"`
+	Auto      bool   `yaml:"auto"`
+}
+
+// AssistantLimits bound one task of a loop assistant; zero takes the
+// engine's default.
+type AssistantLimits struct {
+	ModelCalls  int      `yaml:"model_calls"`
+	ToolCalls   int      `yaml:"tool_calls"`
+	Deadline    Duration `yaml:"deadline"`
+	ResultBytes int      `yaml:"result_bytes"`
+	TotalBytes  int      `yaml:"total_bytes"`
+	// SameCall is how many times one call (tool and arguments) may run.
+	SameCall int `yaml:"same_call"`
+}
+
+// LoadPrompt returns the assistant's instructions: Prompt, or the
+// contents of PromptFile, relative to dir (the configuration file's
+// directory) unless absolute.
+func (a Assistant) LoadPrompt(dir string) (string, error) {
+	if a.PromptFile == "" {
+		return a.Prompt, nil
+	}
+	path := a.PromptFile
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("assistant prompt: %w", err)
+	}
+	return string(b), nil
+}
+
+// checkAssistants checks each assistant profile, in the order of their
+// names.
+func (v *validator) checkAssistants(assistants map[string]Assistant) {
+	for _, name := range sortedKeys(assistants) {
+		assistants[name].check(v, "assistants."+name)
+	}
+}
+
+// check checks one assistant profile at path p (assistants.<name>); its
+// lifetimes are checked with the top-level ones (lifetimes.go).
+func (a Assistant) check(v *validator, p string) {
+	v.checkMode(p+".mode", a.Mode)
+	if (a.Mode == "router") != (a.Router != nil) {
+		v.errorf(p+".router", "a router section goes with mode router, and mode router needs one")
+	}
+	if a.Router != nil {
+		a.Router.check(v, p+".router")
+	}
+	switch a.LiveContext {
+	case "", "auto", "always", "off":
+	default:
+		v.errorf(p+".live_context", "unknown policy %q (auto, always or off)", a.LiveContext)
+	}
+	if a.HandOff && a.Mode != "loop" {
+		v.errorf(p+".hand_off", "the hand-off tool goes with mode loop")
+	}
+	if a.Prompt != "" && a.PromptFile != "" {
+		v.errorf(p, "set prompt or prompt_file, not both")
+	} else if _, err := a.LoadPrompt(v.cfg.Dir); err != nil {
+		v.errorf(p+".prompt_file", "%v", err)
+	}
+	a.checkLimits(v, p)
+}
+
+// checkMode checks that an assistant's mode, at path, is one the engine
+// runs.
+func (v *validator) checkMode(path, mode string) {
+	switch mode {
+	case "", "single", "loop", "interview", "router":
+	default:
+		v.errorf(path, "unknown mode %q (single, loop, interview or router)", mode)
+	}
+}
+
+// check checks that each skill's assistant is a profile of the
+// configuration.
+func (r *Router) check(v *validator, p string) {
+	known := sortedKeys(v.cfg.Assistants)
+	for i, sk := range r.Skills {
+		if _, ok := v.cfg.Assistants[sk.Assistant]; !ok {
+			v.errorf(fmt.Sprintf("%s.skills[%d].assistant", p, i), "no assistant named %q%s", sk.Assistant, DidYouMean(sk.Assistant, known))
+		}
+	}
+}
+
+// checkLimits refuses the negative limits of an assistant at path p: its
+// loop's (limits.*) and its own bounds (max_*); zero takes the default.
+func (a Assistant) checkLimits(v *validator, p string) {
+	l := a.Limits
+	for _, f := range []struct {
+		name string
+		n    int64
+	}{{"model_calls", int64(l.ModelCalls)}, {"tool_calls", int64(l.ToolCalls)}, {"deadline", int64(l.Deadline)},
+		{"result_bytes", int64(l.ResultBytes)}, {"total_bytes", int64(l.TotalBytes)}, {"same_call", int64(l.SameCall)},
+		{"max_questions", int64(a.MaxQuestions)}, {"max_tokens", int64(a.MaxTokens)}, {"max_reply_chars", int64(a.MaxReplyChars)}} {
+		at := p + ".limits." + f.name
+		if strings.HasPrefix(f.name, "max_") {
+			at = p + "." + f.name
+		}
+		if f.n < 0 {
+			v.errorf(at, "must not be negative")
+		}
+	}
+}
