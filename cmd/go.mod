@@ -3,14 +3,14 @@ module github.com/arbiterhq/arbiter/cmd
 go 1.26.0
 
 require (
-	github.com/arbiterhq/arbiter v0.0.0-00010101000000-000000000000
-	github.com/arbiterhq/arbiter/channel/mcpserver v0.0.0-00010101000000-000000000000
-	github.com/arbiterhq/arbiter/llm/anthropic v0.0.0-00010101000000-000000000000
-	github.com/arbiterhq/arbiter/observe v0.0.0-00010101000000-000000000000
-	github.com/arbiterhq/arbiter/store/pgjournal v0.0.0-00010101000000-000000000000
-	github.com/arbiterhq/arbiter/store/redisstore v0.0.0-00010101000000-000000000000
-	github.com/arbiterhq/arbiter/tool/calendar/google v0.0.0-00010101000000-000000000000
-	github.com/arbiterhq/arbiter/tool/mcptool v0.0.0-00010101000000-000000000000
+	github.com/arbiterhq/arbiter v0.1.0
+	github.com/arbiterhq/arbiter/channel/mcpserver v0.1.0
+	github.com/arbiterhq/arbiter/llm/anthropic v0.1.0
+	github.com/arbiterhq/arbiter/observe v0.1.0
+	github.com/arbiterhq/arbiter/store/pgjournal v0.1.0
+	github.com/arbiterhq/arbiter/store/redisstore v0.1.0
+	github.com/arbiterhq/arbiter/tool/calendar/google v0.1.0
+	github.com/arbiterhq/arbiter/tool/mcptool v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/prometheus/client_golang v1.25.0
@@ -96,15 +96,4 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.62.0 // indirect
-)
-
-replace (
-	github.com/arbiterhq/arbiter => ../
-	github.com/arbiterhq/arbiter/channel/mcpserver => ../channel/mcpserver
-	github.com/arbiterhq/arbiter/llm/anthropic => ../llm/anthropic
-	github.com/arbiterhq/arbiter/observe => ../observe
-	github.com/arbiterhq/arbiter/store/pgjournal => ../store/pgjournal
-	github.com/arbiterhq/arbiter/store/redisstore => ../store/redisstore
-	github.com/arbiterhq/arbiter/tool/calendar/google => ../tool/calendar/google
-	github.com/arbiterhq/arbiter/tool/mcptool => ../tool/mcptool
 )

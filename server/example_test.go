@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/arbiterhq/arbiter/config"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -86,4 +87,74 @@ func ExampleSectionOf() {
 	}
 	fmt.Println(reply.Say)
 	// Output: HELLO!
+}
+
+// A server built from a configuration file's text, its model an
+// OpenAI-compatible endpoint (here a loopback fake): the model proposes a
+// task, the server renders the confirmation, and the user's "yes" creates
+// it on the embedded task board.
+func ExampleBuild() {
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	defer model.Close()
+	model.Enqueue(llmtest.HTTPReply{Content: `{"tool":"create_task","args":{"title":"Check the signup form"},` +
+		`"say":"","done":false,"newTopic":false,"buttons":[]}`})
+	dir, err := os.MkdirTemp("", "arbiter-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	cfg, err := config.Parse(strings.NewReader(`
+store: {path: `+filepath.Join(dir, "arbiter.db")+`}
+models:
+  - {name: local, kind: openai, base_url: "`+model.URL+`", model: m, api_key: sk-local}
+tenants:
+  - id: acme
+    language: en
+    roles: {owner: {tools: ["*"]}}
+    users:
+      - {id: ann, name: Ann, role: owner, keys: [{token: k-ann-0001, scopes: [read, write:safe]}]}
+tools:
+  taskboard: {columns: [Inbox, Doing, Done]}
+`), func(string) string { return "" })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv, err := server.Build(cfg, server.Builtin(), server.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+
+	for _, text := range []string{"create a task to check the signup form", "yes"} {
+		req := httptest.NewRequest("POST", "/v1/messages", strings.NewReader(`{"conversation_id":"c1","text":"`+text+`"}`))
+		req.Header.Set("Authorization", "Bearer k-ann-0001")
+		rec := httptest.NewRecorder()
+		srv.HTTP.ServeHTTP(rec, req)
+		var reply struct {
+			Say string `json:"say"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil {
+			fmt.Println(rec.Code, rec.Body.String())
+			return
+		}
+		// A created card's link ends the reply; its id is random.
+		say, link, linked := strings.Cut(reply.Say, " — ")
+		fmt.Printf("%s\n-> %s\n", text, say)
+		if linked {
+			fmt.Println("-> its card:", strings.HasPrefix(link, "http://127.0.0.1:8080/board/c/"))
+		}
+	}
+	fmt.Println("model calls:", model.Count())
+	// Output:
+	// create a task to check the signup form
+	// -> Please confirm: Create a task
+	// • Title: Check the signup form
+	// Go ahead?
+	// yes
+	// -> Created task "Check the signup form" (unassigned, no due date)
+	// -> its card: true
+	// model calls: 1
 }

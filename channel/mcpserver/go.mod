@@ -3,7 +3,7 @@ module github.com/arbiterhq/arbiter/channel/mcpserver
 go 1.26.0
 
 require (
-	github.com/arbiterhq/arbiter v0.0.0-00010101000000-000000000000
+	github.com/arbiterhq/arbiter v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 
@@ -19,5 +19,3 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
-
-replace github.com/arbiterhq/arbiter => ../..

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
-	github.com/arbiterhq/arbiter v0.0.0-00010101000000-000000000000
+	github.com/arbiterhq/arbiter v0.1.0
 )
 
 require (
@@ -39,5 +39,3 @@ require (
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/api v0.315.0 // indirect
 )
-
-replace github.com/arbiterhq/arbiter => ../..

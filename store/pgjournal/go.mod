@@ -3,7 +3,7 @@ module github.com/arbiterhq/arbiter/store/pgjournal
 go 1.26.0
 
 require (
-	github.com/arbiterhq/arbiter v0.0.0-00010101000000-000000000000
+	github.com/arbiterhq/arbiter v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 )
 
@@ -15,5 +15,3 @@ require (
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
-
-replace github.com/arbiterhq/arbiter => ../..

@@ -3,7 +3,7 @@ module github.com/arbiterhq/arbiter/tool/calendar/google
 go 1.26.0
 
 require (
-	github.com/arbiterhq/arbiter v0.0.0-00010101000000-000000000000
+	github.com/arbiterhq/arbiter v0.1.0
 	golang.org/x/oauth2 v0.38.0
 	google.golang.org/api v0.315.0
 	modernc.org/sqlite v1.62.0
@@ -44,5 +44,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-replace github.com/arbiterhq/arbiter => ../../..
