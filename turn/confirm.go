@@ -233,7 +233,7 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 			s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: OutcomeStaleButton}
 			e.replyText(s, say(s.lang, txtStaleButton), nil)
 			return true
-		case r.kind == routeAffirm && !r.thanks && !skillAwaitsAnswer(s):
+		case r.kind == routeAffirm && !r.thanks && !e.awaitsAnswer(s):
 			// A "yes" is consent to what the user was shown, never to what
 			// a model would propose next (a burst of "да да да"). In a
 			// skill's interview it is the answer to its question; with
@@ -336,7 +336,8 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 	}
 	ct.Outcome = OutcomeConfirmed
 	s.confirmed.id = p.ID
-	if len(ran) == 1 && s.assistant.Mode != ModeLoop {
+	resumer, resumes := e.modeOf(s.assistant).(Resumer)
+	if len(ran) == 1 && !resumes {
 		e.runTool(ctx, s, ran[0].tg, ran[0].args, keys[0])
 		return
 	}
@@ -349,10 +350,10 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 		unknown = unknown || lc.tr.Status == statusOutcomeUnknown
 		s.confirmed.runs = append(s.confirmed.runs, a.tg.spec.Name+"\x00"+string(a.args))
 	}
-	if s.assistant.Mode == ModeLoop && !unknown {
+	if resumes && !unknown {
 		if s.model, s.strategy = e.providerFor(s.tenant); s.model != nil {
-			s.confirmed.ran = lcs // the loop records them in its transcript
-			e.runLoop(ctx, s)
+			s.confirmed.ran = lcs // the mode records them in its transcript
+			resumer.Resume(ctx, &Turn{e: e, s: s})
 			return
 		}
 	}

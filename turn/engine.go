@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,7 +127,10 @@ type Config struct {
 	Tenants  map[string]Tenant
 	// Assistants are the named profiles tenants choose (Tenant.Assistant).
 	Assistants map[string]Assistant
-	Memory     MemoryPolicy
+	// Modes are the modes an assistant may name (Assistant.Mode); nil
+	// means BuiltinModes.
+	Modes  Modes
+	Memory MemoryPolicy
 	// Lifetimes are how long the conversation's state beside the memory
 	// is kept: its case, skill, interview and offers.
 	Lifetimes Lifetimes
@@ -259,6 +263,9 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	cfg.Assistants = maps.Clone(cfg.Assistants)
+	if cfg.Modes == nil {
+		cfg.Modes = BuiltinModes()
+	}
 	if err := checkAssistants(&cfg); err != nil {
 		return nil, err
 	}
@@ -483,10 +490,12 @@ func (e *Engine) run(ctx context.Context, s *state) {
 	if e.runCaseClosed(s) {
 		return
 	}
-	if s.assistant.Mode == ModeInterview && s.route.kind != routeCommand && s.route.kind != routeCall && s.route.kind != routeEmpty {
-		// Every message is the interview's: an answer such as "да" is an
-		// answer, not a confirmation (an interviewer runs no tools).
-		e.runInterview(ctx, s)
+	if _, ok := e.modeOf(s.assistant).(MessageTaker); ok && s.route.kind != routeCommand && s.route.kind != routeCall && s.route.kind != routeEmpty {
+		if strings.TrimSpace(s.route.input) == "" && len(s.in.Evidence) == 0 {
+			e.replyText(s, say(s.lang, txtEmpty), nil)
+			return
+		}
+		e.runMode(ctx, s)
 		return
 	}
 	if e.resolvePending(ctx, s) {
@@ -509,6 +518,12 @@ func (e *Engine) run(ctx context.Context, s *state) {
 		e.replyText(s, say(s.lang, txtEmpty), nil)
 		return
 	}
+	e.runMode(ctx, s)
+}
+
+// runMode hands the turn to the assistant's mode, once there is a model
+// to ask.
+func (e *Engine) runMode(ctx context.Context, s *state) {
 	e.recordUserInput(s)
 	s.model, s.strategy = e.providerFor(s.tenant)
 	if s.model == nil {
@@ -517,5 +532,5 @@ func (e *Engine) run(ctx context.Context, s *state) {
 		return
 	}
 	s.trace.Route = RouteModel
-	modes[s.assistant.Mode](e, ctx, s)
+	e.modeOf(s.assistant).Run(ctx, &Turn{e: e, s: s})
 }

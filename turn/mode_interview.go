@@ -12,6 +12,50 @@ import (
 	"github.com/arbiterhq/arbiter/llm"
 )
 
+// ModeInterview: the model interviews the user — one question at a time,
+// at most MaxQuestions — then delivers a result; the server holds it to
+// that.
+const ModeInterview ModeName = "interview"
+
+// Defaults of an interview assistant.
+const (
+	DefaultMaxQuestions    = 3
+	DefaultInterviewTokens = 4000
+	DefaultMaxReplyChars   = 32000
+	DefaultInterviewPause  = 24 * time.Hour
+)
+
+// interviewMode is ModeInterview. Every message that is not a command is
+// the interview's.
+type interviewMode struct{}
+
+func (interviewMode) Check(a *Assistant, in CheckInput) error {
+	if a.MaxQuestions <= 0 {
+		a.MaxQuestions = DefaultMaxQuestions
+	}
+	if a.MaxTokens <= 0 {
+		a.MaxTokens = DefaultInterviewTokens
+	}
+	if a.Memory.Pause <= 0 {
+		a.Memory.Pause = DefaultInterviewPause
+	}
+	if a.Memory.TTL <= 0 {
+		a.Memory.TTL = DefaultInterviewPause
+	}
+	if a.MaxReplyChars <= 0 {
+		a.MaxReplyChars = DefaultMaxReplyChars
+	}
+	return noLoopSettings(a, in)
+}
+
+func (interviewMode) Prompts(in PromptInput) Prompts {
+	return Prompts{System: interviewPrompt(in.Tenant, in.Language, in.Assistant.Prompt, in.Assistant.MaxQuestions), Tools: interviewDefs}
+}
+
+func (interviewMode) Run(ctx context.Context, t *Turn) { t.e.runInterview(ctx, t.s) }
+
+func (interviewMode) TakesEveryMessage() {}
+
 // The interviewer's two control tools. The engine handles them itself;
 // they are never backend tools.
 const (
@@ -84,18 +128,6 @@ type InterviewTrace struct {
 // interview could not finish.
 func (e *Engine) runInterview(ctx context.Context, s *state) {
 	text := s.route.input
-	if strings.TrimSpace(text) == "" && len(s.in.Evidence) == 0 {
-		e.replyText(s, say(s.lang, txtEmpty), nil)
-		return
-	}
-	e.recordUserInput(s)
-	s.model, s.strategy = e.providerFor(s.tenant)
-	if s.model == nil {
-		s.trace.Route = RouteNoModel
-		e.replyText(s, e.noModelText(s.lang), nil)
-		return
-	}
-	s.trace.Route = RouteModel
 	iv := loadInterview(s)
 	if iv.Pending == "" {
 		// A new interview: the request, with any evidence, as its first
@@ -142,7 +174,7 @@ func (e *Engine) askInterviewer(ctx context.Context, s *state, iv *interview, at
 	if iv.Questions >= s.assistant.MaxQuestions {
 		choice = llm.ToolChoice{Mode: llm.ToolNamed, Name: deliverFinalTool}
 	}
-	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: s.cat.prompt}}, iv.Transcript...)
+	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: s.cat.prompts.System}}, iv.Transcript...)
 	if attempt == 0 {
 		e.measurePrefix(s, msgs)
 		s.trace.PromptMessages = len(msgs) - 1

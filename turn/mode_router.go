@@ -179,7 +179,7 @@ func (e *Engine) routeCall(ctx context.Context, s *state, skill string, rt *Rout
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: s.cat.routerPrompt}, {Role: llm.RoleUser, Content: e.routerContext(s, skill)}}
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: s.cat.prompts.Extra.(routerPrompts).prompt}, {Role: llm.RoleUser, Content: e.routerContext(s, skill)}}
 	history := append(append([]store.Message(nil), s.conv.Messages...), s.added...)
 	if len(history) > RouterMessages {
 		history = history[len(history)-RouterMessages:]
@@ -188,7 +188,7 @@ func (e *Engine) routeCall(ctx context.Context, s *state, skill string, rt *Rout
 	for _, m := range history {
 		msgs = append(msgs, renderMessage(m, marker))
 	}
-	resp, err := e.callModel(rctx, s, s.model, llm.Request{Messages: msgs, Tools: s.cat.routerDefs, ToolChoice: llm.ToolChoice{Mode: llm.ToolAuto},
+	resp, err := e.callModel(rctx, s, s.model, llm.Request{Messages: msgs, Tools: s.cat.prompts.Extra.(routerPrompts).defs, ToolChoice: llm.ToolChoice{Mode: llm.ToolAuto},
 		ParallelToolCalls: true, Temperature: 0, MaxTokens: RouterMaxTokens, Operation: opRoute, Strategy: s.strategy})
 	if err != nil {
 		rt.Failed = clip(err.Error(), 300)
@@ -248,7 +248,7 @@ func (e *Engine) answer(ctx context.Context, s *state, skill string) {
 	if skill != "" {
 		msgs[0].Content = e.skillPrompt(s, skill)
 	}
-	resp, err := e.complete(ctx, s, llm.Request{Messages: msgs, Tools: []llm.ToolDef{respondDef}, ToolChoice: llm.ToolChoice{Mode: llm.ToolNamed, Name: respondTool},
+	resp, err := e.completeStreamed(ctx, s, llm.Request{Messages: msgs, Tools: []llm.ToolDef{respondDef}, ToolChoice: llm.ToolChoice{Mode: llm.ToolNamed, Name: respondTool},
 		Temperature: e.cfg.Temperature, MaxTokens: e.cfg.MaxTokens, Operation: opTurn, Strategy: s.strategy})
 	if err != nil {
 		e.modelFailed(s, err)

@@ -1,0 +1,93 @@
+package turn
+
+import (
+	"context"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
+)
+
+// Turn is a mode's handle on the turn it runs: what the user said, the
+// prompt and the model, and the steps that end a turn — a reply, a
+// decision carried out through the guards, a hand-off. Everything a mode
+// does to the turn goes through it, so the kernel's rules (what is
+// remembered, journaled, authorized) hold for every mode.
+type Turn struct {
+	e *Engine
+	s *state
+}
+
+// Input is the user's words of this turn.
+func (t *Turn) Input() string { return t.s.route.input }
+
+// Language is the language the turn answers in.
+func (t *Turn) Language() string { return t.s.lang }
+
+// Now is the turn's time.
+func (t *Turn) Now() time.Time { return t.s.now }
+
+// Assistant is the profile the turn runs under, its defaults filled.
+func (t *Turn) Assistant() Assistant { return t.s.assistant }
+
+// Prompts are what the mode built for the caller's catalog.
+func (t *Turn) Prompts() Prompts { return t.s.cat.prompts }
+
+// Messages are the model's view of the conversation: the mode's system
+// prompt, the remembered messages within the memory window, the live
+// context and this turn's messages.
+func (t *Turn) Messages(ctx context.Context) []llm.Message { return t.e.assemble(ctx, t.s) }
+
+// Complete makes one model call of the turn, journaled with its
+// attempts; the strategy is the turn's.
+func (t *Turn) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	req.Strategy = t.s.strategy
+	return t.e.complete(ctx, t.s, req)
+}
+
+// Proposal is a model's decision that parsed against the catalog, its
+// arguments in canonical form.
+type Proposal struct{ p proposal }
+
+// Say is what the model would tell the user.
+func (p Proposal) Say() string { return p.p.Say }
+
+// Tool is the tool the model proposes to call, or "".
+func (p Proposal) Tool() string { return p.p.Tool }
+
+// Decide asks the model for one decision on msgs, under the strict
+// contract with one repair. False: the turn is answered already (the
+// model failed, or its output stayed invalid).
+func (t *Turn) Decide(ctx context.Context, msgs []llm.Message) (Proposal, bool) {
+	p, ok := t.e.decide(ctx, t.s, msgs)
+	return Proposal{p}, ok
+}
+
+// Act carries out a decision: a reply, or its call through the guards —
+// refused, put to the user or its approvers, or run.
+func (t *Turn) Act(ctx context.Context, p Proposal) { t.e.act(ctx, t.s, p.p) }
+
+// Reply answers the turn with text (links made inert where the
+// deployment says so) and remembers it.
+func (t *Turn) Reply(text string, buttons ...chat.Button) { t.e.replyText(t.s, text, buttons) }
+
+// ModelFailed ends a turn whose model call failed: nothing runs, the
+// user is told, the turn is journaled as failed.
+func (t *Turn) ModelFailed(err error) { t.e.modelFailed(t.s, err) }
+
+// HandOff ends the turn as needs_review: a person takes it over with the
+// reason and the model's last draft, and the user is told so.
+func (t *Turn) HandOff(reason ReviewReason, detail, draft string) {
+	t.e.handOff(t.s, draft, reason, detail)
+}
+
+// Note adds a line to the turn's record.
+func (t *Turn) Note(text string) { t.s.trace.Notes = append(t.s.trace.Notes, text) }
+
+// Slot decodes the conversation's slot name into v: the mode's durable
+// state beside the memory. False when it is absent or does not decode.
+func (t *Turn) Slot(name string, v any) bool { return getSlot(t.s, name, v) }
+
+// SetSlot keeps v as the conversation's slot name, committed with the
+// turn.
+func (t *Turn) SetSlot(name string, v any) { setSlot(t.s, name, v) }

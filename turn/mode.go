@@ -1,0 +1,127 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// Mode is how an assistant gets from a message to its reply: the step of
+// the pipeline after the deterministic routes, once a model is there to
+// ask. The engine names no mode; it looks an assistant's mode up by name
+// in Config.Modes and asks it three things: whether the assistant's
+// settings are right for it (once, in New), what its stable prompts are
+// (once per catalog), and to take a turn to its reply (Run). What a mode
+// may do with a turn is what Turn offers; what the engine should know of
+// a mode besides is said by the optional interfaces below (Resumer,
+// MessageTaker, AnswerAwaiter).
+type Mode interface {
+	// Check validates assistant a for this mode and fills the defaults
+	// of its settings; in is the rest of the configuration.
+	Check(a *Assistant, in CheckInput) error
+	// Prompts builds the prompts and tool definitions of one catalog.
+	Prompts(in PromptInput) Prompts
+	// Run takes the turn to its reply: a reply, an action put to the
+	// user or its approvers, or a hand-off.
+	Run(ctx context.Context, t *Turn)
+}
+
+// ModeName names a mode in Config.Modes (Assistant.Mode).
+type ModeName string
+
+// Modes are the modes assistants may name, by name.
+type Modes map[ModeName]Mode
+
+// Names are the modes' names, sorted.
+func (m Modes) Names() []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, string(n))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Resumer is a mode whose task goes on after a write that waited for a
+// person: the call a user's yes or the approvers ran is in the turn's
+// results, and Resume reads it and tells the user (instead of the
+// engine's line on the outcome).
+type Resumer interface {
+	Mode
+	Resume(ctx context.Context, t *Turn)
+}
+
+// MessageTaker is a mode that takes every message which is not a
+// command, a direct call or empty, before the engine reads it as a yes, a
+// no or a choice: an interviewer's "да" is an answer, not a confirmation.
+type MessageTaker interface {
+	Mode
+	TakesEveryMessage()
+}
+
+// AnswerAwaiter is a mode that may have asked the user something a short
+// "yes" answers; while AwaitsAnswer says so, a yes is not a confirmation
+// of a waiting action.
+type AnswerAwaiter interface {
+	Mode
+	AwaitsAnswer(t *Turn) bool
+}
+
+// CheckInput is what a mode's Check may consult besides the assistant:
+// its name, the registered tools and the other assistants.
+type CheckInput struct {
+	Name       string
+	Tools      *tool.Registry
+	Assistants map[string]Assistant
+}
+
+// Errorf is an error about the assistant being checked.
+func (in CheckInput) Errorf(format string, args ...any) error {
+	return fmt.Errorf("assistant "+in.Name+": "+format, args...)
+}
+
+// PromptInput is what a mode builds its prompts from: the caller's
+// tenant and language, the assistant, and the tools the catalog shows.
+type PromptInput struct {
+	Tenant    Tenant
+	Language  string
+	Assistant Assistant
+	// Tools are the entries the model is shown; Defs the same as native
+	// tool definitions (one slice per catalog, which providers cache).
+	Tools []*tool.Entry
+	Defs  []llm.ToolDef
+	// Live: the requests may carry the live context.
+	Live bool
+}
+
+// Prompts are what a mode keeps per catalog: built once, reused as bytes.
+type Prompts struct {
+	// System is the system prompt; Native, when set, the one for a model
+	// that calls tools natively (the catalog travels as definitions).
+	System, Native string
+	// Tools are the definitions the mode offers the model.
+	Tools []llm.ToolDef
+	// Extra is anything else of the mode's, per catalog.
+	Extra any
+}
+
+// Speaker is how prompts name the assistant of tenant and the language
+// it answers in.
+func Speaker(tenant Tenant, lang string) (name, language string) { return speaker(tenant, lang) }
+
+// WriteOwn adds an assistant's own instructions to a prompt, if any.
+func WriteOwn(b *strings.Builder, own string) { writeOwn(b, own) }
+
+// modeOf is assistant a's mode; New has checked that it is registered.
+func (e *Engine) modeOf(a Assistant) Mode { return e.cfg.Modes[a.Mode] }
+
+// awaitsAnswer reports whether the turn's mode waits for the user's answer
+// to a question of its own (see AnswerAwaiter).
+func (e *Engine) awaitsAnswer(s *state) bool {
+	m, ok := e.modeOf(s.assistant).(AnswerAwaiter)
+	return ok && m.AwaitsAnswer(&Turn{e: e, s: s})
+}
