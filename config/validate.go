@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/arbiterhq/arbiter/turn"
 )
 
 // validator collects the problems of a configuration, each with the line
@@ -96,10 +98,8 @@ func (v *validator) validate(c *Config) {
 	}
 	for _, name := range sortedKeys(c.Assistants) {
 		a, p := c.Assistants[name], "assistants."+name
-		switch a.Mode {
-		case "", "single", "loop", "interview", "router":
-		default:
-			v.errorf(p+".mode", "unknown mode %q (single, loop, interview or router)", a.Mode)
+		if modes := turn.BuiltinModes(); a.Mode != "" && modes[turn.ModeName(a.Mode)] == nil {
+			v.errorf(p+".mode", "unknown mode %q (one of: %s)", a.Mode, strings.Join(modes.Names(), ", "))
 		}
 		if (a.Mode == "router") != (a.Router != nil) {
 			v.errorf(p+".router", "a router section goes with mode router, and mode router needs one")
