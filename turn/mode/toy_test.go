@@ -1,0 +1,228 @@
+package mode_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn"
+)
+
+// tally is a toy mode: it counts the conversation's turns in a slot of
+// its own, asks the model with its own prompt and numbers the reply; a
+// message that starts with "do:" is decided and carried out the way a
+// single-decision assistant does it.
+type tally struct{}
+
+func (tally) Check(a *turn.Assistant, in turn.CheckInput) error {
+	if strings.TrimSpace(a.Prompt) == "" {
+		return in.Errorf("a tally assistant needs a prompt")
+	}
+	return nil
+}
+
+func (tally) Prompts(in turn.PromptInput) turn.Prompts {
+	var b strings.Builder
+	name, language := turn.Speaker(in.Tenant, in.Language)
+	b.WriteString("You are " + name + ", and you count.\n\n")
+	turn.WriteOwn(&b, in.Assistant.Prompt)
+	b.WriteString("Answer in " + language + ".\n")
+	return turn.Prompts{System: b.String(), Tools: in.Defs}
+}
+
+func (tally) Run(ctx context.Context, t *turn.Turn) {
+	var n int
+	t.Slot("tally", &n)
+	n++
+	t.SetSlot("tally", n)
+	if strings.HasPrefix(t.Input(), "do:") {
+		if d, ok := t.Decide(ctx, t.Messages(ctx)); ok {
+			t.Act(ctx, d)
+		}
+		return
+	}
+	resp, err := t.Complete(ctx, llm.Request{Messages: t.Messages(ctx), Operation: "tally", MaxTokens: 50})
+	if err != nil {
+		t.ModelFailed(err)
+		return
+	}
+	t.Note(fmt.Sprintf("tally %d", n))
+	t.Reply(fmt.Sprintf("%d: %s", n, resp.Text))
+}
+
+// takingTally is tally taking every message, a yes included.
+type takingTally struct{ tally }
+
+func (takingTally) TakesEveryMessage() {}
+
+// noteTool records the notes it is asked to add.
+type noteTool struct {
+	mu    sync.Mutex
+	notes []string
+}
+
+func (n *noteTool) Spec() tool.Spec {
+	return tool.Spec{Name: "add_note", Description: "Add a note.", Risk: tool.RiskWriteSafe, Idempotent: true,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"}}}`)}
+}
+
+func (n *noteTool) Call(_ context.Context, c tool.Call) (tool.Result, error) {
+	var a struct{ Text string }
+	if err := json.Unmarshal(c.Args, &a); err != nil {
+		return tool.Result{}, err
+	}
+	n.mu.Lock()
+	n.notes = append(n.notes, a.Text)
+	n.mu.Unlock()
+	return tool.Result{Status: tool.StatusOK, Text: "noted"}, nil
+}
+
+type bench struct {
+	t     *testing.T
+	eng   *turn.Engine
+	st    *sqlitestore.Store
+	model *llmtest.Scripted
+	notes *noteTool
+}
+
+func newBench(t *testing.T, a turn.Assistant) (*bench, error) {
+	return newBenchWith(t, a, tally{})
+}
+
+func newBenchWith(t *testing.T, a turn.Assistant, m turn.Mode) (*bench, error) {
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "toy.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b := &bench{t: t, st: st, model: llmtest.NewScripted(), notes: &noteTool{}}
+	reg, err := tool.NewRegistry(b.notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := turn.BuiltinModes()
+	modes["tally"] = m
+	if a.Mode == "" {
+		a.Mode = "tally"
+	}
+	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: b.model, Modes: modes,
+		Assistants: map[string]turn.Assistant{"counter": a},
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", AssistantName: "Tally", Assistant: "counter",
+			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
+	return b, err
+}
+
+func (b *bench) send(text string) (chat.Outbound, []string) {
+	b.t.Helper()
+	id := chat.Identity{TenantID: "t", UserID: "u", Role: "desk", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe}}
+	out, err := b.eng.HandleTurn(context.Background(), chat.Inbound{Identity: id, Chat: "c", Text: text})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var ops []string
+	for _, c := range rec.LLMCalls {
+		ops = append(ops, c.Operation)
+	}
+	return out, ops
+}
+
+// A mode registered from outside the engine runs its turns: its prompt is
+// what the model sees, its slot lasts from turn to turn, its model call
+// is journaled under its operation.
+func TestToyModeRunsTurns(t *testing.T) {
+	b, err := newBench(t, turn.Assistant{Prompt: "Number every answer."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.model.Push(llmtest.Text("hello"), llmtest.Text("again"))
+	out, ops := b.send("hi")
+	if out.Say != "1: hello" || strings.Join(ops, ",") != "tally" {
+		t.Errorf("first turn: reply %q, model calls %v", out.Say, ops)
+	}
+	out, _ = b.send("and again")
+	if out.Say != "2: again" {
+		t.Errorf("second turn: reply %q, want the count kept in the mode's slot", out.Say)
+	}
+	reqs := b.model.Requests()
+	if len(reqs) != 2 || !strings.HasPrefix(reqs[0].Messages[0].Content, "You are Tally, and you count.\n\nNumber every answer.") {
+		t.Fatalf("requests %d, first system prompt %q", len(reqs), reqs[0].Messages[0].Content)
+	}
+	if last := reqs[1].Messages[len(reqs[1].Messages)-1]; last.Content != "and again" {
+		t.Errorf("the second request ends with %q, want the user's words", last.Content)
+	}
+	if !hasMessage(reqs[1].Messages, "1: hello") {
+		t.Errorf("the second request lacks the first reply from memory: %+v", reqs[1].Messages)
+	}
+}
+
+// A toy mode's decision goes through the engine's guards and runs its
+// tool, as any mode's does.
+func TestToyModeDecisionRunsTheTool(t *testing.T) {
+	b, err := newBench(t, turn.Assistant{Prompt: "Take notes."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.model.Push(llmtest.Text(`{"tool":"add_note","args":{"text":"call back"},"say":"Noting it."}`))
+	out, ops := b.send("do: note that I call back")
+	if len(b.notes.notes) != 1 || b.notes.notes[0] != "call back" {
+		t.Fatalf("notes %v, reply %q, calls %v", b.notes.notes, out.Say, ops)
+	}
+	if strings.Contains(out.Say, "Noting it.") {
+		t.Errorf("reply %q is the model's say, not the tool's result", out.Say)
+	}
+}
+
+// A bare "yes" is the engine's to read as a confirmation, unless the mode
+// takes every message (turn.MessageTaker).
+func TestToyModeTakesEveryMessage(t *testing.T) {
+	b, err := newBench(t, turn.Assistant{Prompt: "Count."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.model.Push(llmtest.Text("counted"))
+	if out, ops := b.send("yes"); len(ops) != 0 || strings.HasPrefix(out.Say, "1:") {
+		t.Errorf("a yes with nothing waiting went to the mode: reply %q, model calls %v", out.Say, ops)
+	}
+	b, err = newBenchWith(t, turn.Assistant{Prompt: "Count."}, takingTally{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.model.Push(llmtest.Text("counted"))
+	if out, ops := b.send("yes"); out.Say != "1: counted" || strings.Join(ops, ",") != "tally" {
+		t.Errorf("the taking mode: reply %q, model calls %v", out.Say, ops)
+	}
+}
+
+// A mode's Check refuses an assistant it cannot run, and New says which.
+func TestToyModeCheck(t *testing.T) {
+	_, err := newBench(t, turn.Assistant{})
+	if err == nil || !strings.Contains(err.Error(), "assistant counter: a tally assistant needs a prompt") {
+		t.Errorf("err = %v", err)
+	}
+	_, err = newBench(t, turn.Assistant{Mode: "swarm", Prompt: "Count."})
+	if err == nil || !strings.Contains(err.Error(), `unknown mode "swarm" (one of: interview, loop, router, single, tally)`) {
+		t.Errorf("err = %v, want the registered modes named", err)
+	}
+}
+
+func hasMessage(msgs []llm.Message, content string) bool {
+	for _, m := range msgs {
+		if m.Content == content {
+			return true
+		}
+	}
+	return false
+}
