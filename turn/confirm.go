@@ -227,24 +227,7 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 	r := s.route
 	p := s.pending
 	if p == nil {
-		switch {
-		case r.pendingID != "":
-			s.trace.Route = RouteStaleButton
-			s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: OutcomeStaleButton}
-			e.replyText(s, say(s.lang, txtStaleButton), nil)
-			return true
-		case r.kind == routeAffirm && !r.thanks && !e.awaitsAnswer(s):
-			// A "yes" is consent to what the user was shown, never to what
-			// a model would propose next (a burst of "да да да"). In a
-			// skill's interview it is the answer to its question; with
-			// thanks ("ок, спасибо") it is a message of its own.
-			s.trace.Route = RouteConfirm
-			s.trace.Confirmation = &ConfirmationTrace{Outcome: OutcomeNothingPending}
-			e.recordUserInput(s)
-			e.replyText(s, say(s.lang, txtNothingPending), nil)
-			return true
-		}
-		return false
+		return e.resolveNothingPending(s)
 	}
 	if r.kind == routeAffirm && r.pendingID == "" && s.received.Before(p.CreatedAt) {
 		// Typed before this action was shown: it answered something else
@@ -292,6 +275,31 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 		ct.Outcome = OutcomeExpired
 	} else {
 		s.supersede(p)
+	}
+	return false
+}
+
+// resolveNothingPending answers a button or a bare yes while no action
+// waits; any other message goes on.
+func (e *Engine) resolveNothingPending(s *state) bool {
+	r := s.route
+	switch {
+	case r.pendingID != "":
+		s.trace.Route = RouteStaleButton
+		s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: OutcomeStaleButton}
+		e.replyText(s, say(s.lang, txtStaleButton), nil)
+		return true
+	case r.kind == routeAffirm && !r.thanks && !e.awaitsAnswer(s):
+		// A "yes" is consent to what the user was shown, never to what
+		// a model would propose next (a burst of "да да да"). When the
+		// mode asked a question of its own (a skill's interview) it is
+		// the answer; with thanks ("ок, спасибо") it is a message of its
+		// own.
+		s.trace.Route = RouteConfirm
+		s.trace.Confirmation = &ConfirmationTrace{Outcome: OutcomeNothingPending}
+		e.recordUserInput(s)
+		e.replyText(s, say(s.lang, txtNothingPending), nil)
+		return true
 	}
 	return false
 }

@@ -210,53 +210,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	if cfg.Memory.Window <= 0 {
-		cfg.Memory.Window = DefaultWindow
-	}
-	if cfg.Memory.TTL <= 0 {
-		cfg.Memory.TTL = DefaultMemoryTTL
-	}
-	if cfg.Memory.Pause <= 0 {
-		cfg.Memory.Pause = DefaultPause
-	}
-	cfg.Lifetimes = cfg.Lifetimes.withDefaults()
-	if cfg.PendingTTL <= 0 {
-		cfg.PendingTTL = DefaultPendingTTL
-	}
-	if cfg.ApprovalTTL <= 0 {
-		cfg.ApprovalTTL = DefaultApprovalTTL
-	}
-	if cfg.ModelTimeout <= 0 {
-		cfg.ModelTimeout = DefaultModelTimeout
-	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = DefaultMaxTokens
-	}
-	if cfg.ContextTimeout <= 0 {
-		cfg.ContextTimeout = DefaultContextTimeout
-	}
-	if cfg.TurnTimeout <= 0 {
-		cfg.TurnTimeout = DefaultTurnTimeout
-	}
-	if cfg.Strategy == "" {
-		cfg.Strategy = DefaultStrategy
-	}
-	cfg.Commands = maps.Clone(cfg.Commands)
-	for name, c := range cfg.Commands {
-		if _, ok := cfg.Tools.Lookup(c.Tool); !ok {
-			delete(cfg.Commands, name) // a command for a tool this deployment lacks
-		}
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	cfg.Sleep, cfg.ReadBack = sleepOr(cfg.Sleep), cfg.ReadBack.withDefaults()
-	if cfg.NewID == nil {
-		cfg.NewID = newID
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.fillDefaults()
 	for id, t := range cfg.Tenants {
 		if _, err := time.LoadLocation(t.Timezone); err != nil {
 			return nil, fmt.Errorf("tenant %s: time zone %q: %w", id, t.Timezone, err)
@@ -285,6 +239,58 @@ func New(cfg Config) (*Engine, error) {
 	}
 	j, ok := cfg.State.(store.Journal)
 	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claims}, nil
+}
+
+// fillDefaults sets c's zero values to the documented defaults, and drops
+// the commands whose tool this deployment lacks.
+func (c *Config) fillDefaults() {
+	if c.Memory.Window <= 0 {
+		c.Memory.Window = DefaultWindow
+	}
+	if c.Memory.TTL <= 0 {
+		c.Memory.TTL = DefaultMemoryTTL
+	}
+	if c.Memory.Pause <= 0 {
+		c.Memory.Pause = DefaultPause
+	}
+	c.Lifetimes = c.Lifetimes.withDefaults()
+	if c.PendingTTL <= 0 {
+		c.PendingTTL = DefaultPendingTTL
+	}
+	if c.ApprovalTTL <= 0 {
+		c.ApprovalTTL = DefaultApprovalTTL
+	}
+	if c.ModelTimeout <= 0 {
+		c.ModelTimeout = DefaultModelTimeout
+	}
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = DefaultMaxTokens
+	}
+	if c.ContextTimeout <= 0 {
+		c.ContextTimeout = DefaultContextTimeout
+	}
+	if c.TurnTimeout <= 0 {
+		c.TurnTimeout = DefaultTurnTimeout
+	}
+	if c.Strategy == "" {
+		c.Strategy = DefaultStrategy
+	}
+	c.Commands = maps.Clone(c.Commands)
+	for name, cmd := range c.Commands {
+		if _, ok := c.Tools.Lookup(cmd.Tool); !ok {
+			delete(c.Commands, name) // a command for a tool this deployment lacks
+		}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	c.Sleep, c.ReadBack = sleepOr(c.Sleep), c.ReadBack.withDefaults()
+	if c.NewID == nil {
+		c.NewID = newID
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 }
 
 // newID returns a time-ordered random id: 12 hex digits of milliseconds,

@@ -63,19 +63,7 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 	text := s.route.input
 
 	if id, ok := strings.CutPrefix(s.in.Button, skillButtonPrefix); ok {
-		e.recordUserInput(s)
-		if id == "none" || findSkill(r, id) != nil {
-			skill = setSkill(s, id)
-			rt.Switched, rt.Intercept = id, "skill_button"
-			if skill == "" {
-				e.replyText(s, say(s.lang, txtSkillOff), nil)
-			} else {
-				e.replyText(s, say(s.lang, txtSkillOn, findSkill(r, id).Label), nil)
-			}
-			return
-		}
-		rt.Switched = "refused:" + id
-		e.replyText(s, say(s.lang, txtNotAvailable), nil)
+		skill = e.pressSkill(s, r, rt, id, skill)
 		return
 	}
 	if skill != "" && intent.LeaveSkill(text) {
@@ -122,6 +110,26 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 		return
 	}
 	e.answer(ctx, s, skill)
+}
+
+// pressSkill answers a skill's button: the chat switches to skill id (or
+// leaves its skill for "none"); an id the router lacks is refused. It
+// returns the chat's skill after it.
+func (e *Engine) pressSkill(s *state, r *Router, rt *RouterTrace, id, skill string) string {
+	e.recordUserInput(s)
+	if id != "none" && findSkill(r, id) == nil {
+		rt.Switched = "refused:" + id
+		e.replyText(s, say(s.lang, txtNotAvailable), nil)
+		return skill
+	}
+	skill = setSkill(s, id)
+	rt.Switched, rt.Intercept = id, "skill_button"
+	if skill == "" {
+		e.replyText(s, say(s.lang, txtSkillOff), nil)
+	} else {
+		e.replyText(s, say(s.lang, txtSkillOn, findSkill(r, id).Label), nil)
+	}
+	return skill
 }
 
 // runRouterCalls takes the router's calls through the guards, in order: a
