@@ -302,32 +302,56 @@ func newID() string {
 	return ms + hex.EncodeToString(b[:])
 }
 
-// state is everything one turn knows and decides, passed from step to step.
+// state is everything one turn knows and decides, passed from step to
+// step: grouped by concern, each group with its own lifetime in the turn.
 type state struct {
 	// detached is the caller's context without its cancellation, which
 	// the turn's work and its commit run under.
 	detached context.Context
-	in       chat.Inbound
-	key      chat.ConversationKey
-	id       string
-	start    time.Time
-	now      time.Time
+	route    route
+	lease    store.Lease
+	arrival
+	caller
+	held
+	progress
+	outputs
+	trace Trace
+}
+
+// arrival is the message as it came, and when.
+type arrival struct {
+	in    chat.Inbound
+	key   chat.ConversationKey
+	id    string
+	start time.Time
+	now   time.Time
 	// received is when the message arrived (chat.Inbound.ReceivedAt).
 	received time.Time
-	tenant   Tenant
+	// images are the pictures that came with the message, by index of
+	// in.Evidence; addedImages the same by index of added (see media.go).
+	images      map[int]llm.Image
+	addedImages map[int]llm.Image
+}
+
+// caller is who the turn answers and under what profile: set before the
+// lock, the catalog and the model once the turn runs.
+type caller struct {
+	tenant Tenant
 	// assistant is the profile the turn runs under; memory its memory
 	// policy (the engine's, with the assistant's own values).
 	assistant Assistant
 	memory    MemoryPolicy
 	loc       *time.Location
 	lang      string
-	route     route
-	lease     store.Lease
 	cat       *catalog
 	// model decides this turn, under the strategy's name.
 	model    llm.Provider
 	strategy string
+}
 
+// held is what the conversation held when the turn began: its state,
+// waiting action, case, and what an interrupted turn left.
+type held struct {
 	conv store.Conversation
 	// blockMarker is the conversation's marker of data blocks, once read
 	// or made (see blockMarker).
@@ -341,28 +365,30 @@ type state struct {
 	interrupted   string
 	interruptedAt time.Time
 	// unfinished are the writes the interrupted turn began, in order.
-	unfinished   []store.ExecutionRecord
+	unfinished []store.ExecutionRecord
+}
+
+// progress is what the turn's steps have done so far that later steps
+// count.
+type progress struct {
 	directWrites int // writes run without confirmation so far (see directKey)
 	// viewed are the remembered and new messages the model saw (see
 	// inView); nil when no model was asked.
 	viewed [2][]store.Message
-	// images are the pictures that came with the message, by index of
-	// in.Evidence; addedImages the same by index of added (see media.go).
-	images      map[int]llm.Image
-	addedImages map[int]llm.Image
+	// confirmed are the calls a confirmation ran in this turn: a task
+	// that goes on after them counts them.
+	confirmed confirmedCalls
+}
 
-	// outputs of the steps
+// outputs are what the turn commits: the reply, memory and the waiting
+// action.
+type outputs struct {
 	out         chat.Outbound
 	added       []store.Message // appended to memory at commit
 	resetMemory bool            // forget everything, this turn included
 	keepLast    bool            // newTopic: keep only the last user message
 	putPending  *store.PendingAction
 	dropPending bool
-	trace       Trace
-	// confirmed are the calls a confirmation ran in this turn: a loop task
-	// that goes on after them counts them.
-	confirmed confirmedCalls
-
 	// modelReply: the reply is (or stood in for) the model's own text,
 	// which the receipts follow (see receipts.go).
 	modelReply bool
@@ -432,7 +458,7 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 
 func (e *Engine) newState(in chat.Inbound) *state {
 	now := e.cfg.Now()
-	s := &state{in: in, key: in.Key(), id: e.cfg.NewID(), start: now, now: now, received: in.ReceivedAt}
+	s := &state{arrival: arrival{in: in, key: in.Key(), id: e.cfg.NewID(), start: now, now: now, received: in.ReceivedAt}}
 	s.in.Evidence, s.images = readAttachments(in.Evidence, e.cfg.Media)
 	if s.received.IsZero() {
 		s.received = now // before the lock wait: when the message reached the engine

@@ -39,8 +39,8 @@ func TestStateLifetimes(t *testing.T) {
 		{"a marker with nothing else", Assistant{}, slots(blockMarkerSlot), map[string]time.Duration{blockMarkerSlot: 30 * time.Minute}},
 	}
 	for _, tt := range tests {
-		s := &state{now: now, assistant: tt.assistant, memory: MemoryPolicy{TTL: 30 * time.Minute},
-			conv: store.Conversation{Slots: tt.slots}}
+		s := &state{arrival: arrival{now: now}, caller: caller{assistant: tt.assistant, memory: MemoryPolicy{TTL: 30 * time.Minute}},
+			held: held{conv: store.Conversation{Slots: tt.slots}}}
 		e.stateLifetimes(s)
 		if want := now.Add(30 * time.Minute); !s.conv.MessagesUntil.Equal(want) {
 			t.Errorf("%s: messages until %v, want %v", tt.name, s.conv.MessagesUntil, want)
