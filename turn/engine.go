@@ -197,6 +197,8 @@ type Engine struct {
 	zones          sync.Map // name -> *time.Location
 	// claims are the registered tools' outcomes (see claims.go).
 	claims claimChecker
+	// slots are the slots the modes keep, by name (see SlotKeeper).
+	slots map[string]ModeSlot
 }
 
 // New validates cfg, fills defaults and returns an Engine.
@@ -238,7 +240,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	j, ok := cfg.State.(store.Journal)
-	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claims}, nil
+	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claims, slots: modeSlots(cfg.Modes)}, nil
 }
 
 // fillDefaults sets c's zero values to the documented defaults, and drops

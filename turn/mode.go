@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/tool"
@@ -18,7 +19,7 @@ import (
 // (once per catalog), and to take a turn to its reply (Run). What a mode
 // may do with a turn is what Turn offers; what the engine should know of
 // a mode besides is said by the optional interfaces below (Resumer,
-// MessageTaker, AnswerAwaiter).
+// MessageTaker, AnswerAwaiter, SlotKeeper).
 type Mode interface {
 	// Check validates assistant a for this mode and fills the defaults
 	// of its settings; in is the rest of the configuration.
@@ -69,6 +70,50 @@ type MessageTaker interface {
 type AnswerAwaiter interface {
 	Mode
 	AwaitsAnswer(t *Turn) bool
+}
+
+// SlotKeeper is a mode that keeps state of its own in the conversation's
+// slots (Turn.SetSlot) for longer than the messages, or that a reset, a
+// cancel or a closed case must end.
+type SlotKeeper interface {
+	Mode
+	Slots() []ModeSlot
+}
+
+// ModeSlot is a slot a mode keeps.
+type ModeSlot struct {
+	Name string
+	// Lifetime is how long the slot lasts after the turn that committed
+	// it, of the conversation's lifetimes; nil: as long as the messages.
+	Lifetime func(Lifetimes) time.Duration
+	// Task: the slot is a task in progress (an interview), which /reset,
+	// /cancel and a closed case end.
+	Task bool
+}
+
+// modeSlots are the slots of the modes, by name.
+func modeSlots(modes Modes) map[string]ModeSlot {
+	slots := map[string]ModeSlot{}
+	for _, m := range modes {
+		if k, ok := m.(SlotKeeper); ok {
+			for _, sl := range k.Slots() {
+				slots[sl.Name] = sl
+			}
+		}
+	}
+	return slots
+}
+
+// taskSlots are the names of the modes' task slots, sorted.
+func (e *Engine) taskSlots() []string {
+	var names []string
+	for name, sl := range e.slots {
+		if sl.Task {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // CheckInput is what a mode's Check may consult besides the assistant:

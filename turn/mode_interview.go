@@ -56,6 +56,11 @@ func (interviewMode) Run(ctx context.Context, t *Turn) { t.e.runInterview(ctx, t
 
 func (interviewMode) TakesEveryMessage() {}
 
+// Slots: the interview in progress, which lasts its lifetime.
+func (interviewMode) Slots() []ModeSlot {
+	return []ModeSlot{{Name: interviewSlot, Lifetime: func(l Lifetimes) time.Duration { return l.Interview }, Task: true}}
+}
+
 // The interviewer's two control tools. The engine handles them itself;
 // they are never backend tools.
 const (
@@ -64,10 +69,8 @@ const (
 	opInterview      = "interview"
 	// interviewSlot keeps an interview in its conversation's state.
 	interviewSlot = "interview"
-	// Limits of a question as the user sees it.
+	// maxQuestionChars bounds a question as the user sees it.
 	maxQuestionChars = 1000
-	maxOptions       = 8
-	maxOptionBytes   = 512 // an option's text; its button carries only a reference (options.go)
 )
 
 var interviewDefs = []llm.ToolDef{

@@ -44,6 +44,11 @@ func (routerMode) Prompts(in PromptInput) Prompts {
 
 func (routerMode) Run(ctx context.Context, t *Turn) { t.e.runRouter(ctx, t.s) }
 
+// Slots: the chat's skill, which lasts its lifetime.
+func (routerMode) Slots() []ModeSlot {
+	return []ModeSlot{{Name: skillSlot, Lifetime: func(l Lifetimes) time.Duration { return l.Skill }}}
+}
+
 // AwaitsAnswer: a skill is on and its last message asked the user
 // something, which "да" answers.
 func (routerMode) AwaitsAnswer(t *Turn) bool {
