@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -10,7 +11,7 @@ import (
 
 // Turn is a mode's handle on the turn it runs: what the user said, the
 // prompt and the model, and the steps that end a turn — a reply, a
-// decision carried out through the guards, a hand-off. Everything a mode
+// decision or a call carried out through the guards, a hand-off. Everything a mode
 // does to the turn goes through it, so the kernel's rules (what is
 // remembered, journaled, authorized) hold for every mode.
 type Turn struct {
@@ -67,6 +68,13 @@ func (t *Turn) Decide(ctx context.Context, msgs []llm.Message) (Proposal, bool) 
 // refused, put to the user or its approvers, or run.
 func (t *Turn) Act(ctx context.Context, p Proposal) { t.e.act(ctx, t.s, p.p) }
 
+// Call makes a call the mode decided on by its own rules, not the model's,
+// through the same guards, under the mode's name: refused, put to the
+// user or its approvers, or run and answered from its result.
+func (t *Turn) Call(ctx context.Context, name string, args json.RawMessage) {
+	t.e.runFixedCall(ctx, t.s, string(t.s.assistant.Mode), name, args)
+}
+
 // Reply answers the turn with text (links made inert where the
 // deployment says so) and remembers it.
 func (t *Turn) Reply(text string, buttons ...chat.Button) { t.e.replyText(t.s, text, buttons) }
@@ -80,6 +88,14 @@ func (t *Turn) ModelFailed(err error) { t.e.modelFailed(t.s, err) }
 func (t *Turn) HandOff(reason ReviewReason, detail, draft string) {
 	t.e.handOff(t.s, draft, reason, detail)
 }
+
+// Evidence is what came with the message besides the words (files,
+// forwarded text), each already read into text.
+func (t *Turn) Evidence() []chat.Evidence { return t.s.in.Evidence }
+
+// Trace is the turn's record, where a mode notes what it did (its own
+// section of the record among them).
+func (t *Turn) Trace() *Trace { return &t.s.trace }
 
 // Note adds a line to the turn's record.
 func (t *Turn) Note(text string) { t.s.trace.Notes = append(t.s.trace.Notes, text) }

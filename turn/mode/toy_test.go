@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +45,15 @@ func (tally) Run(ctx context.Context, t *turn.Turn) {
 	t.Slot("tally", &n)
 	n++
 	t.SetSlot("tally", n)
+	if note, ok := strings.CutPrefix(t.Input(), "note:"); ok {
+		args, _ := json.Marshal(map[string]string{"text": strings.TrimSpace(note)})
+		t.Call(ctx, "add_note", args)
+		return
+	}
+	if strings.HasPrefix(t.Input(), "delete:") {
+		t.Call(ctx, "delete_everything", json.RawMessage(`{}`))
+		return
+	}
 	if strings.HasPrefix(t.Input(), "do:") {
 		if d, ok := t.Decide(ctx, t.Messages(ctx)); ok {
 			t.Act(ctx, d)
@@ -156,6 +166,9 @@ func TestToyModeRunsTurns(t *testing.T) {
 	if out.Say != "2: again" {
 		t.Errorf("second turn: reply %q, want the count kept in the mode's slot", out.Say)
 	}
+	if notes := b.record(out).Notes; !slices.Contains(notes, "tally 2") {
+		t.Errorf("notes %q, want the mode's", notes)
+	}
 	reqs := b.model.Requests()
 	if len(reqs) != 2 || !strings.HasPrefix(reqs[0].Messages[0].Content, "You are Tally, and you count.\n\nNumber every answer.") {
 		t.Fatalf("requests %d, first system prompt %q", len(reqs), reqs[0].Messages[0].Content)
@@ -206,6 +219,25 @@ func TestToyModeTakesEveryMessage(t *testing.T) {
 	}
 }
 
+// A call the mode makes by its own rule goes through the guards as the
+// model's would: a granted tool runs and the reply is its result, a tool
+// the catalog lacks is refused, journaled under the mode's name.
+func TestToyModeCall(t *testing.T) {
+	b, err := newBench(t, turn.Assistant{Prompt: "Take notes."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, ops := b.send("note: ring the bank")
+	if len(b.notes.notes) != 1 || b.notes.notes[0] != "ring the bank" || len(ops) != 0 {
+		t.Fatalf("notes %v, model calls %v, reply %q", b.notes.notes, ops, out.Say)
+	}
+	out, _ = b.send("delete: all of it")
+	tr := b.record(out)
+	if len(tr.Vetoes) != 1 || tr.Vetoes[0].Guard != "tally" || tr.Vetoes[0].Tool != "delete_everything" {
+		t.Errorf("vetoes %+v, reply %q", tr.Vetoes, out.Say)
+	}
+}
+
 // A mode's Check refuses an assistant it cannot run, and New says which.
 func TestToyModeCheck(t *testing.T) {
 	_, err := newBench(t, turn.Assistant{})
@@ -216,6 +248,25 @@ func TestToyModeCheck(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unknown mode "swarm" (one of: interview, loop, router, single, tally)`) {
 		t.Errorf("err = %v, want the registered modes named", err)
 	}
+}
+
+// record is what the journal holds of a turn's trace.
+type record struct {
+	Notes  []string                               `json:"notes"`
+	Vetoes []struct{ Guard, Tool, Reason string } `json:"vetoes"`
+}
+
+func (b *bench) record(out chat.Outbound) record {
+	b.t.Helper()
+	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var r record
+	if err := json.Unmarshal(rec.Trace, &r); err != nil {
+		b.t.Fatal(err)
+	}
+	return r
 }
 
 func hasMessage(msgs []llm.Message, content string) bool {
