@@ -98,6 +98,9 @@ func checkAssistants(cfg *Config) error {
 		default:
 			return fmt.Errorf("assistant %s: unknown live context policy %q", name, a.LiveContext)
 		}
+		if err := checkLoopSettings(name, a, cfg.Modes); err != nil {
+			return err
+		}
 		if a.Receipts == nil {
 			on := approvesAny(cfg.Tools, a.Tools)
 			a.Receipts = &on

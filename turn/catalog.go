@@ -225,6 +225,18 @@ func toolsPrompt(tenant Tenant, lang, own string, entries []*tool.Entry, live bo
 	return b.String()
 }
 
+// DecisionPrompts are the prompts of an assistant whose model proposes
+// one decision at a time under the decision contract (Turn.Decide): in
+// JSON, or by calling one of the catalog's tools natively.
+func DecisionPrompts(in PromptInput) Prompts {
+	own := in.Assistant.Prompt
+	return Prompts{
+		System: systemPrompt(in.Tenant, in.Language, own, in.Tools, in.Live),
+		Native: toolsPrompt(in.Tenant, in.Language, own, in.Tools, in.Live),
+		Tools:  in.Defs,
+	}
+}
+
 // systemPrompt is the stable part of every request for one catalog: the
 // role of the model, the assistant's own instructions, the decision
 // contract and the tools.

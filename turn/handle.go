@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -46,6 +47,17 @@ func (t *Turn) Complete(ctx context.Context, req llm.Request) (llm.Response, err
 	return t.e.complete(ctx, t.s, req)
 }
 
+// Temperature is the engine's sampling temperature for a turn's answer.
+func (t *Turn) Temperature() float64 { return t.e.cfg.Temperature }
+
+// Prompted records a prompt the mode assembled itself rather than with
+// Messages: how many messages follow its system prompt, and how much of it
+// repeats the conversation's last prompt (what a provider's cache reuses).
+func (t *Turn) Prompted(msgs []llm.Message) {
+	t.e.measurePrefix(t.s, msgs)
+	t.s.trace.PromptMessages = len(msgs) - 1
+}
+
 // Proposal is a model's decision that parsed against the catalog, its
 // arguments in canonical form.
 type Proposal struct{ p proposal }
@@ -79,6 +91,14 @@ func (t *Turn) Call(ctx context.Context, name string, args json.RawMessage) {
 // deployment says so) and remembers it.
 func (t *Turn) Reply(text string, buttons ...chat.Button) { t.e.replyText(t.s, text, buttons) }
 
+// Options are buttons for suggested answers: a press answers with the
+// option's text as words the user typed, never as a confirmation or a
+// command.
+func (t *Turn) Options(values []string) []chat.Button { return t.e.offerOptions(t.s, values) }
+
+// SetFinal makes f the turn's deliverable (chat.Outbound.Final).
+func (t *Turn) SetFinal(f chat.Final) { t.s.out.Final = &f }
+
 // ModelFailed ends a turn whose model call failed: nothing runs, the
 // user is told, the turn is journaled as failed.
 func (t *Turn) ModelFailed(err error) { t.e.modelFailed(t.s, err) }
@@ -93,6 +113,17 @@ func (t *Turn) HandOff(reason ReviewReason, detail, draft string) {
 // forwarded text), each already read into text.
 func (t *Turn) Evidence() []chat.Evidence { return t.s.in.Evidence }
 
+// EvidenceBlocks is the evidence as the model reads data: each piece in
+// a block whose tags carry the conversation's marker, after a newline.
+func (t *Turn) EvidenceBlocks() string {
+	var b strings.Builder
+	marker := blockMarker(t.s)
+	for _, ev := range t.s.in.Evidence {
+		b.WriteString("\n<evidence" + marker + " kind=\"" + attr(ev.Kind) + "\">\n" + fence(ev.Text, marker) + "\n</evidence" + marker + ">")
+	}
+	return b.String()
+}
+
 // Trace is the turn's record, where a mode notes what it did (its own
 // section of the record among them).
 func (t *Turn) Trace() *Trace { return &t.s.trace }
@@ -103,6 +134,9 @@ func (t *Turn) Note(text string) { t.s.trace.Notes = append(t.s.trace.Notes, tex
 // Slot decodes the conversation's slot name into v: the mode's durable
 // state beside the memory. False when it is absent or does not decode.
 func (t *Turn) Slot(name string, v any) bool { return getSlot(t.s, name, v) }
+
+// DropSlot forgets the conversation's slot name.
+func (t *Turn) DropSlot(name string) { delete(t.s.conv.Slots, name) }
 
 // SetSlot keeps v as the conversation's slot name, committed with the
 // turn.

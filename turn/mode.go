@@ -19,7 +19,7 @@ import (
 // (once per catalog), and to take a turn to its reply (Run). What a mode
 // may do with a turn is what Turn offers; what the engine should know of
 // a mode besides is said by the optional interfaces below (Resumer,
-// MessageTaker, AnswerAwaiter, SlotKeeper).
+// MessageTaker, AnswerAwaiter, SlotKeeper, LoopSettingsTaker).
 type Mode interface {
 	// Check validates assistant a for this mode and fills the defaults
 	// of its settings; in is the rest of the configuration.
@@ -116,6 +116,32 @@ func (e *Engine) taskSlots() []string {
 	return names
 }
 
+// LoopSettingsTaker is a mode that takes an assistant's Preflight reads
+// and HandOff tool; New refuses them on an assistant of any other mode.
+type LoopSettingsTaker interface {
+	Mode
+	TakesLoopSettings()
+}
+
+// checkLoopSettings refuses the Preflight reads and the HandOff tool of an
+// assistant whose mode does not take them, naming the modes that do.
+func checkLoopSettings(name string, a Assistant, modes Modes) error {
+	if _, ok := modes[a.Mode].(LoopSettingsTaker); ok || !a.HandOff && len(a.Preflight) == 0 {
+		return nil
+	}
+	var takers []string
+	for _, n := range modes.Names() {
+		if _, ok := modes[ModeName(n)].(LoopSettingsTaker); ok {
+			takers = append(takers, n)
+		}
+	}
+	what := "preflight reads need"
+	if a.HandOff {
+		what = "the hand-off tool needs"
+	}
+	return fmt.Errorf("assistant %s: %s mode %s", name, what, strings.Join(takers, " or "))
+}
+
 // CheckInput is what a mode's Check may consult besides the assistant:
 // its name, the registered tools and the other assistants.
 type CheckInput struct {
@@ -157,6 +183,10 @@ type Prompts struct {
 // Speaker is how prompts name the assistant of tenant and the language
 // it answers in.
 func Speaker(tenant Tenant, lang string) (name, language string) { return speaker(tenant, lang) }
+
+// MarkedBlocksRule is the prompt's rule on the marker of data blocks'
+// tags (see Turn.EvidenceBlocks).
+const MarkedBlocksRule = markedBlocksRule
 
 // WriteOwn adds an assistant's own instructions to a prompt, if any.
 func WriteOwn(b *strings.Builder, own string) { writeOwn(b, own) }

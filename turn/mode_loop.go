@@ -53,20 +53,12 @@ func (loopMode) Prompts(in PromptInput) Prompts {
 
 func (loopMode) Run(ctx context.Context, t *Turn) { t.e.runLoop(ctx, t.s) }
 
+// TakesLoopSettings: a loop runs the assistant's preflight reads and
+// offers its hand-off tool.
+func (loopMode) TakesLoopSettings() {}
+
 // Resume goes on with the task after the calls a yes or an approval ran.
 func (loopMode) Resume(ctx context.Context, t *Turn) { t.e.runLoop(ctx, t.s) }
-
-// noLoopSettings refuses a loop's settings on an assistant of another
-// mode.
-func noLoopSettings(a *Assistant, in CheckInput) error {
-	switch {
-	case a.HandOff:
-		return in.Errorf("the hand-off tool needs mode loop")
-	case len(a.Preflight) > 0:
-		return in.Errorf("preflight reads need mode loop")
-	}
-	return nil
-}
 
 // Defaults of Limits.
 const (

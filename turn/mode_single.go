@@ -9,16 +9,9 @@ const ModeSingle ModeName = "single"
 // singleMode is ModeSingle.
 type singleMode struct{}
 
-func (singleMode) Check(a *Assistant, in CheckInput) error { return noLoopSettings(a, in) }
+func (singleMode) Check(*Assistant, CheckInput) error { return nil }
 
-func (singleMode) Prompts(in PromptInput) Prompts {
-	own := in.Assistant.Prompt
-	return Prompts{
-		System: systemPrompt(in.Tenant, in.Language, own, in.Tools, in.Live),
-		Native: toolsPrompt(in.Tenant, in.Language, own, in.Tools, in.Live),
-		Tools:  in.Defs,
-	}
-}
+func (singleMode) Prompts(in PromptInput) Prompts { return DecisionPrompts(in) }
 
 // Run is one model decision for the turn, carried out.
 func (singleMode) Run(ctx context.Context, t *Turn) {

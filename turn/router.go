@@ -19,12 +19,7 @@ const ModeRouter ModeName = "router"
 // skill's answer.
 type routerMode struct{}
 
-func (routerMode) Check(a *Assistant, in CheckInput) error {
-	if err := noLoopSettings(a, in); err != nil {
-		return err
-	}
-	return checkRouter(*a, in)
-}
+func (routerMode) Check(a *Assistant, in CheckInput) error { return checkRouter(*a, in) }
 
 // routerPrompts are a router's own prompt and tool definitions, besides
 // the answer's.

@@ -244,6 +244,14 @@ func TestToyModeCheck(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "assistant counter: a tally assistant needs a prompt") {
 		t.Errorf("err = %v", err)
 	}
+	_, err = newBench(t, turn.Assistant{Prompt: "Count.", HandOff: true})
+	if err == nil || !strings.Contains(err.Error(), "assistant counter: the hand-off tool needs mode loop") {
+		t.Errorf("a hand-off on a mode without a loop: err = %v", err)
+	}
+	_, err = newBench(t, turn.Assistant{Prompt: "Count.", Preflight: []turn.Command{{Tool: "add_note"}}})
+	if err == nil || !strings.Contains(err.Error(), "assistant counter: preflight reads need mode loop") {
+		t.Errorf("preflight reads on a mode without a loop: err = %v", err)
+	}
 	_, err = newBench(t, turn.Assistant{Mode: "swarm", Prompt: "Count."})
 	if err == nil || !strings.Contains(err.Error(), `unknown mode "swarm" (one of: interview, loop, router, single, tally)`) {
 		t.Errorf("err = %v, want the registered modes named", err)
