@@ -1,10 +1,11 @@
 // Package turn is the turn engine: Engine.HandleTurn takes one inbound
 // message through a fixed pipeline — route, lock, dedupe, load memory,
-// the deterministic routes, assemble, then the assistant's mode (a single
-// decision: decide, validate, guards, confirm, execute; or a bounded loop
-// of tool calls through the same guards), reply, journal — one step per
-// file. The model only proposes; every step after it is server code that
-// may refuse what it proposed.
+// the deterministic routes, then the assistant's mode (see Mode: it
+// assembles the prompt, asks the model and takes what it proposes through
+// the guards, with the Turn handle), reply, journal — one step per file;
+// the modes of this package are in the files named mode_*.go, listed by
+// BuiltinModes. The model only proposes; every step after it is server
+// code that may refuse what it proposed.
 //
 // The engine returns the reply and never calls back into a channel. It
 // depends on the contracts in chat, llm, tool and store, never on a concrete
