@@ -8,6 +8,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 // Turn is a mode's handle on the turn it runs: what the user said, the
@@ -87,6 +88,31 @@ func (t *Turn) Call(ctx context.Context, name string, args json.RawMessage) {
 	t.e.runFixedCall(ctx, t.s, string(t.s.assistant.Mode), name, args)
 }
 
+// RanCall is a call a user's yes ran in this turn, before the mode's
+// Resume: the tool, its arguments as run, its status and result.
+type RanCall struct {
+	Tool   string
+	Args   json.RawMessage
+	Status string
+	Result tool.Result
+	trace  ExecutionTrace
+}
+
+// Ran are the calls the user's yes ran in this turn, in order. They are
+// in no message yet: a Resumer records each (Record) or shows it to its
+// model its own way.
+func (t *Turn) Ran() []RanCall {
+	ran := make([]RanCall, len(t.s.confirmed.ran))
+	for i, lc := range t.s.confirmed.ran {
+		ran[i] = RanCall{Tool: lc.call.Name, Args: lc.a.args, Status: lc.tr.Status, Result: lc.res, trace: lc.tr}
+	}
+	return ran
+}
+
+// Record puts a call that ran in the turn's record, the reply's
+// executions and the conversation's memory, where Messages shows it.
+func (t *Turn) Record(c RanCall) { t.e.noteRun(t.s, c.Tool, c.Args, c.Result, c.trace) }
+
 // Reply answers the turn with text (links made inert where the
 // deployment says so) and remembers it.
 func (t *Turn) Reply(text string, buttons ...chat.Button) { t.e.replyText(t.s, text, buttons) }
@@ -108,10 +134,6 @@ func (t *Turn) ModelFailed(err error) { t.e.modelFailed(t.s, err) }
 func (t *Turn) HandOff(reason ReviewReason, detail, draft string) {
 	t.e.handOff(t.s, draft, reason, detail)
 }
-
-// Evidence is what came with the message besides the words (files,
-// forwarded text), each already read into text.
-func (t *Turn) Evidence() []chat.Evidence { return t.s.in.Evidence }
 
 // EvidenceBlocks is the evidence as the model reads data: each piece in
 // a block whose tags carry the conversation's marker, after a newline.

@@ -74,14 +74,28 @@ type takingTally struct{ tally }
 
 func (takingTally) TakesEveryMessage() {}
 
+// resumingTally is tally whose task goes on after a write the user
+// confirmed: it reads the write's outcome from the turn's messages.
+type resumingTally struct{ tally }
+
+func (resumingTally) Resume(ctx context.Context, t *turn.Turn) {
+	for _, c := range t.Ran() {
+		t.Record(c)
+	}
+	msgs := t.Messages(ctx)
+	t.Reply("after the yes: " + msgs[len(msgs)-1].Content)
+}
+
 // noteTool records the notes it is asked to add.
 type noteTool struct {
-	mu    sync.Mutex
-	notes []string
+	name    string
+	confirm tool.Confirm
+	mu      sync.Mutex
+	notes   []string
 }
 
 func (n *noteTool) Spec() tool.Spec {
-	return tool.Spec{Name: "add_note", Description: "Add a note.", Risk: tool.RiskWriteSafe, Idempotent: true,
+	return tool.Spec{Name: n.name, Description: "Add a note.", Risk: tool.RiskWriteSafe, Idempotent: true, Confirm: n.confirm,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"}}}`)}
 }
 
@@ -102,6 +116,8 @@ type bench struct {
 	st    *sqlitestore.Store
 	model *llmtest.Scripted
 	notes *noteTool
+	// letters waits for the user's yes.
+	letters *noteTool
 }
 
 func newBench(t *testing.T, a turn.Assistant) (*bench, error) {
@@ -114,8 +130,9 @@ func newBenchWith(t *testing.T, a turn.Assistant, m turn.Mode) (*bench, error) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := &bench{t: t, st: st, model: llmtest.NewScripted(), notes: &noteTool{}}
-	reg, err := tool.NewRegistry(b.notes)
+	b := &bench{t: t, st: st, model: llmtest.NewScripted(), notes: &noteTool{name: "add_note"},
+		letters: &noteTool{name: "send_letter", confirm: tool.ConfirmAlways}}
+	reg, err := tool.NewRegistry(b.notes, b.letters)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,6 +252,36 @@ func TestToyModeCall(t *testing.T) {
 	tr := b.record(out)
 	if len(tr.Vetoes) != 1 || tr.Vetoes[0].Guard != "tally" || tr.Vetoes[0].Tool != "delete_everything" {
 		t.Errorf("vetoes %+v, reply %q", tr.Vetoes, out.Say)
+	}
+}
+
+// A write the user confirms runs once; then the mode that goes on after
+// it (turn.Resumer) tells the user, reading the outcome among the turn's
+// messages, and another is answered with the engine's line.
+func TestToyModeResumesAfterTheYes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode turn.Mode
+		want string
+	}{
+		{"resumer", resumingTally{}, "after the yes: "},
+		{"plain", tally{}, ""},
+	} {
+		b, err := newBenchWith(t, turn.Assistant{Prompt: "Write letters."}, tc.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.model.Push(llmtest.Text(`{"tool":"send_letter","args":{"text":"dear bank"},"say":"Sending."}`))
+		if out, _ := b.send("do: write to the bank"); len(out.Buttons) == 0 || len(b.letters.notes) != 0 {
+			t.Fatalf("%s: the write did not wait for a yes: reply %q, buttons %v, sent %v", tc.name, out.Say, out.Buttons, b.letters.notes)
+		}
+		out, ops := b.send("yes")
+		if len(b.letters.notes) != 1 || len(ops) != 0 {
+			t.Fatalf("%s: after the yes sent %v, model calls %v", tc.name, b.letters.notes, ops)
+		}
+		if resumed := strings.HasPrefix(out.Say, "after the yes: "); resumed != (tc.want != "") || resumed && !strings.Contains(out.Say, "send_letter") {
+			t.Errorf("%s: reply %q", tc.name, out.Say)
+		}
 	}
 }
 
