@@ -84,6 +84,9 @@ const (
 // assistant's mode (after every assistant has its mode's name, which a
 // mode may look at in another).
 func checkAssistants(cfg *Config) error {
+	if cfg.Modes[DefaultMode] == nil {
+		return fmt.Errorf("turn: the modes lack %q, the mode of the default assistant", DefaultMode)
+	}
 	for name, a := range cfg.Assistants {
 		if a.Mode == "" {
 			a.Mode = DefaultMode

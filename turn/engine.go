@@ -220,7 +220,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	cfg.Assistants = maps.Clone(cfg.Assistants)
-	if cfg.Modes == nil {
+	if cfg.Modes = maps.Clone(cfg.Modes); cfg.Modes == nil {
 		cfg.Modes = BuiltinModes()
 	}
 	if err := checkAssistants(&cfg); err != nil {

@@ -285,6 +285,20 @@ func TestToyModeResumesAfterTheYes(t *testing.T) {
 	}
 }
 
+// The engine refuses modes without the default one, which the turns of a
+// tenant without an assistant run under.
+func TestModesNeedTheDefault(t *testing.T) {
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "toy.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Modes: turn.Modes{"tally": tally{}}})
+	if err == nil || !strings.Contains(err.Error(), `the modes lack "single"`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
 // A mode's Check refuses an assistant it cannot run, and New says which.
 func TestToyModeCheck(t *testing.T) {
 	_, err := newBench(t, turn.Assistant{})
