@@ -48,9 +48,9 @@ func (m Modes) Names() []string {
 }
 
 // Resumer is a mode whose task goes on after a write that waited for a
-// person: the call a user's yes or the approvers ran is in the turn's
-// results, and Resume reads it and tells the user (instead of the
-// engine's line on the outcome).
+// person, and tells the user its outcome instead of the engine's line on
+// it: after a user's yes, the calls it ran are in Turn.Ran; after the
+// approvers', the action's outcome is among the turn's messages.
 type Resumer interface {
 	Mode
 	Resume(ctx context.Context, t *Turn)
@@ -65,8 +65,8 @@ type MessageTaker interface {
 }
 
 // AnswerAwaiter is a mode that may have asked the user something a short
-// "yes" answers; while AwaitsAnswer says so, a yes is not a confirmation
-// of a waiting action.
+// "yes" answers: while AwaitsAnswer says so and no action waits, a yes is
+// a message for the mode, not a confirmation of nothing.
 type AnswerAwaiter interface {
 	Mode
 	AwaitsAnswer(t *Turn) bool
