@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/arbiterhq/arbiter/turn"
 )
 
 // Assistant is a named assistant profile: its instructions, the tools it
@@ -149,10 +151,8 @@ func (a Assistant) check(v *validator, p string) {
 // checkMode checks that an assistant's mode, at path, is one the engine
 // runs.
 func (v *validator) checkMode(path, mode string) {
-	switch mode {
-	case "", "single", "loop", "interview", "router":
-	default:
-		v.errorf(path, "unknown mode %q (single, loop, interview or router)", mode)
+	if modes := turn.BuiltinModes(); mode != "" && modes[turn.ModeName(mode)] == nil {
+		v.errorf(path, "unknown mode %q (one of: %s)", mode, strings.Join(modes.Names(), ", "))
 	}
 }
 

@@ -51,6 +51,7 @@ func Builtin() Kinds {
 		},
 		ToolNames: builtinToolNames(),
 		Channels:  map[string]ChannelKind{"telegram": telegramKind},
+		Modes:     turn.BuiltinModes(),
 	}
 	for name, p := range openaicompat.Presets {
 		k.Models[name] = ModelKind{Preset: p, Prices: openaicompat.Prices, New: newOpenAICompat}

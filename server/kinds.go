@@ -25,7 +25,7 @@ import (
 
 // Kinds are the constructors Build may use, each under the kind name a
 // configuration gives: store.kind, journal.kind, models[].kind, the keys
-// of tools and channels. Builtin returns the ones of this module; a
+// of tools and channels, assistants' modes. Builtin returns the ones of this module; a
 // program adds its own (or those of arbiter's integration modules) to the
 // maps before Build. A configuration that names a kind the tables lack is
 // refused by Check with the line of the name.
@@ -38,6 +38,9 @@ type Kinds struct {
 	// Check (see ToolNamesKind); a kind without one is checked at Build.
 	ToolNames map[string]ToolNamesKind
 	Channels  map[string]ChannelKind
+	// Modes are the assistant modes (assistants.*.mode); nil means
+	// turn.BuiltinModes.
+	Modes turn.Modes
 	// Observers see every finished turn (metrics, traces); each runs
 	// whatever the configuration says, including nothing.
 	Observers []ObserverKind

@@ -129,10 +129,11 @@ func Load(path string, kinds Kinds) (*config.Config, error) {
 	return cfg, nil
 }
 
-// Check reports, with their lines, the kinds cfg names that kinds lack and
-// the references to tools that no configured kind offers (a command, a
-// role's or an assistant's tools, a preflight read, a router's tools, a
-// board's confirm policies). Its error is a config.Errors.
+// Check reports, with their lines, the kinds cfg names that kinds lack
+// (assistants' modes among them) and the references to tools that no
+// configured kind offers (a command, a role's or an assistant's tools, a
+// preflight read, a router's tools, a board's confirm policies). Its error
+// is a config.Errors.
 func Check(cfg *config.Config, kinds Kinds) error {
 	var errs config.Errors
 	unknown := func(path, what, kind string, known []string) {
@@ -157,6 +158,11 @@ func Check(cfg *config.Config, kinds Kinds) error {
 	for _, name := range channelSections(cfg) {
 		if kinds.Channels[name] == nil {
 			unknown("channels."+name, "channel kind", name, slices.Collect(maps.Keys(kinds.Channels)))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Assistants)) {
+		if m := turn.ModeName(cfg.Assistants[name].Mode); kinds.Modes != nil && m != "" && kinds.Modes[m] == nil {
+			unknown("assistants."+name+".mode", "mode", string(m), kinds.Modes.Names())
 		}
 	}
 	errs = append(errs, checkToolRefs(cfg, kinds)...)
@@ -249,7 +255,7 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	if err != nil {
 		return err
 	}
-	tc.Locker, tc.Journal = s.Locker, s.Journal
+	tc.Locker, tc.Journal, tc.Modes = s.Locker, s.Journal, kinds.Modes
 	s.Engine, err = turn.New(tc)
 	if err != nil {
 		return err
@@ -391,7 +397,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 				router.Skills = append(router.Skills, turn.Skill{ID: sk.ID, Assistant: sk.Assistant, Label: sk.Label, Auto: sk.Auto})
 			}
 		}
-		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.Mode(a.Mode), Preflight: preflight, Router: router,
+		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.ModeName(a.Mode), Preflight: preflight, Router: router,
 			HandOff: a.HandOff, LiveContext: turn.LiveContextPolicy(a.LiveContext),
 			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars, Receipts: a.Receipts,
 			Memory:    turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)},

@@ -84,8 +84,9 @@ func (e *Engine) runCommand(ctx context.Context, s *state) bool {
 		return true
 	case "/reset":
 		s.resetMemory, s.dropPending = true, true
-		delete(s.conv.Slots, interviewSlot)
-		delete(s.conv.Slots, draftSlot)
+		for _, slot := range append(e.taskSlots(), draftSlot) {
+			delete(s.conv.Slots, slot)
+		}
 		e.replyText(s, say(s.lang, txtReset), nil)
 		return true
 	case "/cancel":
@@ -93,7 +94,7 @@ func (e *Engine) runCommand(ctx context.Context, s *state) bool {
 		if s.pending != nil {
 			key, s.dropPending = txtCancelled, true
 		}
-		for _, slot := range []string{interviewSlot, draftSlot} { // an interview, an offer awaiting a choice
+		for _, slot := range append(e.taskSlots(), draftSlot) { // a mode's task, an offer awaiting a choice
 			if _, ok := s.conv.Slots[slot]; ok {
 				key = txtCancelled
 				delete(s.conv.Slots, slot)

@@ -275,13 +275,13 @@ func (e *Engine) runResume(ctx context.Context, s *state) bool {
 		return true
 	}
 	e.rememberResult(s, a.Tool, status, res)
-	if s.assistant.Mode == ModeLoop {
+	if resumer, ok := e.modeOf(s.assistant).(Resumer); ok {
 		s.model, s.strategy = e.providerFor(s.tenant)
 		if s.model != nil {
 			// The model reads the outcome among the turn's messages and
 			// tells the user; it cannot start a write (no words of the
 			// user are in this turn).
-			e.runLoop(ctx, s)
+			resumer.Resume(ctx, &Turn{e: e, s: s})
 			return true
 		}
 	}

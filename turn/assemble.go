@@ -30,9 +30,9 @@ func (e *Engine) assemble(ctx context.Context, s *state) []llm.Message {
 		history = history[len(history)-keep:]
 	}
 	msgs := make([]llm.Message, 0, len(history)+len(current)+2)
-	prompt := s.cat.prompt
-	if s.cat.toolsPrompt != "" && llm.ProtocolOf(s.model) == llm.ProtocolTools {
-		prompt = s.cat.toolsPrompt // the contract and the catalog travel as tool definitions
+	prompt := s.cat.prompts.System
+	if s.cat.prompts.Native != "" && llm.ProtocolOf(s.model) == llm.ProtocolTools {
+		prompt = s.cat.prompts.Native // the contract and the catalog travel as tool definitions
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: prompt})
 	for _, m := range history {

@@ -59,7 +59,7 @@ func (e *Engine) bindCase(s *state) {
 	if s.in.CloseCase {
 		s.trace.Notes = append(s.trace.Notes, "case closed")
 		s.conv.Messages, s.pending, s.dropPending = nil, nil, true
-		for _, slot := range []string{caseSlot, interviewSlot, draftSlot, buttonSlot} {
+		for _, slot := range append(e.taskSlots(), caseSlot, draftSlot, buttonSlot) {
 			delete(s.conv.Slots, slot)
 		}
 	}

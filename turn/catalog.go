@@ -24,19 +24,14 @@ type catalog struct {
 	// required lists each tool's required argument names; null values of
 	// other arguments mean "absent" and are dropped.
 	required map[string]map[string]bool
-	prompt   string
 	schema   *llm.Schema
 	// toolDefs is the catalog for models that decide by native tool
 	// calling; the same slice every time, so providers can cache its
-	// encoding. toolsPrompt is the single-decision prompt for them.
-	toolDefs    []llm.ToolDef
-	toolsPrompt string
-	// loopDefs are toolDefs and the server's hand-off tool, for a loop
-	// assistant; routerDefs toolDefs and use_skill, for a router, with
-	// its routerPrompt.
-	loopDefs     []llm.ToolDef
-	routerDefs   []llm.ToolDef
-	routerPrompt string
+	// encoding.
+	toolDefs []llm.ToolDef
+	// prompts are the assistant's mode's prompts and definitions for
+	// this catalog.
+	prompts Prompts
 }
 
 func (c *catalog) lookup(name string) (*tool.Entry, bool) {
@@ -114,29 +109,7 @@ func (e *Engine) catalogFor(id chat.Identity, tenant Tenant, lang string) *catal
 		e.cfg.Logger.Error("build decision schema", "tenant", id.TenantID, "role", id.Role, "err", err)
 		c.schema = &llm.Schema{Name: "decision", JSON: decision.SchemaJSON}
 	}
-	switch assistant.Mode {
-	case ModeInterview:
-		c.prompt = interviewPrompt(tenant, lang, assistant.Prompt, assistant.MaxQuestions)
-	case ModeRouter:
-		c.prompt = answerPrompt(tenant, lang, assistant.Prompt, "")
-		c.routerPrompt = routerPrompt(tenant, assistant.Router.Prompt)
-		c.routerDefs = c.toolDefs
-		if slices.ContainsFunc(assistant.Router.Skills, func(s Skill) bool { return s.Auto }) {
-			c.routerDefs = append(slices.Clip(c.toolDefs), useSkillDef(assistant.Router.Skills))
-		}
-	case ModeLoop:
-		rules := loopRules{handOff: assistant.HandOff, live: live, approvals: waitsForPeople(c.entries)}
-		c.prompt = loopPrompt(tenant, lang, assistant.Prompt, rules)
-		rules.native = true
-		c.toolsPrompt = loopPrompt(tenant, lang, assistant.Prompt, rules)
-		c.loopDefs = c.toolDefs
-		if assistant.HandOff {
-			c.loopDefs = append(slices.Clip(c.toolDefs), handOffDef)
-		}
-	default:
-		c.prompt = systemPrompt(tenant, lang, assistant.Prompt, c.entries, live)
-		c.toolsPrompt = toolsPrompt(tenant, lang, assistant.Prompt, c.entries, live)
-	}
+	c.prompts = e.modeOf(assistant).Prompts(PromptInput{Tenant: tenant, Language: lang, Assistant: assistant, Tools: c.entries, Defs: c.toolDefs, Live: live})
 	actual, _ := e.catalogs.LoadOrStore(key, c)
 	return actual.(*catalog)
 }
@@ -250,6 +223,18 @@ func toolsPrompt(tenant Tenant, lang, own string, entries []*tool.Entry, live bo
 	}
 	b.WriteString(nativeDataRule)
 	return b.String()
+}
+
+// DecisionPrompts are the prompts of an assistant whose model proposes
+// one decision at a time under the decision contract (Turn.Decide): in
+// JSON, or by calling one of the catalog's tools natively.
+func DecisionPrompts(in PromptInput) Prompts {
+	own := in.Assistant.Prompt
+	return Prompts{
+		System: systemPrompt(in.Tenant, in.Language, own, in.Tools, in.Live),
+		Native: toolsPrompt(in.Tenant, in.Language, own, in.Tools, in.Live),
+		Tools:  in.Defs,
+	}
 }
 
 // systemPrompt is the stable part of every request for one catalog: the

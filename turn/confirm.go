@@ -227,24 +227,7 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 	r := s.route
 	p := s.pending
 	if p == nil {
-		switch {
-		case r.pendingID != "":
-			s.trace.Route = RouteStaleButton
-			s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: OutcomeStaleButton}
-			e.replyText(s, say(s.lang, txtStaleButton), nil)
-			return true
-		case r.kind == routeAffirm && !r.thanks && !skillAwaitsAnswer(s):
-			// A "yes" is consent to what the user was shown, never to what
-			// a model would propose next (a burst of "да да да"). In a
-			// skill's interview it is the answer to its question; with
-			// thanks ("ок, спасибо") it is a message of its own.
-			s.trace.Route = RouteConfirm
-			s.trace.Confirmation = &ConfirmationTrace{Outcome: OutcomeNothingPending}
-			e.recordUserInput(s)
-			e.replyText(s, say(s.lang, txtNothingPending), nil)
-			return true
-		}
-		return false
+		return e.resolveNothingPending(s)
 	}
 	if r.kind == routeAffirm && r.pendingID == "" && s.received.Before(p.CreatedAt) {
 		// Typed before this action was shown: it answered something else
@@ -296,6 +279,31 @@ func (e *Engine) resolvePending(ctx context.Context, s *state) bool {
 	return false
 }
 
+// resolveNothingPending answers a button or a bare yes while no action
+// waits; any other message goes on.
+func (e *Engine) resolveNothingPending(s *state) bool {
+	r := s.route
+	switch {
+	case r.pendingID != "":
+		s.trace.Route = RouteStaleButton
+		s.trace.Confirmation = &ConfirmationTrace{ID: r.pendingID, Outcome: OutcomeStaleButton}
+		e.replyText(s, say(s.lang, txtStaleButton), nil)
+		return true
+	case r.kind == routeAffirm && !r.thanks && !e.awaitsAnswer(s):
+		// A "yes" is consent to what the user was shown, never to what
+		// a model would propose next (a burst of "да да да"). When the
+		// mode asked a question of its own (a skill's interview) it is
+		// the answer; with thanks ("ок, спасибо") it is a message of its
+		// own.
+		s.trace.Route = RouteConfirm
+		s.trace.Confirmation = &ConfirmationTrace{Outcome: OutcomeNothingPending}
+		e.recordUserInput(s)
+		e.replyText(s, say(s.lang, txtNothingPending), nil)
+		return true
+	}
+	return false
+}
+
 // confirmedCalls are the calls a confirmation ran in a turn: the pending
 // action's id, each call's tool and canonical arguments, and in a loop
 // that goes on, the calls as they ran, for the task's transcript.
@@ -336,7 +344,8 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 	}
 	ct.Outcome = OutcomeConfirmed
 	s.confirmed.id = p.ID
-	if len(ran) == 1 && s.assistant.Mode != ModeLoop {
+	resumer, resumes := e.modeOf(s.assistant).(Resumer)
+	if len(ran) == 1 && !resumes {
 		e.runTool(ctx, s, ran[0].tg, ran[0].args, keys[0])
 		return
 	}
@@ -349,10 +358,10 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 		unknown = unknown || lc.tr.Status == statusOutcomeUnknown
 		s.confirmed.runs = append(s.confirmed.runs, a.tg.spec.Name+"\x00"+string(a.args))
 	}
-	if s.assistant.Mode == ModeLoop && !unknown {
+	if resumes && !unknown {
 		if s.model, s.strategy = e.providerFor(s.tenant); s.model != nil {
-			s.confirmed.ran = lcs // the loop records them in its transcript
-			e.runLoop(ctx, s)
+			s.confirmed.ran = lcs // the mode records them in its transcript
+			resumer.Resume(ctx, &Turn{e: e, s: s})
 			return
 		}
 	}

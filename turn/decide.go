@@ -42,7 +42,7 @@ func (e *Engine) decide(ctx context.Context, s *state, messages []llm.Message) (
 	}
 	sticky, _ := s.model.(llm.Sticky)
 	for {
-		resp, err := e.complete(ctx, s, req)
+		resp, err := e.completeStreamed(ctx, s, req)
 		if err != nil {
 			e.modelFailed(s, err)
 			return proposal{}, false
@@ -117,11 +117,19 @@ func toolCalls(resp llm.Response) []decision.ToolCall {
 // complete makes one model call of the decision (which a provider chain
 // may turn into several attempts) and journals every attempt.
 func (e *Engine) complete(ctx context.Context, s *state, req llm.Request) (llm.Response, error) {
-	var stream *replyStream
-	if req.Operation == opTurn || req.Operation == opLoop {
-		if stream = e.streamFor(s, req); stream != nil {
-			req.OnText = stream.onText
-		}
+	resp, err := e.callModel(ctx, s, s.model, req)
+	if err == nil {
+		s.trace.DecidedBy = &DecidedBy{Provider: resp.Provider, Model: resp.Model}
+	}
+	return resp, err
+}
+
+// completeStreamed is complete for a call whose answer's text a listener
+// may watch arrive (see streamFor).
+func (e *Engine) completeStreamed(ctx context.Context, s *state, req llm.Request) (llm.Response, error) {
+	stream := e.streamFor(s, req)
+	if stream != nil {
+		req.OnText = stream.onText
 	}
 	resp, err := e.callModel(ctx, s, s.model, req)
 	if stream != nil {

@@ -1,10 +1,11 @@
 // Package turn is the turn engine: Engine.HandleTurn takes one inbound
 // message through a fixed pipeline — route, lock, dedupe, load memory,
-// the deterministic routes, assemble, then the assistant's mode (a single
-// decision: decide, validate, guards, confirm, execute; or a bounded loop
-// of tool calls through the same guards), reply, journal — one step per
-// file. The model only proposes; every step after it is server code that
-// may refuse what it proposed.
+// the deterministic routes, then the assistant's mode (see Mode: it
+// assembles the prompt, asks the model and takes what it proposes through
+// the guards, with the Turn handle), reply, journal — one step per file;
+// the modes of this package are in the files named mode_*.go, listed by
+// BuiltinModes. The model only proposes; every step after it is server
+// code that may refuse what it proposed.
 //
 // The engine returns the reply and never calls back into a channel. It
 // depends on the contracts in chat, llm, tool and store, never on a concrete
@@ -20,6 +21,7 @@ import (
 	"log/slog"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,7 +128,10 @@ type Config struct {
 	Tenants  map[string]Tenant
 	// Assistants are the named profiles tenants choose (Tenant.Assistant).
 	Assistants map[string]Assistant
-	Memory     MemoryPolicy
+	// Modes are the modes an assistant may name (Assistant.Mode); nil
+	// means BuiltinModes.
+	Modes  Modes
+	Memory MemoryPolicy
 	// Lifetimes are how long the conversation's state beside the memory
 	// is kept: its case, skill, interview and offers.
 	Lifetimes Lifetimes
@@ -193,6 +198,8 @@ type Engine struct {
 	zones          sync.Map // name -> *time.Location
 	// claims are the registered tools' outcomes (see claims.go).
 	claims claimChecker
+	// slots are the slots the modes keep, by name (see SlotKeeper).
+	slots map[string]ModeSlot
 }
 
 // New validates cfg, fills defaults and returns an Engine.
@@ -206,59 +213,16 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	if cfg.Memory.Window <= 0 {
-		cfg.Memory.Window = DefaultWindow
-	}
-	if cfg.Memory.TTL <= 0 {
-		cfg.Memory.TTL = DefaultMemoryTTL
-	}
-	if cfg.Memory.Pause <= 0 {
-		cfg.Memory.Pause = DefaultPause
-	}
-	cfg.Lifetimes = cfg.Lifetimes.withDefaults()
-	if cfg.PendingTTL <= 0 {
-		cfg.PendingTTL = DefaultPendingTTL
-	}
-	if cfg.ApprovalTTL <= 0 {
-		cfg.ApprovalTTL = DefaultApprovalTTL
-	}
-	if cfg.ModelTimeout <= 0 {
-		cfg.ModelTimeout = DefaultModelTimeout
-	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = DefaultMaxTokens
-	}
-	if cfg.ContextTimeout <= 0 {
-		cfg.ContextTimeout = DefaultContextTimeout
-	}
-	if cfg.TurnTimeout <= 0 {
-		cfg.TurnTimeout = DefaultTurnTimeout
-	}
-	if cfg.Strategy == "" {
-		cfg.Strategy = DefaultStrategy
-	}
-	cfg.Commands = maps.Clone(cfg.Commands)
-	for name, c := range cfg.Commands {
-		if _, ok := cfg.Tools.Lookup(c.Tool); !ok {
-			delete(cfg.Commands, name) // a command for a tool this deployment lacks
-		}
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	cfg.Sleep, cfg.ReadBack = sleepOr(cfg.Sleep), cfg.ReadBack.withDefaults()
-	if cfg.NewID == nil {
-		cfg.NewID = newID
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.fillDefaults()
 	for id, t := range cfg.Tenants {
 		if _, err := time.LoadLocation(t.Timezone); err != nil {
 			return nil, fmt.Errorf("tenant %s: time zone %q: %w", id, t.Timezone, err)
 		}
 	}
 	cfg.Assistants = maps.Clone(cfg.Assistants)
+	if cfg.Modes = maps.Clone(cfg.Modes); cfg.Modes == nil {
+		cfg.Modes = BuiltinModes()
+	}
 	if err := checkAssistants(&cfg); err != nil {
 		return nil, err
 	}
@@ -277,7 +241,59 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	j, ok := cfg.State.(store.Journal)
-	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claims}, nil
+	return &Engine{cfg: cfg, journalInState: ok && j == cfg.Journal, claims: claims, slots: modeSlots(cfg.Modes)}, nil
+}
+
+// fillDefaults sets c's zero values to the documented defaults, and drops
+// the commands whose tool this deployment lacks.
+func (c *Config) fillDefaults() {
+	if c.Memory.Window <= 0 {
+		c.Memory.Window = DefaultWindow
+	}
+	if c.Memory.TTL <= 0 {
+		c.Memory.TTL = DefaultMemoryTTL
+	}
+	if c.Memory.Pause <= 0 {
+		c.Memory.Pause = DefaultPause
+	}
+	c.Lifetimes = c.Lifetimes.withDefaults()
+	if c.PendingTTL <= 0 {
+		c.PendingTTL = DefaultPendingTTL
+	}
+	if c.ApprovalTTL <= 0 {
+		c.ApprovalTTL = DefaultApprovalTTL
+	}
+	if c.ModelTimeout <= 0 {
+		c.ModelTimeout = DefaultModelTimeout
+	}
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = DefaultMaxTokens
+	}
+	if c.ContextTimeout <= 0 {
+		c.ContextTimeout = DefaultContextTimeout
+	}
+	if c.TurnTimeout <= 0 {
+		c.TurnTimeout = DefaultTurnTimeout
+	}
+	if c.Strategy == "" {
+		c.Strategy = DefaultStrategy
+	}
+	c.Commands = maps.Clone(c.Commands)
+	for name, cmd := range c.Commands {
+		if _, ok := c.Tools.Lookup(cmd.Tool); !ok {
+			delete(c.Commands, name) // a command for a tool this deployment lacks
+		}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	c.Sleep, c.ReadBack = sleepOr(c.Sleep), c.ReadBack.withDefaults()
+	if c.NewID == nil {
+		c.NewID = newID
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 }
 
 // newID returns a time-ordered random id: 12 hex digits of milliseconds,
@@ -289,32 +305,56 @@ func newID() string {
 	return ms + hex.EncodeToString(b[:])
 }
 
-// state is everything one turn knows and decides, passed from step to step.
+// state is everything one turn knows and decides, passed from step to
+// step: grouped by concern, each group with its own lifetime in the turn.
 type state struct {
 	// detached is the caller's context without its cancellation, which
 	// the turn's work and its commit run under.
 	detached context.Context
-	in       chat.Inbound
-	key      chat.ConversationKey
-	id       string
-	start    time.Time
-	now      time.Time
+	route    route
+	lease    store.Lease
+	arrival
+	caller
+	held
+	progress
+	outputs
+	trace Trace
+}
+
+// arrival is the message as it came, and when.
+type arrival struct {
+	in    chat.Inbound
+	key   chat.ConversationKey
+	id    string
+	start time.Time
+	now   time.Time
 	// received is when the message arrived (chat.Inbound.ReceivedAt).
 	received time.Time
-	tenant   Tenant
+	// images are the pictures that came with the message, by index of
+	// in.Evidence; addedImages the same by index of added (see media.go).
+	images      map[int]llm.Image
+	addedImages map[int]llm.Image
+}
+
+// caller is who the turn answers and under what profile: set before the
+// lock, the catalog and the model once the turn runs.
+type caller struct {
+	tenant Tenant
 	// assistant is the profile the turn runs under; memory its memory
 	// policy (the engine's, with the assistant's own values).
 	assistant Assistant
 	memory    MemoryPolicy
 	loc       *time.Location
 	lang      string
-	route     route
-	lease     store.Lease
 	cat       *catalog
 	// model decides this turn, under the strategy's name.
 	model    llm.Provider
 	strategy string
+}
 
+// held is what the conversation held when the turn began: its state,
+// waiting action, case, and what an interrupted turn left.
+type held struct {
 	conv store.Conversation
 	// blockMarker is the conversation's marker of data blocks, once read
 	// or made (see blockMarker).
@@ -328,28 +368,30 @@ type state struct {
 	interrupted   string
 	interruptedAt time.Time
 	// unfinished are the writes the interrupted turn began, in order.
-	unfinished   []store.ExecutionRecord
+	unfinished []store.ExecutionRecord
+}
+
+// progress is what the turn's steps have done so far that later steps
+// count.
+type progress struct {
 	directWrites int // writes run without confirmation so far (see directKey)
 	// viewed are the remembered and new messages the model saw (see
 	// inView); nil when no model was asked.
 	viewed [2][]store.Message
-	// images are the pictures that came with the message, by index of
-	// in.Evidence; addedImages the same by index of added (see media.go).
-	images      map[int]llm.Image
-	addedImages map[int]llm.Image
+	// confirmed are the calls a confirmation ran in this turn: a task
+	// that goes on after them counts them.
+	confirmed confirmedCalls
+}
 
-	// outputs of the steps
+// outputs are what the turn commits: the reply, memory and the waiting
+// action.
+type outputs struct {
 	out         chat.Outbound
 	added       []store.Message // appended to memory at commit
 	resetMemory bool            // forget everything, this turn included
 	keepLast    bool            // newTopic: keep only the last user message
 	putPending  *store.PendingAction
 	dropPending bool
-	trace       Trace
-	// confirmed are the calls a confirmation ran in this turn: a loop task
-	// that goes on after them counts them.
-	confirmed confirmedCalls
-
 	// modelReply: the reply is (or stood in for) the model's own text,
 	// which the receipts follow (see receipts.go).
 	modelReply bool
@@ -419,7 +461,7 @@ func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound
 
 func (e *Engine) newState(in chat.Inbound) *state {
 	now := e.cfg.Now()
-	s := &state{in: in, key: in.Key(), id: e.cfg.NewID(), start: now, now: now, received: in.ReceivedAt}
+	s := &state{arrival: arrival{in: in, key: in.Key(), id: e.cfg.NewID(), start: now, now: now, received: in.ReceivedAt}}
 	s.in.Evidence, s.images = readAttachments(in.Evidence, e.cfg.Media)
 	if s.received.IsZero() {
 		s.received = now // before the lock wait: when the message reached the engine
@@ -483,10 +525,12 @@ func (e *Engine) run(ctx context.Context, s *state) {
 	if e.runCaseClosed(s) {
 		return
 	}
-	if s.assistant.Mode == ModeInterview && s.route.kind != routeCommand && s.route.kind != routeCall && s.route.kind != routeEmpty {
-		// Every message is the interview's: an answer such as "да" is an
-		// answer, not a confirmation (an interviewer runs no tools).
-		e.runInterview(ctx, s)
+	if _, ok := e.modeOf(s.assistant).(MessageTaker); ok && s.route.kind != routeCommand && s.route.kind != routeCall && s.route.kind != routeEmpty {
+		if strings.TrimSpace(s.route.input) == "" && len(s.in.Evidence) == 0 {
+			e.replyText(s, say(s.lang, txtEmpty), nil)
+			return
+		}
+		e.runMode(ctx, s)
 		return
 	}
 	if e.resolvePending(ctx, s) {
@@ -509,6 +553,12 @@ func (e *Engine) run(ctx context.Context, s *state) {
 		e.replyText(s, say(s.lang, txtEmpty), nil)
 		return
 	}
+	e.runMode(ctx, s)
+}
+
+// runMode hands the turn to the assistant's mode, once there is a model
+// to ask.
+func (e *Engine) runMode(ctx context.Context, s *state) {
 	e.recordUserInput(s)
 	s.model, s.strategy = e.providerFor(s.tenant)
 	if s.model == nil {
@@ -517,5 +567,5 @@ func (e *Engine) run(ctx context.Context, s *state) {
 		return
 	}
 	s.trace.Route = RouteModel
-	modes[s.assistant.Mode](e, ctx, s)
+	e.modeOf(s.assistant).Run(ctx, &Turn{e: e, s: s})
 }

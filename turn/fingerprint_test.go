@@ -20,7 +20,7 @@ func TestMeasurePrefix(t *testing.T) {
 	next := []llm.Message{msgs[0], {Role: llm.RoleUser, Content: "bye"}}
 	old, _ := json.Marshal(oldFingerprint{Hashes: []uint64{messageHash(msgs[0]), messageHash(msgs[1])}, Lengths: []int{12, 5}})
 	for name, slot := range map[string]json.RawMessage{"current": first.conv.Slots[prefixSlot], "older form": old} {
-		s := &state{conv: store.Conversation{Slots: map[string]json.RawMessage{prefixSlot: slot}}}
+		s := &state{held: held{conv: store.Conversation{Slots: map[string]json.RawMessage{prefixSlot: slot}}}}
 		(&Engine{}).measurePrefix(s, next)
 		if s.trace.StablePrefixBytes != 12 || s.trace.PromptBytes != 15 {
 			t.Errorf("%s: stable %d of %d, want 12 of 15", name, s.trace.StablePrefixBytes, s.trace.PromptBytes)

@@ -178,31 +178,9 @@ func (e *Engine) authorizeCall(ctx context.Context, s *state, r callRequest) (au
 	if entry.Spec.PublishesDraft && r.guard != guardChoice {
 		return refuse(reasonNotGranted, txtNotAvailable) // only its draft's button
 	}
-	args := r.args
-	if r.attach {
-		filled, err := fillAttachment(s, entry.Spec, args)
-		if err != nil {
-			s.trace.Notes = append(s.trace.Notes, "attachment: "+err.Error())
-			return authorized{}, &Veto{Guard: "attachment", Tool: r.name, Reason: reasonInvalidArgs, say: txtNoAttachment}
-		}
-		r.canonical = r.canonical && bytes.Equal(filled, args)
-		args = filled
-	}
-	if bound, v := e.bindArgs(s, entry.Spec, args); v != nil {
+	args, v := e.callArgs(s, entry, r)
+	if v != nil {
 		return authorized{}, v
-	} else if !bytes.Equal(bound, args) {
-		args, r.canonical = bound, false
-	}
-	if !r.canonical {
-		if len(bytes.TrimSpace(args)) == 0 {
-			args = []byte("{}")
-		}
-		canon, problems := validateArgs(entry, s.cat.required[r.name], args)
-		if problems != nil {
-			v := &Veto{Guard: r.guard, Tool: r.name, Reason: reasonInvalidArgs, Problems: problems, say: txtNotAvailable}
-			return authorized{}, v
-		}
-		args = canon
 	}
 	tg, err := e.resolve(ctx, s, entry, args)
 	if err != nil {
@@ -233,6 +211,37 @@ func (e *Engine) authorizeCall(ctx context.Context, s *state, r callRequest) (au
 	}
 	a.confirm, a.why = e.needsConfirmation(s, tg.spec, args)
 	return a, nil
+}
+
+// callArgs are a call's arguments as they run: the attachment filled in,
+// the case's values bound, valid against the tool's schema, canonical.
+func (e *Engine) callArgs(s *state, entry *tool.Entry, r callRequest) ([]byte, *Veto) {
+	args := r.args
+	if r.attach {
+		filled, err := fillAttachment(s, entry.Spec, args)
+		if err != nil {
+			s.trace.Notes = append(s.trace.Notes, "attachment: "+err.Error())
+			return nil, &Veto{Guard: "attachment", Tool: r.name, Reason: reasonInvalidArgs, say: txtNoAttachment}
+		}
+		r.canonical = r.canonical && bytes.Equal(filled, args)
+		args = filled
+	}
+	if bound, v := e.bindArgs(s, entry.Spec, args); v != nil {
+		return nil, v
+	} else if !bytes.Equal(bound, args) {
+		args, r.canonical = bound, false
+	}
+	if !r.canonical {
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = []byte("{}")
+		}
+		canon, problems := validateArgs(entry, s.cat.required[r.name], args)
+		if problems != nil {
+			return nil, &Veto{Guard: r.guard, Tool: r.name, Reason: reasonInvalidArgs, Problems: problems, say: txtNotAvailable}
+		}
+		args = canon
+	}
+	return args, nil
 }
 
 // hasOwnWords reports whether the user wrote or pressed something this turn,

@@ -112,16 +112,16 @@ func (e *Engine) stateLifetimes(s *state) {
 		switch name {
 		case caseSlot:
 			d = l.Case
-		case skillSlot:
-			d = l.Skill
-		case interviewSlot:
-			d = l.Interview
 		case draftSlot:
 			d = l.Offer
 		case buttonSlot:
 			d = max(l.Offer, l.Interview) // an offer's or a question's buttons
 		case blockMarkerSlot:
 			continue // below: as long as anything it marks
+		default:
+			if sl := e.slots[name]; sl.Lifetime != nil {
+				d = sl.Lifetime(l) // a mode's own
+			}
 		}
 		u := s.now.Add(d)
 		c.SlotsUntil[name] = u

@@ -16,7 +16,7 @@ import (
 func TestStateLifetimes(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
-	e := &Engine{cfg: Config{Lifetimes: Lifetimes{Skill: 7 * day}.withDefaults()}}
+	e := &Engine{cfg: Config{Lifetimes: Lifetimes{Skill: 7 * day}.withDefaults()}, slots: modeSlots(BuiltinModes())}
 	slots := func(names ...string) map[string]json.RawMessage {
 		m := map[string]json.RawMessage{}
 		for _, n := range names {
@@ -39,8 +39,8 @@ func TestStateLifetimes(t *testing.T) {
 		{"a marker with nothing else", Assistant{}, slots(blockMarkerSlot), map[string]time.Duration{blockMarkerSlot: 30 * time.Minute}},
 	}
 	for _, tt := range tests {
-		s := &state{now: now, assistant: tt.assistant, memory: MemoryPolicy{TTL: 30 * time.Minute},
-			conv: store.Conversation{Slots: tt.slots}}
+		s := &state{arrival: arrival{now: now}, caller: caller{assistant: tt.assistant, memory: MemoryPolicy{TTL: 30 * time.Minute}},
+			held: held{conv: store.Conversation{Slots: tt.slots}}}
 		e.stateLifetimes(s)
 		if want := now.Add(30 * time.Minute); !s.conv.MessagesUntil.Equal(want) {
 			t.Errorf("%s: messages until %v, want %v", tt.name, s.conv.MessagesUntil, want)

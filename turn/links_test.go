@@ -22,7 +22,7 @@ func TestInertLinks(t *testing.T) {
 		{"", "no links at all", "no links at all"},
 	}
 	for _, tt := range tests {
-		s := &state{lang: "en", in: chat.Inbound{Text: tt.user}}
+		s := &state{caller: caller{lang: "en"}, arrival: arrival{in: chat.Inbound{Text: tt.user}}}
 		got, _ := e.inertLinks(s, tt.in)
 		if got != tt.want {
 			t.Errorf("inertLinks(%q)\n got %q\nwant %q", tt.in, got, tt.want)

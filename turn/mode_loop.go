@@ -15,8 +15,96 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 )
 
+// ModeLoop: model → tool calls → results → model, until a final answer
+// or a limit.
+const ModeLoop ModeName = "loop"
+
 // opLoop labels a loop's model calls in the journal.
 const opLoop = "loop"
+
+// loopMode is ModeLoop; a task that waited for a person goes on.
+type loopMode struct{}
+
+func (loopMode) Check(a *Assistant, in CheckInput) error {
+	a.Limits = a.Limits.withDefaults()
+	for _, c := range a.Preflight {
+		entry, ok := in.Tools.Lookup(c.Tool)
+		switch {
+		case !ok:
+			return in.Errorf("preflight tool %q is not registered", c.Tool)
+		case entry.Spec.Risk.Writes():
+			return in.Errorf("preflight tool %s writes; only reads run before the model", c.Tool)
+		}
+	}
+	return nil
+}
+
+func (loopMode) Prompts(in PromptInput) Prompts {
+	a := in.Assistant
+	rules := loopRules{handOff: a.HandOff, live: in.Live, approvals: waitsForPeople(in.Tools)}
+	p := Prompts{System: loopPrompt(in.Tenant, in.Language, a.Prompt, rules), Tools: in.Defs}
+	rules.native = true
+	p.Native = loopPrompt(in.Tenant, in.Language, a.Prompt, rules)
+	if a.HandOff {
+		p.Tools = append(slices.Clip(in.Defs), handOffDef)
+	}
+	return p
+}
+
+func (loopMode) Run(ctx context.Context, t *Turn) { t.e.runLoop(ctx, t.s) }
+
+// TakesLoopSettings: a loop runs the assistant's preflight reads and
+// offers its hand-off tool.
+func (loopMode) TakesLoopSettings() {}
+
+// Resume goes on with the task after the calls a yes or an approval ran.
+func (loopMode) Resume(ctx context.Context, t *Turn) { t.e.runLoop(ctx, t.s) }
+
+// Defaults of Limits.
+const (
+	DefaultModelCalls  = 8
+	DefaultToolCalls   = 16
+	DefaultDeadline    = 60 * time.Second
+	DefaultResultBytes = 16 << 10
+	DefaultTotalBytes  = 64 << 10
+	DefaultSameCall    = 2
+)
+
+// Limits bound one task of a loop assistant. Reaching any of them ends the
+// task as needs_review, handed to a person with the reason; zero fields
+// take the defaults.
+type Limits struct {
+	ModelCalls int // model calls per task
+	ToolCalls  int // tool calls per task, refused ones included
+	// Deadline bounds the task's wall-clock time (never beyond the turn's
+	// timeout).
+	Deadline time.Duration
+	// ResultBytes bounds one tool result as the model would see it;
+	// TotalBytes all of a task's results together.
+	ResultBytes int
+	TotalBytes  int
+	// SameCall is how many times one call — the same tool with the same
+	// canonical arguments — may run in a task.
+	SameCall int
+}
+
+// withDefaults returns l with zero fields set to the defaults.
+func (l Limits) withDefaults() Limits {
+	set := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	set(&l.ModelCalls, DefaultModelCalls)
+	set(&l.ToolCalls, DefaultToolCalls)
+	set(&l.ResultBytes, DefaultResultBytes)
+	set(&l.TotalBytes, DefaultTotalBytes)
+	set(&l.SameCall, DefaultSameCall)
+	if l.Deadline <= 0 {
+		l.Deadline = DefaultDeadline
+	}
+	return l
+}
 
 // handOffTool is the server's own tool of a loop: the model calls it when
 // facts are missing or the case needs a person, and the task is handed
@@ -36,14 +124,6 @@ type LoopTrace struct {
 	// "confirmation" (a write waits for the user's yes), "needs_review",
 	// or "refused" (a call could not be put to its approvers).
 	Ended string `json:"ended"`
-}
-
-// ReviewTrace says why a task was handed to a person instead of answered,
-// with the model's last draft for them.
-type ReviewTrace struct {
-	Reason ReviewReason `json:"reason"`
-	Detail string       `json:"detail,omitempty"`
-	Draft  string       `json:"draft,omitempty"`
 }
 
 // loopTask is one loop's running state.
@@ -107,8 +187,8 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 			return
 		}
 		t.trace.ModelCalls++
-		resp, err := e.complete(taskCtx, s, llm.Request{
-			Messages: t.msgs, Schema: s.cat.schema, Tools: s.cat.loopDefs, ParallelToolCalls: true,
+		resp, err := e.completeStreamed(taskCtx, s, llm.Request{
+			Messages: t.msgs, Schema: s.cat.schema, Tools: s.cat.prompts.Tools, ParallelToolCalls: true,
 			Temperature: e.cfg.Temperature, MaxTokens: e.cfg.MaxTokens, Operation: opLoop, Strategy: s.strategy,
 		})
 		if err != nil {
@@ -513,18 +593,6 @@ func refusalContent(v *Veto) string {
 	}
 	b, _ := json.Marshal(out)
 	return string(b)
-}
-
-// handOff ends the task as needs_review: a person takes it over with the
-// reason and the model's last draft; the user is told so, and nothing the
-// model drafted is sent as the answer.
-func (e *Engine) handOff(s *state, draft string, reason ReviewReason, detail string) {
-	if s.trace.Loop != nil {
-		s.trace.Loop.Ended = string(StatusNeedsReview)
-	}
-	s.trace.Status = StatusNeedsReview
-	s.trace.Review = &ReviewTrace{Reason: reason, Detail: detail, Draft: clip(draft, 4000)}
-	e.replyText(s, say(s.lang, txtHandedOff), nil)
 }
 
 // loopRules say which rules a loop assistant's prompt needs: native tool

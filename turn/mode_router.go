@@ -63,19 +63,7 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 	text := s.route.input
 
 	if id, ok := strings.CutPrefix(s.in.Button, skillButtonPrefix); ok {
-		e.recordUserInput(s)
-		if id == "none" || findSkill(r, id) != nil {
-			skill = setSkill(s, id)
-			rt.Switched, rt.Intercept = id, "skill_button"
-			if skill == "" {
-				e.replyText(s, say(s.lang, txtSkillOff), nil)
-			} else {
-				e.replyText(s, say(s.lang, txtSkillOn, findSkill(r, id).Label), nil)
-			}
-			return
-		}
-		rt.Switched = "refused:" + id
-		e.replyText(s, say(s.lang, txtNotAvailable), nil)
+		skill = e.pressSkill(s, r, rt, id, skill)
 		return
 	}
 	if skill != "" && intent.LeaveSkill(text) {
@@ -122,6 +110,26 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 		return
 	}
 	e.answer(ctx, s, skill)
+}
+
+// pressSkill answers a skill's button: the chat switches to skill id (or
+// leaves its skill for "none"); an id the router lacks is refused. It
+// returns the chat's skill after it.
+func (e *Engine) pressSkill(s *state, r *Router, rt *RouterTrace, id, skill string) string {
+	e.recordUserInput(s)
+	if id != "none" && findSkill(r, id) == nil {
+		rt.Switched = "refused:" + id
+		e.replyText(s, say(s.lang, txtNotAvailable), nil)
+		return skill
+	}
+	skill = setSkill(s, id)
+	rt.Switched, rt.Intercept = id, "skill_button"
+	if skill == "" {
+		e.replyText(s, say(s.lang, txtSkillOff), nil)
+	} else {
+		e.replyText(s, say(s.lang, txtSkillOn, findSkill(r, id).Label), nil)
+	}
+	return skill
 }
 
 // runRouterCalls takes the router's calls through the guards, in order: a
@@ -179,7 +187,7 @@ func (e *Engine) routeCall(ctx context.Context, s *state, skill string, rt *Rout
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: s.cat.routerPrompt}, {Role: llm.RoleUser, Content: e.routerContext(s, skill)}}
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: s.cat.prompts.Extra.(routerPrompts).prompt}, {Role: llm.RoleUser, Content: e.routerContext(s, skill)}}
 	history := append(append([]store.Message(nil), s.conv.Messages...), s.added...)
 	if len(history) > RouterMessages {
 		history = history[len(history)-RouterMessages:]
@@ -188,7 +196,7 @@ func (e *Engine) routeCall(ctx context.Context, s *state, skill string, rt *Rout
 	for _, m := range history {
 		msgs = append(msgs, renderMessage(m, marker))
 	}
-	resp, err := e.callModel(rctx, s, s.model, llm.Request{Messages: msgs, Tools: s.cat.routerDefs, ToolChoice: llm.ToolChoice{Mode: llm.ToolAuto},
+	resp, err := e.callModel(rctx, s, s.model, llm.Request{Messages: msgs, Tools: s.cat.prompts.Extra.(routerPrompts).defs, ToolChoice: llm.ToolChoice{Mode: llm.ToolAuto},
 		ParallelToolCalls: true, Temperature: 0, MaxTokens: RouterMaxTokens, Operation: opRoute, Strategy: s.strategy})
 	if err != nil {
 		rt.Failed = clip(err.Error(), 300)
@@ -248,7 +256,7 @@ func (e *Engine) answer(ctx context.Context, s *state, skill string) {
 	if skill != "" {
 		msgs[0].Content = e.skillPrompt(s, skill)
 	}
-	resp, err := e.complete(ctx, s, llm.Request{Messages: msgs, Tools: []llm.ToolDef{respondDef}, ToolChoice: llm.ToolChoice{Mode: llm.ToolNamed, Name: respondTool},
+	resp, err := e.completeStreamed(ctx, s, llm.Request{Messages: msgs, Tools: []llm.ToolDef{respondDef}, ToolChoice: llm.ToolChoice{Mode: llm.ToolNamed, Name: respondTool},
 		Temperature: e.cfg.Temperature, MaxTokens: e.cfg.MaxTokens, Operation: opTurn, Strategy: s.strategy})
 	if err != nil {
 		e.modelFailed(s, err)

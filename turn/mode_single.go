@@ -2,13 +2,22 @@ package turn
 
 import "context"
 
-// runSingle is ModeSingle: one model decision for the turn — a reply, or
-// one tool call through the guards (decide.go, act.go).
-func (e *Engine) runSingle(ctx context.Context, s *state) {
-	messages := e.assemble(ctx, s)
-	d, ok := e.decide(ctx, s, messages)
+// ModeSingle: one decision per turn — a reply, or one tool call through
+// the guards (decide.go, act.go). The default.
+const ModeSingle ModeName = "single"
+
+// singleMode is ModeSingle.
+type singleMode struct{}
+
+func (singleMode) Check(*Assistant, CheckInput) error { return nil }
+
+func (singleMode) Prompts(in PromptInput) Prompts { return DecisionPrompts(in) }
+
+// Run is one model decision for the turn, carried out.
+func (singleMode) Run(ctx context.Context, t *Turn) {
+	d, ok := t.Decide(ctx, t.Messages(ctx))
 	if !ok {
 		return
 	}
-	e.act(ctx, s, d)
+	t.Act(ctx, d)
 }

@@ -23,6 +23,10 @@ const (
 	optionSlot = "options"
 	// optionTTL bounds how long an offer's buttons can be pressed.
 	optionTTL = 24 * time.Hour
+	// maxOptions bounds an offer's buttons; maxOptionBytes an option's
+	// text (its button carries only a reference).
+	maxOptions     = 8
+	maxOptionBytes = 512
 )
 
 // optionOffer is the latest keyboard of suggested buttons: what each

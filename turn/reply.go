@@ -123,3 +123,23 @@ func (e *Engine) replyResult(s *state, title, status string, res tool.Result) {
 		e.replyText(s, say(s.lang, txtToolFailed, title, detail), nil)
 	}
 }
+
+// handOff ends the task as needs_review: a person takes it over with the
+// reason and the model's last draft; the user is told so, and nothing the
+// model drafted is sent as the answer.
+func (e *Engine) handOff(s *state, draft string, reason ReviewReason, detail string) {
+	if s.trace.Loop != nil {
+		s.trace.Loop.Ended = string(StatusNeedsReview)
+	}
+	s.trace.Status = StatusNeedsReview
+	s.trace.Review = &ReviewTrace{Reason: reason, Detail: detail, Draft: clip(draft, 4000)}
+	e.replyText(s, say(s.lang, txtHandedOff), nil)
+}
+
+// ReviewTrace says why a task was handed to a person instead of answered,
+// with the model's last draft for them.
+type ReviewTrace struct {
+	Reason ReviewReason `json:"reason"`
+	Detail string       `json:"detail,omitempty"`
+	Draft  string       `json:"draft,omitempty"`
+}

@@ -231,7 +231,7 @@ func (boardSource) LiveContext(ctx context.Context, c tool.Caller, now time.Time
 
 func TestLiveContextQuotesDataAsData(t *testing.T) {
 	e := &Engine{cfg: Config{Context: []tool.ContextSource{boardSource{}}, ContextTimeout: time.Second, Now: time.Now}}
-	s := &state{loc: time.UTC, now: time.Now()}
+	s := &state{caller: caller{loc: time.UTC}, arrival: arrival{now: time.Now()}}
 	got := e.liveContext(context.Background(), s)
 	if !strings.Contains(got, `<context_data source="taskboard">`) || strings.Count(got, "</context_data>") != 1 || strings.Contains(got, "</live_context>") {
 		t.Errorf("a card title is not quoted as data, or leaves its block:\n%s", got)
@@ -248,7 +248,7 @@ func (failingSource) LiveContext(ctx context.Context, c tool.Caller, now time.Ti
 
 func TestLiveContextSaysWhatFailed(t *testing.T) {
 	e := &Engine{cfg: Config{Context: []tool.ContextSource{failingSource{}}, ContextTimeout: time.Second, Now: time.Now}}
-	s := &state{in: chat.Inbound{Identity: chat.Identity{TenantID: "t", UserID: "u"}}, loc: time.UTC, now: time.Now()}
+	s := &state{arrival: arrival{in: chat.Inbound{Identity: chat.Identity{TenantID: "t", UserID: "u"}}, now: time.Now()}, caller: caller{loc: time.UTC}}
 	got := e.liveContext(context.Background(), s)
 	if !strings.Contains(got, "crm: unavailable") {
 		t.Errorf("live context hides the failed source:\n%s", got)
@@ -262,7 +262,7 @@ func TestLiveContextSaysWhatFailed(t *testing.T) {
 // whichever answers first, and a failed one is said in its place.
 func TestLiveContextOfSeveralSources(t *testing.T) {
 	e := &Engine{cfg: Config{Context: []tool.ContextSource{failingSource{}, boardSource{}}, ContextTimeout: time.Second, Now: time.Now}}
-	s := &state{loc: time.UTC, now: time.Now()}
+	s := &state{caller: caller{loc: time.UTC}, arrival: arrival{now: time.Now()}}
 	got := e.liveContext(context.Background(), s)
 	crm, board := strings.Index(got, "crm: unavailable"), strings.Index(got, `<context_data source="taskboard">`)
 	if crm < 0 || board < 0 || crm > board {
@@ -302,7 +302,7 @@ func TestLiveContextPolicy(t *testing.T) {
 		{"off, a source with lines", LiveContextOff, []tool.ContextSource{boardSource{}}, true, "", 0},
 	} {
 		e := &Engine{cfg: Config{Context: tt.sources, ContextTimeout: time.Second, Now: time.Now}}
-		s := &state{loc: time.UTC, now: time.Now(), assistant: Assistant{LiveContext: tt.policy}}
+		s := &state{caller: caller{loc: time.UTC, assistant: Assistant{LiveContext: tt.policy}}, arrival: arrival{now: time.Now()}}
 		if tt.caseSet {
 			s.caseVals = map[string]string{"ticket_id": "T-1"}
 		}

@@ -61,7 +61,7 @@ func TestReplyStreamShowsOnlyWhatIsSent(t *testing.T) {
 	for _, c := range cases {
 		for size := 1; size <= len(c.answer); size++ {
 			rec := &streamRecorder{}
-			s := &state{lang: "en"}
+			s := &state{caller: caller{lang: "en"}}
 			s.in.Live = rec
 			r := &replyStream{e: e, s: s, out: rec, live: !c.toolsOffered}
 			for i := 0; i < len(c.answer); i += size {
@@ -80,7 +80,7 @@ func TestReplyStreamShowsOnlyWhatIsSent(t *testing.T) {
 // TestStepsCostNothingUnheard: without a streaming channel a turn's steps
 // render nothing.
 func TestStepsCostNothingUnheard(t *testing.T) {
-	s := &state{lang: "ru"}
+	s := &state{caller: caller{lang: "ru"}}
 	if s.show(chat.Step{Kind: chat.StepTool}, tool.Spec{Title: "Поиск"}) != "" {
 		t.Error("a step shown with nobody listening")
 	}

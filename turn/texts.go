@@ -43,8 +43,6 @@ const (
 	txtCaseClosed
 	txtSentForApproval
 	txtActionRejected
-	txtInterviewNoResult
-	txtCutAt
 	txtSkillOn
 	txtSkillOff
 	txtChoiceGone
@@ -117,8 +115,6 @@ var texts = map[string]map[textKey]string{
 		txtCaseClosed:        "Обращение закрыто.",
 		txtSentForApproval:   "«%s» передано на согласование сотруднику. Пока он не одобрит, ничего не выполнено.",
 		txtActionRejected:    "Сотрудник отклонил «%s», ничего не выполнено.",
-		txtInterviewNoResult: "Не получилось подготовить итоговый ответ по вашим ответам. Попробуйте описать задачу подробнее одним сообщением.",
-		txtCutAt:             "(ответ обрезан на %d символах)",
 		txtSkillOn:           "Включён режим «%s».",
 		txtSkillOff:          "Вернулся в обычный режим.",
 		txtChoiceGone:        "Этот вариант уже не действует: выбор сделан раньше или предложение устарело. Ничего не выполнено — повторите запрос.",
@@ -191,8 +187,6 @@ var texts = map[string]map[textKey]string{
 		txtCaseClosed:        "The case is closed.",
 		txtSentForApproval:   "\"%s\" is waiting for a colleague's approval; nothing is done until they approve it.",
 		txtActionRejected:    "A colleague rejected \"%s\"; nothing was done.",
-		txtInterviewNoResult: "I could not put together a final answer from your replies. Please describe the task in more detail in one message.",
-		txtCutAt:             "(cut at %d characters)",
 		txtSkillOn:           "The %s skill is on.",
 		txtSkillOff:          "Back to the ordinary conversation.",
 		txtChoiceGone:        "That option is no longer open: a choice was made already or the offer is out of date. Nothing was done; please ask again.",

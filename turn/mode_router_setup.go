@@ -1,8 +1,8 @@
 package turn
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +13,42 @@ import (
 // ModeRouter: before any answer a router model decides between a plain
 // answer, switching a skill and calling tools, with deterministic
 // intercepts before it and guards after it (mode_router.go).
-const ModeRouter Mode = "router"
+const ModeRouter ModeName = "router"
+
+// routerMode is ModeRouter. While a skill's question waits, a yes is the
+// skill's answer.
+type routerMode struct{}
+
+func (routerMode) Check(a *Assistant, in CheckInput) error { return checkRouter(*a, in) }
+
+// routerPrompts are a router's own prompt and tool definitions, besides
+// the answer's.
+type routerPrompts struct {
+	prompt string
+	defs   []llm.ToolDef
+}
+
+func (routerMode) Prompts(in PromptInput) Prompts {
+	r := in.Assistant.Router
+	own := routerPrompts{prompt: routerPrompt(in.Tenant, r.Prompt), defs: in.Defs}
+	if slices.ContainsFunc(r.Skills, func(s Skill) bool { return s.Auto }) {
+		own.defs = append(slices.Clip(in.Defs), useSkillDef(r.Skills))
+	}
+	return Prompts{System: answerPrompt(in.Tenant, in.Language, in.Assistant.Prompt, ""), Extra: own}
+}
+
+func (routerMode) Run(ctx context.Context, t *Turn) { t.e.runRouter(ctx, t.s) }
+
+// Slots: the chat's skill, which lasts its lifetime.
+func (routerMode) Slots() []ModeSlot {
+	return []ModeSlot{{Name: skillSlot, Lifetime: func(l Lifetimes) time.Duration { return l.Skill }}}
+}
+
+// AwaitsAnswer: a skill is on and its last message asked the user
+// something, which "да" answers.
+func (routerMode) AwaitsAnswer(t *Turn) bool {
+	return currentSkill(t.s) != "" && lastAskedQuestion(t.s)
+}
 
 // Router limits, as in the seed system.
 const (
@@ -108,40 +143,40 @@ var respondDef = llm.ToolDef{Name: respondTool, Description: "Answer the user in
 	Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"}}}`)}
 
 // checkRouter validates a router assistant against the configuration.
-func checkRouter(name string, a Assistant, cfg *Config) error {
+func checkRouter(a Assistant, in CheckInput) error {
 	r := a.Router
 	if r == nil {
-		return fmt.Errorf("assistant %s: mode router needs a router section", name)
+		return in.Errorf("mode router needs a router section")
 	}
 	seen := map[string]bool{}
 	for _, s := range r.Skills {
 		switch {
 		case s.ID == "" || s.ID == "none" || seen[s.ID]:
-			return fmt.Errorf("assistant %s: skill id %q is empty, reserved or used twice", name, s.ID)
-		case cfg.Assistants[s.Assistant].Mode == ModeRouter:
-			return fmt.Errorf("assistant %s: skill %s: assistant %q is missing or itself a router", name, s.ID, s.Assistant)
+			return in.Errorf("skill id %q is empty, reserved or used twice", s.ID)
+		case in.Assistants[s.Assistant].Mode == ModeRouter:
+			return in.Errorf("skill %s: assistant %q is missing or itself a router", s.ID, s.Assistant)
 		}
-		if _, ok := cfg.Assistants[s.Assistant]; !ok {
-			return fmt.Errorf("assistant %s: skill %s: no assistant %q", name, s.ID, s.Assistant)
+		if _, ok := in.Assistants[s.Assistant]; !ok {
+			return in.Errorf("skill %s: no assistant %q", s.ID, s.Assistant)
 		}
 		seen[s.ID] = true
 	}
 	for _, n := range r.Intercepts {
 		if _, ok := intercepts[n]; !ok {
-			return fmt.Errorf("assistant %s: unknown intercept %q", name, n)
+			return in.Errorf("unknown intercept %q", n)
 		}
 		if n == "photo" && r.Generation[imageMode] == "" {
-			return fmt.Errorf("assistant %s: intercept photo needs generation.%s, the tool that draws", name, imageMode)
+			return in.Errorf("intercept photo needs generation.%s, the tool that draws", imageMode)
 		}
 	}
 	for _, g := range r.Guards {
 		if _, ok := guards[g.Guard]; !ok {
-			return fmt.Errorf("assistant %s: unknown guard %q", name, g.Guard)
+			return in.Errorf("unknown guard %q", g.Guard)
 		}
 	}
 	for _, tool := range append([]string{r.WebSearch, r.EditTool}, mapValues(r.Generation)...) {
-		if _, ok := cfg.Tools.Lookup(tool); tool != "" && !ok {
-			return fmt.Errorf("assistant %s: router tool %q is not registered", name, tool)
+		if _, ok := in.Tools.Lookup(tool); tool != "" && !ok {
+			return in.Errorf("router tool %q is not registered", tool)
 		}
 	}
 	return nil

@@ -103,12 +103,6 @@ func routerPrompt(tenant Tenant, own string) string {
 	return b.String()
 }
 
-// skillAwaitsAnswer reports whether a router's skill is on and its last
-// message asked the user something: then "да" answers it.
-func skillAwaitsAnswer(s *state) bool {
-	return s.assistant.Mode == ModeRouter && currentSkill(s) != "" && lastAskedQuestion(s)
-}
-
 // rememberDone keeps a successful call of the chat (the repeated-call
 // guard), the last doneCalls of them.
 func rememberDone(s *state, name string, args []byte) {

@@ -1,0 +1,202 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// Mode is how an assistant gets from a message to its reply: the step of
+// the pipeline after the deterministic routes, once a model is there to
+// ask. The engine names no mode; it looks an assistant's mode up by name
+// in Config.Modes and asks it three things: whether the assistant's
+// settings are right for it (once, in New), what its stable prompts are
+// (once per catalog), and to take a turn to its reply (Run). What a mode
+// may do with a turn is what Turn offers; what the engine should know of
+// a mode besides is said by the optional interfaces below (Resumer,
+// MessageTaker, AnswerAwaiter, SlotKeeper, LoopSettingsTaker).
+type Mode interface {
+	// Check validates assistant a for this mode and fills the defaults
+	// of its settings; in is the rest of the configuration.
+	Check(a *Assistant, in CheckInput) error
+	// Prompts builds the prompts and tool definitions of one catalog.
+	Prompts(in PromptInput) Prompts
+	// Run takes the turn to its reply: a reply, an action put to the
+	// user or its approvers, or a hand-off.
+	Run(ctx context.Context, t *Turn)
+}
+
+// ModeName names a mode in Config.Modes (Assistant.Mode).
+type ModeName string
+
+// Modes are the modes assistants may name, by name.
+type Modes map[ModeName]Mode
+
+// Names are the modes' names, sorted.
+func (m Modes) Names() []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, string(n))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Resumer is a mode whose task goes on after a write that waited for a
+// person, and tells the user its outcome instead of the engine's line on
+// it: after a user's yes, the calls it ran are in Turn.Ran; after the
+// approvers', the action's outcome is among the turn's messages.
+type Resumer interface {
+	Mode
+	Resume(ctx context.Context, t *Turn)
+}
+
+// MessageTaker is a mode that takes every message which is not a
+// command, a direct call or empty, before the engine reads it as a yes, a
+// no or a choice: an interviewer's "да" is an answer, not a confirmation.
+type MessageTaker interface {
+	Mode
+	TakesEveryMessage()
+}
+
+// AnswerAwaiter is a mode that may have asked the user something a short
+// "yes" answers: while AwaitsAnswer says so and no action waits, a yes is
+// a message for the mode, not a confirmation of nothing.
+type AnswerAwaiter interface {
+	Mode
+	AwaitsAnswer(t *Turn) bool
+}
+
+// SlotKeeper is a mode that keeps state of its own in the conversation's
+// slots (Turn.SetSlot) for longer than the messages, or that a reset, a
+// cancel or a closed case must end.
+type SlotKeeper interface {
+	Mode
+	Slots() []ModeSlot
+}
+
+// ModeSlot is a slot a mode keeps.
+type ModeSlot struct {
+	Name string
+	// Lifetime is how long the slot lasts after the turn that committed
+	// it, of the conversation's lifetimes; nil: as long as the messages.
+	Lifetime func(Lifetimes) time.Duration
+	// Task: the slot is a task in progress (an interview), which /reset,
+	// /cancel and a closed case end.
+	Task bool
+}
+
+// modeSlots are the slots of the modes, by name.
+func modeSlots(modes Modes) map[string]ModeSlot {
+	slots := map[string]ModeSlot{}
+	for _, m := range modes {
+		if k, ok := m.(SlotKeeper); ok {
+			for _, sl := range k.Slots() {
+				slots[sl.Name] = sl
+			}
+		}
+	}
+	return slots
+}
+
+// taskSlots are the names of the modes' task slots, sorted.
+func (e *Engine) taskSlots() []string {
+	var names []string
+	for name, sl := range e.slots {
+		if sl.Task {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LoopSettingsTaker is a mode that takes an assistant's Preflight reads
+// and HandOff tool; New refuses them on an assistant of any other mode.
+type LoopSettingsTaker interface {
+	Mode
+	TakesLoopSettings()
+}
+
+// checkLoopSettings refuses the Preflight reads and the HandOff tool of an
+// assistant whose mode does not take them, naming the modes that do.
+func checkLoopSettings(name string, a Assistant, modes Modes) error {
+	if _, ok := modes[a.Mode].(LoopSettingsTaker); ok || !a.HandOff && len(a.Preflight) == 0 {
+		return nil
+	}
+	var takers []string
+	for _, n := range modes.Names() {
+		if _, ok := modes[ModeName(n)].(LoopSettingsTaker); ok {
+			takers = append(takers, n)
+		}
+	}
+	what := "preflight reads need"
+	if a.HandOff {
+		what = "the hand-off tool needs"
+	}
+	return fmt.Errorf("assistant %s: %s mode %s", name, what, strings.Join(takers, " or "))
+}
+
+// CheckInput is what a mode's Check may consult besides the assistant:
+// its name, the registered tools and the other assistants.
+type CheckInput struct {
+	Name       string
+	Tools      *tool.Registry
+	Assistants map[string]Assistant
+}
+
+// Errorf is an error about the assistant being checked.
+func (in CheckInput) Errorf(format string, args ...any) error {
+	return fmt.Errorf("assistant "+in.Name+": "+format, args...)
+}
+
+// PromptInput is what a mode builds its prompts from: the caller's
+// tenant and language, the assistant, and the tools the catalog shows.
+type PromptInput struct {
+	Tenant    Tenant
+	Language  string
+	Assistant Assistant
+	// Tools are the entries the model is shown; Defs the same as native
+	// tool definitions (one slice per catalog, which providers cache).
+	Tools []*tool.Entry
+	Defs  []llm.ToolDef
+	// Live: the requests may carry the live context.
+	Live bool
+}
+
+// Prompts are what a mode keeps per catalog: built once, reused as bytes.
+type Prompts struct {
+	// System is the system prompt; Native, when set, the one for a model
+	// that calls tools natively (the catalog travels as definitions).
+	System, Native string
+	// Tools are the definitions the mode offers the model.
+	Tools []llm.ToolDef
+	// Extra is anything else of the mode's, per catalog.
+	Extra any
+}
+
+// Speaker is how prompts name the assistant of tenant and the language
+// it answers in.
+func Speaker(tenant Tenant, lang string) (name, language string) { return speaker(tenant, lang) }
+
+// MarkedBlocksRule is the prompt's rule on the marker of data blocks'
+// tags (see Turn.EvidenceBlocks).
+const MarkedBlocksRule = markedBlocksRule
+
+// WriteOwn adds an assistant's own instructions to a prompt, if any.
+func WriteOwn(b *strings.Builder, own string) { writeOwn(b, own) }
+
+// modeOf is assistant a's mode; New has checked that it is registered.
+func (e *Engine) modeOf(a Assistant) Mode { return e.cfg.Modes[a.Mode] }
+
+// awaitsAnswer reports whether the turn's mode waits for the user's answer
+// to a question of its own (see AnswerAwaiter).
+func (e *Engine) awaitsAnswer(s *state) bool {
+	m, ok := e.modeOf(s.assistant).(AnswerAwaiter)
+	return ok && m.AwaitsAnswer(&Turn{e: e, s: s})
+}
