@@ -334,6 +334,11 @@ type Router struct {
 	Generation map[string]string `yaml:"generation"`
 	EditTool   string            `yaml:"edit_tool"`
 	Skills     []Skill           `yaml:"skills"`
+	// Words are the word lists of the intercepts, guards and web-search
+	// detector (intent.Lists), by name; WordsFile reads them from a YAML
+	// file of the same shape instead (relative to the configuration file).
+	Words     map[string][]string `yaml:"words"`
+	WordsFile string              `yaml:"words_file"`
 	// Timeout bounds the router's model call (default 15s).
 	Timeout Duration `yaml:"timeout"`
 }
@@ -381,6 +386,27 @@ func (a Assistant) LoadPrompt(dir string) (string, error) {
 		return "", fmt.Errorf("assistant prompt: %w", err)
 	}
 	return string(b), nil
+}
+
+// LoadWords returns the router's word lists: Words, or the contents of
+// WordsFile, relative to dir unless absolute.
+func (r Router) LoadWords(dir string) (map[string][]string, error) {
+	if r.WordsFile == "" {
+		return r.Words, nil
+	}
+	path := r.WordsFile
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("router words: %w", err)
+	}
+	var words map[string][]string
+	if err := yaml.Unmarshal(b, &words); err != nil {
+		return nil, fmt.Errorf("router words %s: %w", r.WordsFile, err)
+	}
+	return words, nil
 }
 
 // Role lists the tools a role is shown (names or globs).

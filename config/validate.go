@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/arbiterhq/arbiter/intent"
 )
 
 // validator collects the problems of a configuration, each with the line
@@ -13,6 +15,22 @@ type validator struct {
 	cfg    *Config
 	getenv func(string) string
 	errs   Errors
+}
+
+// routerWords checks a router's word lists: one source, readable, and
+// lists and patterns the router knows.
+func (v *validator) routerWords(p string, r *Router, dir string) {
+	at := p + ".words"
+	if r.WordsFile != "" {
+		at = p + ".words_file"
+	}
+	if r.Words != nil && r.WordsFile != "" {
+		v.errorf(p, "set words or words_file, not both")
+	} else if words, err := r.LoadWords(dir); err != nil {
+		v.errorf(at, "%v", err)
+	} else if _, err := intent.CompileLexicon(words); err != nil {
+		v.errorf(at, "%v", err)
+	}
 }
 
 // errorf records a problem at path (see Config.Problem).
@@ -110,6 +128,7 @@ func (v *validator) validate(c *Config) {
 					v.errorf(fmt.Sprintf("%s.router.skills[%d].assistant", p, i), "no assistant named %q%s", sk.Assistant, DidYouMean(sk.Assistant, sortedKeys(c.Assistants)))
 				}
 			}
+			v.routerWords(p+".router", a.Router, c.Dir)
 		}
 		switch a.LiveContext {
 		case "", "auto", "always", "off":

@@ -7,7 +7,6 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/decision"
-	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
@@ -78,7 +77,7 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 		e.replyText(s, say(s.lang, txtNotAvailable), nil)
 		return
 	}
-	if skill != "" && intent.LeaveSkill(text) {
+	if skill != "" && r.Words.LeaveSkill(text) {
 		skill, rt.Switched = setSkill(s, "none"), "none"
 	}
 	e.recordUserInput(s)
@@ -96,7 +95,7 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 	}
 	search := ""
 	if r.WebSearch != "" && skill == "" {
-		if fired, why := intent.WebSearch(text); fired {
+		if fired, why := r.Words.WebSearch(text); fired {
 			search = why
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
 )
 
@@ -50,6 +51,9 @@ type Router struct {
 	EditTool string
 	// Timeout bounds the router's call; zero means RouterTimeout.
 	Timeout time.Duration
+	// Words are the word lists of the intercepts, guards and detector —
+	// the deployment's, as the engine knows no words of its own.
+	Words *intent.Lexicon
 }
 
 // Skill is a conversational mode a chat switches to: while it is on, the
@@ -144,6 +148,9 @@ func checkRouter(name string, a Assistant, cfg *Config) error {
 			return fmt.Errorf("assistant %s: router tool %q is not registered", name, tool)
 		}
 	}
+	if err := checkRouterWords(r); err != nil {
+		return fmt.Errorf("assistant %s: %w", name, err)
+	}
 	return nil
 }
 
@@ -153,4 +160,22 @@ func mapValues(m map[string]string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// checkRouterWords: every rule the router uses has the word lists it
+// cannot do without.
+func checkRouterWords(r *Router) error {
+	rules := slices.Clone(r.Intercepts)
+	for _, g := range r.Guards {
+		rules = append(rules, g.Guard)
+	}
+	if r.WebSearch != "" {
+		rules = append(rules, "web_search")
+	}
+	for _, rule := range rules {
+		if missing := r.Words.Missing(rule); len(missing) > 0 {
+			return fmt.Errorf("%s needs the word lists %s (router words)", rule, strings.Join(missing, ", "))
+		}
+	}
+	return nil
 }
