@@ -330,7 +330,7 @@ func buildTools(ctx context.Context, env *Env, kinds Kinds) (ToolSet, error) {
 		}
 		all.Tools = append(all.Tools, set.Tools...)
 		all.Context = append(all.Context, set.Context...)
-		all.Links = append(all.Links, set.Links...)
+		all.LinkRoutes = append(all.LinkRoutes, set.LinkRoutes...)
 		all.LinkHosts = append(all.LinkHosts, set.LinkHosts...)
 		all.Reads = append(all.Reads, set.Reads...)
 		all.Pages = append(all.Pages, set.Pages...)
@@ -437,7 +437,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 	}
 	return turn.Config{
 		State: env.State,
-		Tools: registry, Context: tools.Context, Links: tools.Links, LinkHosts: linkHosts(env.PublicURL, cfg.LinkHosts, tools.LinkHosts),
+		Tools: registry, Context: tools.Context, LinkRoutes: tools.LinkRoutes, LinkHosts: linkHosts(env.PublicURL, cfg.LinkHosts, tools.LinkHosts),
 		Model: m.model, Strategy: m.strategy, Strategies: m.strategies,
 		InvalidFallback: cfg.Retry.InvalidFallback,
 		Prices:          m.prices, Unpriced: m.unpriced, Tenants: tenants, Assistants: assistants, UnconfirmableOutcomes: cfg.UnconfirmableOutcomes,
