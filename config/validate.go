@@ -2,10 +2,12 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/intent"
 )
 
@@ -180,8 +182,8 @@ func (v *validator) validate(c *Config) {
 				v.errorf(p+".timezone", "unknown time zone %q", t.Timezone)
 			}
 		}
-		if t.Language != "" && t.Language != "ru" && t.Language != "en" {
-			v.errorf(p+".language", "unknown language %q (ru or en)", t.Language)
+		if t.Language != "" && !slices.Contains(chat.Languages, t.Language) {
+			v.errorf(p+".language", "unknown language %q (one of: %s)", t.Language, strings.Join(chat.Languages, ", "))
 		}
 		users := map[string]bool{}
 		for j, u := range t.Users {

@@ -56,7 +56,7 @@ type Role struct {
 type Tenant struct {
 	ID            string
 	Timezone      string // IANA name; default UTC
-	Language      string // "ru" or "en"; default DefaultLanguage
+	Language      string // one of chat.Languages; default DefaultLanguage (chat.Language)
 	AssistantName string
 	Roles         map[string]Role
 	// Strategy names the entry of Config.Strategies that decides this
