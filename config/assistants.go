@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
+	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/turn"
 )
 
@@ -65,6 +68,11 @@ type Router struct {
 	Generation map[string]string `yaml:"generation"`
 	EditTool   string            `yaml:"edit_tool"`
 	Skills     []Skill           `yaml:"skills"`
+	// Words are the word lists of the intercepts, guards and web-search
+	// detector (intent.Lists), by name; WordsFile reads them from a YAML
+	// file of the same shape instead (relative to the configuration file).
+	Words     map[string][]string `yaml:"words"`
+	WordsFile string              `yaml:"words_file"`
 	// Timeout bounds the router's model call (default 15s).
 	Timeout Duration `yaml:"timeout"`
 }
@@ -157,7 +165,7 @@ func (v *validator) checkMode(path, mode string) {
 }
 
 // check checks that each skill's assistant is a profile of the
-// configuration.
+// configuration, and the router's word lists.
 func (r *Router) check(v *validator, p string) {
 	known := sortedKeys(v.cfg.Assistants)
 	for i, sk := range r.Skills {
@@ -165,6 +173,44 @@ func (r *Router) check(v *validator, p string) {
 			v.errorf(fmt.Sprintf("%s.skills[%d].assistant", p, i), "no assistant named %q%s", sk.Assistant, DidYouMean(sk.Assistant, known))
 		}
 	}
+	r.checkWords(v, p)
+}
+
+// checkWords checks a router's word lists: one source, readable, and
+// lists and patterns the router knows.
+func (r *Router) checkWords(v *validator, p string) {
+	at := p + ".words"
+	if r.WordsFile != "" {
+		at = p + ".words_file"
+	}
+	if r.Words != nil && r.WordsFile != "" {
+		v.errorf(p, "set words or words_file, not both")
+	} else if words, err := r.LoadWords(v.cfg.Dir); err != nil {
+		v.errorf(at, "%v", err)
+	} else if _, err := intent.CompileLexicon(words); err != nil {
+		v.errorf(at, "%v", err)
+	}
+}
+
+// LoadWords returns the router's word lists: Words, or the contents of
+// WordsFile, relative to dir unless absolute.
+func (r Router) LoadWords(dir string) (map[string][]string, error) {
+	if r.WordsFile == "" {
+		return r.Words, nil
+	}
+	path := r.WordsFile
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("router words: %w", err)
+	}
+	var words map[string][]string
+	if err := yaml.Unmarshal(b, &words); err != nil {
+		return nil, fmt.Errorf("router words %s: %w", r.WordsFile, err)
+	}
+	return words, nil
 }
 
 // checkLimits refuses the negative limits of an assistant at path p: its

@@ -97,6 +97,10 @@ func TestParseErrorsCarryLines(t *testing.T) {
 		{"bad stream flag", "models:\n  - name: a\n    kind: openai\n    model: m\n    stream: sometimes\n", `line 5`},
 		{"unknown live context policy", "assistants:\n  desk:\n    live_context: sometimes\n", `assistants.desk.live_context: unknown policy "sometimes"`},
 		{"hand-off without a loop", "assistants:\n  desk:\n    hand_off: true\n", `assistants.desk.hand_off: the hand-off tool goes with mode loop`},
+		{"unknown router word list", "assistants:\n  front:\n    mode: router\n    router:\n      words: {buyers: [buy*]}\n", `line 5: assistants.front.router.words: unknown word list "buyers"`},
+		{"router word matching every word", "assistants:\n  front:\n    mode: router\n    router:\n      words: {buy: [\"*\"]}\n", `assistants.front.router.words: word list buy: pattern "*": an empty word`},
+		{"router words twice", "assistants:\n  front:\n    mode: router\n    router: {words: {buy: [buy]}, words_file: w.yaml}\n", `assistants.front.router: set words or words_file, not both`},
+		{"missing router words file", "assistants:\n  front:\n    mode: router\n    router: {words_file: no/such/words.yaml}\n", `assistants.front.router.words_file: router words: open no/such/words.yaml`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,8 +2,11 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
 )
 
 // Tenant is one isolated customer.
@@ -101,8 +104,8 @@ func (t Tenant) check(v *validator, p string, tokens map[string]string) {
 		v.errorf(p+".assistant", "no assistant named %q in assistants%s", t.Assistant, DidYouMean(t.Assistant, sortedKeys(v.cfg.Assistants)))
 	}
 	v.checkTimezone(p+".timezone", t.Timezone)
-	if t.Language != "" && t.Language != "ru" && t.Language != "en" {
-		v.errorf(p+".language", "unknown language %q (ru or en)", t.Language)
+	if t.Language != "" && !slices.Contains(chat.Languages, t.Language) {
+		v.errorf(p+".language", "unknown language %q (one of: %s)", t.Language, strings.Join(chat.Languages, ", "))
 	}
 	users := map[string]bool{}
 	for j, u := range t.Users {

@@ -1,15 +1,17 @@
-// Package intent holds the deterministic text rules the engine applies
-// before and after its model: word patterns that match Russian (and
-// English) word forms with word boundaries written out — Go's \b, like
-// JavaScript's, knows only ASCII letters — the web-search detector, the
-// word lists of the router's intercepts and guards, and Claims, which
-// finds the outcomes a model's reply asserts (claims.go, outcomes.go).
+// Package intent holds the deterministic text machinery the engine applies
+// before and after its model: word patterns that match word forms with
+// word boundaries written out — Go's \b, like JavaScript's, knows only
+// ASCII letters — a router's Lexicon, which combines the word lists of its
+// intercepts, guards and web-search detector (the lists are a deployment's
+// data, not code: rules.go), and Claims, which finds the outcomes a model's
+// reply asserts (claims.go, outcomes.go).
 //
 // It is pure: no state, no I/O, no model. Rules that are wrong on a rare
 // form are wrong here, visibly, with a test.
 package intent
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -30,14 +32,27 @@ type Pattern struct {
 const boundary = `(?:^|[^\p{L}\p{N}])`
 const endBoundary = `(?:$|[^\p{L}\p{N}])`
 
-// Compile builds a Pattern from its spec; it panics on a spec that does
-// not compile, as the specs are the program's own.
+// Compile builds a Pattern from its spec; it panics on a spec that is not
+// one (see CompileLexicon for specs that are data).
 func Compile(spec string) Pattern {
+	p, err := compile(spec)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// compile builds a Pattern from its spec: words with no empty one, nor an
+// empty stem, which would match any word.
+func compile(spec string) (Pattern, error) {
 	var words []string
 	for _, w := range strings.Fields(strings.ToLower(spec)) {
 		var alts []string
 		for _, a := range strings.Split(w, "|") {
 			stem, forms := strings.CutSuffix(a, "*")
+			if stem == "" {
+				return Pattern{}, fmt.Errorf("pattern %q: an empty word", spec)
+			}
 			alt := regexp.QuoteMeta(fold(stem))
 			if forms {
 				alt += `[\p{L}]*`
@@ -46,7 +61,10 @@ func Compile(spec string) Pattern {
 		}
 		words = append(words, "(?:"+strings.Join(alts, "|")+")")
 	}
-	return Pattern{Spec: spec, re: regexp.MustCompile(boundary + strings.Join(words, `[^\p{L}\p{N}]+`) + endBoundary)}
+	if len(words) == 0 {
+		return Pattern{}, fmt.Errorf("pattern %q: no words", spec)
+	}
+	return Pattern{Spec: spec, re: regexp.MustCompile(boundary + strings.Join(words, `[^\p{L}\p{N}]+`) + endBoundary)}, nil
 }
 
 // Match reports whether text holds the phrase.

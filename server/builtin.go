@@ -161,12 +161,27 @@ func taskboardKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 	if err != nil {
 		return ToolSet{}, err
 	}
-	return ToolSet{Tools: board.Tools(), Context: []tool.ContextSource{board}, Links: []tool.LinkReader{board},
+	return ToolSet{Tools: board.Tools(), Context: []tool.ContextSource{board}, LinkRoutes: cardLinkRoute(board),
 		Commands: tasksCommand, Reads: boardReads(board), Pages: []webchat.Page{webchat.PageBoard}}, nil
 }
 
 // tasksCommand is the boards' /tasks: the caller's cards, with no model.
 var tasksCommand = map[string]turn.Command{"/tasks": {Tool: "list_my_tasks", Help: tool.Localized{"en": "my tasks", "ru": "мои задачи"}}}
+
+// cardQuestions are how users ask what a board's card is about, in the
+// languages of the boards' texts.
+var cardQuestions = []string{
+	"о чем эта задача", "о чем задача", "что за задача", "что это за задача", "что в карточке",
+	"что там в карточке", "о чем карточка", "что за карточка", "что в задаче", "что там в задаче",
+	"what is this task", "what's this task", "what is this card", "what's in this card", "what's this card",
+	"what is the task about", "what is this about",
+}
+
+// cardLinkRoute is the boards' card-link route: a question about a card
+// with its link is answered from the board, with no model.
+func cardLinkRoute(r tool.LinkReader) []turn.LinkRoute {
+	return []turn.LinkRoute{{Asks: cardQuestions, Reader: r}}
+}
 
 // boardReads are the board's pages in the HTTP API: the board, and a card
 // with its history (where the board's card links point).
@@ -230,7 +245,7 @@ func trelloKind(_ context.Context, env *Env, _ Section) (ToolSet, error) {
 	if err != nil {
 		return ToolSet{}, err
 	}
-	return ToolSet{Tools: c.Tools(), Context: []tool.ContextSource{c}, Links: []tool.LinkReader{c}, LinkHosts: []string{"trello.com"},
+	return ToolSet{Tools: c.Tools(), Context: []tool.ContextSource{c}, LinkRoutes: cardLinkRoute(c), LinkHosts: []string{"trello.com"},
 		Commands: tasksCommand}, nil
 }
 

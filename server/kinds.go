@@ -90,7 +90,9 @@ type ToolKind func(ctx context.Context, env *Env, section Section) (ToolSet, err
 type ToolSet struct {
 	Tools   []tool.Tool
 	Context []tool.ContextSource // live facts before every model call
-	Links   []tool.LinkReader    // card links the engine answers without a model
+	// LinkRoutes answer a question about a card with its link, read
+	// without a model (the task boards' "what is this task").
+	LinkRoutes []turn.LinkRoute
 	// LinkHosts are the hosts the tools' replies link to with parameters
 	// (an event's link with its id in the query); replies may keep those.
 	LinkHosts []string

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/config"
 )
 
@@ -21,10 +22,7 @@ const LocalTenant = "local"
 // directory. ARBITER_LISTEN, ARBITER_LANGUAGE (en, ru), ARBITER_TIMEZONE
 // and ARBITER_USER_NAME adjust it.
 func LocalConfig(getenv func(string) string) *config.Config {
-	lang := getenv("ARBITER_LANGUAGE")
-	if lang != "ru" {
-		lang = "en"
-	}
+	lang := chat.Language(getenv("ARBITER_LANGUAGE"))
 	zone := getenv("ARBITER_TIMEZONE")
 	if _, err := time.LoadLocation(zone); err != nil || zone == "" {
 		zone = "UTC"

@@ -67,3 +67,17 @@ func TestEnglishLocalSetupShowsNoRussian(t *testing.T) {
 		}
 	}
 }
+
+// ARBITER_LANGUAGE is read by the one rule of languages (chat.Language):
+// a region is dropped, anything else is the default.
+func TestLocalSetupLanguage(t *testing.T) {
+	for set, want := range map[string]string{"": "en", "ru": "ru", "ru-RU": "ru", "EN_us": "en", "de": "en"} {
+		cfg := server.LocalConfig(func(name string) string { return map[string]string{"ARBITER_LANGUAGE": set}[name] })
+		if got := cfg.Tenants[0].Language; got != want {
+			t.Errorf("ARBITER_LANGUAGE=%q: language %q, want %q", set, got, want)
+		}
+		if cols := cfg.Tools.Taskboard.Columns; len(cols) != 3 {
+			t.Errorf("ARBITER_LANGUAGE=%q: columns %v", set, cols)
+		}
+	}
+}

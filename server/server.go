@@ -41,6 +41,7 @@ import (
 	"github.com/arbiterhq/arbiter/channel/webchat"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/config"
+	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/media"
 	"github.com/arbiterhq/arbiter/store"
@@ -335,7 +336,7 @@ func buildTools(ctx context.Context, env *Env, kinds Kinds) (ToolSet, error) {
 		}
 		all.Tools = append(all.Tools, set.Tools...)
 		all.Context = append(all.Context, set.Context...)
-		all.Links = append(all.Links, set.Links...)
+		all.LinkRoutes = append(all.LinkRoutes, set.LinkRoutes...)
 		all.LinkHosts = append(all.LinkHosts, set.LinkHosts...)
 		all.Reads = append(all.Reads, set.Reads...)
 		all.Pages = append(all.Pages, set.Pages...)
@@ -375,6 +376,31 @@ func buildObservers(ctx context.Context, env *Env, kinds Kinds) (func(*turn.Trac
 	}, routes, nil
 }
 
+// engineRouter is a router section as the engine takes it, with its word
+// lists compiled; nil for none.
+func engineRouter(r *config.Router, dir string) (*turn.Router, error) {
+	if r == nil {
+		return nil, nil
+	}
+	words, err := r.LoadWords(dir)
+	if err != nil {
+		return nil, err
+	}
+	lexicon, err := intent.CompileLexicon(words)
+	if err != nil {
+		return nil, fmt.Errorf("router words: %w", err)
+	}
+	router := &turn.Router{Prompt: r.Prompt, WebSearch: r.WebSearch, Intercepts: r.Intercepts, Generation: r.Generation, EditTool: r.EditTool,
+		Timeout: time.Duration(r.Timeout), Words: lexicon}
+	for _, g := range r.Guards {
+		router.Guards = append(router.Guards, turn.GuardRule{Guard: g.Guard, Tools: g.Tools})
+	}
+	for _, sk := range r.Skills {
+		router.Skills = append(router.Skills, turn.Skill{ID: sk.ID, Assistant: sk.Assistant, Label: sk.Label, Auto: sk.Auto})
+	}
+	return router, nil
+}
+
 func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, observe func(*turn.Trace)) (turn.Config, error) {
 	assistants := map[string]turn.Assistant{}
 	for name, a := range cfg.Assistants {
@@ -387,15 +413,9 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		for _, c := range a.Preflight {
 			preflight = append(preflight, turn.Command{Tool: c.Tool, Args: c.Args})
 		}
-		var router *turn.Router
-		if r := a.Router; r != nil {
-			router = &turn.Router{Prompt: r.Prompt, WebSearch: r.WebSearch, Intercepts: r.Intercepts, Generation: r.Generation, EditTool: r.EditTool, Timeout: time.Duration(r.Timeout)}
-			for _, g := range r.Guards {
-				router.Guards = append(router.Guards, turn.GuardRule{Guard: g.Guard, Tools: g.Tools})
-			}
-			for _, sk := range r.Skills {
-				router.Skills = append(router.Skills, turn.Skill{ID: sk.ID, Assistant: sk.Assistant, Label: sk.Label, Auto: sk.Auto})
-			}
+		router, err := engineRouter(a.Router, cfg.Dir)
+		if err != nil {
+			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
 		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.ModeName(a.Mode), Preflight: preflight, Router: router,
 			HandOff: a.HandOff, LiveContext: turn.LiveContextPolicy(a.LiveContext),
@@ -423,7 +443,7 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 	}
 	return turn.Config{
 		State: env.State,
-		Tools: registry, Context: tools.Context, Links: tools.Links, LinkHosts: linkHosts(env.PublicURL, cfg.LinkHosts, tools.LinkHosts),
+		Tools: registry, Context: tools.Context, LinkRoutes: tools.LinkRoutes, LinkHosts: linkHosts(env.PublicURL, cfg.LinkHosts, tools.LinkHosts),
 		Model: m.model, Strategy: m.strategy, Strategies: m.strategies,
 		InvalidFallback: cfg.Retry.InvalidFallback,
 		Prices:          m.prices, Unpriced: m.unpriced, Tenants: tenants, Assistants: assistants, UnconfirmableOutcomes: cfg.UnconfirmableOutcomes,

@@ -418,9 +418,9 @@ type Preview struct {
 // LinkReader is an optional capability of a tool set that owns links, such
 // as task-board cards: ReadLink answers what a link points to, read from
 // the system itself (title, description, due date, status, URL), or
-// ok=false when the link is not one of its own. The engine's deterministic
-// "what is this task" route uses it, with no model involved. Safe for
-// concurrent use.
+// ok=false when the link is not one of its own. The deterministic "what
+// is this task" route a board's kind brings (turn.LinkRoute) uses it, with
+// no model involved. Safe for concurrent use.
 type LinkReader interface {
 	ReadLink(ctx context.Context, caller Caller, link string) (res Result, ok bool)
 }

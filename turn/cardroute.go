@@ -16,46 +16,55 @@ import (
 // what a task is about and a card link arrives (in the same message or the
 // next one, typed or forwarded), the server reads the card from the system
 // that owns the link and answers with its real fields. No model is asked,
-// so no model can turn the link into a "create task" proposal.
+// so no model can turn the link into a "create task" proposal. The route is
+// a tool kind's (the task boards', Config.LinkRoutes), with its phrases:
+// without a board there is none.
 
-// askPhrases are how users ask what a task is about (normalized: lower
-// case, ё as е).
-var askPhrases = []string{
-	"о чем эта задача", "о чем задача", "что за задача", "что это за задача", "что в карточке",
-	"что там в карточке", "о чем карточка", "что за карточка", "что в задаче", "что там в задаче",
-	"what is this task", "what's this task", "what is this card", "what's in this card", "what's this card",
-	"what is the task about", "what is this about",
+// LinkRoute is the card-link route of one system that owns links.
+type LinkRoute struct {
+	// Asks are how users ask what a card is about: phrases a message
+	// holds, read in lower case with ё as е.
+	Asks []string
+	// Reader reads the links the system owns.
+	Reader tool.LinkReader
 }
 
 var linkPattern = regexp.MustCompile(`https?://[^\s<>"']+`)
 
-func asksAboutTask(text string) bool {
-	t := strings.ReplaceAll(strings.ToLower(text), "ё", "е")
-	for _, p := range askPhrases {
-		if strings.Contains(t, p) {
+// asked reports whether text asks what a card is about.
+func (r LinkRoute) asked(text string) bool {
+	t := foldCase(text)
+	for _, p := range r.Asks {
+		if p != "" && strings.Contains(t, foldCase(p)) {
 			return true
 		}
 	}
 	return false
 }
 
+func foldCase(s string) string { return strings.ReplaceAll(strings.ToLower(s), "ё", "е") }
+
 // runCardRoute answers a card link deterministically when the question
 // about a task comes with it or came right before it. It reports whether
 // the turn is handled.
 func (e *Engine) runCardRoute(ctx context.Context, s *state) bool {
-	if len(e.cfg.Links) == 0 || !s.in.Identity.HasScope(chat.ScopeRead) {
+	if len(e.cfg.LinkRoutes) == 0 || !s.in.Identity.HasScope(chat.ScopeRead) {
 		return false
 	}
-	asked := asksAboutTask(s.in.Text)
-	if !asked {
-		for i := len(s.conv.Messages) - 1; i >= 0; i-- {
-			if m := s.conv.Messages[i]; m.Role == store.RoleUser {
-				asked = asksAboutTask(m.Text)
-				break
-			}
+	previous := ""
+	for i := len(s.conv.Messages) - 1; i >= 0; i-- {
+		if m := s.conv.Messages[i]; m.Role == store.RoleUser {
+			previous = m.Text
+			break
 		}
 	}
-	if !asked {
+	var routes []LinkRoute
+	for _, r := range e.cfg.LinkRoutes {
+		if r.asked(s.in.Text) || r.asked(previous) {
+			routes = append(routes, r)
+		}
+	}
+	if len(routes) == 0 {
 		return false
 	}
 	var links []string
@@ -65,9 +74,9 @@ func (e *Engine) runCardRoute(ctx context.Context, s *state) bool {
 	}
 	caller := callerOf(s)
 	for _, link := range links {
-		for _, r := range e.cfg.Links {
+		for _, r := range routes {
 			start := e.cfg.Now()
-			res, ok := r.ReadLink(ctx, caller, strings.TrimRight(link, ".,;:!?)»"))
+			res, ok := r.Reader.ReadLink(ctx, caller, strings.TrimRight(link, ".,;:!?)»"))
 			if !ok {
 				continue
 			}

@@ -58,7 +58,7 @@ type Role struct {
 type Tenant struct {
 	ID            string
 	Timezone      string // IANA name; default UTC
-	Language      string // "ru" or "en"; default DefaultLanguage
+	Language      string // one of chat.Languages; default DefaultLanguage (chat.Language)
 	AssistantName string
 	Roles         map[string]Role
 	// Strategy names the entry of Config.Strategies that decides this
@@ -101,9 +101,10 @@ type Config struct {
 	Tools   *tool.Registry
 	// Context sources are asked for live facts before every model call.
 	Context []tool.ContextSource
-	// Links read the card links the deterministic "what is this task"
-	// route answers (task boards).
-	Links []tool.LinkReader
+	// LinkRoutes are the deterministic "what is this task" routes the
+	// tool kinds bring (the task boards'), each with its phrases and the
+	// reader of its links; none, no route.
+	LinkRoutes []LinkRoute
 	// LinkHosts are the hosts a reply may link to with parameters (the
 	// server's own, the integrations'); links elsewhere lose their query
 	// and images from elsewhere are removed (see links.go).

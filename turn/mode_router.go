@@ -7,7 +7,6 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/decision"
-	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
@@ -66,7 +65,7 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 		skill = e.pressSkill(s, r, rt, id, skill)
 		return
 	}
-	if skill != "" && intent.LeaveSkill(text) {
+	if skill != "" && r.Words.LeaveSkill(text) {
 		skill, rt.Switched = setSkill(s, "none"), "none"
 	}
 	e.recordUserInput(s)
@@ -84,7 +83,7 @@ func (e *Engine) runRouter(ctx context.Context, s *state) {
 	}
 	search := ""
 	if r.WebSearch != "" && skill == "" {
-		if fired, why := intent.WebSearch(text); fired {
+		if fired, why := r.Words.WebSearch(text); fired {
 			search = why
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -39,7 +38,7 @@ const imageMode = "image"
 func (e *Engine) interceptPhoto(ctx context.Context, s *state, skill string) bool {
 	name := s.assistant.Router.Generation[imageMode]
 	i := slices.IndexFunc(s.in.Evidence, chat.Evidence.IsImage)
-	if name == "" || i < 0 || !intent.PhotoScene(s.route.input) {
+	if name == "" || i < 0 || !s.assistant.Router.Words.PhotoScene(s.route.input) {
 		return false
 	}
 	args, _ := json.Marshal(map[string]any{"prompt": s.route.input, "photo": attachmentOf(s.in.Evidence[i])})
@@ -49,7 +48,7 @@ func (e *Engine) interceptPhoto(ctx context.Context, s *state, skill string) boo
 
 func (e *Engine) interceptSkillInterview(ctx context.Context, s *state, skill string) bool {
 	text := s.route.input
-	if skill == "" || utf8.RuneCountInString(text) >= interviewReplyRunes || intent.Markers.First(text) != "" || !lastAskedQuestion(s) {
+	if skill == "" || utf8.RuneCountInString(text) >= interviewReplyRunes || s.assistant.Router.Words.Marker(text) || !lastAskedQuestion(s) {
 		return false
 	}
 	e.answer(ctx, s, skill)
@@ -83,7 +82,7 @@ func (e *Engine) interceptGeneration(ctx context.Context, s *state, skill string
 
 func (e *Engine) interceptOpenDocument(ctx context.Context, s *state, skill string) bool {
 	r, c := s.assistant.Router, s.in.Client
-	if r.EditTool == "" || c == nil || c.OpenDocument == "" || !intent.EditRequest(s.route.input) {
+	if r.EditTool == "" || c == nil || c.OpenDocument == "" || !r.Words.EditRequest(s.route.input) {
 		return false
 	}
 	args, _ := json.Marshal(map[string]string{"document": c.OpenDocument, "change": s.route.input})
@@ -96,21 +95,21 @@ func (e *Engine) interceptOpenDocument(ctx context.Context, s *state, skill stri
 var guards = map[string]func(s *state, c llm.ToolCall) string{
 	// "где купить запчасти на запорожец" turned into random product cards.
 	"info_question": func(s *state, c llm.ToolCall) string {
-		if ok, why := intent.InfoQuestion(s.route.input); ok {
+		if ok, why := s.assistant.Router.Words.InfoQuestion(s.route.input); ok {
 			return "an information question (" + why + "), not a product search"
 		}
 		return ""
 	},
 	// A sell card for someone who is buying.
 	"buying": func(s *state, c llm.ToolCall) string {
-		if intent.Buying(s.route.input) {
+		if s.assistant.Router.Words.Buying(s.route.input) {
 			return "the user is buying, not selling"
 		}
 		return ""
 	},
 	// "какую конфигурацию ПК собрать" grew a step "пишу статью".
 	"creation": func(s *state, c llm.ToolCall) string {
-		if !intent.CreationRequest(s.route.input) && !editingDraft(s) {
+		if !s.assistant.Router.Words.CreationRequest(s.route.input) && !editingDraft(s) {
 			return "no creation verb with a content noun in the request"
 		}
 		return ""
@@ -119,7 +118,7 @@ var guards = map[string]func(s *state, c llm.ToolCall) string{
 	// question about its figures is not («сколько визитов» changed no
 	// setting).
 	"settings_request": func(s *state, c llm.ToolCall) string {
-		if !intent.SettingsRequest(s.route.input) {
+		if !s.assistant.Router.Words.SettingsRequest(s.route.input) {
 			return "the request names no goal, filter or segment: figures, not a setting"
 		}
 		return ""
@@ -133,7 +132,7 @@ var guards = map[string]func(s *state, c llm.ToolCall) string{
 	},
 	// Deleting a goal or a filter only on an explicit request.
 	"explicit_delete": func(s *state, c llm.ToolCall) string {
-		if !intent.DeleteRequest(s.route.input) {
+		if !s.assistant.Router.Words.DeleteRequest(s.route.input) {
 			return "no explicit request to delete"
 		}
 		return ""

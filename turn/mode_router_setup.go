@@ -3,10 +3,12 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
 )
 
@@ -85,6 +87,9 @@ type Router struct {
 	EditTool string
 	// Timeout bounds the router's call; zero means RouterTimeout.
 	Timeout time.Duration
+	// Words are the word lists of the intercepts, guards and detector —
+	// the deployment's, as the engine knows no words of its own.
+	Words *intent.Lexicon
 }
 
 // Skill is a conversational mode a chat switches to: while it is on, the
@@ -179,6 +184,9 @@ func checkRouter(a Assistant, in CheckInput) error {
 			return in.Errorf("router tool %q is not registered", tool)
 		}
 	}
+	if err := checkRouterWords(r); err != nil {
+		return in.Errorf("%v", err)
+	}
 	return nil
 }
 
@@ -188,4 +196,22 @@ func mapValues(m map[string]string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// checkRouterWords: every rule the router uses has the word lists it
+// cannot do without.
+func checkRouterWords(r *Router) error {
+	rules := slices.Clone(r.Intercepts)
+	for _, g := range r.Guards {
+		rules = append(rules, g.Guard)
+	}
+	if r.WebSearch != "" {
+		rules = append(rules, "web_search")
+	}
+	for _, rule := range rules {
+		if missing := r.Words.Missing(rule); len(missing) > 0 {
+			return errors.New(rule + " needs the word lists " + strings.Join(missing, ", ") + " (router words)")
+		}
+	}
+	return nil
 }

@@ -195,6 +195,7 @@ func TestRouterConfigErrors(t *testing.T) {
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Skills: []turn.Skill{{ID: "health", Assistant: "nobody"}}}}}, `no assistant "nobody"`},
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{WebSearch: "bing"}}}, `router tool "bing" is not registered`},
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Intercepts: []string{"photo"}}}}, "intercept photo needs generation.image"},
+		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Guards: []turn.GuardRule{{Guard: "creation"}}}}}, "creation needs the word lists create_verbs, content_nouns"},
 	} {
 		_, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Assistants: tt.a})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -250,7 +250,7 @@ func (c *Channel) fileEvidence(ctx context.Context, m *message, forwarded bool) 
 	if v := m.Voice; v != nil && forwarded {
 		text := describeFile("voice message", v)
 		if c.cfg.Transcribe != nil {
-			if t, notice := c.transcribe(ctx, v, "en"); notice == "" {
+			if t, notice := c.transcribe(ctx, v, chat.DefaultLanguage); notice == "" {
 				text += ", transcript:\n" + t
 			} else {
 				text += "; could not be transcribed"

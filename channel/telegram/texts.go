@@ -62,5 +62,5 @@ func say(lang string, k textKey) string {
 	if t, ok := texts[lang][k]; ok {
 		return t
 	}
-	return texts["en"][k]
+	return texts[chat.DefaultLanguage][k]
 }

@@ -1,8 +1,8 @@
-package intent
+package main
 
 import "testing"
 
-// Every pattern of the detector: three word forms that must match, two
+// Every pattern of the detector (words.yaml, web_search): three word forms that must match, two
 // near-misses that must not.
 var webCases = map[string]struct{ match, miss [3]string }{
 	"сколько стоит|стоят|стоить": {[3]string{"Сколько стоит iPhone 15", "сколько стоят билеты", "а сколько будет стоить ремонт? сколько стоить-то"}, [3]string{"сколько стояли в пробке", "постоит и остынет"}},
@@ -64,6 +64,7 @@ var webCases = map[string]struct{ match, miss [3]string }{
 }
 
 func TestWebPatterns(t *testing.T) {
+	webPatterns := routerWords(t).List("web_search")
 	seen := map[string]bool{}
 	for _, p := range webPatterns {
 		c, ok := webCases[p.Spec]
@@ -94,6 +95,7 @@ func TestWebPatterns(t *testing.T) {
 }
 
 func TestWebSearch(t *testing.T) {
+	w := routerWords(t)
 	for _, tt := range []struct {
 		text string
 		want string // "" = does not fire
@@ -110,27 +112,9 @@ func TestWebSearch(t *testing.T) {
 		// needed.
 		{"какой лучший способ объяснить ребёнку дроби", "лучш*"},
 	} {
-		fired, why := WebSearch(tt.text)
+		fired, why := w.WebSearch(tt.text)
 		if fired != (tt.want != "") || why != tt.want {
 			t.Errorf("WebSearch(%q) = %v %q, want %q", tt.text, fired, why, tt.want)
 		}
-	}
-}
-
-// Go's \b knows only ASCII letters; the patterns write boundaries out.
-func TestCyrillicBoundaries(t *testing.T) {
-	p := Compile("отзыв*")
-	for _, s := range []string{"отзывы", "«отзывы»", "(отзыв)", "отзыв,", "ОТЗЫВ"} {
-		if !p.Match(s) {
-			t.Errorf("%q does not match %q", p.Spec, s)
-		}
-	}
-	for _, s := range []string{"безотзывный", "заотзыв"} {
-		if p.Match(s) {
-			t.Errorf("%q matches inside the word %q", p.Spec, s)
-		}
-	}
-	if !Compile("счет").Match("Счёт") {
-		t.Error("ё is not read as е")
 	}
 }
