@@ -116,16 +116,11 @@ func (c *errorCounter) WithGroup(string) slog.Handler      { return c }
 func TestApprovedActionLogsNoError(t *testing.T) {
 	b, l := newApprovalBench(t)
 	logs := &errorCounter{}
-	eng, err := turn.New(turn.Config{
-		State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: b.model, Logger: slog.New(logs),
+	b.eng = b.engine(turn.Config{Logger: slog.New(logs),
 		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"get_*"}}}}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.eng = eng
 	a := proposeRefund(t, b)
 	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
 	if view, _, err := b.eng.Decide(context.Background(), staff, a.ID, true); err != nil || view.Status != store.ActionConfirmed || l.count() != 1 {

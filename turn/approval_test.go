@@ -14,6 +14,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
 )
@@ -311,7 +312,7 @@ func TestApprovalExpires(t *testing.T) {
 // sleeper keeps the waits asked of Config.Sleep and moves the shared
 // clock on by each, so waiting takes no time.
 type sleeper struct {
-	clk   *clock
+	clk   *storetest.Clock
 	mu    sync.Mutex
 	waits []time.Duration
 }
@@ -371,7 +372,7 @@ func TestResumeReadsBackAWriteThatMayHaveHappened(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := &ledger{refunds: map[string]string{}, refunded: map[string]bool{}}
-			clk := &sleeper{clk: &clock{now: time.Now()}}
+			clk := &sleeper{clk: storetest.NewClock(time.Now())}
 			b := newLoopBenchWith(t, turn.Assistant{}, func(c *turn.Config) {
 				c.Now, c.Sleep = clk.clk.Now, clk.Sleep
 				c.ReadBack = turn.ReadBackPolicy{Attempts: 4, Wait: time.Second}

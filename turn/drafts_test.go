@@ -3,15 +3,14 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
-	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // draftTools are a drafting tool (a read: it writes nothing) and the
@@ -49,26 +48,14 @@ func draftTools(t *testing.T, published *[]string) *tool.Registry {
 // is offered to no model and refuses a model's or a program's call.
 func TestDraftPublishedOnlyByItsButton(t *testing.T) {
 	var published []string
-	model := llmtest.NewScripted()
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "d.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: draftTools(t, &published), Model: model,
+	e := turntest.New(t, turn.Config{Tools: draftTools(t, &published),
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := e.Model
 	id := chat.Identity{TenantID: "t", UserID: "u", Role: "user", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe}}
 	send := func(in chat.Inbound) chat.Outbound {
 		t.Helper()
 		in.Identity, in.Chat = id, "c"
-		out, err := eng.HandleTurn(context.Background(), in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return e.Send(in)
 	}
 	decide := func(tool, args string) llmtest.Reply {
 		return llmtest.Text(`{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // Tests of the gate found missing by mutation testing (.ci/mutation): each
@@ -30,18 +30,9 @@ func ownerEngine(t *testing.T, tools ...tool.Tool) (*turn.Engine, *sqlitestore.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	model := llmtest.NewScripted()
-	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
+	e := turntest.New(t, turn.Config{Tools: reg,
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"owner": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eng, st, model
+	return e.Engine, e.Store, e.Model
 }
 
 // vanishing is a universal action whose targets can disappear between the
@@ -109,14 +100,10 @@ func TestBatchConfirmedAfterAModeChangeRunsEveryCall(t *testing.T) {
 	if out.Pending == nil || b.ran("create_refund") != 0 {
 		t.Fatalf("the two refunds should wait for one yes: pending %+v, runs %v", out.Pending, b.runs)
 	}
-	single, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: b.model,
+	b.eng = b.engine(turn.Config{
 		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeSingle}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.eng = single
 	id := confirmID(t, out)
 	out, _ = b.send("yes")
 	if b.ran("create_refund") != 2 || len(out.Executed) != 2 {
@@ -390,14 +377,10 @@ func TestConfirmedCallToldWithoutTheModelKeepsItsChoices(t *testing.T) {
 			{Label: "pay_1", Tool: "create_refund", Args: json.RawMessage(`{"ticket_id":"T-4821","text":"pay_1"}`)},
 			{Label: "pay_2", Tool: "create_refund", Args: json.RawMessage(`{"ticket_id":"T-4821","text":"pay_2"}`)}}}, nil
 	}
-	modelless, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry,
+	b.eng = b.engine(turn.Config{
 		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
-			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.eng = modelless
+			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}}, turntest.WithModel(nil))
 	out, _ := b.send("yes")
 	if b.ran("create_refund") != 1 || out.Say != "Which payment?" || len(out.Buttons) != 2 || out.Buttons[0].Label != "pay_1" {
 		t.Errorf("after yes: runs %v, reply %q, buttons %+v; want the tool's question and its two choices", b.runs, out.Say, out.Buttons)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // Tests of the loop assistant: model → tool calls → results → model, its
@@ -71,14 +71,9 @@ func newLoopBenchWith(t *testing.T, a turn.Assistant, configure func(*turn.Confi
 		t.Fatal(err)
 	}
 	b.registry = reg
-	b.st, err = sqlitestore.Open(filepath.Join(t.TempDir(), "loop.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.st.Close() })
 	a.Mode = turn.ModeLoop
 	cfg := turn.Config{
-		State: b.st, Locker: b.st, Journal: b.st, Tools: reg, Model: b.model,
+		Tools:      reg,
 		Assistants: map[string]turn.Assistant{"support": a},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"get_*"}}}}},
@@ -87,12 +82,20 @@ func newLoopBenchWith(t *testing.T, a turn.Assistant, configure func(*turn.Confi
 	if configure != nil {
 		configure(&cfg)
 	}
-	b.eng, err = turn.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := turntest.New(t, cfg, turntest.WithModel(b.model))
+	b.eng, b.st = e.Engine, e.Store
 	b.id = chat.Identity{TenantID: "t", UserID: "u", Role: "desk", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe, chat.ScopeWriteFull}}
 	return b
+}
+
+// engine is another engine of cfg over the bench's store and model (and,
+// unless cfg names its own, the bench's tools).
+func (b *loopBench) engine(cfg turn.Config, opts ...turntest.Option) *turn.Engine {
+	b.t.Helper()
+	if cfg.Tools == nil {
+		cfg.Tools = b.registry
+	}
+	return turntest.New(b.t, cfg, append([]turntest.Option{turntest.WithStore(b.st), turntest.WithModel(b.model)}, opts...)...).Engine
 }
 
 // deskTool is one of the bench's tools: it counts its runs and answers
@@ -132,15 +135,8 @@ func (b *loopBench) sendIn(in chat.Inbound) (chat.Outbound, loopView) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
-	if err != nil {
-		b.t.Fatal(err)
-	}
 	var tv loopView
-	if err := json.Unmarshal(rec.Trace, &tv); err != nil {
-		b.t.Fatal(err)
-	}
-	tv.Status = rec.Status
+	tv.Status = turntest.ReadTurn(b.t, b.st, "t", out.TurnID, &tv).Status
 	return out, tv
 }
 
@@ -433,11 +429,7 @@ func TestLoopGoesOnWithinItsLimits(t *testing.T) {
 }
 
 func TestAssistantConfigErrors(t *testing.T) {
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "a.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := turntest.OpenStore(t, nil)
 	for _, tt := range []struct {
 		name string
 		cfg  turn.Config
@@ -446,8 +438,7 @@ func TestAssistantConfigErrors(t *testing.T) {
 		{"unknown mode", turn.Config{Assistants: map[string]turn.Assistant{"a": {Mode: "swarm"}}}, `unknown mode "swarm"`},
 		{"unknown assistant", turn.Config{Tenants: map[string]turn.Tenant{"t": {ID: "t", Assistant: "nobody"}}}, `unknown assistant "nobody"`},
 	} {
-		tt.cfg.State, tt.cfg.Locker, tt.cfg.Journal = st, st, st
-		if _, err := turn.New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := turntest.Build(t, tt.cfg, turntest.WithStore(st), turntest.WithModel(nil)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
 	}
@@ -486,13 +477,8 @@ func TestLoopUnconfirmedClaims(t *testing.T) {
 // The single-decision assistant keeps the same rule for its plain replies.
 func TestSingleUnconfirmedClaim(t *testing.T) {
 	b := newLoopBench(t, turn.Assistant{})
-	st := b.st
-	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: b.registry, Model: b.model,
+	b.eng = b.engine(turn.Config{
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.eng = eng
 	b.model.Push(llmtest.Text(`{"say":"Good news: refund issued!","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
 	out, tv := b.send("Where is my money?")
 	if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != turn.ReviewUnconfirmedClaim || strings.Contains(out.Say, "refund issued") {
@@ -581,11 +567,7 @@ func TestLoopPreflight(t *testing.T) {
 
 func TestPreflightConfig(t *testing.T) {
 	reg, _ := tool.NewRegistry(&deskTool{spec: tool.Spec{Name: "pay", Description: "p", Risk: tool.RiskWriteFull, InputSchema: json.RawMessage(`{"type":"object"}`)}})
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "p.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := turntest.OpenStore(t, nil)
 	for _, tt := range []struct {
 		a    turn.Assistant
 		want string
@@ -594,7 +576,7 @@ func TestPreflightConfig(t *testing.T) {
 		{turn.Assistant{Mode: turn.ModeLoop, Preflight: []turn.Command{{Tool: "nope"}}}, "not registered"},
 		{turn.Assistant{Preflight: []turn.Command{{Tool: "pay"}}}, "need mode loop"},
 	} {
-		_, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Assistants: map[string]turn.Assistant{"a": tt.a}})
+		_, err := turntest.Build(t, turn.Config{Tools: reg, Assistants: map[string]turn.Assistant{"a": tt.a}}, turntest.WithStore(st), turntest.WithModel(nil))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: err = %v, want %q", tt.a, err, tt.want)
 		}
@@ -720,11 +702,7 @@ func TestDeclaredSensitiveArg(t *testing.T) {
 // A write's basis names reads its approvers decide on: a name that is
 // not registered, a write, or a tool without approvers is refused.
 func TestBasisConfig(t *testing.T) {
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "b.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := turntest.OpenStore(t, nil)
 	schema := json.RawMessage(`{"type":"object"}`)
 	read := &deskTool{spec: tool.Spec{Name: "read", Description: "r", Risk: tool.RiskRead, InputSchema: schema}}
 	for _, tt := range []struct {
@@ -739,7 +717,7 @@ func TestBasisConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg})
+		_, err = turntest.Build(t, turn.Config{Tools: reg}, turntest.WithStore(st), turntest.WithModel(nil))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: err = %v, want %q", tt.spec, err, tt.want)
 		}
