@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -217,21 +218,24 @@ func TestApprovalLifecycle(t *testing.T) {
 // reads the ledger before saying anything, finds the refund, and reports
 // it confirmed — one refund, never a blind second one.
 func TestApprovalReconcilesATimeoutAfterCommit(t *testing.T) {
-	b, l := newApprovalBench(t)
-	a := proposeRefund(t, b)
-	l.timeoutAfterCommit = true
-	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
-	view, out, err := b.eng.Decide(context.Background(), staff, a.ID, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if view.Status != store.ActionConfirmed || l.count() != 1 || l.calls != 1 || out.Say != "Возврат выполнен.\n"+receiptDone {
-		t.Errorf("status %s, refunds %d, calls %d, reply %q", view.Status, l.count(), l.calls, out.Say)
-	}
-	rec, _ := b.st.GetTurn(context.Background(), "t", out.TurnID)
-	if !strings.Contains(string(rec.Trace), `"reconciled":true`) {
-		t.Errorf("the turn does not show the reconciliation: %s", rec.Trace)
-	}
+	// The refund's timeout passes on the bubble's fake time.
+	synctest.Test(t, func(t *testing.T) {
+		b, l := newApprovalBench(t)
+		a := proposeRefund(t, b)
+		l.timeoutAfterCommit = true
+		b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
+		view, out, err := b.eng.Decide(context.Background(), staff, a.ID, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if view.Status != store.ActionConfirmed || l.count() != 1 || l.calls != 1 || out.Say != "Возврат выполнен.\n"+receiptDone {
+			t.Errorf("status %s, refunds %d, calls %d, reply %q", view.Status, l.count(), l.calls, out.Say)
+		}
+		rec, _ := b.st.GetTurn(context.Background(), "t", out.TurnID)
+		if !strings.Contains(string(rec.Trace), `"reconciled":true`) {
+			t.Errorf("the turn does not show the reconciliation: %s", rec.Trace)
+		}
+	})
 }
 
 // A precondition that no longer holds stops the write; the model may not

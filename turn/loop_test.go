@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -305,32 +306,35 @@ func TestLoopLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newLoopBench(t, turn.Assistant{Limits: tt.limits})
-			for k, f := range tt.result {
-				b.result[k] = f
-			}
-			b.model.Push(tt.script...)
-			out, tv := b.send("Money was taken but access did not open")
-			if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != tt.reason {
-				t.Fatalf("status %s, review %+v, want needs_review for %s", tv.Status, tv.Review, tt.reason)
-			}
-			if out.Say != "I have passed this to a colleague, who will check it and get back to you." {
-				t.Errorf("reply = %q", out.Say)
-			}
-			if tv.Review.Detail == "" || (!tt.noDraft && tv.Review.Draft == "") {
-				t.Errorf("review without detail or draft: %+v", tv.Review)
-			}
-			for name, want := range tt.runs {
-				if got := b.ran(name); got != want {
-					t.Errorf("%s ran %d times, want %d", name, got, want)
+			// The deadline passes on the bubble's fake time, not the test's.
+			synctest.Test(t, func(t *testing.T) {
+				b := newLoopBench(t, turn.Assistant{Limits: tt.limits})
+				for k, f := range tt.result {
+					b.result[k] = f
 				}
-			}
-			if b.ran("create_refund")+b.ran("add_note") != 0 {
-				t.Error("a write ran")
-			}
-			if n := b.model.Remaining(); n != 0 {
-				t.Errorf("%d scripted answers left: the loop stopped early or late", n)
-			}
+				b.model.Push(tt.script...)
+				out, tv := b.send("Money was taken but access did not open")
+				if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != tt.reason {
+					t.Fatalf("status %s, review %+v, want needs_review for %s", tv.Status, tv.Review, tt.reason)
+				}
+				if out.Say != "I have passed this to a colleague, who will check it and get back to you." {
+					t.Errorf("reply = %q", out.Say)
+				}
+				if tv.Review.Detail == "" || (!tt.noDraft && tv.Review.Draft == "") {
+					t.Errorf("review without detail or draft: %+v", tv.Review)
+				}
+				for name, want := range tt.runs {
+					if got := b.ran(name); got != want {
+						t.Errorf("%s ran %d times, want %d", name, got, want)
+					}
+				}
+				if b.ran("create_refund")+b.ran("add_note") != 0 {
+					t.Error("a write ran")
+				}
+				if n := b.model.Remaining(); n != 0 {
+					t.Errorf("%d scripted answers left: the loop stopped early or late", n)
+				}
+			})
 		})
 	}
 }
