@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/turntest"
@@ -57,11 +56,8 @@ func TestDraftPublishedOnlyByItsButton(t *testing.T) {
 		in.Identity, in.Chat = id, "c"
 		return e.Send(in)
 	}
-	decide := func(tool, args string) llmtest.Reply {
-		return llmtest.Text(`{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`)
-	}
 
-	model.Push(decide("draft_post", `{"topic":"осень"}`))
+	model.Push(turntest.Decide("draft_post", `{"topic":"осень"}`))
 	out := send(chat.Inbound{Text: "напиши пост про осень"})
 	if out.Say != "Черновик: осень" || len(out.Buttons) != 3 || len(published) != 0 {
 		t.Fatalf("draft: say %q, buttons %+v, published %v", out.Say, out.Buttons, published)
@@ -72,7 +68,7 @@ func TestDraftPublishedOnlyByItsButton(t *testing.T) {
 	publish := out.Buttons[0].Value
 
 	send(chat.Inbound{Call: &chat.Call{Tool: "publish_post", Args: json.RawMessage(`{"text":"от программы"}`)}})
-	model.Push(decide("publish_post", `{"text":"от модели"}`), decide("publish_post", `{"text":"от модели"}`))
+	model.Push(turntest.Decide("publish_post", `{"text":"от модели"}`), turntest.Decide("publish_post", `{"text":"от модели"}`))
 	send(chat.Inbound{Text: "опубликуй"})
 	if len(published) != 0 {
 		t.Fatalf("published without the button: %v", published)

@@ -58,7 +58,7 @@ func TestConfirmedTargetThatVanishedIsNotGranted(t *testing.T) {
 	v := &vanishing{gone: map[string]bool{}}
 	eng, st, model := ownerEngine(t, v)
 	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteFull}}
-	model.Push(llmtest.Text(`{"say":"","tool":"act","args":{"target":"wipe"},"done":false,"newTopic":false,"buttons":[]}`))
+	model.Push(turntest.Decide("act", `{"target":"wipe"}`))
 	out, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: owner, Chat: "c", Text: "wipe it"})
 	if err != nil || out.Pending == nil {
 		t.Fatalf("proposal: %+v, %v", out, err)
@@ -260,7 +260,7 @@ func TestResultCapIsInclusive(t *testing.T) {
 	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead}}
 	for _, size := range []int{64, 65} {
 		z.data = json.RawMessage(`"` + strings.Repeat("x", size-2) + `"`)
-		model.Push(llmtest.Text(`{"say":"","tool":"read_blob","args":{},"done":false,"newTopic":false,"buttons":[]}`))
+		model.Push(turntest.Decide("read_blob", `{}`))
 		out, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: owner, Chat: "c", Text: "read the blob"})
 		if err != nil || len(out.Executed) != 1 {
 			t.Fatalf("%d bytes: %+v, %v", size, out, err)
@@ -392,10 +392,10 @@ func TestConfirmedCallToldWithoutTheModelKeepsItsChoices(t *testing.T) {
 // from it waits for a yes instead of being refused as evidence alone.
 func TestWordsCountForAForwardAtTheEndOfTheWindow(t *testing.T) {
 	h := newGateHarness(t)
-	h.model.Push(llmtest.Text(`{"say":"Перешлите сообщение.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+	h.model.Push(turntest.Say("Перешлите сообщение."))
 	h.handle(chat.Inbound{Text: "Сейчас перешлю сообщение, сделай из него задачу"})
 	h.clock.Advance(2 * time.Minute)
-	h.model.Push(llmtest.Text(`{"say":"","tool":"create_task","args":{"title":"Позвонить Ивану"},"done":false,"newTopic":false,"buttons":[]}`))
+	h.model.Push(turntest.Decide("create_task", `{"title":"Позвонить Ивану"}`))
 	out, tv := h.handle(chat.Inbound{Evidence: []chat.Evidence{{Kind: "forward", Text: "Позвонить Ивану", Source: "Bob"}}})
 	if tv.Confirmation == nil || tv.Confirmation.Outcome != string(turn.OutcomeProposed) || len(h.cardTitles()) != 0 {
 		t.Errorf("a forward at the end of the window: reply %q, vetoes %+v, confirmation %+v", out.Say, tv.Vetoes, tv.Confirmation)

@@ -32,7 +32,7 @@ func TestSinglePromptFollowsTheProtocol(t *testing.T) {
 		t.Errorf("tools-protocol prompt:\n%s", sys)
 	}
 
-	json := llmtest.NewScripted(llmtest.Text(`{"say":"Hello.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+	json := llmtest.NewScripted(turntest.Say("Hello."))
 	b.eng = b.engine(turn.Config{
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}}, turntest.WithModel(json))
 	b.send("hi again")
@@ -52,7 +52,7 @@ func TestPromptNamesTheAssistantAndItsLanguage(t *testing.T) {
 		{"", "en", "You are the assistant,", "in English"},
 		{"Ада", "ru", "You are Ада,", "in Russian"},
 	} {
-		model := llmtest.NewScripted(llmtest.Text(`{"say":"Hello.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+		model := llmtest.NewScripted(turntest.Say("Hello."))
 		b.eng = b.engine(turn.Config{
 			Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: c.lang, AssistantName: c.name, Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}},
 			turntest.WithModel(model))

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // watcher is a streaming channel that counts the pieces it was shown.
@@ -35,7 +35,7 @@ func TestStreamedAnswerOutlivesTheModelTimeout(t *testing.T) {
 		b := newLoopBenchWith(t, turn.Assistant{}, func(c *turn.Config) { c.ModelTimeout = 20 * time.Millisecond })
 		answer := "Hello. Tell me the number of your ticket, please, and what you expected to happen. I will look at it."
 		b.model.Piece, b.model.PieceDelay = 8, 10*time.Millisecond // about 120 ms in all
-		b.model.Push(llmtest.Text(`{"say":"` + answer + `","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+		b.model.Push(turntest.Say(answer))
 		w := &watcher{}
 		start := time.Now()
 		out, view := b.sendIn(chat.Inbound{Identity: b.id, Chat: "c", Text: "where is my refund?", Case: map[string]string{"ticket_id": "T-4821"}, Live: w})

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/turntest"
@@ -52,7 +51,7 @@ func Example() {
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}},
 	}, turntest.WithClock(clock))
 
-	e.Model.Push(llmtest.Text(`{"say":"","tool":"weather","args":{"city":"Riga"},"done":false,"newTopic":false,"buttons":[]}`))
+	e.Model.Push(turntest.Decide("weather", `{"city":"Riga"}`))
 	user := chat.Identity{TenantID: "t", UserID: "u", Role: "user", Scopes: []chat.Scope{chat.ScopeRead}}
 	out := e.Send(chat.Inbound{Identity: user, Chat: "c", Text: "weather in Riga?"})
 	fmt.Println(out.Say)

@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -172,4 +173,23 @@ func ReadTurn(t TB, j store.Journal, tenant, id string, trace any) store.TurnRec
 		}
 	}
 	return rec
+}
+
+// Decision is the text of a decision in the JSON protocol to call tool
+// with args (JSON) and say nothing.
+func Decision(tool, args string) string {
+	return `{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`
+}
+
+// Decide is a scripted model's reply: Decision(tool, args).
+func Decide(tool, args string) llmtest.Reply { return llmtest.Text(Decision(tool, args)) }
+
+// Say is a scripted model's reply in the JSON protocol: say text, call
+// nothing.
+func Say(text string) llmtest.Reply {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(text)
+	return llmtest.Text(`{"say":` + strings.TrimSuffix(b.String(), "\n") + `,"tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`)
 }
