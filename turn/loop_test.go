@@ -14,6 +14,7 @@ import (
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/store/storetest"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/turntest"
@@ -49,6 +50,13 @@ func newLoopBench(t *testing.T, a turn.Assistant, extra ...tool.Tool) *loopBench
 // configuration (an injected clock) before the engine is made.
 func newLoopBenchWith(t *testing.T, a turn.Assistant, configure func(*turn.Config), extra ...tool.Tool) *loopBench {
 	t.Helper()
+	return newLoopBenchAt(t, a, nil, configure, extra...)
+}
+
+// newLoopBenchAt is newLoopBenchWith with the engine and its store on
+// clock (nil: the real one).
+func newLoopBenchAt(t *testing.T, a turn.Assistant, clock *storetest.Clock, configure func(*turn.Config), extra ...tool.Tool) *loopBench {
+	t.Helper()
 	b := &loopBench{t: t, model: llmtest.NewScripted(), runs: map[string]int{}, args: map[string][]string{}, result: map[string]func(string) (tool.Result, error){}}
 	var tools []tool.Tool
 	claims := map[string][]string{"create_refund": {"Возврат выполнен", "refund issued"}, "add_note": {"note added"}}
@@ -83,7 +91,11 @@ func newLoopBenchWith(t *testing.T, a turn.Assistant, configure func(*turn.Confi
 	if configure != nil {
 		configure(&cfg)
 	}
-	e := turntest.New(t, cfg, turntest.WithModel(b.model))
+	opts := []turntest.Option{turntest.WithModel(b.model)}
+	if clock != nil {
+		opts = append(opts, turntest.WithClock(clock))
+	}
+	e := turntest.New(t, cfg, opts...)
 	b.eng, b.st = e.Engine, e.Store
 	b.id = chat.Identity{TenantID: "t", UserID: "u", Role: "desk", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe, chat.ScopeWriteFull}}
 	return b
@@ -483,7 +495,7 @@ func TestSingleUnconfirmedClaim(t *testing.T) {
 	b := newLoopBench(t, turn.Assistant{})
 	b.eng = b.engine(turn.Config{
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
-	b.model.Push(llmtest.Text(`{"say":"Good news: refund issued!","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+	b.model.Push(turntest.Say("Good news: refund issued!"))
 	out, tv := b.send("Where is my money?")
 	if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != turn.ReviewUnconfirmedClaim || strings.Contains(out.Say, "refund issued") {
 		t.Errorf("status %s, review %+v, reply %q", tv.Status, tv.Review, out.Say)
