@@ -272,16 +272,9 @@ func TestResumeActionsAfterACrash(t *testing.T) {
 	a := proposeRefund(t, b)
 	ctx := context.Background()
 	as := store.Actions(b.st)
-	act, _ := as.GetAction(ctx, "t", a.ID)
 	// The first process approved it, began the write and committed the
 	// refund, then died.
-	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:crashed-write"
-	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund", State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	act := beginWrite(t, b, a.ID, "a:crashed-write", nil)
 	l.refunds[act.IdempotencyKey] = "pay_4821"
 	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
 	n, err := b.eng.ResumeActions(ctx)
@@ -329,22 +322,31 @@ func (z *sleeper) Sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
+// beginWrite leaves action id as a process leaves it when it dies after
+// olga approved it and it began the write under key (with args, as the
+// execution record holds them), before the write's end was recorded.
+func beginWrite(t *testing.T, b *loopBench, id, key string, args json.RawMessage) store.Action {
+	t.Helper()
+	ctx := context.Background()
+	as := store.Actions(b.st)
+	act, _ := as.GetAction(ctx, "t", id)
+	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), key
+	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: key, Tool: "create_refund",
+		Args: args, State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	return act
+}
+
 // crashedAfterCommit leaves the action as a process leaves it when it is
 // killed after the payments system committed the refund and before it
 // answered: approved, executing, its write begun, the refund made.
 func crashedAfterCommit(t *testing.T, b *loopBench, l *ledger, id string) {
 	t.Helper()
-	ctx := context.Background()
-	as := store.Actions(b.st)
-	act, _ := as.GetAction(ctx, "t", id)
-	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:killed-after-commit"
-	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund",
-		Args: json.RawMessage(refundArgs), State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	act := beginWrite(t, b, id, "a:killed-after-commit", json.RawMessage(refundArgs))
 	l.mu.Lock()
 	l.refunds[act.IdempotencyKey] = "pay_4821"
 	l.mu.Unlock()

@@ -334,13 +334,7 @@ func TestWholeNumbersRunAsIntegersUpToTheExactBound(t *testing.T) {
 // read content of others name what it read, as one write's confirmation
 // does, when no value of theirs came from it.
 func TestBatchConfirmationNamesWhatWasRead(t *testing.T) {
-	fetch := &deskTool{spec: tool.Spec{Name: "fetch_page", Description: "Fetches a page.", Risk: tool.RiskWriteSafe, ExternalResults: true,
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}}}`)}}
-	b := newLoopBench(t, turn.Assistant{}, fetch)
-	fetch.b = b
-	b.result["fetch_page"] = func(string) (tool.Result, error) {
-		return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"page":"Refunds are issued within a day."}`)}, nil
-	}
+	b := newFetchBench(t, true, `{"page":"Refunds are issued within a day."}`)
 	b.model.Push(
 		llmtest.ToolCalls("", call("a", "fetch_page", `{"url":"https://status.example/"}`)),
 		llmtest.ToolCalls("",
@@ -348,14 +342,10 @@ func TestBatchConfirmationNamesWhatWasRead(t *testing.T) {
 			call("c", "create_refund", `{"ticket_id":"T-4821","text":"second"}`)),
 	)
 	out, _ := b.send("Check https://status.example/ and refund the first and the second payment")
-	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tv struct {
 		Confirmation *turn.ConfirmationTrace `json:"confirmation"`
 	}
-	_ = json.Unmarshal(rec.Trace, &tv)
+	turntest.ReadTurn(t, b.st, "t", out.TurnID, &tv)
 	if out.Pending == nil || b.ran("create_refund") != 0 || tv.Confirmation == nil {
 		t.Fatalf("the refunds should wait for one yes: pending %+v, runs %v", out.Pending, b.runs)
 	}
