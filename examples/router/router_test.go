@@ -18,6 +18,7 @@ import (
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/server/servertest"
+	"github.com/arbiterhq/arbiter/store/storetest"
 	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
@@ -108,21 +109,16 @@ func play(t *testing.T, yaml, script string) string {
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test"}
 	yaml = strings.Replace(yaml, "      web_search: web_search", "      timeout: 500ms\n      web_search: web_search", 1)
 	store := filepath.Join(t.TempDir(), "router.db")
-	// The clock is the real one until a "clock +48h" line moves it on.
-	var mu sync.Mutex
-	var offset time.Duration
-	now := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return time.Now().Add(offset)
-	}
+	// The engine and its store share a clock that stands still until a
+	// "clock +48h" line moves it on.
+	clock := storetest.NewClock(time.Now())
 	start := func() *servertest.Server {
 		cfg, err := config.Parse(strings.NewReader(yaml), func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Store.Path = store
-		s, err := server.Build(cfg, kinds(), server.Options{Now: now})
+		s, err := server.Build(cfg, kinds(), server.Options{Now: clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,9 +144,7 @@ func play(t *testing.T, yaml, script string) string {
 			if err != nil {
 				t.Fatalf("%s: %v", where, err)
 			}
-			mu.Lock()
-			offset += d
-			mu.Unlock()
+			clock.Advance(d)
 			fmt.Fprintf(&out, "~ clock %s\n", rest)
 		},
 		"restart": func(string, string) {
