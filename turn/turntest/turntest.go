@@ -6,9 +6,10 @@
 // clock the engine and the store share, so that a lock's or an approval's
 // time can pass in an instant. The test states only what it is about —
 // tools, assistants, tenants, limits — and keeps the rest of turn.Config
-// for itself: any field it sets is left as it set it.
+// for itself: any field it sets is left as it set it. Decide and Say
+// write the scripted model's decisions in the engine's JSON protocol.
 //
-// Transcripts runs every testdata/*.txtar of a directory through a
+// Transcripts runs every *.txtar of a directory through a
 // player and holds what it writes to the archive's "want" section, byte
 // for byte; Script reads a script's lines verb by verb and Args their
 // key=value pairs, for the players of turn's goldens and the examples.
