@@ -74,14 +74,7 @@ func TestResumeReadsBackBeforeThePrecondition(t *testing.T) {
 	a := proposeRefund(t, b)
 	ctx := context.Background()
 	as := store.Actions(b.st)
-	act, _ := as.GetAction(ctx, "t", a.ID)
-	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:crashed-write"
-	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund", State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	act := beginWrite(t, b, a.ID, "a:crashed-write", nil)
 	l.refunds[act.IdempotencyKey] = "pay_4821"
 	l.refunded["pay_4821"] = true
 	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
@@ -116,16 +109,11 @@ func (c *errorCounter) WithGroup(string) slog.Handler      { return c }
 func TestApprovedActionLogsNoError(t *testing.T) {
 	b, l := newApprovalBench(t)
 	logs := &errorCounter{}
-	eng, err := turn.New(turn.Config{
-		State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: b.model, Logger: slog.New(logs),
+	b.eng = b.engine(turn.Config{Logger: slog.New(logs),
 		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"get_*"}}}}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.eng = eng
 	a := proposeRefund(t, b)
 	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
 	if view, _, err := b.eng.Decide(context.Background(), staff, a.ID, true); err != nil || view.Status != store.ActionConfirmed || l.count() != 1 {
@@ -144,14 +132,7 @@ func TestResumeReusesAFinishedWrite(t *testing.T) {
 	a := proposeRefund(t, b)
 	ctx := context.Background()
 	as := store.Actions(b.st)
-	act, _ := as.GetAction(ctx, "t", a.ID)
-	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:finished-write"
-	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund", State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	act := beginWrite(t, b, a.ID, "a:finished-write", nil)
 	if err := b.st.FinishExecution(ctx, "t", act.IdempotencyKey, json.RawMessage(`{"status":"ok","data":{"refund":"re_1"}}`), time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -186,14 +167,7 @@ func TestResumeOfAWriteThatNeverLanded(t *testing.T) {
 	a := proposeRefund(t, b)
 	ctx := context.Background()
 	as := store.Actions(b.st)
-	act, _ := as.GetAction(ctx, "t", a.ID)
-	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:lost-write"
-	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund", State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	beginWrite(t, b, a.ID, "a:lost-write", nil)
 	b.model.Push(llmtest.ToolCalls("Возврат не прошёл."))
 	if n, err := b.eng.ResumeActions(ctx); err != nil || n != 1 {
 		t.Fatalf("resumed %d (%v)", n, err)

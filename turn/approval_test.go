@@ -9,11 +9,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
 )
@@ -216,21 +218,24 @@ func TestApprovalLifecycle(t *testing.T) {
 // reads the ledger before saying anything, finds the refund, and reports
 // it confirmed — one refund, never a blind second one.
 func TestApprovalReconcilesATimeoutAfterCommit(t *testing.T) {
-	b, l := newApprovalBench(t)
-	a := proposeRefund(t, b)
-	l.timeoutAfterCommit = true
-	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
-	view, out, err := b.eng.Decide(context.Background(), staff, a.ID, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if view.Status != store.ActionConfirmed || l.count() != 1 || l.calls != 1 || out.Say != "Возврат выполнен.\n"+receiptDone {
-		t.Errorf("status %s, refunds %d, calls %d, reply %q", view.Status, l.count(), l.calls, out.Say)
-	}
-	rec, _ := b.st.GetTurn(context.Background(), "t", out.TurnID)
-	if !strings.Contains(string(rec.Trace), `"reconciled":true`) {
-		t.Errorf("the turn does not show the reconciliation: %s", rec.Trace)
-	}
+	// The refund's timeout passes on the bubble's fake time.
+	synctest.Test(t, func(t *testing.T) {
+		b, l := newApprovalBench(t)
+		a := proposeRefund(t, b)
+		l.timeoutAfterCommit = true
+		b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
+		view, out, err := b.eng.Decide(context.Background(), staff, a.ID, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if view.Status != store.ActionConfirmed || l.count() != 1 || l.calls != 1 || out.Say != "Возврат выполнен.\n"+receiptDone {
+			t.Errorf("status %s, refunds %d, calls %d, reply %q", view.Status, l.count(), l.calls, out.Say)
+		}
+		rec, _ := b.st.GetTurn(context.Background(), "t", out.TurnID)
+		if !strings.Contains(string(rec.Trace), `"reconciled":true`) {
+			t.Errorf("the turn does not show the reconciliation: %s", rec.Trace)
+		}
+	})
 }
 
 // A precondition that no longer holds stops the write; the model may not
@@ -267,16 +272,9 @@ func TestResumeActionsAfterACrash(t *testing.T) {
 	a := proposeRefund(t, b)
 	ctx := context.Background()
 	as := store.Actions(b.st)
-	act, _ := as.GetAction(ctx, "t", a.ID)
 	// The first process approved it, began the write and committed the
 	// refund, then died.
-	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:crashed-write"
-	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund", State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	act := beginWrite(t, b, a.ID, "a:crashed-write", nil)
 	l.refunds[act.IdempotencyKey] = "pay_4821"
 	b.model.Push(llmtest.ToolCalls("Возврат выполнен."))
 	n, err := b.eng.ResumeActions(ctx)
@@ -311,7 +309,7 @@ func TestApprovalExpires(t *testing.T) {
 // sleeper keeps the waits asked of Config.Sleep and moves the shared
 // clock on by each, so waiting takes no time.
 type sleeper struct {
-	clk   *clock
+	clk   *storetest.Clock
 	mu    sync.Mutex
 	waits []time.Duration
 }
@@ -324,22 +322,31 @@ func (z *sleeper) Sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
+// beginWrite leaves action id as a process leaves it when it dies after
+// olga approved it and it began the write under key (with args, as the
+// execution record holds them), before the write's end was recorded.
+func beginWrite(t *testing.T, b *loopBench, id, key string, args json.RawMessage) store.Action {
+	t.Helper()
+	ctx := context.Background()
+	as := store.Actions(b.st)
+	act, _ := as.GetAction(ctx, "t", id)
+	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), key
+	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: key, Tool: "create_refund",
+		Args: args, State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	return act
+}
+
 // crashedAfterCommit leaves the action as a process leaves it when it is
 // killed after the payments system committed the refund and before it
 // answered: approved, executing, its write begun, the refund made.
 func crashedAfterCommit(t *testing.T, b *loopBench, l *ledger, id string) {
 	t.Helper()
-	ctx := context.Background()
-	as := store.Actions(b.st)
-	act, _ := as.GetAction(ctx, "t", id)
-	act.Status, act.DecidedBy, act.DecidedAt, act.IdempotencyKey = store.ActionExecuting, "olga", time.Now(), "a:killed-after-commit"
-	if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := b.st.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: act.IdempotencyKey, Tool: "create_refund",
-		Args: json.RawMessage(refundArgs), State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	act := beginWrite(t, b, id, "a:killed-after-commit", json.RawMessage(refundArgs))
 	l.mu.Lock()
 	l.refunds[act.IdempotencyKey] = "pay_4821"
 	l.mu.Unlock()
@@ -371,7 +378,7 @@ func TestResumeReadsBackAWriteThatMayHaveHappened(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := &ledger{refunds: map[string]string{}, refunded: map[string]bool{}}
-			clk := &sleeper{clk: &clock{now: time.Now()}}
+			clk := &sleeper{clk: storetest.NewClock(time.Now())}
 			b := newLoopBenchWith(t, turn.Assistant{}, func(c *turn.Config) {
 				c.Now, c.Sleep = clk.clk.Now, clk.Sleep
 				c.ReadBack = turn.ReadBackPolicy{Attempts: 4, Wait: time.Second}

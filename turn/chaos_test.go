@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -16,9 +15,9 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
-	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // lookupTool is a read tool that records the queries it ran.
@@ -49,7 +48,7 @@ func (l *lookupTool) Call(ctx context.Context, c tool.Call) (tool.Result, error)
 // retried.
 func TestChaosFallback(t *testing.T) {
 	const turns = 2000
-	clock := &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	clock := turntest.NewClock()
 	rng := rand.New(rand.NewPCG(7, 11))
 	var mu sync.Mutex
 	turnRE := regexp.MustCompile(`turn-[0-9]+`)
@@ -112,18 +111,10 @@ func TestChaosFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "chaos.db"), sqlitestore.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	eng, err := turn.New(turn.Config{
-		State: st, Locker: st, Journal: st, Tools: reg, Model: chain, Now: clock.Now,
+	e := turntest.New(t, turn.Config{Tools: reg,
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"agent": {Tools: []string{"*"}}}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, turntest.WithClock(clock), turntest.WithModel(chain))
+	eng, st := e.Engine, e.Store
 	id := chat.Identity{TenantID: "t", UserID: "u", Role: "agent", Scopes: []chat.Scope{chat.ScopeRead}}
 
 	var added []time.Duration

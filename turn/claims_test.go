@@ -9,6 +9,7 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // outcomeBench is a loop bench whose engine has a subscription read that
@@ -27,13 +28,10 @@ func outcomeBench(t *testing.T) *loopBench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.eng, err = turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: reg, Model: b.model,
+	b.eng = b.engine(turn.Config{Tools: reg,
 		Assistants:            map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
 		Tenants:               map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}},
 		UnconfirmableOutcomes: []string{"access_restored"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return b
 }
 
@@ -109,14 +107,14 @@ func TestOutcomeConfiguration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: reg, UnconfirmableOutcomes: c.unconfirmable})
+		_, err = turntest.Build(t, turn.Config{Tools: reg, UnconfirmableOutcomes: c.unconfirmable}, turntest.WithStore(b.st), turntest.WithModel(nil))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err %v, want %q", c.outcome, err, c.want)
 		}
 	}
 	reg, _ := tool.NewRegistry(&deskTool{b: b, spec: tool.Spec{Name: "close_ticket", Description: "Close.", Risk: tool.RiskWriteSafe,
 		InputSchema: json.RawMessage(`{"type":"object"}`), Outcomes: []tool.Outcome{{Name: "ticket_closed", Patterns: []string{"ticket* ... closed"}}}}})
-	if _, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: reg}); err != nil {
+	if _, err := turntest.Build(t, turn.Config{Tools: reg}, turntest.WithStore(b.st), turntest.WithModel(nil)); err != nil {
 		t.Errorf("an outcome with its own patterns: %v", err)
 	}
 }

@@ -3,15 +3,13 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/llm/llmtest"
-	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // draftTools are a drafting tool (a read: it writes nothing) and the
@@ -49,32 +47,17 @@ func draftTools(t *testing.T, published *[]string) *tool.Registry {
 // is offered to no model and refuses a model's or a program's call.
 func TestDraftPublishedOnlyByItsButton(t *testing.T) {
 	var published []string
-	model := llmtest.NewScripted()
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "d.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: draftTools(t, &published), Model: model,
+	e := turntest.New(t, turn.Config{Tools: draftTools(t, &published),
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := e.Model
 	id := chat.Identity{TenantID: "t", UserID: "u", Role: "user", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe}}
 	send := func(in chat.Inbound) chat.Outbound {
 		t.Helper()
 		in.Identity, in.Chat = id, "c"
-		out, err := eng.HandleTurn(context.Background(), in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	decide := func(tool, args string) llmtest.Reply {
-		return llmtest.Text(`{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`)
+		return e.Send(in)
 	}
 
-	model.Push(decide("draft_post", `{"topic":"осень"}`))
+	model.Push(turntest.Decide("draft_post", `{"topic":"осень"}`))
 	out := send(chat.Inbound{Text: "напиши пост про осень"})
 	if out.Say != "Черновик: осень" || len(out.Buttons) != 3 || len(published) != 0 {
 		t.Fatalf("draft: say %q, buttons %+v, published %v", out.Say, out.Buttons, published)
@@ -85,7 +68,7 @@ func TestDraftPublishedOnlyByItsButton(t *testing.T) {
 	publish := out.Buttons[0].Value
 
 	send(chat.Inbound{Call: &chat.Call{Tool: "publish_post", Args: json.RawMessage(`{"text":"от программы"}`)}})
-	model.Push(decide("publish_post", `{"text":"от модели"}`), decide("publish_post", `{"text":"от модели"}`))
+	model.Push(turntest.Decide("publish_post", `{"text":"от модели"}`), turntest.Decide("publish_post", `{"text":"от модели"}`))
 	send(chat.Inbound{Text: "опубликуй"})
 	if len(published) != 0 {
 		t.Fatalf("published without the button: %v", published)

@@ -14,8 +14,10 @@ import (
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
+	"github.com/arbiterhq/arbiter/store/storetest"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // Tests of the gate's promises at the lines that keep them: each one fails
@@ -243,17 +245,12 @@ func TestFailedCallBacksNoClaim(t *testing.T) {
 func staffBench(t *testing.T) (*loopBench, *ledger) {
 	t.Helper()
 	b, l := newApprovalBench(t)
-	eng, err := turn.New(turn.Config{
-		State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: b.model,
+	b.eng = b.engine(turn.Config{
 		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"*"}}}}},
 		ApprovalTTL: time.Hour,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.eng = eng
 	return b, l
 }
 
@@ -317,7 +314,7 @@ func TestDecisionChecksTheApproverRole(t *testing.T) {
 
 // clockedApprovalBench is the approval bench on a fake clock that the
 // store keeps too, so the conversation ages as the action waits.
-func clockedApprovalBench(t *testing.T) (*loopBench, *ledger, *clock) {
+func clockedApprovalBench(t *testing.T) (*loopBench, *ledger, *storetest.Clock) {
 	t.Helper()
 	return clockedApprovalBenchOn(t, nil)
 }
@@ -331,29 +328,20 @@ type backend interface {
 
 // clockedApprovalBenchOn is clockedApprovalBench with the engine's store
 // wrapped by wrap (nil: as it is).
-func clockedApprovalBenchOn(t *testing.T, wrap func(*sqlitestore.Store) backend) (*loopBench, *ledger, *clock) {
+func clockedApprovalBenchOn(t *testing.T, wrap func(*sqlitestore.Store) backend) (*loopBench, *ledger, *storetest.Clock) {
 	t.Helper()
 	b, l := newApprovalBench(t)
-	clk := &clock{now: time.Now()}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "clocked.db"), sqlitestore.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	b.st = st
-	var be backend = st
+	clk := storetest.NewClock(time.Now())
+	b.st = turntest.OpenStore(t, clk.Now)
+	var be backend = b.st
 	if wrap != nil {
-		be = wrap(st)
+		be = wrap(b.st)
 	}
-	b.eng, err = turn.New(turn.Config{
-		State: be, Locker: be, Journal: be, Tools: b.registry, Model: b.model, Now: clk.Now,
+	b.eng = b.engine(turn.Config{State: be, Locker: be, Journal: be,
 		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"get_*"}}}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, turntest.WithClock(clk))
 	return b, l, clk
 }
 
@@ -436,11 +424,8 @@ func (l losingLease) Lost() <-chan struct{} { return l.lost }
 func TestNoCommitAfterTheLeaseWasLost(t *testing.T) {
 	b := newLoopBench(t, turn.Assistant{})
 	lk := &losingLocker{Locker: b.st, lost: make(chan struct{})}
-	eng, err := turn.New(turn.Config{State: b.st, Locker: lk, Journal: b.st, Tools: b.registry, Model: b.model,
+	eng := b.engine(turn.Config{Locker: lk,
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	b.model.Push(llmtest.Func(func(ctx context.Context, req llm.Request) (llm.Response, error) {
 		close(lk.lost) // the lease expires while the model thinks
 		return llm.Response{Protocol: llm.ProtocolJSON, Provider: "scripted", Model: "test-model", FinishReason: "stop",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // Tests of the gate found missing by mutation testing (.ci/mutation): each
@@ -30,18 +30,9 @@ func ownerEngine(t *testing.T, tools ...tool.Tool) (*turn.Engine, *sqlitestore.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	model := llmtest.NewScripted()
-	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
+	e := turntest.New(t, turn.Config{Tools: reg,
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"owner": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eng, st, model
+	return e.Engine, e.Store, e.Model
 }
 
 // vanishing is a universal action whose targets can disappear between the
@@ -67,7 +58,7 @@ func TestConfirmedTargetThatVanishedIsNotGranted(t *testing.T) {
 	v := &vanishing{gone: map[string]bool{}}
 	eng, st, model := ownerEngine(t, v)
 	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteFull}}
-	model.Push(llmtest.Text(`{"say":"","tool":"act","args":{"target":"wipe"},"done":false,"newTopic":false,"buttons":[]}`))
+	model.Push(turntest.Decide("act", `{"target":"wipe"}`))
 	out, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: owner, Chat: "c", Text: "wipe it"})
 	if err != nil || out.Pending == nil {
 		t.Fatalf("proposal: %+v, %v", out, err)
@@ -109,14 +100,10 @@ func TestBatchConfirmedAfterAModeChangeRunsEveryCall(t *testing.T) {
 	if out.Pending == nil || b.ran("create_refund") != 0 {
 		t.Fatalf("the two refunds should wait for one yes: pending %+v, runs %v", out.Pending, b.runs)
 	}
-	single, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: b.model,
+	b.eng = b.engine(turn.Config{
 		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeSingle}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.eng = single
 	id := confirmID(t, out)
 	out, _ = b.send("yes")
 	if b.ran("create_refund") != 2 || len(out.Executed) != 2 {
@@ -273,7 +260,7 @@ func TestResultCapIsInclusive(t *testing.T) {
 	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead}}
 	for _, size := range []int{64, 65} {
 		z.data = json.RawMessage(`"` + strings.Repeat("x", size-2) + `"`)
-		model.Push(llmtest.Text(`{"say":"","tool":"read_blob","args":{},"done":false,"newTopic":false,"buttons":[]}`))
+		model.Push(turntest.Decide("read_blob", `{}`))
 		out, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: owner, Chat: "c", Text: "read the blob"})
 		if err != nil || len(out.Executed) != 1 {
 			t.Fatalf("%d bytes: %+v, %v", size, out, err)
@@ -347,13 +334,7 @@ func TestWholeNumbersRunAsIntegersUpToTheExactBound(t *testing.T) {
 // read content of others name what it read, as one write's confirmation
 // does, when no value of theirs came from it.
 func TestBatchConfirmationNamesWhatWasRead(t *testing.T) {
-	fetch := &deskTool{spec: tool.Spec{Name: "fetch_page", Description: "Fetches a page.", Risk: tool.RiskWriteSafe, ExternalResults: true,
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}}}`)}}
-	b := newLoopBench(t, turn.Assistant{}, fetch)
-	fetch.b = b
-	b.result["fetch_page"] = func(string) (tool.Result, error) {
-		return tool.Result{Status: tool.StatusOK, Data: json.RawMessage(`{"page":"Refunds are issued within a day."}`)}, nil
-	}
+	b := newFetchBench(t, true, `{"page":"Refunds are issued within a day."}`)
 	b.model.Push(
 		llmtest.ToolCalls("", call("a", "fetch_page", `{"url":"https://status.example/"}`)),
 		llmtest.ToolCalls("",
@@ -361,14 +342,10 @@ func TestBatchConfirmationNamesWhatWasRead(t *testing.T) {
 			call("c", "create_refund", `{"ticket_id":"T-4821","text":"second"}`)),
 	)
 	out, _ := b.send("Check https://status.example/ and refund the first and the second payment")
-	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tv struct {
 		Confirmation *turn.ConfirmationTrace `json:"confirmation"`
 	}
-	_ = json.Unmarshal(rec.Trace, &tv)
+	turntest.ReadTurn(t, b.st, "t", out.TurnID, &tv)
 	if out.Pending == nil || b.ran("create_refund") != 0 || tv.Confirmation == nil {
 		t.Fatalf("the refunds should wait for one yes: pending %+v, runs %v", out.Pending, b.runs)
 	}
@@ -390,14 +367,10 @@ func TestConfirmedCallToldWithoutTheModelKeepsItsChoices(t *testing.T) {
 			{Label: "pay_1", Tool: "create_refund", Args: json.RawMessage(`{"ticket_id":"T-4821","text":"pay_1"}`)},
 			{Label: "pay_2", Tool: "create_refund", Args: json.RawMessage(`{"ticket_id":"T-4821","text":"pay_2"}`)}}}, nil
 	}
-	modelless, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry,
+	b.eng = b.engine(turn.Config{
 		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
-			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.eng = modelless
+			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}}, turntest.WithModel(nil))
 	out, _ := b.send("yes")
 	if b.ran("create_refund") != 1 || out.Say != "Which payment?" || len(out.Buttons) != 2 || out.Buttons[0].Label != "pay_1" {
 		t.Errorf("after yes: runs %v, reply %q, buttons %+v; want the tool's question and its two choices", b.runs, out.Say, out.Buttons)
@@ -409,10 +382,10 @@ func TestConfirmedCallToldWithoutTheModelKeepsItsChoices(t *testing.T) {
 // from it waits for a yes instead of being refused as evidence alone.
 func TestWordsCountForAForwardAtTheEndOfTheWindow(t *testing.T) {
 	h := newGateHarness(t)
-	h.model.Push(llmtest.Text(`{"say":"Перешлите сообщение.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+	h.model.Push(turntest.Say("Перешлите сообщение."))
 	h.handle(chat.Inbound{Text: "Сейчас перешлю сообщение, сделай из него задачу"})
 	h.clock.Advance(2 * time.Minute)
-	h.model.Push(llmtest.Text(`{"say":"","tool":"create_task","args":{"title":"Позвонить Ивану"},"done":false,"newTopic":false,"buttons":[]}`))
+	h.model.Push(turntest.Decide("create_task", `{"title":"Позвонить Ивану"}`))
 	out, tv := h.handle(chat.Inbound{Evidence: []chat.Evidence{{Kind: "forward", Text: "Позвонить Ивану", Source: "Bob"}}})
 	if tv.Confirmation == nil || tv.Confirmation.Outcome != string(turn.OutcomeProposed) || len(h.cardTitles()) != 0 {
 		t.Errorf("a forward at the end of the window: reply %q, vetoes %+v, confirmation %+v", out.Say, tv.Vetoes, tv.Confirmation)

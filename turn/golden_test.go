@@ -25,27 +25,11 @@ import (
 	"github.com/arbiterhq/arbiter/media/mediatest"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 var update = flag.Bool("update", false, "rewrite the want section of golden transcripts")
-
-// clock is the fake time every component of a golden test shares.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // sequence hands out deterministic ids.
 type sequence struct {
@@ -66,7 +50,7 @@ type harness struct {
 	t       *testing.T
 	app     *server.Server
 	model   *llmtest.Scripted
-	clock   *clock
+	clock   *storetest.Clock
 	keys    map[string]chat.Identity
 	last    chat.Outbound
 	lastKey chat.ConversationKey
@@ -90,7 +74,7 @@ func newHarness(t *testing.T, cfgYAML []byte, withModel bool, env map[string]str
 		t.Fatalf("test config: %v", err)
 	}
 	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
-	h := &harness{t: t, model: llmtest.NewScripted(), clock: &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}, keys: map[string]chat.Identity{}}
+	h := &harness{t: t, model: llmtest.NewScripted(), clock: turntest.NewClock(), keys: map[string]chat.Identity{}}
 	h.model.ProviderName, h.model.ModelName = "scripted", "test-model"
 	h.model.Usage = llm.Usage{InputTokens: 1000, OutputTokens: 50}
 	seq := &sequence{}
@@ -130,130 +114,68 @@ func TestExampleInterviewer(t *testing.T) {
 }
 
 func runGolden(t *testing.T, dir, configPath string, env map[string]string) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden transcripts in %s: %v", dir, err)
-	}
 	defaultCfg, err := os.ReadFile(configPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg, script, want := defaultCfg, "", ""
-			wantIdx := -1
-			withModel := true
-			for i, f := range ar.Files {
-				switch f.Name {
-				case "no-model":
-					withModel = false
-				case "config.yaml":
-					cfg = f.Data
-				case "script":
-					script = string(f.Data)
-				case "want":
-					want, wantIdx = string(f.Data), i
-				}
-			}
-			h := newHarness(t, cfg, withModel, env)
-			h.run(script)
-			got := h.out.String()
-			if *update {
-				if wantIdx < 0 {
-					ar.Files = append(ar.Files, txtar.File{Name: "want"})
-					wantIdx = len(ar.Files) - 1
-				}
-				ar.Files[wantIdx].Data = []byte(got)
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if got != want {
-				t.Errorf("transcript differs from the want section (rerun with -update to rewrite it after checking):\n--- got\n%s\n--- want\n%s", got, want)
-			}
-		})
-	}
+	turntest.Transcripts(t, dir, *update, func(t *testing.T, ar *txtar.Archive) string {
+		cfg, ok := turntest.Section(ar, "config.yaml")
+		if !ok {
+			cfg = defaultCfg
+		}
+		_, noModel := turntest.Section(ar, "no-model")
+		script, _ := turntest.Section(ar, "script")
+		h := newHarness(t, cfg, !noModel, env)
+		h.run(string(script))
+		return h.out.String()
+	})
 }
 
 func (h *harness) run(script string) {
-	for n, line := range strings.Split(script, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		verb, rest, _ := strings.Cut(line, " ")
-		where := fmt.Sprintf("script line %d (%s)", n+1, line)
-		switch verb {
-		case "model":
-			h.model.Push(llmtest.Text(rest))
-		case "model-tools":
-			// model-tools {"say": "...", "calls": [{"name": "...", "arguments": {...}}]}
-			// answers in the tools protocol.
-			var a struct {
-				Say   string `json:"say"`
-				Calls []struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"calls"`
-			}
-			if err := json.Unmarshal([]byte(rest), &a); err != nil {
-				h.t.Fatalf("%s: %v", where, err)
-			}
-			var calls []llm.ToolCall
-			for _, c := range a.Calls {
-				h.calls++ // ids unique across the conversation, as a provider's are
-				calls = append(calls, llm.ToolCall{ID: fmt.Sprintf("call_%d", h.calls), Name: c.Name, Arguments: c.Arguments})
-			}
-			h.model.Push(llmtest.ToolCalls(a.Say, calls...))
-		case "model-fail":
+	turntest.Script(h.t, script, map[string]turntest.Verb{
+		"model": func(_, rest string) { h.model.Push(llmtest.Text(rest)) },
+		// model-tools {"say": "...", "calls": [{"name": "...", "arguments": {...}}]}
+		// answers in the tools protocol.
+		"model-tools": h.modelTools,
+		"model-fail": func(_, rest string) {
 			h.model.Push(llmtest.FailKind(llm.ErrorKind(rest), "scripted failure"))
-		case "clock":
+		},
+		"clock": func(where, rest string) {
 			d, err := time.ParseDuration(strings.TrimPrefix(rest, "+"))
 			if err != nil {
 				h.t.Fatalf("%s: %v", where, err)
 			}
 			h.clock.Advance(d)
 			fmt.Fprintf(&h.out, "~ clock %s\n", rest)
-		case "send":
-			h.send(where, rest)
-		case "check":
-			h.check(where, rest)
-		default:
-			h.t.Fatalf("%s: unknown verb %q", where, verb)
-		}
-	}
+		},
+		"send":  h.send,
+		"check": h.check,
+	})
 }
 
-// args parses `key=value key="quoted value"` pairs after a positional word.
+func (h *harness) modelTools(where, rest string) {
+	var a struct {
+		Say   string `json:"say"`
+		Calls []struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(rest), &a); err != nil {
+		h.t.Fatalf("%s: %v", where, err)
+	}
+	var calls []llm.ToolCall
+	for _, c := range a.Calls {
+		h.calls++ // ids unique across the conversation, as a provider's are
+		calls = append(calls, llm.ToolCall{ID: fmt.Sprintf("call_%d", h.calls), Name: c.Name, Arguments: c.Arguments})
+	}
+	h.model.Push(llmtest.ToolCalls(a.Say, calls...))
+}
+
+// parseArgs reads a positional word and the key=value pairs after it.
 func parseArgs(where string, t *testing.T, s string) (string, map[string]string) {
 	first, rest, _ := strings.Cut(strings.TrimSpace(s), " ")
-	kv := map[string]string{}
-	rest = strings.TrimSpace(rest)
-	for rest != "" {
-		key, after, ok := strings.Cut(rest, "=")
-		if !ok {
-			t.Fatalf("%s: expected key=value in %q", where, rest)
-		}
-		var val string
-		if strings.HasPrefix(after, `"`) {
-			q, err := strconv.QuotedPrefix(after)
-			if err != nil {
-				t.Fatalf("%s: %v", where, err)
-			}
-			val, _ = strconv.Unquote(q)
-			after = after[len(q):]
-		} else {
-			val, after, _ = strings.Cut(after, " ")
-		}
-		kv[strings.TrimSpace(key)] = val
-		rest = strings.TrimSpace(after)
-	}
-	return first, kv
+	return first, turntest.Args(t, where, rest)
 }
 
 func (h *harness) send(where, rest string) {

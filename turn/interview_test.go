@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // interviewBench is an engine whose tenant's assistant interviews.
@@ -28,22 +28,13 @@ type interviewBench struct {
 
 func newInterviewBench(t *testing.T, a turn.Assistant) *interviewBench {
 	t.Helper()
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "iv.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	reg, _ := tool.NewRegistry()
 	a.Mode = turn.ModeInterview
-	b := &interviewBench{t: t, st: st, model: llmtest.NewScripted(),
-		id: chat.Identity{TenantID: "t", UserID: "u", Role: "user", Scopes: []chat.Scope{chat.ScopeRead}}}
-	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: b.model,
+	e := turntest.New(t, turn.Config{Tools: reg,
 		Assistants: map[string]turn.Assistant{"iv": a},
 		Tenants:    map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Assistant: "iv", Roles: map[string]turn.Role{"user": {}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return &interviewBench{t: t, eng: e.Engine, st: e.Store, model: e.Model,
+		id: chat.Identity{TenantID: "t", UserID: "u", Role: "user", Scopes: []chat.Scope{chat.ScopeRead}}}
 }
 
 func (b *interviewBench) send(in chat.Inbound) (chat.Outbound, map[string]any) {
@@ -53,12 +44,8 @@ func (b *interviewBench) send(in chat.Inbound) (chat.Outbound, map[string]any) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
-	if err != nil {
-		b.t.Fatal(err)
-	}
 	var trace map[string]any
-	_ = json.Unmarshal(rec.Trace, &trace)
+	turntest.ReadTurn(b.t, b.st, "t", out.TurnID, &trace)
 	return out, trace
 }
 

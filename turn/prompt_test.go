@@ -7,6 +7,7 @@ import (
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // toolsModel is a scripted model that decides by native tool calling.
@@ -20,12 +21,8 @@ func (toolsModel) Protocol() llm.Protocol { return llm.ProtocolTools }
 func TestSinglePromptFollowsTheProtocol(t *testing.T) {
 	b := newLoopBench(t, turn.Assistant{})
 	model := toolsModel{llmtest.NewScripted(llmtest.ToolCalls("Hello."))}
-	eng, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: model,
-		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.eng = eng
+	b.eng = b.engine(turn.Config{
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}}, turntest.WithModel(model))
 	if out, _ := b.send("hi"); out.Say != "Hello." {
 		t.Fatalf("reply %q", out.Say)
 	}
@@ -35,10 +32,9 @@ func TestSinglePromptFollowsTheProtocol(t *testing.T) {
 		t.Errorf("tools-protocol prompt:\n%s", sys)
 	}
 
-	json := llmtest.NewScripted(llmtest.Text(`{"say":"Hello.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
-	eng, _ = turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: json,
-		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
-	b.eng = eng
+	json := llmtest.NewScripted(turntest.Say("Hello."))
+	b.eng = b.engine(turn.Config{
+		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}}, turntest.WithModel(json))
 	b.send("hi again")
 	jsonSys := json.Requests()[0].Messages[0].Content
 	if !strings.Contains(jsonSys, `"say"`) || !strings.Contains(jsonSys, "args schema") {
@@ -56,13 +52,10 @@ func TestPromptNamesTheAssistantAndItsLanguage(t *testing.T) {
 		{"", "en", "You are the assistant,", "in English"},
 		{"Ада", "ru", "You are Ада,", "in Russian"},
 	} {
-		model := llmtest.NewScripted(llmtest.Text(`{"say":"Hello.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
-		eng, err := turn.New(turn.Config{State: b.st, Locker: b.st, Journal: b.st, Tools: b.registry, Model: model,
-			Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: c.lang, AssistantName: c.name, Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.eng = eng
+		model := llmtest.NewScripted(turntest.Say("Hello."))
+		b.eng = b.engine(turn.Config{
+			Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: c.lang, AssistantName: c.name, Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}},
+			turntest.WithModel(model))
 		b.send("hi " + c.lang + c.name)
 		sys := model.Requests()[0].Messages[0].Content
 		if !strings.Contains(sys, c.want) || !strings.Contains(sys, c.language) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // What people type in answer to "Go ahead?" / «Выполнить?», per language:
@@ -135,7 +136,7 @@ func TestTypedAnswersPerLanguage(t *testing.T) {
 			}
 			for _, p := range c.neither {
 				conv := propose()
-				h.model.Push(llmtest.Text(`{"say":"noted","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`))
+				h.model.Push(turntest.Say("noted"))
 				asked := h.model.Calls()
 				out := turn(conv, p)
 				if h.model.Calls() != asked+1 || len(out.Executed) > 0 {
@@ -158,7 +159,7 @@ func TestCancelCommandWithAnActionWaiting(t *testing.T) {
 	}
 	h := newHarness(t, cfg, true, testEnv)
 	id := h.keys["k-hank-globex"]
-	h.model.Push(llmtest.Text(`{"say":"","tool":"create_task","args":{"title":"Check the form"},"done":false,"newTopic":false,"buttons":[]}`))
+	h.model.Push(turntest.Decide("create_task", `{"title":"Check the form"}`))
 	for i, text := range []string{"create a task", "/cancel", "yes"} {
 		out, err := h.app.Engine.HandleTurn(context.Background(), chat.Inbound{Identity: id, Chat: "c1", Text: text, Channel: "test"})
 		if err != nil {

@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
-	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // dispatcher is a universal action like the seed's "mcp": its arguments
@@ -49,38 +48,22 @@ func TestResolvedTargetsGovern(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	model := llmtest.NewScripted()
-	eng, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
+	e := turntest.New(t, turn.Config{Tools: reg,
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{
 			"owner":   {Tools: []string{"act", "act:*"}},
 			"manager": {Tools: []string{"act", "act:peek"}},
 		}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := e.Model
 	owner := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteFull}}
 	ownerRO := chat.Identity{TenantID: "t", UserID: "o", Role: "owner", Scopes: []chat.Scope{chat.ScopeRead}}
 	manager := chat.Identity{TenantID: "t", UserID: "m", Role: "manager", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteFull}}
 	propose := func(id chat.Identity, target string) chat.Outbound {
 		t.Helper()
 		model.Push(llmtest.Text(`{"say":"","tool":"act","args":{"target":"` + target + `"},"done":false,"newTopic":false,"buttons":[]}`))
-		out, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: id, Chat: "c", Text: "do " + target})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return e.Send(chat.Inbound{Identity: id, Chat: "c", Text: "do " + target})
 	}
 	yes := func(id chat.Identity) chat.Outbound {
-		out, err := eng.HandleTurn(context.Background(), chat.Inbound{Identity: id, Chat: "c", Text: "yes"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return e.Send(chat.Inbound{Identity: id, Chat: "c", Text: "yes"})
 	}
 
 	if out := propose(owner, "peek"); len(out.Executed) != 1 || out.Pending != nil {

@@ -3,7 +3,6 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // routerBench is a router assistant over recording tools, one of which
@@ -60,18 +60,11 @@ func newRouterBenchOver(t *testing.T, router turn.Router, wrap func(llm.Provider
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "r.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	b.st = st
-	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: model,
+	e := turntest.New(t, turn.Config{Tools: reg,
 		Assistants: map[string]turn.Assistant{"main": {Mode: turn.ModeRouter, Router: &router}},
-		Tenants:    map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Assistant: "main", Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+		Tenants:    map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Assistant: "main", Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}}},
+		turntest.WithModel(model))
+	b.eng, b.st = e.Engine, e.Store
 	return b
 }
 
@@ -180,11 +173,7 @@ func TestRepeatedCallGuard(t *testing.T) {
 }
 
 func TestRouterConfigErrors(t *testing.T) {
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "e.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := turntest.OpenStore(t, nil)
 	for _, tt := range []struct {
 		a    map[string]turn.Assistant
 		want string
@@ -197,7 +186,7 @@ func TestRouterConfigErrors(t *testing.T) {
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Intercepts: []string{"photo"}}}}, "intercept photo needs generation.image"},
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Guards: []turn.GuardRule{{Guard: "creation"}}}}}, "creation needs the word lists create_verbs, content_nouns"},
 	} {
-		_, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Assistants: tt.a})
+		_, err := turntest.Build(t, turn.Config{Assistants: tt.a}, turntest.WithStore(st), turntest.WithModel(nil))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("err = %v, want %q", err, tt.want)
 		}

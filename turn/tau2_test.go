@@ -14,10 +14,10 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
-	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/funcdef"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // recordingTool stands in for a tau2 backend: it records every call it
@@ -83,19 +83,10 @@ func TestTau2WritesGoThroughConfirmation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		model := llmtest.NewScripted()
-		eng, err := turn.New(turn.Config{
-			State: st, Locker: st, Journal: st, Tools: reg, Model: model,
+		e := turntest.New(t, turn.Config{Tools: reg,
 			Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Roles: map[string]turn.Role{"agent": {Tools: []string{"*"}}}}},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		eng, model := e.Engine, e.Model
 		id := chat.Identity{TenantID: "t", UserID: "agent", Role: "agent", Scopes: []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe, chat.ScopeWriteFull}}
 
 		var tasks []struct {

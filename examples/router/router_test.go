@@ -18,6 +18,8 @@ import (
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/server/servertest"
+	"github.com/arbiterhq/arbiter/store/storetest"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 var update = flag.Bool("update", false, "rewrite the want sections of the transcripts")
@@ -89,51 +91,14 @@ func (f *fakeModel) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 }
 
 func TestTranscripts(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no transcripts: %v", err)
-	}
 	base, err := os.ReadFile("arbiter.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var script []byte
-			wantIdx := -1
-			for i, f := range ar.Files {
-				switch f.Name {
-				case "script":
-					script = f.Data
-				case "want":
-					wantIdx = i
-				}
-			}
-			got := play(t, string(base), string(script))
-			if *update {
-				if wantIdx < 0 {
-					ar.Files = append(ar.Files, txtar.File{Name: "want"})
-					wantIdx = len(ar.Files) - 1
-				}
-				ar.Files[wantIdx].Data = []byte(got)
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if wantIdx < 0 || string(ar.Files[wantIdx].Data) != got {
-				want := ""
-				if wantIdx >= 0 {
-					want = string(ar.Files[wantIdx].Data)
-				}
-				t.Errorf("transcript differs (rerun with -update after checking):\n--- got\n%s\n--- want\n%s", got, want)
-			}
-		})
-	}
+	turntest.Transcripts(t, "testdata", *update, func(t *testing.T, ar *txtar.Archive) string {
+		script, _ := turntest.Section(ar, "script")
+		return play(t, string(base), string(script))
+	})
 }
 
 // play plays a script and returns its transcript.
@@ -144,21 +109,16 @@ func play(t *testing.T, yaml, script string) string {
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test"}
 	yaml = strings.Replace(yaml, "      web_search: web_search", "      timeout: 500ms\n      web_search: web_search", 1)
 	store := filepath.Join(t.TempDir(), "router.db")
-	// The clock is the real one until a "clock +48h" line moves it on.
-	var mu sync.Mutex
-	var offset time.Duration
-	now := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return time.Now().Add(offset)
-	}
+	// The engine and its store share a clock that stands still until a
+	// "clock +48h" line moves it on.
+	clock := storetest.NewClock(time.Now())
 	start := func() *servertest.Server {
 		cfg, err := config.Parse(strings.NewReader(yaml), func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Store.Path = store
-		s, err := server.Build(cfg, kinds(), server.Options{Now: now})
+		s, err := server.Build(cfg, kinds(), server.Options{Now: clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,41 +129,35 @@ func play(t *testing.T, yaml, script string) string {
 	e := start()
 	var out strings.Builder
 	var last []map[string]any // the buttons of the last reply
-	for n, line := range strings.Split(script, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	queue := func(q *[]string) turntest.Verb {
+		return func(_, rest string) {
+			model.mu.Lock()
+			*q = append(*q, rest)
+			model.mu.Unlock()
 		}
-		verb, rest, _ := strings.Cut(line, " ")
-		switch verb {
-		case "router":
-			model.mu.Lock()
-			model.routes = append(model.routes, rest)
-			model.mu.Unlock()
-		case "answer":
-			model.mu.Lock()
-			model.answers = append(model.answers, rest)
-			model.mu.Unlock()
-		case "clock":
+	}
+	turntest.Script(t, script, map[string]turntest.Verb{
+		"router": queue(&model.routes),
+		"answer": queue(&model.answers),
+		"clock": func(where, rest string) {
 			d, err := time.ParseDuration(strings.TrimPrefix(rest, "+"))
 			if err != nil {
-				t.Fatalf("line %d: %v", n+1, err)
+				t.Fatalf("%s: %v", where, err)
 			}
-			mu.Lock()
-			offset += d
-			mu.Unlock()
+			clock.Advance(d)
 			fmt.Fprintf(&out, "~ clock %s\n", rest)
-		case "restart":
+		},
+		"restart": func(string, string) {
 			e.API.Close()
 			e.Close()
 			e = start()
 			out.WriteString("~ restart\n")
-		case "send":
-			last = send(t, e, model, rest, &out)
-		case "press":
-			// A button of the last reply, by its label: its value carries
-			// ids the script cannot know.
-			label := parseArgs(t, rest)["label"]
+		},
+		"send": func(where, rest string) { last = send(t, e, model, where, rest, &out) },
+		// A button of the last reply, by its label: its value carries ids
+		// the script cannot know.
+		"press": func(where, rest string) {
+			label := turntest.Args(t, where, rest)["label"]
 			value := ""
 			for _, b := range last {
 				if b["label"] == label {
@@ -211,16 +165,15 @@ func play(t *testing.T, yaml, script string) string {
 				}
 			}
 			if value == "" {
-				t.Fatalf("line %d: the last reply has no button %q", n+1, label)
+				t.Fatalf("%s: the last reply has no button %q", where, label)
 			}
-			last = send(t, e, model, "button="+strconv.Quote(value)+" shown="+strconv.Quote("["+label+"]"), &out)
-		case "press-again":
-			// The button pressed last, once more (a double tap).
-			last = send(t, e, model, "button="+strconv.Quote(pressed)+" shown="+strconv.Quote("[again]"), &out)
-		default:
-			t.Fatalf("line %d: unknown verb %q", n+1, verb)
-		}
-	}
+			last = send(t, e, model, where, "button="+strconv.Quote(value)+" shown="+strconv.Quote("["+label+"]"), &out)
+		},
+		// The button pressed last, once more (a double tap).
+		"press-again": func(where, _ string) {
+			last = send(t, e, model, where, "button="+strconv.Quote(pressed)+" shown="+strconv.Quote("[again]"), &out)
+		},
+	})
 	return out.String()
 }
 
@@ -229,8 +182,8 @@ var pressed string
 
 // send posts one message and writes what came back; it returns the
 // reply's buttons.
-func send(t *testing.T, e *servertest.Server, model *fakeModel, rest string, out *strings.Builder) []map[string]any {
-	kv := parseArgs(t, rest)
+func send(t *testing.T, e *servertest.Server, model *fakeModel, where, rest string, out *strings.Builder) []map[string]any {
+	kv := turntest.Args(t, where, rest)
 	conv := kv["conv"]
 	if conv == "" {
 		conv = "c1"
@@ -325,30 +278,4 @@ func send(t *testing.T, e *servertest.Server, model *fakeModel, rest string, out
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
-}
-
-// parseArgs reads key="quoted value" and key=value pairs.
-func parseArgs(t *testing.T, s string) map[string]string {
-	kv := map[string]string{}
-	s = strings.TrimSpace(s)
-	for s != "" {
-		key, after, ok := strings.Cut(s, "=")
-		if !ok {
-			t.Fatalf("expected key=value in %q", s)
-		}
-		var val string
-		if strings.HasPrefix(after, `"`) {
-			q, err := strconv.QuotedPrefix(after)
-			if err != nil {
-				t.Fatal(err)
-			}
-			val, _ = strconv.Unquote(q)
-			after = after[len(q):]
-		} else {
-			val, after, _ = strings.Cut(after, " ")
-		}
-		kv[strings.TrimSpace(key)] = val
-		s = strings.TrimSpace(after)
-	}
-	return kv
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
 // Server is a built server serving its HTTP API on loopback.
@@ -83,7 +84,7 @@ tenants:
 
 // Decide scripts the model's next decision: run tool with args (JSON).
 func (s *Server) Decide(tool, args string) {
-	s.Model.Enqueue(llmtest.HTTPReply{Content: `{"say":"","tool":"` + tool + `","args":` + args + `,"done":false,"newTopic":false,"buttons":[]}`})
+	s.Model.Enqueue(llmtest.HTTPReply{Content: turntest.Decision(tool, args)})
 }
 
 // Post sends a message body to POST /v1/messages as token's user.
@@ -117,6 +118,30 @@ type BotAPI struct {
 	mu    sync.Mutex
 	calls []BotCall
 	files map[string][]byte // by file_id, served by getFile and the file endpoint
+	// called is closed at the next call, for those who wait for one; nil
+	// while no one waits.
+	called chan struct{}
+}
+
+// record keeps call and tells those waiting for one. Called with mu held.
+func (b *BotAPI) record(call BotCall) {
+	b.calls = append(b.calls, call)
+	if b.called != nil {
+		close(b.called)
+		b.called = nil
+	}
+}
+
+// sentSoFar returns the texts sent so far and a channel closed at the
+// next call.
+func (b *BotAPI) sentSoFar() ([]string, <-chan struct{}) {
+	sent := b.Sent()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.called == nil {
+		b.called = make(chan struct{})
+	}
+	return sent, b.called
 }
 
 // AddFile makes a file the bot can download: getFile answers its path and
@@ -135,7 +160,7 @@ func (b *BotAPI) serveFile(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
 	b.mu.Lock()
 	data, ok := b.files[id]
-	b.calls = append(b.calls, BotCall{Method: "file", Body: map[string]any{"file_id": id}})
+	b.record(BotCall{Method: "file", Body: map[string]any{"file_id": id}})
 	b.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
@@ -160,7 +185,7 @@ func (b *BotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	_ = json.Unmarshal(raw, &body)
 	b.mu.Lock()
-	b.calls = append(b.calls, BotCall{method, body})
+	b.record(BotCall{method, body})
 	n := len(b.calls)
 	b.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
@@ -281,16 +306,22 @@ func (tg *Telegram) Update(id int, fields string) {
 	}
 }
 
-// WaitSent waits until the bot sent at least n messages and returns them.
+// WaitSent waits until the bot sent at least n messages and returns them;
+// it looks again at each call the bot makes, and gives up after 10s.
 func (tg *Telegram) WaitSent(n int) []string {
 	tg.T.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if s := tg.Bot.Sent(); len(s) >= n {
-			return s
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		sent, called := tg.Bot.sentSoFar()
+		if len(sent) >= n {
+			return sent
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-called:
+		case <-deadline.C:
+			tg.T.Fatalf("the bot sent %v, want %d messages", sent, n)
+			return nil
+		}
 	}
-	tg.T.Fatalf("the bot sent %v, want %d messages", tg.Bot.Sent(), n)
-	return nil
 }

@@ -45,11 +45,13 @@ type queued struct {
 	done chan struct{}
 }
 
-var queuedPool = sync.Pool{New: func() any { return &queued{done: make(chan struct{}, 1)} }}
+var queuedPool = sync.Pool{New: func() any { return &queued{} }}
 
 func newQueued(op queuedOp) *queued {
 	q := queuedPool.Get().(*queued)
-	q.op = op
+	// A fresh channel each time: a channel belongs to the synctest bubble
+	// that made it, and a pooled one would carry it into another.
+	q.op, q.done = op, make(chan struct{}, 1)
 	return q
 }
 
