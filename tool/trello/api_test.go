@@ -3,10 +3,13 @@ package trello
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
@@ -119,18 +122,42 @@ func TestRetryAfterBoundedByDeadline(t *testing.T) {
 	if len(sl.list()) != 0 || !strings.Contains(res.Error, "not waiting that long") {
 		t.Errorf("waits %v, error %q", sl.list(), res.Error)
 	}
-	// The real sleep ends with the context.
-	c.sleep = sleepCtx
+	// The real sleep ends with the context: cancelled while it waits, the
+	// read gives up rather than retrying.
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 503, body: "busy", header: map[string]string{"Retry-After": "1"}})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel2()
-	go func() { time.Sleep(50 * time.Millisecond); cancel2() }()
-	start := time.Now()
+	var waited []time.Duration
+	c.sleep = func(ctx context.Context, d time.Duration) error {
+		waited = append(waited, d)
+		cancel2()
+		return sleepCtx(ctx, d)
+	}
 	res, _ = c.ReadLink(ctx2, dmitry, "https://trello.com/c/AbCd1234")
 	wantStatus(t, res, tool.StatusError)
-	if time.Since(start) > time.Second {
-		t.Errorf("the wait outlived its context: %s", time.Since(start))
+	if !slices.Equal(waited, []time.Duration{time.Second}) {
+		t.Errorf("waits %v, want the one Retry-After asked for", waited)
 	}
+}
+
+// TestSleepCtx waits out its duration on a quiet context and ends the
+// moment the context does (on the bubble's clock, so no real time passes).
+func TestSleepCtx(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		if err := sleepCtx(t.Context(), time.Second); err != nil || time.Since(start) != time.Second {
+			t.Errorf("quiet context: err %v after %s, want nil after 1s", err, time.Since(start))
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		start = time.Now()
+		if err := sleepCtx(ctx, time.Minute); !errors.Is(err, context.Canceled) || time.Since(start) != 50*time.Millisecond {
+			t.Errorf("cancelled context: err %v after %s, want Canceled after 50ms", err, time.Since(start))
+		}
+		if err := sleepCtx(ctx, 0); !errors.Is(err, context.Canceled) {
+			t.Errorf("no wait on a done context: err %v", err)
+		}
+	})
 }
 
 func TestNotFoundDistinctFromErrors(t *testing.T) {
@@ -141,12 +168,13 @@ func TestNotFoundDistinctFromErrors(t *testing.T) {
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 3, status: 502, body: "Bad Gateway"})
 	res = run(t, c, ActionComplete, dmitry, `{"card":"https://trello.com/c/AbCd1234"}`, "")
 	wantStatus(t, res, tool.StatusError)
-	// A timeout is an error, never not found.
-	f.mu.Lock()
-	f.before = func(method, path string) { time.Sleep(200 * time.Millisecond) }
-	f.mu.Unlock()
+	// A timeout is an error, never not found: the fake answers only once the
+	// caller has given up.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
+	f.mu.Lock()
+	f.before = func(method, path string) { <-ctx.Done() }
+	f.mu.Unlock()
 	res, _ = c.ReadLink(ctx, dmitry, "https://trello.com/c/AbCd1234")
 	wantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Error, "did not answer in time") {
