@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
 )
 
 const bookArgs = `{"title":"Планёрка","startIso":"2026-12-02T10:00","durationMin":30,"participants":["Ольга"]}`
@@ -75,7 +76,7 @@ func TestBookingIdempotent(t *testing.T) {
 // TestBookingIdempotentAcrossStores: two stores on one database (two
 // processes) racing on one key still book once.
 func TestBookingIdempotentAcrossStores(t *testing.T) {
-	db := openDB(t)
+	db := sqlitetest.Open(t, sqlitetest.WAL)
 	var stores [2]*Store
 	for i := range stores {
 		s, err := NewStore(db)
@@ -121,7 +122,7 @@ func TestBookingIdempotentAcrossStores(t *testing.T) {
 }
 
 func TestStoreScoping(t *testing.T) {
-	s, err := NewStore(openDB(t))
+	s, err := NewStore(sqlitetest.Open(t, sqlitetest.WAL))
 	if err != nil {
 		t.Fatal(err)
 	}

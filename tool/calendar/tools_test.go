@@ -2,32 +2,17 @@ package calendar
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
-
-	_ "modernc.org/sqlite"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
 )
 
 // testNow is Tuesday 1 December 2026, 10:30 in Moscow, 08:30 in Berlin.
 var testNow = time.Date(2026, 12, 1, 7, 30, 0, 0, time.UTC)
-
-const walPragmas = "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-
-func openDB(t *testing.T) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "calendar.db")+walPragmas)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 func testMembers(tenant string) []Member {
 	switch tenant {
@@ -51,7 +36,7 @@ func newCalendar(t *testing.T, backend Backend) *Calendar {
 	t.Helper()
 	c, err := New(Config{
 		Backend: backend,
-		DB:      openDB(t),
+		DB:      sqlitetest.Open(t, sqlitetest.WAL),
 		Members: testMembers,
 		TenantTimezone: func(tenant string) string {
 			if tenant == "acme" {
@@ -439,7 +424,7 @@ func TestLiveContext(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	db := openDB(t)
+	db := sqlitetest.Open(t, sqlitetest.WAL)
 	bad := []Config{
 		{},
 		{DB: db, SlotStep: 7 * time.Minute},

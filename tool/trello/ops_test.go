@@ -2,20 +2,17 @@ package trello
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
 	"github.com/arbiterhq/arbiter/tool/taskboard"
-
-	_ "modernc.org/sqlite"
 )
 
 // TestSameActionsAsTaskboard checks that a tenant can switch backends: the
@@ -23,12 +20,7 @@ import (
 // same risks and default confirmations; create_task only adds the optional
 // attachment. It also compiles every schema through the registry.
 func TestSameActionsAsTaskboard(t *testing.T) {
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "b.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	board, err := taskboard.New(taskboard.Config{DB: db})
+	board, err := taskboard.New(taskboard.Config{DB: sqlitetest.Open(t, "")})
 	if err != nil {
 		t.Fatal(err)
 	}
