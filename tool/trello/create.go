@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/board"
@@ -23,14 +22,10 @@ import (
 // here only its form is checked.
 func (c *Client) createTask(ctx context.Context, call tool.Call, a board.Create) tool.Result {
 	caller := call.Caller
-	title, dueArg, desc := a.Title, a.Due, a.Description
-	var due time.Time
-	if dueArg != "" {
-		t, r := c.parseDue(caller, dueArg)
-		if r != nil {
-			return *r
-		}
-		due = t
+	title, desc := a.Title, a.Description
+	due, r := c.parseDue(caller, a.Due)
+	if r != nil {
+		return *r
 	}
 	var arg *attachmentArg
 	if len(a.Attachment) > 0 && json.Unmarshal(a.Attachment, &arg) != nil {

@@ -149,14 +149,10 @@ func nestedList(card *apiCard, lists []apiList) string {
 // so a repeat is harmless.
 func (c *Client) updateTask(ctx context.Context, call tool.Call, a board.Update) tool.Result {
 	caller := call.Caller
-	title, dueArg, desc := a.Title, a.Due, a.Description
-	var due time.Time
-	if dueArg != "" {
-		t, r := c.parseDue(caller, dueArg)
-		if r != nil {
-			return *r
-		}
-		due = t
+	title, desc := a.Title, a.Description
+	due, r := c.parseDue(caller, a.Due)
+	if r != nil {
+		return *r
 	}
 	s, ok := c.session(caller)
 	if !ok {
