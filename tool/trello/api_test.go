@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 // sleeps records the waits between retries instead of sleeping.
@@ -44,7 +45,7 @@ func TestRetry429HonoursRetryAfter(t *testing.T) {
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 429,
 		body: `{"error":"API_TOKEN_LIMIT_EXCEEDED","message":"Rate limit exceeded"}`, header: map[string]string{"Retry-After": "2"}})
 	res, _ := c.ReadLink(context.Background(), dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if w := sl.list(); len(w) != 1 || w[0] != 2*time.Second {
 		t.Errorf("waits = %v, want [2s]", w)
 	}
@@ -54,7 +55,7 @@ func TestRetry429HonoursRetryAfter(t *testing.T) {
 	// A rate-limited POST was not applied, so it is retried too.
 	f.addFault(fault{method: http.MethodPost, path: "/1/cards", times: 1, status: 429,
 		body: `{"error":"API_KEY_LIMIT_EXCEEDED","message":"Rate limit exceeded"}`})
-	wantStatus(t, run(t, c, ActionCreate, dmitry, `{"title":"После лимита"}`, ""), tool.StatusOK)
+	tooltest.WantStatus(t, run(t, c, ActionCreate, dmitry, `{"title":"После лимита"}`, ""), tool.StatusOK)
 	if n := f.countCards("После лимита"); n != 1 {
 		t.Errorf("%d cards", n)
 	}
@@ -70,7 +71,7 @@ func TestRetriesBounded(t *testing.T) {
 	sl.hook(c)
 	f.addFault(fault{method: http.MethodGet, path: "/1/boards/" + boardSL + "/lists", times: 100, status: 503, body: "Service Unavailable"})
 	res := run(t, c, ActionListMine, dmitry, `{}`, "")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if n := len(f.requests(http.MethodGet, "/1/boards/"+boardSL+"/lists")); n != DefaultMaxRetries+1 {
 		t.Errorf("%d list reads, want %d", n, DefaultMaxRetries+1)
 	}
@@ -83,7 +84,7 @@ func TestRetriesBounded(t *testing.T) {
 	f2.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 100, status: 429,
 		body: `{"error":"API_TOKEN_LIMIT_EXCEEDED","message":"Rate limit exceeded"}`})
 	res, _ = c2.ReadLink(context.Background(), dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if n := len(f2.requests(http.MethodGet, "/1/cards/AbCd1234")); n != 2 {
 		t.Errorf("%d reads with MaxRetries 1, want 2", n)
 	}
@@ -110,7 +111,7 @@ func TestRetryAfterBoundedByDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	res, _ := c.ReadLink(ctx, dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if len(sl.list()) != 0 || !strings.Contains(res.Error, "would pass the deadline") {
 		t.Errorf("waits %v, error %q", sl.list(), res.Error)
 	}
@@ -118,7 +119,7 @@ func TestRetryAfterBoundedByDeadline(t *testing.T) {
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 429,
 		body: "rate limited", header: map[string]string{"Retry-After": "3600"}})
 	res, _ = c.ReadLink(context.Background(), dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if len(sl.list()) != 0 || !strings.Contains(res.Error, "not waiting that long") {
 		t.Errorf("waits %v, error %q", sl.list(), res.Error)
 	}
@@ -134,7 +135,7 @@ func TestRetryAfterBoundedByDeadline(t *testing.T) {
 		return sleepCtx(ctx, d)
 	}
 	res, _ = c.ReadLink(ctx2, dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if !slices.Equal(waited, []time.Duration{time.Second}) {
 		t.Errorf("waits %v, want the one Retry-After asked for", waited)
 	}
@@ -164,10 +165,10 @@ func TestNotFoundDistinctFromErrors(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
 	res := run(t, c, ActionComplete, dmitry, `{"card":"https://trello.com/c/Zzzz9999"}`, "")
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 3, status: 502, body: "Bad Gateway"})
 	res = run(t, c, ActionComplete, dmitry, `{"card":"https://trello.com/c/AbCd1234"}`, "")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	// A timeout is an error, never not found: the fake answers only once the
 	// caller has given up.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -176,7 +177,7 @@ func TestNotFoundDistinctFromErrors(t *testing.T) {
 	f.before = func(method, path string) { <-ctx.Done() }
 	f.mu.Unlock()
 	res, _ = c.ReadLink(ctx, dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Error, "did not answer in time") {
 		t.Errorf("error = %q", res.Error)
 	}
@@ -202,7 +203,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	// 401 and 403: "Trello refused the credentials".
 	f.addFault(fault{method: http.MethodGet, path: "/1/boards/" + boardSL + "/members", times: 1, status: 401, body: "invalid token"})
 	res := run(t, c, ActionCreate, olga, `{"title":"x"}`, "")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if res.Error != "Trello refused the credentials (status 401)" {
 		t.Errorf("error = %q", res.Error)
 	}
@@ -217,7 +218,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 400,
 		body: "invalid value for token: " + userToken + " key=" + testKey})
 	res = run(t, c, ActionComment, olga, `{"card":"AbCd1234","text":"x"}`, "")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Error, "invalid value for token: [redacted] key=[redacted]") {
 		t.Errorf("error = %q", res.Error)
 	}
@@ -226,7 +227,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	// A transport failure: Go's error names the full URL, query included.
 	f.srv.Close()
 	res = run(t, c, ActionListMine, olga, `{}`, "")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Error, "GET /1/boards/Brd12345/") {
 		t.Errorf("error = %q", res.Error)
 	}
