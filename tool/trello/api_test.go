@@ -22,13 +22,16 @@ type sleeps struct {
 	waits []time.Duration
 }
 
-func (s *sleeps) hook(c *Client) {
+// recordSleeps makes c record its waits in the sleeps returned.
+func recordSleeps(c *Client) *sleeps {
+	s := &sleeps{}
 	c.sleep = func(ctx context.Context, d time.Duration) error {
 		s.mu.Lock()
 		s.waits = append(s.waits, d)
 		s.mu.Unlock()
 		return ctx.Err()
 	}
+	return s
 }
 
 func (s *sleeps) list() []time.Duration {
@@ -40,8 +43,7 @@ func (s *sleeps) list() []time.Duration {
 func TestRetry429HonoursRetryAfter(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
-	var sl sleeps
-	sl.hook(c)
+	sl := recordSleeps(c)
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 429,
 		body: `{"error":"API_TOKEN_LIMIT_EXCEEDED","message":"Rate limit exceeded"}`, header: map[string]string{"Retry-After": "2"}})
 	res, _ := c.ReadLink(context.Background(), dmitry, "https://trello.com/c/AbCd1234")
@@ -67,8 +69,6 @@ func TestRetry429HonoursRetryAfter(t *testing.T) {
 func TestRetriesBounded(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
-	var sl sleeps
-	sl.hook(c)
 	f.addFault(fault{method: http.MethodGet, path: "/1/boards/" + boardSL + "/lists", times: 100, status: 503, body: "Service Unavailable"})
 	res := run(t, c, ActionListMine, dmitry, `{}`, "")
 	tooltest.WantStatus(t, res, tool.StatusError)
@@ -104,8 +104,7 @@ func TestRetriesBounded(t *testing.T) {
 func TestRetryAfterBoundedByDeadline(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
-	var sl sleeps
-	sl.hook(c)
+	sl := recordSleeps(c)
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 429,
 		body: `{"error":"API_TOKEN_LIMIT_EXCEEDED","message":"Rate limit exceeded"}`, header: map[string]string{"Retry-After": "20"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

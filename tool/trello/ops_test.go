@@ -242,42 +242,42 @@ func TestCreateConcurrentSameKey(t *testing.T) {
 	}
 }
 
+// A create whose answer is lost or refused: under a key, the marker tells
+// whether the card exists, so it is made exactly once; without a key
+// nothing is repeated and the outcome stays unknown.
 func TestCreateReconcilesUnknownOutcome(t *testing.T) {
-	// Trello applied the create but answered 502: the marker finds the
-	// card, and no second POST is made.
-	f := newFake(t)
-	c := f.client(nil)
-	f.addFault(fault{method: http.MethodPost, path: "/1/cards", times: 1, status: 502, body: "Bad Gateway", apply: true})
-	res := run(t, c, ActionCreate, dmitry, `{"title":"Через шлюз"}`, "pending:gw")
-	tooltest.WantStatus(t, res, tool.StatusOK)
-	if n := f.countCards("Через шлюз"); n != 1 {
-		t.Errorf("%d cards, want 1", n)
-	}
-	if n := len(f.requests(http.MethodPost, "/1/cards")); n != 1 {
-		t.Errorf("%d POSTs, want 1", n)
-	}
-
-	// Not applied: the POST is tried again, once the marker is known
-	// absent.
-	f2 := newFake(t)
-	c2 := f2.client(nil)
-	f2.addFault(fault{method: http.MethodPost, path: "/1/cards", times: 1, status: 503, body: "Service Unavailable"})
-	tooltest.WantStatus(t, run(t, c2, ActionCreate, dmitry, `{"title":"Со второй"}`, "pending:503"), tool.StatusOK)
-	if n := f2.countCards("Со второй"); n != 1 {
-		t.Errorf("%d cards, want 1", n)
-	}
-	if n := len(f2.requests(http.MethodPost, "/1/cards")); n != 2 {
-		t.Errorf("%d POSTs, want 2", n)
-	}
-
-	// Without a key nothing is repeated: the outcome stays unknown.
-	f3 := newFake(t)
-	c3 := f3.client(nil)
-	f3.addFault(fault{method: http.MethodPost, path: "/1/cards", times: 5, status: 500, body: "Internal Server Error"})
-	res = run(t, c3, ActionCreate, dmitry, `{"title":"Без ключа"}`, "")
-	tooltest.WantStatus(t, res, tool.StatusError)
-	if !strings.Contains(res.Error, "may have been applied") || len(f3.requests(http.MethodPost, "/1/cards")) != 1 {
-		t.Errorf("error %q after %d POSTs", res.Error, len(f3.requests(http.MethodPost, "/1/cards")))
+	for _, tt := range []struct {
+		name, title, key string
+		fault            fault
+		status           tool.Status
+		cards, posts     int
+		errHas           string
+	}{
+		// Trello applied the create but answered 502: the marker finds the
+		// card, and no second POST is made.
+		{"applied", "Через шлюз", "pending:gw", fault{times: 1, status: 502, body: "Bad Gateway", apply: true}, tool.StatusOK, 1, 1, ""},
+		// Not applied: the POST is tried again, once the marker is known
+		// absent.
+		{"not applied", "Со второй", "pending:503", fault{times: 1, status: 503, body: "Service Unavailable"}, tool.StatusOK, 1, 2, ""},
+		{"no key", "Без ключа", "", fault{times: 5, status: 500, body: "Internal Server Error"}, tool.StatusError, 0, 1, "may have been applied"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			c := f.client(nil)
+			tt.fault.method, tt.fault.path = http.MethodPost, "/1/cards"
+			f.addFault(tt.fault)
+			res := run(t, c, ActionCreate, dmitry, `{"title":"`+tt.title+`"}`, tt.key)
+			tooltest.WantStatus(t, res, tt.status)
+			if n := f.countCards(tt.title); n != tt.cards {
+				t.Errorf("%d cards, want %d", n, tt.cards)
+			}
+			if n := len(f.requests(http.MethodPost, "/1/cards")); n != tt.posts {
+				t.Errorf("%d POSTs, want %d", n, tt.posts)
+			}
+			if !strings.Contains(res.Error, tt.errHas) {
+				t.Errorf("error %q, want it to say %q", res.Error, tt.errHas)
+			}
+		})
 	}
 }
 
