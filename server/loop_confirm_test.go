@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/llm/llmtest"
-	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/server/servertest"
 )
 
@@ -16,23 +15,8 @@ import (
 // as tool results. It then reads the board, and its next write waits for
 // a yes of its own, which runs it once; the model answers from what ran.
 func TestLoopTaskGoesOnAfterConfirmedWrites(t *testing.T) {
-	model := llmtest.NewServer(llmtest.ServerConfig{})
-	t.Cleanup(model.Close)
-	yaml := `models:
-  - {name: fake, kind: openai, protocol: tools, base_url: "` + model.URL + `", model: m, api_key: sk-x}
-assistants:
-  desk: {mode: loop, prompt: You keep the team's board in order., tools: ["*"]}
-tenants:
-  - id: acme
-    language: en
-    assistant: desk
-    roles: {owner: {tools: ["*"]}}
-    users:
-      - {id: dmitry, name: Dmitry, role: owner, keys: [{token: k-dmitry, scopes: [read, "write:safe", "write:full"]}]}
-tools:
-  taskboard: {columns: [Inbox, Doing, Done], confirm: {create_task: always, complete_task: always}}
-`
-	e := servertest.New(t, yaml, server.Builtin(), model, func(string) string { return "" })
+	model, e := newDesk(t, `{mode: loop, prompt: You keep the team's board in order., tools: ["*"]}`,
+		`[read, "write:safe", "write:full"]`, `{columns: [Inbox, Doing, Done], confirm: {create_task: always, complete_task: always}}`)
 	create := func(id, title string) llmtest.WireToolCall {
 		return llmtest.WireToolCall{ID: id, Name: "create_task", Arguments: `{"title":"` + title + `","assignee":"Dmitry"}`}
 	}

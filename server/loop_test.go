@@ -14,38 +14,18 @@ import (
 // native tool calls and answers; a task that repeats one call is handed
 // off and listed for people as needs_review.
 func TestLoopAssistantOverHTTP(t *testing.T) {
-	model := llmtest.NewServer(llmtest.ServerConfig{})
-	t.Cleanup(model.Close)
-	yaml := `models:
-  - {name: fake, kind: openai, protocol: tools, base_url: "` + model.URL + `", model: m, api_key: sk-x}
-assistants:
-  desk:
+	model, e := newDesk(t, `
     mode: loop
     hand_off: true
     prompt: You keep the team's board in order.
     tools: [list_*, comment_task]
-    limits: {same_call: 1}
-tenants:
-  - id: acme
-    language: en
-    assistant: desk
-    roles: {owner: {tools: ["*"]}}
-    users:
-      - {id: dmitry, name: Dmitry, role: owner, keys: [{token: k-dmitry, scopes: [read, "write:safe"]}]}
-tools:
-  taskboard: {columns: [Inbox, Doing, Done]}
-`
-	e := servertest.New(t, yaml, server.Builtin(), model, func(string) string { return "" })
+    limits: {same_call: 1}`, `[read, "write:safe"]`, `{columns: [Inbox, Doing, Done]}`)
 
 	model.Enqueue(
 		llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "call_1", Name: "list_my_tasks", Arguments: `{}`}}},
 		llmtest.HTTPReply{Content: "You have no open tasks."},
 	)
-	status, body := e.Post("k-dmitry", `{"conversation_id":"c1","message_id":"m1","text":"What is on my plate?"}`)
-	if status != 200 || body["say"] != "You have no open tasks." {
-		_, rec := e.Do("GET", "/v1/turns/"+body["turn_id"].(string), "k-dmitry", "")
-		t.Fatalf("status %d, body %v\n%v", status, body, rec)
-	}
+	deskSays(t, e, `{"conversation_id":"c1","message_id":"m1","text":"What is on my plate?"}`, "You have no open tasks.")
 	reqs := model.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d model requests, want 2", len(reqs))
@@ -68,7 +48,7 @@ tools:
 	// The same call twice, with same_call 1: handed off.
 	repeat := llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{Name: "list_my_tasks", Arguments: `{}`}}}
 	model.Enqueue(repeat, repeat)
-	status, body = e.Post("k-dmitry", `{"conversation_id":"c2","message_id":"m2","text":"Find the launch tasks"}`)
+	status, body := e.Post("k-dmitry", `{"conversation_id":"c2","message_id":"m2","text":"Find the launch tasks"}`)
 	if status != 200 || !strings.Contains(body["say"].(string), "passed this to a colleague") {
 		t.Fatalf("status %d, body %v", status, body)
 	}
@@ -111,4 +91,41 @@ func TestCaseContextOverHTTP(t *testing.T) {
 	if status != 409 || body["error"].(map[string]any)["code"] != "case_conflict" || model.Count() != 1 {
 		t.Errorf("another case in the same conversation: %d %v (model calls %d)", status, body, model.Count())
 	}
+}
+
+// newDesk serves tenant acme (in English) with the loop assistant desk
+// (its settings desk, a YAML flow mapping or block) on the fake model
+// speaking the tools protocol; owner dmitry sends with key k-dmitry of
+// scopes (a YAML list), and the task board has the settings board.
+func newDesk(t *testing.T, desk, scopes, board string) (*llmtest.Server, *servertest.Server) {
+	t.Helper()
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	t.Cleanup(model.Close)
+	yaml := `models:
+  - {name: fake, kind: openai, protocol: tools, base_url: "` + model.URL + `", model: m, api_key: sk-x}
+assistants:
+  desk: ` + desk + `
+tenants:
+  - id: acme
+    language: en
+    assistant: desk
+    roles: {owner: {tools: ["*"]}}
+    users:
+      - {id: dmitry, name: Dmitry, role: owner, keys: [{token: k-dmitry, scopes: ` + scopes + `}]}
+tools:
+  taskboard: ` + board + `
+`
+	return model, servertest.New(t, yaml, server.Builtin(), model, func(string) string { return "" })
+}
+
+// deskSays posts message as dmitry and fails the test, showing the turn's
+// record, unless the reply says want; it returns the reply.
+func deskSays(t *testing.T, e *servertest.Server, message, want string) map[string]any {
+	t.Helper()
+	status, body := e.Post("k-dmitry", message)
+	if status != 200 || body["say"] != want {
+		_, rec := e.Do("GET", "/v1/turns/"+body["turn_id"].(string), "k-dmitry", "")
+		t.Fatalf("status %d, body %v\n%v", status, body, rec)
+	}
+	return body
 }

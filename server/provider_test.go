@@ -53,30 +53,10 @@ func TestBadRequestOfOneConversationBlocksNoOther(t *testing.T) {
 // request that carries both calls is one the API accepts, and the task
 // ends with the model's answer.
 func TestProviderReusedCallIDGoesOn(t *testing.T) {
-	model := llmtest.NewServer(llmtest.ServerConfig{})
-	t.Cleanup(model.Close)
-	yaml := `models:
-  - {name: fake, kind: openai, protocol: tools, base_url: "` + model.URL + `", model: m, api_key: sk-x}
-assistants:
-  desk: {mode: loop, prompt: You keep the team's board in order., tools: [list_*]}
-tenants:
-  - id: acme
-    language: en
-    assistant: desk
-    roles: {owner: {tools: ["*"]}}
-    users:
-      - {id: dmitry, name: Dmitry, role: owner, keys: [{token: k-dmitry, scopes: [read]}]}
-tools:
-  taskboard: {columns: [Inbox, Doing, Done]}
-`
-	e := servertest.New(t, yaml, server.Builtin(), model, func(string) string { return "" })
+	model, e := newDesk(t, `{mode: loop, prompt: You keep the team's board in order., tools: [list_*]}`, `[read]`, `{columns: [Inbox, Doing, Done]}`)
 	again := llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "call_Q1w2E3r4", Name: "list_my_tasks", Arguments: `{}`}}}
 	model.Enqueue(again, again, llmtest.HTTPReply{Content: "You have no open tasks."})
-	status, body := e.Post("k-dmitry", `{"conversation_id":"c1","message_id":"m1","text":"What is on my plate? Check twice."}`)
-	if status != 200 || body["say"] != "You have no open tasks." {
-		_, rec := e.Do("GET", "/v1/turns/"+body["turn_id"].(string), "k-dmitry", "")
-		t.Fatalf("status %d, body %v\n%v", status, body, rec)
-	}
+	body := deskSays(t, e, `{"conversation_id":"c1","message_id":"m1","text":"What is on my plate? Check twice."}`, "You have no open tasks.")
 	reqs := model.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d model requests, want 3", len(reqs))

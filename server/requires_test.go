@@ -3,7 +3,6 @@ package server_test
 import (
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -66,17 +65,7 @@ func TestBuiltinKindsRequireConnection(t *testing.T) {
 	env := map[string]string{"TRELLO_KEY": "trello-key-1", "ANNA_TRELLO": "anna-token", "TRELLO_TOKEN": "deployment-token"}
 	getenv := func(k string) string { return env[k] }
 	yaml := strings.NewReplacer("MODEL_URL", model.URL, "TRELLO_URL", trelloAPI.URL).Replace(requiresYAML)
-	cfg, err := config.Parse(strings.NewReader(yaml), getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
-	a, err := server.Build(cfg, server.Builtin(), server.Options{Getenv: getenv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	e := &servertest.Server{T: t, Server: a, API: servertest.Serve(t, a), Model: model}
+	e := servertest.New(t, yaml, server.Builtin(), model, getenv)
 
 	status, body := e.Post("k-boris-01", `{"conversation_id":"c1","text":"какие у меня задачи"}`)
 	mu.Lock()

@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/server/servertest"
@@ -71,19 +69,7 @@ tools:
 `
 	env := map[string]string{"TRELLO_KEY": "trello-key-1", "TRELLO_TOKEN": "trello-token-1"}
 	getenv := func(k string) string { return env[k] }
-	cfg, err := config.Parse(strings.NewReader(yaml), getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
-	a, err := server.Build(cfg, server.Builtin(), server.Options{Getenv: getenv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	api := httptest.NewServer(a.HTTP)
-	defer api.Close()
-	e := &servertest.Server{T: t, Server: a, API: api, Model: model}
+	e := servertest.New(t, yaml, server.Builtin(), model, getenv)
 
 	if status, body := e.Post("k-dmitry", `{"conversation_id":"c1","text":"о чем эта задача"}`); status != 200 || model.Count() != 1 {
 		t.Fatalf("question: %d %v", status, body)

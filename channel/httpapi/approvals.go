@@ -11,23 +11,25 @@ import (
 var actionStatuses = map[string]bool{"": true, "proposed": true, "approved": true, "rejected": true, "expired": true,
 	"executing": true, "confirmed": true, "failed": true, "unknown": true}
 
-// keepsApprovals answers 501 when the server keeps no approvals.
-func (s *Server) keepsApprovals(w http.ResponseWriter) bool {
+// approver is the caller of an approvals request, as caller; false after
+// answering 401, or 501 when the server keeps no approvals.
+func (s *Server) approver(w http.ResponseWriter, r *http.Request) (chat.Identity, bool) {
+	id, ok := s.caller(w, r)
+	if !ok {
+		return id, false
+	}
 	if s.cfg.Approvals == nil {
 		writeError(w, http.StatusNotImplemented, "not_implemented", "this server keeps no approvals")
-		return false
+		return id, false
 	}
-	return true
+	return id, true
 }
 
 // listApprovals answers GET /v1/approvals?status=: the caller's tenant's
 // actions its role may decide, newest first.
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.caller(w, r)
+	id, ok := s.approver(w, r)
 	if !ok {
-		return
-	}
-	if !s.keepsApprovals(w) {
 		return
 	}
 	status := r.URL.Query().Get("status")
@@ -38,8 +40,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 	list, err := s.cfg.Approvals.Actions(r.Context(), id, status)
 	if err != nil {
 		s.cfg.Logger.Warn("list approvals", "tenant", id.TenantID, "err", err)
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the approvals are unavailable; retry later")
+		writeUnavailable(w, "the approvals are unavailable; retry later")
 		return
 	}
 	if list == nil {
@@ -52,11 +53,8 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 // "reject"}: the decision, once; the action's final state and the reply
 // its conversation got.
 func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.caller(w, r)
+	id, ok := s.approver(w, r)
 	if !ok {
-		return
-	}
-	if !s.keepsApprovals(w) {
 		return
 	}
 	var body struct {
@@ -82,8 +80,7 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 		})
 	case err != nil && view.ID == "":
 		s.cfg.Logger.Warn("decide approval", "tenant", id.TenantID, "action", actionID, "err", err)
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the decision could not be taken now; retry later")
+		writeUnavailable(w, "the decision could not be taken now; retry later")
 	default:
 		// Decided. When its conversation's turn could not run now, the
 		// decision stands and the action is carried out later.

@@ -105,8 +105,7 @@ func pathValues(r *http.Request, pattern string) []string {
 func (s *Server) writeRead(w http.ResponseWriter, what string, err error, v any) {
 	if err != nil {
 		s.cfg.Logger.Warn("read "+what, "err", err)
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the "+what+" cannot be read right now; retry later")
+		writeUnavailable(w, "the "+what+" cannot be read right now; retry later")
 		return
 	}
 	writeJSON(w, http.StatusOK, v)

@@ -259,8 +259,7 @@ func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no turn "+turnID)
 	case err != nil:
 		s.cfg.Logger.Warn("read turn", "turn", turnID, "err", err)
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the journal is unavailable; retry later")
+		writeUnavailable(w, "the journal is unavailable; retry later")
 	default:
 		if !id.HasScope(chat.ScopeTurnsReadAll) {
 			rec = hideReasoning(rec)
@@ -294,6 +293,13 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	var b errorBody
 	b.Error.Code, b.Error.Message = code, msg
 	writeJSON(w, status, b)
+}
+
+// writeUnavailable answers 503 with msg: a store the answer needs failed,
+// and a retry a second later may find it back.
+func writeUnavailable(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusServiceUnavailable, "unavailable", msg)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

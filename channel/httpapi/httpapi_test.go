@@ -39,6 +39,15 @@ var (
 
 func newTestServer(t *testing.T, h *recorder) *httptest.Server {
 	t.Helper()
+	srv := httptest.NewServer(newTestAPI(t, h))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// newTestAPI is the server of newTestServer without a listener, for tests
+// that call it in process (serve).
+func newTestAPI(t *testing.T, h *recorder) *Server {
+	t.Helper()
 	s, err := New(Config{
 		Handler: h,
 		Keys: []Key{{Token: "k-alice-123", Identity: alice}, {Token: "k-bob-12345", Identity: bob},
@@ -54,9 +63,7 @@ func newTestServer(t *testing.T, h *recorder) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return srv
+	return s
 }
 
 func do(t *testing.T, method, url, token, body string) (int, map[string]any) {
@@ -74,11 +81,28 @@ func do(t *testing.T, method, url, token, body string) (int, map[string]any) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, jsonBody(t, method, url, raw)
+}
+
+// serve is do without the network: the request goes straight to h.
+func serve(t *testing.T, h http.Handler, method, target, token, body string) (int, map[string]any) {
+	t.Helper()
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, jsonBody(t, method, target, rec.Body.Bytes())
+}
+
+func jsonBody(t *testing.T, method, url string, raw []byte) map[string]any {
+	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatalf("%s %s: body is not JSON: %q", method, url, raw)
 	}
-	return resp.StatusCode, m
+	return m
 }
 
 func errCode(m map[string]any) string {

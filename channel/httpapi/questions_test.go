@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -27,43 +28,42 @@ func (h *askingHandler) HandleTurn(ctx context.Context, in chat.Inbound) (chat.O
 
 // TestQuestionsWhileATurnWaits: the client sees the open question of its
 // running turn, answers it, and the turn's reply carries the answer;
-// other users and malformed answers are refused.
+// other users and malformed answers are refused. In a bubble, so the
+// question is open once every goroutine there is blocked (synctest.Wait).
 func TestQuestionsWhileATurnWaits(t *testing.T) {
-	srv := newTestServer(t, nil)
-	s := srv.Config.Handler.(*Server)
-	s.cfg.Handler = &askingHandler{}
-	replies := make(chan map[string]any, 1)
-	go func() {
-		_, body := do(t, http.MethodPost, srv.URL+"/v1/messages", "k-alice-123", `{"conversation_id":"c1","text":"run"}`)
-		replies <- body
-	}()
-	var qid string
-	deadline := time.Now().Add(5 * time.Second)
-	for qid == "" {
-		status, body := do(t, http.MethodGet, srv.URL+"/v1/questions", "k-alice-123", "")
-		qs, _ := body["questions"].([]any)
-		if status != http.StatusOK {
-			t.Fatalf("GET /v1/questions = %d %v", status, body)
-		}
-		if len(qs) == 1 {
-			q := qs[0].(map[string]any)
-			qid = q["id"].(string)
-			if q["question"].(map[string]any)["text"] != "Разрешить?" {
-				t.Fatalf("question = %v", q)
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the question never showed")
-		}
-		time.Sleep(10 * time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestAPI(t, nil)
+		s.cfg.Handler = &askingHandler{}
+		replies := make(chan map[string]any, 1)
+		go func() {
+			_, body := serve(t, s, http.MethodPost, "/v1/messages", "k-alice-123", `{"conversation_id":"c1","text":"run"}`)
+			replies <- body
+		}()
+		synctest.Wait()
+		answerTheQuestion(t, s, replies)
+	})
+}
+
+// answerTheQuestion checks what the asking turn's user, and only that
+// user, sees of its question, and answers it.
+func answerTheQuestion(t *testing.T, s *Server, replies <-chan map[string]any) {
+	status, body := serve(t, s, http.MethodGet, "/v1/questions", "k-alice-123", "")
+	qs, _ := body["questions"].([]any)
+	if status != http.StatusOK || len(qs) != 1 {
+		t.Fatalf("GET /v1/questions = %d %v, want the one open question", status, body)
 	}
-	if _, body := do(t, http.MethodGet, srv.URL+"/v1/questions", "k-bob-12345", ""); len(body["questions"].([]any)) != 0 {
+	q := qs[0].(map[string]any)
+	qid := q["id"].(string)
+	if q["question"].(map[string]any)["text"] != "Разрешить?" {
+		t.Fatalf("question = %v", q)
+	}
+	if _, body := serve(t, s, http.MethodGet, "/v1/questions", "k-bob-12345", ""); len(body["questions"].([]any)) != 0 {
 		t.Errorf("another user sees the question: %v", body)
 	}
-	if _, body := do(t, http.MethodGet, srv.URL+"/v1/questions?conversation_id=c2", "k-alice-123", ""); len(body["questions"].([]any)) != 0 {
+	if _, body := serve(t, s, http.MethodGet, "/v1/questions?conversation_id=c2", "k-alice-123", ""); len(body["questions"].([]any)) != 0 {
 		t.Errorf("another conversation's list shows the question: %v", body)
 	}
-	if _, body := do(t, http.MethodGet, srv.URL+"/v1/questions?conversation_id=c1", "k-alice-123", ""); len(body["questions"].([]any)) != 1 ||
+	if _, body := serve(t, s, http.MethodGet, "/v1/questions?conversation_id=c1", "k-alice-123", ""); len(body["questions"].([]any)) != 1 ||
 		body["questions"].([]any)[0].(map[string]any)["conversation_id"] != "c1" {
 		t.Errorf("the conversation's list = %v", body)
 	}
@@ -78,11 +78,11 @@ func TestQuestionsWhileATurnWaits(t *testing.T) {
 		{"k-alice-123", `{"choice":"accept","extra":1}`, http.StatusBadRequest},
 		{"k-alice-123", `not json`, http.StatusBadRequest},
 	} {
-		if status, body := do(t, http.MethodPost, srv.URL+"/v1/questions/"+qid, tc.token, tc.body); status != tc.status {
+		if status, body := serve(t, s, http.MethodPost, "/v1/questions/"+qid, tc.token, tc.body); status != tc.status {
 			t.Errorf("answer %s as %q = %d %v, want %d", tc.body, tc.token, status, body, tc.status)
 		}
 	}
-	if status, body := do(t, http.MethodPost, srv.URL+"/v1/questions/"+qid, "k-alice-123", `{"choice":"accept"}`); status != http.StatusOK {
+	if status, body := serve(t, s, http.MethodPost, "/v1/questions/"+qid, "k-alice-123", `{"choice":"accept"}`); status != http.StatusOK {
 		t.Fatalf("answer = %d %v", status, body)
 	}
 	select {
@@ -93,7 +93,7 @@ func TestQuestionsWhileATurnWaits(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the turn never replied")
 	}
-	if status, _ := do(t, http.MethodPost, srv.URL+"/v1/questions/"+qid, "k-alice-123", `{"choice":"decline"}`); status != http.StatusNotFound {
+	if status, _ := serve(t, s, http.MethodPost, "/v1/questions/"+qid, "k-alice-123", `{"choice":"decline"}`); status != http.StatusNotFound {
 		t.Errorf("a second answer = %d, want 404", status)
 	}
 }

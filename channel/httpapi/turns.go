@@ -75,8 +75,7 @@ func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) {
 	turns, err := s.cfg.Turns(r.Context(), id.TenantID, q)
 	if err != nil {
 		s.cfg.Logger.Warn("list turns", "tenant", id.TenantID, "err", err)
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the journal is unavailable; retry later")
+		writeUnavailable(w, "the journal is unavailable; retry later")
 		return
 	}
 	if turns == nil {

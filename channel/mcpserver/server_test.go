@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -378,20 +379,22 @@ func TestConfirmationAskFails(t *testing.T) {
 	}
 	// A client that asks itself and fails never comes back: the timeout
 	// cancels the action.
+	// In a bubble: once all in it wait, the timeout has passed and done
+	// its work (synctest.Wait).
 	t.Run("v=latest", func(t *testing.T) {
-		s := connect(t, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return nil, errors.New("no UI")
-		}}, "", 100*time.Millisecond)
-		if _, err := s.client.CallTool(context.Background(), &mcp.CallToolParams{Name: "pay"}); err == nil {
-			t.Fatal("the client's own failure is not its error")
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for len(s.fake.buttons()) == 0 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if got := s.fake.buttons(); !reflect.DeepEqual(got, []string{"cancel:p1"}) {
-			t.Errorf("buttons %v", got)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			s := connect(t, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return nil, errors.New("no UI")
+			}}, "", 100*time.Millisecond)
+			if _, err := s.client.CallTool(context.Background(), &mcp.CallToolParams{Name: "pay"}); err == nil {
+				t.Fatal("the client's own failure is not its error")
+			}
+			time.Sleep(time.Second) // past the 100 ms confirmation timeout
+			synctest.Wait()
+			if got := s.fake.buttons(); !reflect.DeepEqual(got, []string{"cancel:p1"}) {
+				t.Errorf("buttons %v", got)
+			}
+		})
 	})
 }
 
@@ -431,18 +434,21 @@ func TestConfirmationTimeout(t *testing.T) {
 			t.Errorf("buttons %v", got)
 		}
 	})
+	// In a bubble, so the answer's delay passes on the bubble's clock.
 	t.Run("client asks", func(t *testing.T) {
-		s := connect(t, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			time.Sleep(500 * time.Millisecond)
-			return accept(ctx, req)
-		}}, "", 100*time.Millisecond)
-		res := s.call(t, "pay", nil)
-		if !res.IsError || text(res) != txtExpired {
-			t.Fatalf("isError %v %q", res.IsError, text(res))
-		}
-		if got := s.fake.buttons(); !reflect.DeepEqual(got, []string{"cancel:p1"}) {
-			t.Errorf("buttons %v", got)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			s := connect(t, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				time.Sleep(500 * time.Millisecond) // past the 100 ms timeout
+				return accept(ctx, req)
+			}}, "", 100*time.Millisecond)
+			res := s.call(t, "pay", nil)
+			if !res.IsError || text(res) != txtExpired {
+				t.Fatalf("isError %v %q", res.IsError, text(res))
+			}
+			if got := s.fake.buttons(); !reflect.DeepEqual(got, []string{"cancel:p1"}) {
+				t.Errorf("buttons %v", got)
+			}
+		})
 	})
 }
 

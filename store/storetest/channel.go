@@ -115,32 +115,25 @@ func testChannelAcceptRace(t *testing.T, e env) {
 	const n = 16
 	now := e.clock.Now()
 	var (
-		wg     sync.WaitGroup
 		mu     sync.Mutex
 		winner = -1
 		wins   int
-		start  = make(chan struct{})
 	)
-	for i := range n {
-		wg.Go(func() {
-			item := channelItem("telegram", "100:1", now)
-			item.Payload = json.RawMessage(fmt.Sprintf(`{"copy":%d}`, i))
-			<-start
-			fresh, err := e.in.Accept(t.Context(), item)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				t.Errorf("Accept %d: %v", i, err)
-				return
-			}
-			if fresh {
-				wins++
-				winner = i
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
+	atOnce(n, func(i int) {
+		item := channelItem("telegram", "100:1", now)
+		item.Payload = json.RawMessage(fmt.Sprintf(`{"copy":%d}`, i))
+		fresh, err := e.in.Accept(t.Context(), item)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			t.Errorf("Accept %d: %v", i, err)
+			return
+		}
+		if fresh {
+			wins++
+			winner = i
+		}
+	})
 	if wins != 1 {
 		t.Fatalf("%d concurrent Accepts of one id: %d fresh, want exactly 1", n, wins)
 	}

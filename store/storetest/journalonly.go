@@ -20,10 +20,7 @@ func RunJournal(t *testing.T, open func(t *testing.T, clock *Clock) store.Journa
 		for _, st := range journalTests {
 			t.Run(st.name, func(t *testing.T) {
 				t.Parallel()
-				opts := defaultOptions()
-				if st.opts != nil {
-					st.opts(&opts)
-				}
+				opts := st.options()
 				clock := NewClock(startTime)
 				j := open(t, clock)
 				if j == nil {

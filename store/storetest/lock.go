@@ -247,10 +247,8 @@ func testLockTakeover(t *testing.T, e env) {
 	a.Release()
 
 	// A waiter already queued when the TTL passes takes over too.
-	// (The pause lets the waiter queue first; it asserts nothing, since a
-	// backend whose storage expires leases in real time may grant already.)
 	waiting := goLock(t.Context(), e.l, key)
-	time.Sleep(calm)
+	waitQueued(t, e, key, 1)
 	overrun(e, b)
 	c := wantGranted(t, "queued Lock after the holder's TTL", waiting)
 	defer c.Release()

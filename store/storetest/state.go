@@ -241,32 +241,25 @@ func testTakePendingRace(t *testing.T, e env) {
 	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
 	const n = 16
 	var (
-		wg         sync.WaitGroup
 		mu         sync.Mutex
 		wins, miss int
-		start      = make(chan struct{})
 	)
-	for range n {
-		wg.Go(func() {
-			<-start
-			got, err := e.s.TakePending(t.Context(), key, "p1")
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				wins++
-				if got.ID != "p1" || got.Tool != p.Tool {
-					t.Errorf("winner got %+v", got)
-				}
-			case errors.Is(err, store.ErrNotFound):
-				miss++
-			default:
-				t.Errorf("TakePending: %v", err)
+	atOnce(n, func(int) {
+		got, err := e.s.TakePending(t.Context(), key, "p1")
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			wins++
+			if got.ID != "p1" || got.Tool != p.Tool {
+				t.Errorf("winner got %+v", got)
 			}
-		})
-	}
-	close(start)
-	wg.Wait()
+		case errors.Is(err, store.ErrNotFound):
+			miss++
+		default:
+			t.Errorf("TakePending: %v", err)
+		}
+	})
 	if wins != 1 || miss != n-1 {
 		t.Errorf("%d concurrent takes: %d won, %d not found; want 1 and %d", n, wins, miss, n-1)
 	}
@@ -304,34 +297,49 @@ func testClaimDedupe(t *testing.T, e env) {
 func testClaimRace(t *testing.T, e env) {
 	key, now := testKey("t1", "c1"), e.clock.Now()
 	const n = 16
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		wins  int
-		turns = map[string]int{}
-		start = make(chan struct{})
-	)
+	wins, turns := raceToOne(t, n, "ClaimMessage", func(i int) (string, bool, error) {
+		rec, claimed, err := e.s.ClaimMessage(t.Context(), key, "m1", fmt.Sprintf("turn-%d", i), now)
+		return rec.TurnID, claimed, err
+	})
+	if wins != 1 || len(turns) != 1 {
+		t.Errorf("%d concurrent claims: %d claimed, records name turns %v; want one claim and one turn", n, wins, turns)
+	}
+}
+
+// raceToOne runs n calls of try at once, each naming the turn of the record
+// it got and whether it won; it returns how many won and the turns named.
+func raceToOne(t *testing.T, n int, what string, try func(i int) (turn string, won bool, err error)) (wins int, turns map[string]int) {
+	var mu sync.Mutex
+	turns = map[string]int{}
+	atOnce(n, func(i int) {
+		turn, won, err := try(i)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			return
+		}
+		if won {
+			wins++
+		}
+		turns[turn]++
+	})
+	return wins, turns
+}
+
+// atOnce runs call(0) … call(n-1) in goroutines released together, so that
+// they race, and returns once all have returned.
+func atOnce(n int, call func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			rec, claimed, err := e.s.ClaimMessage(t.Context(), key, "m1", fmt.Sprintf("turn-%d", i), now)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				t.Errorf("ClaimMessage: %v", err)
-				return
-			}
-			if claimed {
-				wins++
-			}
-			turns[rec.TurnID]++
+			call(i)
 		})
 	}
 	close(start)
 	wg.Wait()
-	if wins != 1 || len(turns) != 1 {
-		t.Errorf("%d concurrent claims: %d claimed, records name turns %v; want one claim and one turn", n, wins, turns)
-	}
 }
 
 // touch commits to an unrelated key so that a backend with lazy cleanup
@@ -558,33 +566,12 @@ func testExecutionPerTenant(t *testing.T, e env) {
 
 func testBeginExecutionRace(t *testing.T, e env) {
 	const n = 16
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		fresh int
-		turns = map[string]int{}
-		start = make(chan struct{})
-	)
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			rec := execution("t1", "idem-race", e.clock.Now())
-			rec.TurnID = fmt.Sprintf("turn-%d", i)
-			got, ok, err := e.s.BeginExecution(t.Context(), rec)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				t.Errorf("BeginExecution: %v", err)
-				return
-			}
-			if ok {
-				fresh++
-			}
-			turns[got.TurnID]++
-		})
-	}
-	close(start)
-	wg.Wait()
+	fresh, turns := raceToOne(t, n, "BeginExecution", func(i int) (string, bool, error) {
+		rec := execution("t1", "idem-race", e.clock.Now())
+		rec.TurnID = fmt.Sprintf("turn-%d", i)
+		got, ok, err := e.s.BeginExecution(t.Context(), rec)
+		return got.TurnID, ok, err
+	})
 	if fresh != 1 || len(turns) != 1 {
 		t.Errorf("%d concurrent begins: %d fresh, records name turns %v; want exactly one", n, fresh, turns)
 	}

@@ -144,10 +144,7 @@ func Run(t *testing.T, open func(t *testing.T, clock *Clock, opts Options) Backe
 			for _, st := range s.tests {
 				t.Run(st.name, func(t *testing.T) {
 					t.Parallel()
-					opts := defaultOptions()
-					if st.opts != nil {
-						st.opts(&opts)
-					}
+					opts := st.options()
 					clock := NewClock(startTime)
 					b := open(t, clock, opts)
 					if b.State == nil || b.Locker == nil {
@@ -167,6 +164,15 @@ type subtest struct {
 	name string
 	opts func(*Options)
 	run  func(t *testing.T, e env)
+}
+
+// options are the defaults as the subtest changes them.
+func (st subtest) options() Options {
+	opts := defaultOptions()
+	if st.opts != nil {
+		st.opts(&opts)
+	}
+	return opts
 }
 
 // env is what a subtest works on.
@@ -289,26 +295,23 @@ func checkTurn(t *testing.T, what string, got, want store.TurnRecord) {
 	if !jsonEqual(got.Trace, want.Trace) {
 		t.Errorf("%s: trace = %s, want %s", what, got.Trace, want.Trace)
 	}
-	if len(got.LLMCalls) != len(want.LLMCalls) {
-		t.Fatalf("%s: %d llm calls, want %d", what, len(got.LLMCalls), len(want.LLMCalls))
+	wantCalls(t, what, "llm call", got.LLMCalls, want.LLMCalls, func(c *store.LLMCall) *time.Time { return &c.At })
+	wantCalls(t, what, "tool call", got.ToolCalls, want.ToolCalls, func(c *store.ToolCall) *time.Time { return &c.At })
+}
+
+// wantCalls compares a turn's calls of one kind: the same fields, and At
+// (reached through at) the same instant, whatever its location.
+func wantCalls[C comparable](t *testing.T, what, kind string, got, want []C, at func(*C) *time.Time) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d %ss, want %d", what, len(got), kind, len(want))
 	}
-	for i := range want.LLMCalls {
-		g, w := got.LLMCalls[i], want.LLMCalls[i]
-		gAt, wAt := g.At, w.At
-		g.At, w.At = time.Time{}, time.Time{}
+	for i := range want {
+		g, w := got[i], want[i]
+		gAt, wAt := *at(&g), *at(&w)
+		*at(&g), *at(&w) = time.Time{}, time.Time{}
 		if g != w || !gAt.Equal(wAt) {
-			t.Errorf("%s: llm call %d = %+v at %v, want %+v at %v", what, i, g, gAt, w, wAt)
-		}
-	}
-	if len(got.ToolCalls) != len(want.ToolCalls) {
-		t.Fatalf("%s: %d tool calls, want %d", what, len(got.ToolCalls), len(want.ToolCalls))
-	}
-	for i := range want.ToolCalls {
-		g, w := got.ToolCalls[i], want.ToolCalls[i]
-		gAt, wAt := g.At, w.At
-		g.At, w.At = time.Time{}, time.Time{}
-		if g != w || !gAt.Equal(wAt) {
-			t.Errorf("%s: tool call %d = %+v at %v, want %+v at %v", what, i, g, gAt, w, wAt)
+			t.Errorf("%s: %s %d = %+v at %v, want %+v at %v", what, kind, i, g, gAt, w, wAt)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 const bookArgs = `{"title":"Планёрка","startIso":"2026-12-02T10:00","durationMin":30,"participants":["Ольга"]}`
@@ -18,9 +20,9 @@ const bookArgs = `{"title":"Планёрка","startIso":"2026-12-02T10:00","dur
 func TestBookingIdempotent(t *testing.T) {
 	c := newCalendar(t, nil)
 	first := run(t, c, ActionCreateEvent, dmitry, "pending:1", bookArgs)
-	wantStatus(t, first, tool.StatusOK)
+	tooltest.WantStatus(t, first, tool.StatusOK)
 	again := run(t, c, ActionCreateEvent, dmitry, "pending:1", bookArgs)
-	wantStatus(t, again, tool.StatusOK)
+	tooltest.WantStatus(t, again, tool.StatusOK)
 	if string(again.Data) != string(first.Data) || again.Text != first.Text {
 		t.Fatalf("repeat answered differently:\n%s\n%s", first.Data, again.Data)
 	}
@@ -61,7 +63,7 @@ func TestBookingIdempotent(t *testing.T) {
 
 	// A repeat arriving after the start still answers from the booking.
 	late := runAt(t, c, ActionCreateEvent, dmitry, "pending:1", bookArgs, testNow.Add(72*time.Hour))
-	wantStatus(t, late, tool.StatusOK)
+	tooltest.WantStatus(t, late, tool.StatusOK)
 	if decode[createdData](t, late).Event.ID != decode[createdData](t, first).Event.ID {
 		t.Fatalf("late repeat %+v", late)
 	}
@@ -75,7 +77,7 @@ func TestBookingIdempotent(t *testing.T) {
 // TestBookingIdempotentAcrossStores: two stores on one database (two
 // processes) racing on one key still book once.
 func TestBookingIdempotentAcrossStores(t *testing.T) {
-	db := openDB(t)
+	db := sqlitetest.Open(t, sqlitetest.WAL)
 	var stores [2]*Store
 	for i := range stores {
 		s, err := NewStore(db)
@@ -121,7 +123,7 @@ func TestBookingIdempotentAcrossStores(t *testing.T) {
 }
 
 func TestStoreScoping(t *testing.T) {
-	s, err := NewStore(openDB(t))
+	s, err := NewStore(sqlitetest.Open(t, sqlitetest.WAL))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,32 +2,18 @@ package calendar
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
-
-	_ "modernc.org/sqlite"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 // testNow is Tuesday 1 December 2026, 10:30 in Moscow, 08:30 in Berlin.
 var testNow = time.Date(2026, 12, 1, 7, 30, 0, 0, time.UTC)
-
-const walPragmas = "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-
-func openDB(t *testing.T) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "calendar.db")+walPragmas)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 func testMembers(tenant string) []Member {
 	switch tenant {
@@ -51,7 +37,7 @@ func newCalendar(t *testing.T, backend Backend) *Calendar {
 	t.Helper()
 	c, err := New(Config{
 		Backend: backend,
-		DB:      openDB(t),
+		DB:      sqlitetest.Open(t, sqlitetest.WAL),
 		Members: testMembers,
 		TenantTimezone: func(tenant string) string {
 			if tenant == "acme" {
@@ -74,14 +60,7 @@ var (
 )
 
 func toolNamed(t *testing.T, c *Calendar, name string) tool.Tool {
-	t.Helper()
-	for _, tl := range c.Tools() {
-		if tl.Spec().Name == name {
-			return tl
-		}
-	}
-	t.Fatalf("no tool %s", name)
-	return nil
+	return tooltest.Named(t, c.Tools(), name)
 }
 
 func run(t *testing.T, c *Calendar, name string, caller tool.Caller, key, args string) tool.Result {
@@ -126,13 +105,6 @@ func decode[T any](t *testing.T, res tool.Result) T {
 		t.Fatalf("data %s: %v", res.Data, err)
 	}
 	return v
-}
-
-func wantStatus(t *testing.T, res tool.Result, status tool.Status) {
-	t.Helper()
-	if res.Status != status {
-		t.Fatalf("status %s, want %s: %+v", res.Status, status, res)
-	}
 }
 
 func TestSpecs(t *testing.T) {
@@ -190,7 +162,7 @@ func TestCreateEvent(t *testing.T) {
 	c := newCalendar(t, nil)
 	res := run(t, c, ActionCreateEvent, dmitry, "k1",
 		`{"title":"Планёрка","startIso":"2026-12-02T10:00","durationMin":45,"participants":["Ольгу","me"],"description":"Итоги недели"}`)
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	d := decode[createdData](t, res)
 	if d.Event.StartUTC != "2026-12-02T07:00:00Z" || d.Event.EndUTC != "2026-12-02T07:45:00Z" {
 		t.Errorf("booked %s–%s, want 07:00–07:45 UTC (10:00 Moscow)", d.Event.StartUTC, d.Event.EndUTC)
@@ -216,7 +188,7 @@ func TestCreateEvent(t *testing.T) {
 
 	// An explicit offset is that instant, whatever the caller's zone.
 	res = run(t, c, ActionCreateEvent, olga, "k2", `{"title":"Sync","startIso":"2026-12-03T15:00:00+03:00","endIso":"2026-12-03T12:30:00Z"}`)
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if d := decode[createdData](t, res); d.Event.StartUTC != "2026-12-03T12:00:00Z" || d.Event.When != "Thu 03 Dec 13:00–13:30 (Europe/Berlin)" {
 		t.Errorf("offset booking %+v", d.Event)
 	}
@@ -240,13 +212,13 @@ func TestCreateEventOnClockChange(t *testing.T) {
 		{"2026-03-30T10:00", "2026-03-30T08:00:00Z"},
 	} {
 		res := runAt(t, c, ActionCreateEvent, berliner, "dst-"+tt.start, `{"title":"Standup","startIso":"`+tt.start+`"}`, now)
-		wantStatus(t, res, tool.StatusOK)
+		tooltest.WantStatus(t, res, tool.StatusOK)
 		if d := decode[createdData](t, res); d.Event.StartUTC != tt.want || !strings.Contains(d.Event.When, "10:00–10:30") {
 			t.Errorf("%s: booked %s (%s), want %s", tt.start, d.Event.StartUTC, d.Event.When, tt.want)
 		}
 	}
 	res := runAt(t, c, ActionCreateEvent, berliner, "gap", `{"title":"Standup","startIso":"2026-03-29T02:30"}`, now)
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if res.Field != "startIso" || !strings.Contains(res.Text, "does not exist") {
 		t.Errorf("skipped time: %+v", res)
 	}
@@ -288,7 +260,7 @@ func TestCreateEventRejects(t *testing.T) {
 func TestParticipantAmbiguity(t *testing.T) {
 	c := newCalendar(t, nil)
 	res := run(t, c, ActionSchedule, olga, "", `{"title":"Sync","participants":["Дмитрий"],"durationMin":30}`)
-	wantStatus(t, res, tool.StatusAmbiguous)
+	tooltest.WantStatus(t, res, tool.StatusAmbiguous)
 	if res.Field != "participants" || strings.Join(res.Candidates, "|") != "Дмитрий Иванов|Дмитрий Петров" {
 		t.Fatalf("ambiguous %+v", res)
 	}
@@ -298,7 +270,7 @@ func TestParticipantAmbiguity(t *testing.T) {
 		t.Fatalf("same-name candidates %+v", res)
 	}
 	res = run(t, c, ActionSchedule, olga, "", `{"title":"Sync","participants":["Анна Соколова (u7)","Дмитрия Петрова"],"durationMin":30}`)
-	wantStatus(t, res, tool.StatusAmbiguous)
+	tooltest.WantStatus(t, res, tool.StatusAmbiguous)
 	d := decode[proposedData](t, res)
 	var who []string
 	for _, p := range d.Participants {
@@ -313,7 +285,7 @@ func TestParticipantAmbiguity(t *testing.T) {
 		t.Fatalf("noted names: %+v", res)
 	}
 	res = run(t, c, ActionSchedule, olga, "", `{"title":"Sync","participants":["Marge"],"durationMin":30}`)
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	if !strings.Contains(res.Text, "Ольга Смирнова") {
 		t.Errorf("not found should list members: %q", res.Text)
 	}
@@ -323,11 +295,11 @@ func TestScheduleProposesAndCreateBooks(t *testing.T) {
 	c := newCalendar(t, nil)
 	// Olga (Berlin) is busy 09:00–10:00 Berlin on Wednesday.
 	res := run(t, c, ActionCreateEvent, olga, "busy", `{"title":"Dentist","startIso":"2026-12-02T09:00","durationMin":60}`)
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 
 	args := `{"title":"Планёрка","participants":["Ольга"],"durationMin":60,"earliestIso":"2026-12-02"}`
 	res = run(t, c, ActionSchedule, dmitry, "", args)
-	wantStatus(t, res, tool.StatusAmbiguous)
+	tooltest.WantStatus(t, res, tool.StatusAmbiguous)
 	// Common hours: Moscow 11:00–18:00 = Berlin 09:00–16:00; Olga's 09:00
 	// Berlin hour is taken, so Wednesday starts at 12:00 Moscow.
 	want := []string{"ср 02.12 12:00–13:00 (Europe/Moscow)", "ср 02.12 13:00–14:00 (Europe/Moscow)", "ср 02.12 14:00–15:00 (Europe/Moscow)"}
@@ -354,7 +326,7 @@ func TestScheduleProposesAndCreateBooks(t *testing.T) {
 	// The user picks the second slot; create_event takes its UTC bounds.
 	pick := d.Slots[1]
 	res = run(t, c, ActionCreateEvent, dmitry, "pick", `{"title":"Планёрка","startIso":"`+pick.StartUTC+`","endIso":"`+pick.EndUTC+`","participants":["Ольга"]}`)
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if got := decode[createdData](t, res); got.Event.When != want[1] || len(got.Busy) != 0 {
 		t.Fatalf("booked %+v", got)
 	}
@@ -374,7 +346,7 @@ func TestScheduleWindowAndZones(t *testing.T) {
 	c := newCalendar(t, nil)
 	// Moscow and Los Angeles share no working hour.
 	res := run(t, c, ActionSchedule, dmitry, "", `{"title":"Sync","participants":["John"],"durationMin":30}`)
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	if res.Field != "slot" || !strings.Contains(res.Text, "09:00–18:00 Mon–Fri") {
 		t.Errorf("no common hours: %+v", res)
 	}
@@ -386,7 +358,7 @@ func TestScheduleWindowAndZones(t *testing.T) {
 	}
 	// Friday afternoon with one day to search ends on Friday.
 	res = run(t, c, ActionSchedule, dmitry, "", `{"title":"Sync","participants":["Алёна"],"durationMin":480,"earliestIso":"2026-12-04T12:00","withinDays":1}`)
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	res = run(t, c, ActionSchedule, dmitry, "", `{"title":"Sync","participants":["Алёна"],"durationMin":480,"earliestIso":"2026-12-04T12:00","withinDays":4}`)
 	if len(res.Candidates) == 0 || res.Candidates[0] != "пн 07.12 09:00–17:00 (Europe/Moscow)" {
 		t.Fatalf("over the weekend %+v", res)
@@ -404,7 +376,7 @@ func TestLiveContext(t *testing.T) {
 		`{"title":"Завтра","startIso":"2026-12-02T09:30"}`,
 		`{"title":"Послезавтра","startIso":"2026-12-03T09:30"}`,
 	} {
-		wantStatus(t, run(t, c, ActionCreateEvent, dmitry, "", args), tool.StatusOK)
+		tooltest.WantStatus(t, run(t, c, ActionCreateEvent, dmitry, "", args), tool.StatusOK)
 	}
 	secs, err := c.LiveContext(context.Background(), dmitry, testNow)
 	if err != nil || len(secs) != 2 {
@@ -439,7 +411,7 @@ func TestLiveContext(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	db := openDB(t)
+	db := sqlitetest.Open(t, sqlitetest.WAL)
 	bad := []Config{
 		{},
 		{DB: db, SlotStep: 7 * time.Minute},

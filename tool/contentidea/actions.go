@@ -4,16 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/action"
 	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
+	"github.com/arbiterhq/arbiter/tool/internal/textclean"
 	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
@@ -140,7 +139,7 @@ type listArgs struct {
 }
 
 // applied holds the results of applied idempotency keys.
-var applied = sqlitex.Applied{Table: "contentidea_applied", IDColumn: "idea_id"}
+var applied = sqlitex.Applied{Table: "contentidea_applied", IDColumn: "idea_id", IDType: "INTEGER"}
 
 // ideaView is an idea as Result.Data shows it.
 type ideaView struct {
@@ -175,8 +174,8 @@ func (s *Store) saveIdea(ctx context.Context, call tool.Call) tool.Result {
 	if r := s.reply.DecodeArgs(call, &a); r != nil {
 		return *r
 	}
-	idea, format, notes := cleanText(a.Idea), cleanLine(opt(a.Format)), cleanText(opt(a.Notes))
-	given := cleanLine(opt(a.Platform))
+	idea, format, notes := textclean.Text(a.Idea), textclean.Line(reply.Opt(a.Format)), textclean.Text(reply.Opt(a.Notes))
+	given := textclean.Line(reply.Opt(a.Platform))
 	if idea == "" {
 		return s.reply.Failure("idea", "idea is empty", reply.Tr(c, "Идея пустая.", "The idea is empty."))
 	}
@@ -282,7 +281,7 @@ func (s *Store) listIdeas(ctx context.Context, call tool.Call) tool.Result {
 	if r != nil {
 		return *r
 	}
-	given := cleanLine(opt(a.Platform))
+	given := textclean.Line(reply.Opt(a.Platform))
 	var ideas []Idea
 	var err error
 	platform := ""
@@ -334,39 +333,10 @@ func (s *Store) listIdeas(ctx context.Context, call tool.Call) tool.Result {
 // storageFailure turns a database or context error into a Result: a
 // timeout is an error, never "not found".
 func (s *Store) storageFailure(c tool.Caller, err error) tool.Result {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return s.reply.Failure("", "content ideas timed out: "+err.Error(),
-			reply.Tr(c, "Хранилище идей не ответило вовремя, действие не выполнено.", "The content ideas store did not answer in time; nothing was done."))
-	}
-	return s.reply.Failure("", "content ideas storage failed: "+err.Error(),
+	return sqlitex.Failure(s.reply, err, "content ideas",
+		reply.Tr(c, "Хранилище идей не ответило вовремя, действие не выполнено.", "The content ideas store did not answer in time; nothing was done."),
 		reply.Tr(c, "Ошибка хранилища идей, действие не выполнено.", "The content ideas storage failed; nothing was done."))
 }
-
-// opt reads an optional string argument: null and absent mean "".
-func opt(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-// cleanText drops control characters other than newline and tab and trims
-// the ends.
-func cleanText(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return r
-		}
-		if r == utf8.RuneError || unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-	return strings.TrimSpace(s)
-}
-
-// cleanLine is cleanText with every run of white space made one space.
-func cleanLine(s string) string { return strings.Join(strings.Fields(cleanText(s)), " ") }
 
 // clip shortens s to at most n runes, marking a cut with "…".
 func clip(s string, n int) string {

@@ -117,15 +117,7 @@ var schemaDDL = []string{
 	)`,
 	`CREATE INDEX IF NOT EXISTS contentidea_ideas_tenant ON contentidea_ideas (tenant, platform, id)`,
 	`CREATE UNIQUE INDEX IF NOT EXISTS contentidea_ideas_idem ON contentidea_ideas (tenant, idem_key) WHERE idem_key <> ''`,
-	`CREATE TABLE IF NOT EXISTS contentidea_applied (
-		tenant   TEXT NOT NULL,
-		idem_key TEXT NOT NULL,
-		action   TEXT NOT NULL,
-		idea_id  INTEGER NOT NULL,
-		result   TEXT NOT NULL,
-		at       TEXT NOT NULL,
-		PRIMARY KEY (tenant, idem_key)
-	)`,
+	applied.DDL(),
 }
 
 // New validates cfg and creates the tables if they do not exist. It returns

@@ -2,10 +2,8 @@ package contentidea
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,28 +11,16 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
 	"github.com/arbiterhq/arbiter/tool/tooltest"
-
-	_ "modernc.org/sqlite"
 )
 
 var testNow = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 
-func openDB(t *testing.T) *sql.DB {
-	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "ideas.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatalf("open %s: %v", dsn, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func newStore(t *testing.T, cfg Config) *Store {
 	t.Helper()
 	if cfg.DB == nil {
-		cfg.DB = openDB(t)
+		cfg.DB = sqlitetest.Open(t, sqlitetest.WAL)
 	}
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return testNow }
@@ -196,7 +182,7 @@ func TestConfiguredPlatforms(t *testing.T) {
 		t.Error("description does not list the configured platforms")
 	}
 	for _, bad := range [][]string{{"vk", "VK"}, {"telegram", "Telegram!"}, {"---"}, {strings.Repeat("p", maxPlatformBytes+1)}} {
-		if _, err := New(Config{DB: openDB(t), Platforms: bad}); err == nil {
+		if _, err := New(Config{DB: sqlitetest.Open(t, sqlitetest.WAL), Platforms: bad}); err == nil {
 			t.Errorf("New accepted platforms %q", bad)
 		}
 	}
@@ -368,8 +354,8 @@ func TestConfirmPolicy(t *testing.T) {
 	}
 	for _, cfg := range []Config{
 		{},
-		{DB: openDB(t), Confirm: map[string]tool.Confirm{"publish_idea": tool.ConfirmAlways}},
-		{DB: openDB(t), Confirm: map[string]tool.Confirm{ActionIdea: "maybe"}},
+		{DB: sqlitetest.Open(t, sqlitetest.WAL), Confirm: map[string]tool.Confirm{"publish_idea": tool.ConfirmAlways}},
+		{DB: sqlitetest.Open(t, sqlitetest.WAL), Confirm: map[string]tool.Confirm{ActionIdea: "maybe"}},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New accepted %+v", cfg)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -101,7 +100,7 @@ type searchArgs struct {
 }
 
 // applied holds the results of applied idempotency keys.
-var applied = sqlitex.Applied{Table: "knowledge_applied", IDColumn: "entry_id"}
+var applied = sqlitex.Applied{Table: "knowledge_applied", IDColumn: "entry_id", IDType: "INTEGER"}
 
 // entryView is an entry as Result.Data shows it.
 type entryView struct {
@@ -311,10 +310,7 @@ func localDate(c tool.Caller, t time.Time) string {
 // storageFailure turns a database or context error into a Result: a
 // timeout is an error, never "not found".
 func (b *Base) storageFailure(c tool.Caller, err error) tool.Result {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return b.reply.Failure("", "knowledge base timed out: "+err.Error(),
-			reply.Tr(c, "База знаний не ответила вовремя, действие не выполнено.", "The knowledge base did not answer in time; nothing was done."))
-	}
-	return b.reply.Failure("", "knowledge base storage failed: "+err.Error(),
+	return sqlitex.Failure(b.reply, err, "knowledge base",
+		reply.Tr(c, "База знаний не ответила вовремя, действие не выполнено.", "The knowledge base did not answer in time; nothing was done."),
 		reply.Tr(c, "Ошибка хранилища базы знаний, действие не выполнено.", "The knowledge base storage failed; nothing was done."))
 }

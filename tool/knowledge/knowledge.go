@@ -135,15 +135,7 @@ var schemaDDL = []string{
 		title, body, tags,
 		tokenize = 'unicode61 remove_diacritics 2'
 	)`,
-	`CREATE TABLE IF NOT EXISTS knowledge_applied (
-		tenant   TEXT NOT NULL,
-		idem_key TEXT NOT NULL,
-		action   TEXT NOT NULL,
-		entry_id INTEGER NOT NULL,
-		result   TEXT NOT NULL,
-		at       TEXT NOT NULL,
-		PRIMARY KEY (tenant, idem_key)
-	)`,
+	applied.DDL(),
 }
 
 // searchSQL finds a tenant's entries matching an FTS5 expression, best

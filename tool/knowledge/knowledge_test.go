@@ -2,40 +2,24 @@ package knowledge
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/rand"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
 	"github.com/arbiterhq/arbiter/tool/tooltest"
-
-	_ "modernc.org/sqlite"
 )
 
 var testNow = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 
-// openDB opens a fresh SQLite file; pragmas go in the DSN so every pooled
-// connection gets them.
-func openDB(t *testing.T) *sql.DB {
-	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "kb.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatalf("open %s: %v", dsn, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func newBase(t *testing.T) *Base {
 	t.Helper()
-	b, err := New(Config{DB: openDB(t), Now: func() time.Time { return testNow }})
+	b, err := New(Config{DB: sqlitetest.Open(t, sqlitetest.WAL), Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -420,7 +404,7 @@ func TestConcurrentAdds(t *testing.T) {
 
 func TestConfirmPolicy(t *testing.T) {
 	t.Parallel()
-	db := openDB(t)
+	db := sqlitetest.Open(t, sqlitetest.WAL)
 	b, err := New(Config{DB: db})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/arbiterhq/arbiter/tool/internal/textclean"
 )
 
 // Query limits.
@@ -17,22 +19,10 @@ const (
 // cleanText prepares text for storage: NFC normalized, control characters
 // other than newline and tab removed (the snippet markers are control
 // characters, so stored text can never contain one), ends trimmed.
-func cleanText(s string) string {
-	s = norm.NFC.String(s)
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return r
-		}
-		if r == utf8.RuneError || unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-	return strings.TrimSpace(s)
-}
+func cleanText(s string) string { return textclean.Text(norm.NFC.String(s)) }
 
 // cleanLine is cleanText with every run of white space made one space.
-func cleanLine(s string) string { return strings.Join(strings.Fields(cleanText(s)), " ") }
+func cleanLine(s string) string { return textclean.Line(norm.NFC.String(s)) }
 
 // foldIndex is the text the index holds for s (already cleaned): "ё" and
 // "Ё" become "е" and "Е". Both are two bytes in UTF-8, so every byte offset

@@ -27,7 +27,10 @@ type fake struct {
 	calls     map[string]int
 	sessions  []*mcp.ServerSession
 	cancelled chan string
-	dials     atomic.Int32
+	// progressed is sent to by a test's OnProgress: the steps tool goes on
+	// to its next step only once the last one was recorded.
+	progressed chan struct{}
+	dials      atomic.Int32
 }
 
 func (f *fake) count(name string) int {
@@ -49,9 +52,10 @@ var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: boolp(f
 func newFake(t *testing.T) *fake {
 	t.Helper()
 	f := &fake{
-		srv:       mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil),
-		calls:     map[string]int{},
-		cancelled: make(chan string, 8),
+		srv:        mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil),
+		calls:      map[string]int{},
+		cancelled:  make(chan string, 8),
+		progressed: make(chan struct{}, 3),
 	}
 	add := func(tl *mcp.Tool, h func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, error)) {
 		f.srv.AddTool(tl, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -96,18 +100,12 @@ func newFake(t *testing.T) *fake {
 	add(&mcp.Tool{Name: "slow", Description: "Waits until cancelled, reporting progress.", Annotations: readOnly,
 		InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, error) {
-			tok := req.Params.GetProgressToken()
-			for i := 1; ; i++ {
-				if tok != nil {
-					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Message: "working"})
-				}
-				select {
-				case <-ctx.Done():
-					f.cancelled <- "slow"
-					return nil, ctx.Err()
-				case <-time.After(10 * time.Millisecond):
-				}
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Message: "working"})
 			}
+			<-ctx.Done()
+			f.cancelled <- "slow"
+			return nil, ctx.Err()
 		})
 	add(&mcp.Tool{Name: "steps", Description: "Reports three steps of progress.", Annotations: readOnly,
 		InputSchema: json.RawMessage(`{"type":"object"}`)},
@@ -115,7 +113,11 @@ func newFake(t *testing.T) *fake {
 			for i := 1; i <= 3; i++ {
 				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 					ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 3})
-				time.Sleep(20 * time.Millisecond)
+				select {
+				case <-f.progressed:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
 			}
 			return text("three steps done"), nil
 		})
@@ -363,13 +365,14 @@ func TestProgressCollected(t *testing.T) {
 		if p.Server == "fake" && p.Tool == "steps" && p.Caller.UserID == "u" {
 			seen.Add(1)
 		}
+		f.progressed <- struct{}{}
 	}})
 	res := call(t, toolsByName(s)["fake.steps"], `{}`)
 	d := decode(t, res)
-	if res.Status != tool.StatusOK || len(d.Progress) < 2 || d.Progress[0].Progress != 1 || d.Progress[0].Total != 3 {
+	if res.Status != tool.StatusOK || len(d.Progress) != 3 || d.Progress[0].Progress != 1 || d.Progress[0].Total != 3 {
 		t.Fatalf("progress = %s", res.Data)
 	}
-	if seen.Load() < 2 {
+	if seen.Load() != 3 {
 		t.Errorf("OnProgress saw %d notifications", seen.Load())
 	}
 }

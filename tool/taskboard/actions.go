@@ -1,14 +1,13 @@
 package taskboard
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/board"
 	"github.com/arbiterhq/arbiter/tool/internal/names"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitex"
 	"github.com/arbiterhq/arbiter/tool/reply"
 )
 
@@ -33,11 +32,8 @@ var docs = board.Docs{
 // storageFailure turns a database or context error into a Result: a
 // timeout is an error, never "not found".
 func (b *Board) storageFailure(c tool.Caller, err error) tool.Result {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return b.reply.Failure("", "task board timed out: "+err.Error(),
-			reply.Tr(c, "Доска задач не ответила вовремя, действие не выполнено.", "The task board did not answer in time; nothing was done."))
-	}
-	return b.reply.Failure("", "task board storage failed: "+err.Error(),
+	return sqlitex.Failure(b.reply, err, "task board",
+		reply.Tr(c, "Доска задач не ответила вовремя, действие не выполнено.", "The task board did not answer in time; nothing was done."),
 		reply.Tr(c, "Ошибка хранилища доски задач, действие не выполнено.", "The task board storage failed; nothing was done."))
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,27 +13,11 @@ import (
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/board"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
 	"github.com/arbiterhq/arbiter/tool/tooltest"
-
-	_ "modernc.org/sqlite"
 )
 
 var testNow = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
-
-// openDB opens a fresh SQLite file; pragmas go in the DSN so every pooled
-// connection gets them.
-func openDB(t *testing.T, pragmas string) *sql.DB {
-	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "board.db") + pragmas
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatalf("open %s: %v", dsn, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-const walPragmas = "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
 
 func boardOn(t *testing.T, db *sql.DB) *Board {
 	t.Helper()
@@ -64,7 +47,7 @@ func boardOn(t *testing.T, db *sql.DB) *Board {
 	return b
 }
 
-func newBoard(t *testing.T) *Board { return boardOn(t, openDB(t, walPragmas)) }
+func newBoard(t *testing.T) *Board { return boardOn(t, sqlitetest.Open(t, sqlitetest.WAL)) }
 
 var (
 	dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru", Timezone: "Europe/Moscow"}
@@ -252,7 +235,7 @@ func TestCreateIdempotent(t *testing.T) {
 }
 
 func TestCreateIdempotentConcurrent(t *testing.T) {
-	db := openDB(t, walPragmas)
+	db := sqlitetest.Open(t, sqlitetest.WAL)
 	boards := []*Board{boardOn(t, db), boardOn(t, db)} // two instances sharing one database
 	var wg sync.WaitGroup
 	ids := make([]string, 16)
@@ -281,7 +264,7 @@ func TestCreateIdempotentConcurrent(t *testing.T) {
 }
 
 func TestConcurrentWritesWithoutBusyTimeout(t *testing.T) {
-	db := openDB(t, "?_pragma=journal_mode(WAL)") // busy errors surface; the board retries them
+	db := sqlitetest.Open(t, "?_pragma=journal_mode(WAL)") // busy errors surface; the board retries them
 	boards := []*Board{boardOn(t, db), boardOn(t, db)}
 	var wg sync.WaitGroup
 	for i := range 20 {
@@ -577,7 +560,7 @@ func TestLiveContext(t *testing.T) {
 }
 
 func TestStorageFailureIsError(t *testing.T) {
-	db := openDB(t, walPragmas)
+	db := sqlitetest.Open(t, sqlitetest.WAL)
 	b := boardOn(t, db)
 	id := create(t, b, dmitry, `{"title":"X"}`)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -603,7 +586,7 @@ func TestStorageFailureIsError(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	db := openDB(t, walPragmas)
+	db := sqlitetest.Open(t, sqlitetest.WAL)
 	if _, err := New(Config{}); err == nil {
 		t.Errorf("New without DB succeeded")
 	}
@@ -674,7 +657,7 @@ func TestLiveContextBound(t *testing.T) {
 // A board whose pages no server serves prints no links: not in replies,
 // not in the data the model reads.
 func TestNoLinks(t *testing.T) {
-	b, err := New(Config{DB: openDB(t, walPragmas), NoLinks: true, BaseURL: "https://board.example",
+	b, err := New(Config{DB: sqlitetest.Open(t, sqlitetest.WAL), NoLinks: true, BaseURL: "https://board.example",
 		Members: func(string) []Member { return []Member{{ID: "u1", Name: "Дмитрий Иванов"}} },
 		Now:     func() time.Time { return testNow }})
 	if err != nil {

@@ -347,7 +347,7 @@ func (b *Board) applyToCard(ctx context.Context, call tool.Call, actionName, ref
 }
 
 // applied holds the results of applied idempotency keys.
-var applied = sqlitex.Applied{Table: "taskboard_applied", IDColumn: "card_id"}
+var applied = sqlitex.Applied{Table: "taskboard_applied", IDColumn: "card_id", IDType: "TEXT"}
 
 // recordApplied stores a successful result under call.IdempotencyKey in the
 // same transaction as the write it describes; an empty key is not stored.

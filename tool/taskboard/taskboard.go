@@ -186,15 +186,7 @@ var schemaDDL = []string{
 		at          TEXT NOT NULL
 	)`,
 	`CREATE INDEX IF NOT EXISTS taskboard_comments_card ON taskboard_comments (tenant, card_id, id)`,
-	`CREATE TABLE IF NOT EXISTS taskboard_applied (
-		tenant   TEXT NOT NULL,
-		idem_key TEXT NOT NULL,
-		action   TEXT NOT NULL,
-		card_id  TEXT NOT NULL,
-		result   TEXT NOT NULL,
-		at       TEXT NOT NULL,
-		PRIMARY KEY (tenant, idem_key)
-	)`,
+	applied.DDL(),
 }
 
 // New validates cfg and creates the board tables if they do not exist. It

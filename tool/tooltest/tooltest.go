@@ -100,6 +100,14 @@ func MustCall(t testing.TB, tl tool.Tool, caller tool.Caller, key, args string, 
 	return res
 }
 
+// WantStatus fails the test unless res has status want.
+func WantStatus(t testing.TB, res tool.Result, want tool.Status) {
+	t.Helper()
+	if res.Status != want {
+		t.Fatalf("status %s, want %s: %+v", res.Status, want, res)
+	}
+}
+
 // Accepts is the case of args that tool's schema must accept.
 func Accepts(tool, args string) Case { return Case{Tool: tool, Args: args, Accept: true} }
 

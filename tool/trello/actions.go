@@ -75,7 +75,11 @@ func (s *session) failure(err error) tool.Result {
 
 // parseDue reads a due value: a date "2006-01-02" (noon of that day in the
 // caller's time zone, Trello's due being a moment) or an RFC 3339 time.
+// An empty value is no due date: the zero time.
 func (c *Client) parseDue(caller tool.Caller, due string) (time.Time, *tool.Result) {
+	if due == "" {
+		return time.Time{}, nil
+	}
 	if d, err := time.ParseInLocation(time.DateOnly, due, reply.Location(caller)); err == nil {
 		return d.Add(12 * time.Hour), nil
 	}

@@ -3,13 +3,17 @@ package trello
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 // sleeps records the waits between retries instead of sleeping.
@@ -18,13 +22,16 @@ type sleeps struct {
 	waits []time.Duration
 }
 
-func (s *sleeps) hook(c *Client) {
+// recordSleeps makes c record its waits in the sleeps returned.
+func recordSleeps(c *Client) *sleeps {
+	s := &sleeps{}
 	c.sleep = func(ctx context.Context, d time.Duration) error {
 		s.mu.Lock()
 		s.waits = append(s.waits, d)
 		s.mu.Unlock()
 		return ctx.Err()
 	}
+	return s
 }
 
 func (s *sleeps) list() []time.Duration {
@@ -36,12 +43,11 @@ func (s *sleeps) list() []time.Duration {
 func TestRetry429HonoursRetryAfter(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
-	var sl sleeps
-	sl.hook(c)
+	sl := recordSleeps(c)
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 429,
 		body: `{"error":"API_TOKEN_LIMIT_EXCEEDED","message":"Rate limit exceeded"}`, header: map[string]string{"Retry-After": "2"}})
 	res, _ := c.ReadLink(context.Background(), dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if w := sl.list(); len(w) != 1 || w[0] != 2*time.Second {
 		t.Errorf("waits = %v, want [2s]", w)
 	}
@@ -51,7 +57,7 @@ func TestRetry429HonoursRetryAfter(t *testing.T) {
 	// A rate-limited POST was not applied, so it is retried too.
 	f.addFault(fault{method: http.MethodPost, path: "/1/cards", times: 1, status: 429,
 		body: `{"error":"API_KEY_LIMIT_EXCEEDED","message":"Rate limit exceeded"}`})
-	wantStatus(t, run(t, c, ActionCreate, dmitry, `{"title":"После лимита"}`, ""), tool.StatusOK)
+	tooltest.WantStatus(t, run(t, c, ActionCreate, dmitry, `{"title":"После лимита"}`, ""), tool.StatusOK)
 	if n := f.countCards("После лимита"); n != 1 {
 		t.Errorf("%d cards", n)
 	}
@@ -63,11 +69,9 @@ func TestRetry429HonoursRetryAfter(t *testing.T) {
 func TestRetriesBounded(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
-	var sl sleeps
-	sl.hook(c)
 	f.addFault(fault{method: http.MethodGet, path: "/1/boards/" + boardSL + "/lists", times: 100, status: 503, body: "Service Unavailable"})
 	res := run(t, c, ActionListMine, dmitry, `{}`, "")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if n := len(f.requests(http.MethodGet, "/1/boards/"+boardSL+"/lists")); n != DefaultMaxRetries+1 {
 		t.Errorf("%d list reads, want %d", n, DefaultMaxRetries+1)
 	}
@@ -80,7 +84,7 @@ func TestRetriesBounded(t *testing.T) {
 	f2.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 100, status: 429,
 		body: `{"error":"API_TOKEN_LIMIT_EXCEEDED","message":"Rate limit exceeded"}`})
 	res, _ = c2.ReadLink(context.Background(), dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if n := len(f2.requests(http.MethodGet, "/1/cards/AbCd1234")); n != 2 {
 		t.Errorf("%d reads with MaxRetries 1, want 2", n)
 	}
@@ -100,14 +104,13 @@ func TestRetriesBounded(t *testing.T) {
 func TestRetryAfterBoundedByDeadline(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
-	var sl sleeps
-	sl.hook(c)
+	sl := recordSleeps(c)
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 429,
 		body: `{"error":"API_TOKEN_LIMIT_EXCEEDED","message":"Rate limit exceeded"}`, header: map[string]string{"Retry-After": "20"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	res, _ := c.ReadLink(ctx, dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if len(sl.list()) != 0 || !strings.Contains(res.Error, "would pass the deadline") {
 		t.Errorf("waits %v, error %q", sl.list(), res.Error)
 	}
@@ -115,40 +118,65 @@ func TestRetryAfterBoundedByDeadline(t *testing.T) {
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 429,
 		body: "rate limited", header: map[string]string{"Retry-After": "3600"}})
 	res, _ = c.ReadLink(context.Background(), dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if len(sl.list()) != 0 || !strings.Contains(res.Error, "not waiting that long") {
 		t.Errorf("waits %v, error %q", sl.list(), res.Error)
 	}
-	// The real sleep ends with the context.
-	c.sleep = sleepCtx
+	// The real sleep ends with the context: cancelled while it waits, the
+	// read gives up rather than retrying.
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 503, body: "busy", header: map[string]string{"Retry-After": "1"}})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel2()
-	go func() { time.Sleep(50 * time.Millisecond); cancel2() }()
-	start := time.Now()
-	res, _ = c.ReadLink(ctx2, dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
-	if time.Since(start) > time.Second {
-		t.Errorf("the wait outlived its context: %s", time.Since(start))
+	var waited []time.Duration
+	c.sleep = func(ctx context.Context, d time.Duration) error {
+		waited = append(waited, d)
+		cancel2()
+		return sleepCtx(ctx, d)
 	}
+	res, _ = c.ReadLink(ctx2, dmitry, "https://trello.com/c/AbCd1234")
+	tooltest.WantStatus(t, res, tool.StatusError)
+	if !slices.Equal(waited, []time.Duration{time.Second}) {
+		t.Errorf("waits %v, want the one Retry-After asked for", waited)
+	}
+}
+
+// TestSleepCtx waits out its duration on a quiet context and ends the
+// moment the context does (on the bubble's clock, so no real time passes).
+func TestSleepCtx(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		if err := sleepCtx(t.Context(), time.Second); err != nil || time.Since(start) != time.Second {
+			t.Errorf("quiet context: err %v after %s, want nil after 1s", err, time.Since(start))
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		start = time.Now()
+		if err := sleepCtx(ctx, time.Minute); !errors.Is(err, context.Canceled) || time.Since(start) != 50*time.Millisecond {
+			t.Errorf("cancelled context: err %v after %s, want Canceled after 50ms", err, time.Since(start))
+		}
+		if err := sleepCtx(ctx, 0); !errors.Is(err, context.Canceled) {
+			t.Errorf("no wait on a done context: err %v", err)
+		}
+	})
 }
 
 func TestNotFoundDistinctFromErrors(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
 	res := run(t, c, ActionComplete, dmitry, `{"card":"https://trello.com/c/Zzzz9999"}`, "")
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 3, status: 502, body: "Bad Gateway"})
 	res = run(t, c, ActionComplete, dmitry, `{"card":"https://trello.com/c/AbCd1234"}`, "")
-	wantStatus(t, res, tool.StatusError)
-	// A timeout is an error, never not found.
-	f.mu.Lock()
-	f.before = func(method, path string) { time.Sleep(200 * time.Millisecond) }
-	f.mu.Unlock()
+	tooltest.WantStatus(t, res, tool.StatusError)
+	// A timeout is an error, never not found: the fake answers only once the
+	// caller has given up.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
+	f.mu.Lock()
+	f.before = func(method, path string) { <-ctx.Done() }
+	f.mu.Unlock()
 	res, _ = c.ReadLink(ctx, dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Error, "did not answer in time") {
 		t.Errorf("error = %q", res.Error)
 	}
@@ -174,7 +202,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	// 401 and 403: "Trello refused the credentials".
 	f.addFault(fault{method: http.MethodGet, path: "/1/boards/" + boardSL + "/members", times: 1, status: 401, body: "invalid token"})
 	res := run(t, c, ActionCreate, olga, `{"title":"x"}`, "")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if res.Error != "Trello refused the credentials (status 401)" {
 		t.Errorf("error = %q", res.Error)
 	}
@@ -189,7 +217,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 400,
 		body: "invalid value for token: " + userToken + " key=" + testKey})
 	res = run(t, c, ActionComment, olga, `{"card":"AbCd1234","text":"x"}`, "")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Error, "invalid value for token: [redacted] key=[redacted]") {
 		t.Errorf("error = %q", res.Error)
 	}
@@ -198,7 +226,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	// A transport failure: Go's error names the full URL, query included.
 	f.srv.Close()
 	res = run(t, c, ActionListMine, olga, `{}`, "")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Error, "GET /1/boards/Brd12345/") {
 		t.Errorf("error = %q", res.Error)
 	}

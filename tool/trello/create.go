@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/board"
@@ -23,14 +22,10 @@ import (
 // here only its form is checked.
 func (c *Client) createTask(ctx context.Context, call tool.Call, a board.Create) tool.Result {
 	caller := call.Caller
-	title, dueArg, desc := a.Title, a.Due, a.Description
-	var due time.Time
-	if dueArg != "" {
-		t, r := c.parseDue(caller, dueArg)
-		if r != nil {
-			return *r
-		}
-		due = t
+	title, desc := a.Title, a.Description
+	due, r := c.parseDue(caller, a.Due)
+	if r != nil {
+		return *r
 	}
 	var arg *attachmentArg
 	if len(a.Attachment) > 0 && json.Unmarshal(a.Attachment, &arg) != nil {
@@ -98,29 +93,15 @@ func (c *Client) createTask(ctx context.Context, call tool.Call, a board.Create)
 		body["idMembers"] = []string{assignee.ID}
 	}
 	var card apiCard
-	for attempt := 0; ; attempt++ {
-		err := s.do(ctx, request{method: http.MethodPost, path: "/1/cards", body: body}, &card)
-		if err == nil {
-			break
+	err = postMarked(ctx, s, request{method: http.MethodPost, path: "/1/cards", body: body}, key, &card, func() (*apiCard, error) {
+		cards, err := s.openCards(ctx)
+		if err != nil {
+			return nil, err
 		}
-		if key == "" || !outcomeUnknown(err) {
-			return s.failure(err)
-		}
-		// The card may exist: look for the marker before trying again.
-		cards, lerr := s.openCards(ctx)
-		if lerr != nil {
-			return s.failure(err)
-		}
-		if prev := findMarked(cards, key); prev != nil {
-			card = *prev
-			break
-		}
-		if attempt >= c.maxRetries {
-			return s.failure(err)
-		}
-		if werr := s.wait(ctx, backoff(attempt), asAPIError(err)); werr != nil {
-			return s.failure(werr)
-		}
+		return findMarked(cards, key), nil
+	})
+	if err != nil {
+		return s.failure(err)
 	}
 	c.cache.invalidate(caller.TenantID)
 	return s.finishCreate(ctx, &card, st, att, false)
@@ -255,4 +236,35 @@ func (s *session) ensureAttachment(ctx context.Context, cardID string, att *atta
 		body["name"] = att.name
 	}
 	return s.do(ctx, request{method: http.MethodPost, path: path, body: body}, nil)
+}
+
+// postMarked posts req, whose body carries key's marker, into out. Under a
+// key, a post whose outcome is unknown is looked for with find (by its
+// marker) before it is tried again, so that it lands at most once: what
+// find returns is the answer. Without a key the post is tried once. The
+// error is the one to report.
+func postMarked[T any](ctx context.Context, s *session, req request, key string, out *T, find func() (*T, error)) error {
+	for attempt := 0; ; attempt++ {
+		err := s.do(ctx, req, out)
+		if err == nil {
+			return nil
+		}
+		if key == "" || !outcomeUnknown(err) {
+			return err
+		}
+		prev, lerr := find()
+		if lerr != nil {
+			return err
+		}
+		if prev != nil {
+			*out = *prev
+			return nil
+		}
+		if attempt >= s.c.maxRetries {
+			return err
+		}
+		if werr := s.wait(ctx, backoff(attempt), asAPIError(err)); werr != nil {
+			return werr
+		}
+	}
 }

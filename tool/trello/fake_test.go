@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 // fakeTrello is a loopback stand-in for the Trello REST API: it keeps one
@@ -544,14 +545,7 @@ var (
 )
 
 func toolByName(t *testing.T, c *Client, name string) tool.Tool {
-	t.Helper()
-	for _, tl := range c.Tools() {
-		if tl.Spec().Name == name {
-			return tl
-		}
-	}
-	t.Fatalf("no tool %s", name)
-	return nil
+	return tooltest.Named(t, c.Tools(), name)
 }
 
 func run(t *testing.T, c *Client, name string, caller tool.Caller, args, key string) tool.Result {
@@ -563,13 +557,6 @@ func run(t *testing.T, c *Client, name string, caller tool.Caller, args, key str
 		t.Fatalf("%s: %v", name, err)
 	}
 	return res
-}
-
-func wantStatus(t *testing.T, res tool.Result, want tool.Status) {
-	t.Helper()
-	if res.Status != want {
-		t.Fatalf("status %s, want %s: %+v", res.Status, want, res)
-	}
 }
 
 // data decodes a Result's data.

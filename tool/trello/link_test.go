@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 func TestShortLink(t *testing.T) {
@@ -96,7 +97,7 @@ func TestReadLink(t *testing.T) {
 	if !ok {
 		t.Fatal("ReadLink did not claim a Trello card link")
 	}
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	gets := f.requests(http.MethodGet, "/1/cards/AbCd1234")
 	if len(gets) != 1 {
 		t.Fatalf("card reads = %d, want 1", len(gets))
@@ -150,18 +151,18 @@ func TestReadLink(t *testing.T) {
 	if !ok {
 		t.Fatal("unknown card link not claimed")
 	}
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 
 	// A card of another board is not read out.
 	res, _ = c.ReadLink(ctx, olga, "https://trello.com/c/UvWx1234")
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	if !strings.Contains(res.Text, "not on the connected Trello board") {
 		t.Errorf("text = %q", res.Text)
 	}
 
 	// An archived card reads as archived.
 	res, _ = c.ReadLink(ctx, olga, "trello.com/c/MnOp3456")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if !strings.Contains(string(res.Data), `"status":"archived"`) || !strings.Contains(res.Text, "archived") {
 		t.Errorf("archived card: %s / %s", res.Data, res.Text)
 	}
@@ -169,7 +170,7 @@ func TestReadLink(t *testing.T) {
 	// Trello refusing the token is an error, never not found.
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/AbCd1234", times: 1, status: 401, body: "unauthorized card permission requested"})
 	res, _ = c.ReadLink(ctx, dmitry, "https://trello.com/c/AbCd1234")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if res.Error != "Trello refused the credentials (status 401)" {
 		t.Errorf("error = %q", res.Error)
 	}

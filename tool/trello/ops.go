@@ -149,14 +149,10 @@ func nestedList(card *apiCard, lists []apiList) string {
 // so a repeat is harmless.
 func (c *Client) updateTask(ctx context.Context, call tool.Call, a board.Update) tool.Result {
 	caller := call.Caller
-	title, dueArg, desc := a.Title, a.Due, a.Description
-	var due time.Time
-	if dueArg != "" {
-		t, r := c.parseDue(caller, dueArg)
-		if r != nil {
-			return *r
-		}
-		due = t
+	title, desc := a.Title, a.Description
+	due, r := c.parseDue(caller, a.Due)
+	if r != nil {
+		return *r
 	}
 	s, ok := c.session(caller)
 	if !ok {
@@ -268,28 +264,9 @@ func (c *Client) commentTask(ctx context.Context, call tool.Call, a board.Commen
 		}
 	}
 	var act apiAction
-	for attempt := 0; ; attempt++ {
-		err := s.do(ctx, request{method: http.MethodPost, path: path, body: map[string]any{"text": withMarker(text, key)}}, &act)
-		if err == nil {
-			break
-		}
-		if key == "" || !outcomeUnknown(err) {
-			return s.failure(err)
-		}
-		prev, lerr := s.markedComment(ctx, card.ID, key)
-		if lerr != nil {
-			return s.failure(err)
-		}
-		if prev != nil {
-			act = *prev
-			break
-		}
-		if attempt >= c.maxRetries {
-			return s.failure(err)
-		}
-		if werr := s.wait(ctx, backoff(attempt), asAPIError(err)); werr != nil {
-			return s.failure(werr)
-		}
+	req := request{method: http.MethodPost, path: path, body: map[string]any{"text": withMarker(text, key)}}
+	if err := postMarked(ctx, s, req, key, &act, func() (*apiAction, error) { return s.markedComment(ctx, card.ID, key) }); err != nil {
+		return s.failure(err)
 	}
 	if act.Data.Text == "" {
 		act.Data.Text = text

@@ -2,20 +2,18 @@ package trello
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
 	"github.com/arbiterhq/arbiter/tool/taskboard"
-
-	_ "modernc.org/sqlite"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 // TestSameActionsAsTaskboard checks that a tenant can switch backends: the
@@ -23,12 +21,7 @@ import (
 // same risks and default confirmations; create_task only adds the optional
 // attachment. It also compiles every schema through the registry.
 func TestSameActionsAsTaskboard(t *testing.T) {
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "b.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	board, err := taskboard.New(taskboard.Config{DB: db})
+	board, err := taskboard.New(taskboard.Config{DB: sqlitetest.Open(t, "")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +74,7 @@ func TestCreateTask(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
 	res := run(t, c, ActionCreate, dmitry, `{"title":"Проверить  оплату","assignee":"Дмитрию Петрову","dueIso":"2026-11-27","column":"в работу","description":"Через СБП"}`, "pending:p1")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	posts := f.requests(http.MethodPost, "/1/cards")
 	if len(posts) != 1 {
 		t.Fatalf("POST /1/cards: %d, want 1", len(posts))
@@ -112,7 +105,7 @@ func TestCreateTask(t *testing.T) {
 
 	// Defaults: the first list, nobody, no due; "me" is the caller.
 	res = run(t, c, ActionCreate, dmitry, `{"title":"Себе","assignee":"меня","dueIso":null,"column":null}`, "")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	created := f.cardByName("Себе")
 	if created.IDList != listInbox || !slices.Equal(created.IDMembers, []string{idDima}) || created.Due != "" || created.Desc != "" {
 		t.Errorf("created = %+v", created)
@@ -145,13 +138,13 @@ func TestCreateValidation(t *testing.T) {
 		cfg.UserTokens = func(tenant, user string) (string, bool) { return userToken, user == "u3" }
 	})
 	res := run(t, c2, ActionCreate, dmitry, `{"title":"x"}`, "")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Text, "не подключён") {
 		t.Errorf("text = %q", res.Text)
 	}
 	// The user's own connection is used when there is one.
 	res = run(t, c2, ActionCreate, olga, `{"title":"От Ольги"}`, "")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if p := f.requests(http.MethodPost, "/1/cards"); len(p) != 1 || p[0].Token != userToken {
 		t.Errorf("own connection not used: %+v", p)
 	}
@@ -161,20 +154,20 @@ func TestCreateAmbiguousAndNotFound(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
 	res := run(t, c, ActionCreate, dmitry, `{"title":"x","assignee":"Дмитрий"}`, "k1")
-	wantStatus(t, res, tool.StatusAmbiguous)
+	tooltest.WantStatus(t, res, tool.StatusAmbiguous)
 	if res.Field != "assignee" || !slices.Equal(res.Candidates, []string{"Дмитрий Иванов (@dima)", "Дмитрий Петров (@dpetrov)"}) {
 		t.Errorf("candidates = %q %v", res.Field, res.Candidates)
 	}
 	res = run(t, c, ActionCreate, olga, `{"title":"x","assignee":"Павел"}`, "k2")
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	if !strings.Contains(res.Text, "Members: Дмитрий Иванов (@dima), Дмитрий Петров (@dpetrov), Ольга Смирнова (@olga), Alena Kim (@alenakim)") {
 		t.Errorf("text = %q", res.Text)
 	}
 	// The tenant's name for a member finds it, declined.
 	res = run(t, c, ActionCreate, olga, `{"title":"Для Алёны","assignee":"Алёне Ким"}`, "")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	res = run(t, c, ActionCreate, dmitry, `{"title":"x","column":"Архив"}`, "")
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	if res.Field != "column" || !strings.Contains(res.Text, "Входящие, В работе, Ревью, Готово") {
 		t.Errorf("column not found: %+v", res)
 	}
@@ -182,13 +175,13 @@ func TestCreateAmbiguousAndNotFound(t *testing.T) {
 	f.lists = append(f.lists, fakeList{"5d1a000000000000000000a5", "Готово к релизу", 70000})
 	f.mu.Unlock()
 	res = run(t, c, ActionCreate, dmitry, `{"title":"x","column":"гот"}`, "")
-	wantStatus(t, res, tool.StatusAmbiguous)
+	tooltest.WantStatus(t, res, tool.StatusAmbiguous)
 	if !slices.Equal(res.Candidates, []string{"Готово", "Готово к релизу"}) {
 		t.Errorf("candidates = %v", res.Candidates)
 	}
 	// "me" for a user with no Trello link is not found, never a guess.
 	res = run(t, c, ActionCreate, nobody, `{"title":"x","assignee":"я"}`, "")
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	if got := len(f.requests(http.MethodPost, "/1/cards")); got != 1 {
 		t.Errorf("%d cards created, want only Алёна's", got)
 	}
@@ -197,12 +190,12 @@ func TestCreateAmbiguousAndNotFound(t *testing.T) {
 func TestMembersReadLiveBeforeEachWrite(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
-	wantStatus(t, run(t, c, ActionCreate, dmitry, `{"title":"a","assignee":"Сидоров"}`, ""), tool.StatusNotFound)
+	tooltest.WantStatus(t, run(t, c, ActionCreate, dmitry, `{"title":"a","assignee":"Сидоров"}`, ""), tool.StatusNotFound)
 	f.mu.Lock()
 	f.members = append(f.members, apiMember{ID: "5c1a00000000000000000005", FullName: "Иван Сидоров", Username: "ivan"})
 	f.mu.Unlock()
 	res := run(t, c, ActionCreate, dmitry, `{"title":"a","assignee":"Сидорову"}`, "")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if got := f.cardByName("a").IDMembers; !slices.Equal(got, []string{"5c1a00000000000000000005"}) {
 		t.Errorf("members = %v", got)
 	}
@@ -212,9 +205,9 @@ func TestCreateIdempotent(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
 	first := run(t, c, ActionCreate, dmitry, `{"title":"Один раз","description":"текст"}`, "pending:p7")
-	wantStatus(t, first, tool.StatusOK)
+	tooltest.WantStatus(t, first, tool.StatusOK)
 	second := run(t, c, ActionCreate, dmitry, `{"title":"Один раз","description":"текст"}`, "pending:p7")
-	wantStatus(t, second, tool.StatusOK)
+	tooltest.WantStatus(t, second, tool.StatusOK)
 	if n := f.countCards("Один раз"); n != 1 {
 		t.Fatalf("%d cards, want 1", n)
 	}
@@ -225,7 +218,7 @@ func TestCreateIdempotent(t *testing.T) {
 		t.Errorf("replay text = %q", second.Text)
 	}
 	// Another key creates another card.
-	wantStatus(t, run(t, c, ActionCreate, dmitry, `{"title":"Один раз"}`, "pending:p8"), tool.StatusOK)
+	tooltest.WantStatus(t, run(t, c, ActionCreate, dmitry, `{"title":"Один раз"}`, "pending:p8"), tool.StatusOK)
 	if n := f.countCards("Один раз"); n != 2 {
 		t.Errorf("%d cards, want 2", n)
 	}
@@ -249,42 +242,42 @@ func TestCreateConcurrentSameKey(t *testing.T) {
 	}
 }
 
+// A create whose answer is lost or refused: under a key, the marker tells
+// whether the card exists, so it is made exactly once; without a key
+// nothing is repeated and the outcome stays unknown.
 func TestCreateReconcilesUnknownOutcome(t *testing.T) {
-	// Trello applied the create but answered 502: the marker finds the
-	// card, and no second POST is made.
-	f := newFake(t)
-	c := f.client(nil)
-	f.addFault(fault{method: http.MethodPost, path: "/1/cards", times: 1, status: 502, body: "Bad Gateway", apply: true})
-	res := run(t, c, ActionCreate, dmitry, `{"title":"Через шлюз"}`, "pending:gw")
-	wantStatus(t, res, tool.StatusOK)
-	if n := f.countCards("Через шлюз"); n != 1 {
-		t.Errorf("%d cards, want 1", n)
-	}
-	if n := len(f.requests(http.MethodPost, "/1/cards")); n != 1 {
-		t.Errorf("%d POSTs, want 1", n)
-	}
-
-	// Not applied: the POST is tried again, once the marker is known
-	// absent.
-	f2 := newFake(t)
-	c2 := f2.client(nil)
-	f2.addFault(fault{method: http.MethodPost, path: "/1/cards", times: 1, status: 503, body: "Service Unavailable"})
-	wantStatus(t, run(t, c2, ActionCreate, dmitry, `{"title":"Со второй"}`, "pending:503"), tool.StatusOK)
-	if n := f2.countCards("Со второй"); n != 1 {
-		t.Errorf("%d cards, want 1", n)
-	}
-	if n := len(f2.requests(http.MethodPost, "/1/cards")); n != 2 {
-		t.Errorf("%d POSTs, want 2", n)
-	}
-
-	// Without a key nothing is repeated: the outcome stays unknown.
-	f3 := newFake(t)
-	c3 := f3.client(nil)
-	f3.addFault(fault{method: http.MethodPost, path: "/1/cards", times: 5, status: 500, body: "Internal Server Error"})
-	res = run(t, c3, ActionCreate, dmitry, `{"title":"Без ключа"}`, "")
-	wantStatus(t, res, tool.StatusError)
-	if !strings.Contains(res.Error, "may have been applied") || len(f3.requests(http.MethodPost, "/1/cards")) != 1 {
-		t.Errorf("error %q after %d POSTs", res.Error, len(f3.requests(http.MethodPost, "/1/cards")))
+	for _, tt := range []struct {
+		name, title, key string
+		fault            fault
+		status           tool.Status
+		cards, posts     int
+		errHas           string
+	}{
+		// Trello applied the create but answered 502: the marker finds the
+		// card, and no second POST is made.
+		{"applied", "Через шлюз", "pending:gw", fault{times: 1, status: 502, body: "Bad Gateway", apply: true}, tool.StatusOK, 1, 1, ""},
+		// Not applied: the POST is tried again, once the marker is known
+		// absent.
+		{"not applied", "Со второй", "pending:503", fault{times: 1, status: 503, body: "Service Unavailable"}, tool.StatusOK, 1, 2, ""},
+		{"no key", "Без ключа", "", fault{times: 5, status: 500, body: "Internal Server Error"}, tool.StatusError, 0, 1, "may have been applied"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			c := f.client(nil)
+			tt.fault.method, tt.fault.path = http.MethodPost, "/1/cards"
+			f.addFault(tt.fault)
+			res := run(t, c, ActionCreate, dmitry, `{"title":"`+tt.title+`"}`, tt.key)
+			tooltest.WantStatus(t, res, tt.status)
+			if n := f.countCards(tt.title); n != tt.cards {
+				t.Errorf("%d cards, want %d", n, tt.cards)
+			}
+			if n := len(f.requests(http.MethodPost, "/1/cards")); n != tt.posts {
+				t.Errorf("%d POSTs, want %d", n, tt.posts)
+			}
+			if !strings.Contains(res.Error, tt.errHas) {
+				t.Errorf("error %q, want it to say %q", res.Error, tt.errHas)
+			}
+		})
 	}
 }
 
@@ -298,7 +291,7 @@ func TestCreateWithAttachment(t *testing.T) {
 		}
 	})
 	res := run(t, c, ActionCreate, dmitry, `{"title":"Со ссылкой","attachment":{"name":"ТЗ","url":"https://docs.example/tz.pdf"}}`, "pending:a1")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	atts := f.requests(http.MethodPost, "/1/cards/5e1b")
 	if len(atts) != 1 || !strings.HasSuffix(atts[0].Path, "/attachments") ||
 		atts[0].Body["url"] != "https://docs.example/tz.pdf" || atts[0].Body["name"] != "ТЗ" {
@@ -306,7 +299,7 @@ func TestCreateWithAttachment(t *testing.T) {
 	}
 	// The stored file reference is resolved to a URL first.
 	res = run(t, c, ActionCreate, dmitry, `{"title":"С файлом","attachment":{"file":"BQACAgIAAxk"}}`, "")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if !slices.Equal(resolved, []string{"acme/BQACAgIAAxk"}) {
 		t.Errorf("resolved = %v", resolved)
 	}
@@ -323,12 +316,12 @@ func TestCreateWithAttachment(t *testing.T) {
 	f.reset()
 	f.addFault(fault{method: http.MethodPost, path: "/1/cards/5e1b00000000000000000003/attachments", times: 1, status: 400, body: "invalid value for url"})
 	res = run(t, c, ActionCreate, dmitry, `{"title":"Третья","attachment":{"url":"https://docs.example/3.pdf"}}`, "pending:a3")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if d := data(t, res); !strings.Contains(d["attachment_error"].(string), "invalid value for url") {
 		t.Errorf("data = %v", d)
 	}
 	res = run(t, c, ActionCreate, dmitry, `{"title":"Третья","attachment":{"url":"https://docs.example/3.pdf"}}`, "pending:a3")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if d := data(t, res); d["attachment_error"] != nil || d["already_created"] != true {
 		t.Errorf("repeat data = %v", d)
 	}
@@ -352,7 +345,7 @@ func TestCreateWithAttachment(t *testing.T) {
 	// A stored file under a key: resolved before the replay check, so the
 	// repeat neither creates a card nor attaches twice.
 	for range 2 {
-		wantStatus(t, run(t, c, ActionCreate, dmitry, `{"title":"Файл с ключом","attachment":{"name":"скрин.png","file":"AgACAgIAAxk"}}`, "pending:a4"), tool.StatusOK)
+		tooltest.WantStatus(t, run(t, c, ActionCreate, dmitry, `{"title":"Файл с ключом","attachment":{"name":"скрин.png","file":"AgACAgIAAxk"}}`, "pending:a4"), tool.StatusOK)
 	}
 	card := f.cardByName("Файл с ключом")
 	f.mu.Lock()
@@ -377,7 +370,7 @@ func TestUpdateTask(t *testing.T) {
 	f.card("EfGh5678").Desc = "старое\n\n—\narbiter:pending:old"
 	c := f.client(nil)
 	res := run(t, c, ActionUpdate, dmitry, `{"card":"https://trello.com/c/EfGh5678/2-obnovit-lending","title":"Обновить лендинг v2","assignee":"Ольге","dueIso":"2026-12-01T15:00:00+03:00","description":"новое"}`, "pending:u1")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	puts := f.requests(http.MethodPut, "")
 	if len(puts) != 1 || puts[0].Path != "/1/cards/"+cardLanding {
 		t.Fatalf("PUTs = %+v", puts)
@@ -397,7 +390,7 @@ func TestUpdateTask(t *testing.T) {
 	// The same values again change nothing and send nothing.
 	f.reset()
 	res = run(t, c, ActionUpdate, dmitry, `{"card":"EfGh5678","title":"Обновить лендинг v2","assignee":"olga","description":"новое"}`, "pending:u1")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if len(f.writes()) != 0 || !strings.Contains(res.Text, "не изменилась") {
 		t.Errorf("writes %v, text %q", f.writes(), res.Text)
 	}
@@ -417,7 +410,7 @@ func TestUpdateTask(t *testing.T) {
 	if !strings.Contains(res.Text, "снова открыта") {
 		t.Errorf("text = %q", res.Text)
 	}
-	wantStatus(t, run(t, c, ActionUpdate, dmitry, `{"card":"EfGh5678"}`, ""), tool.StatusError)
+	tooltest.WantStatus(t, run(t, c, ActionUpdate, dmitry, `{"card":"EfGh5678"}`, ""), tool.StatusError)
 }
 
 func anyStrings(v any) []string {
@@ -436,14 +429,14 @@ func TestCardResolution(t *testing.T) {
 	}
 	// Title substring: ambiguous, candidates as "title (shortLink)".
 	res := comment("лендинг")
-	wantStatus(t, res, tool.StatusAmbiguous)
+	tooltest.WantStatus(t, res, tool.StatusAmbiguous)
 	want := []string{"Обновить лендинг (EfGh5678)", "Обновить лендинг для партнёров (IjKl9012)"}
 	if res.Field != "card" || !slices.Equal(res.Candidates, want) {
 		t.Errorf("candidates = %v", res.Candidates)
 	}
 	// Exact title wins over substrings; a candidate string resolves.
 	for _, ref := range []string{"обновить лендинг", want[1], "EfGh5678", "#EfGh5678", cardLanding, "https://www.trello.com/c/EfGh5678?x=1"} {
-		wantStatus(t, comment(ref), tool.StatusOK)
+		tooltest.WantStatus(t, comment(ref), tool.StatusOK)
 	}
 	for _, tt := range []struct{ ref, text string }{
 		{"Несуществующая", "No open card matches"},
@@ -461,7 +454,7 @@ func TestCardResolution(t *testing.T) {
 	// Words that name one card and an id that names another: a question,
 	// never the id's card.
 	res = comment("Обновить лендинг для партнёров (EfGh5678)")
-	wantStatus(t, res, tool.StatusAmbiguous)
+	tooltest.WantStatus(t, res, tool.StatusAmbiguous)
 	if !strings.Contains(res.Text, "Обновить лендинг") || len(res.Candidates) != 1 || res.Candidates[0] != want[0] {
 		t.Errorf("words and id disagree: %q %v", res.Text, res.Candidates)
 	}
@@ -470,11 +463,11 @@ func TestCardResolution(t *testing.T) {
 	f.mu.Lock()
 	f.cards = append(f.cards, &fakeCard{ID: "5e1a0000000000000000ccc7", ShortLink: "Hp1Hp1Hp", Name: "Homepage", IDList: listInbox, IDBoard: boardID})
 	f.mu.Unlock()
-	wantStatus(t, comment("Homepage"), tool.StatusOK)
+	tooltest.WantStatus(t, comment("Homepage"), tool.StatusOK)
 	// Trello failing is an error, distinct from not found.
 	f.addFault(fault{method: http.MethodGet, path: "/1/cards/EfGh5678", times: 3, status: 500, body: "Internal Server Error"})
 	res = comment("EfGh5678")
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
@@ -485,7 +478,7 @@ func TestCommentTask(t *testing.T) {
 		cfg.UserTokens = func(tenant, user string) (string, bool) { return userToken, user == "u3" }
 	})
 	res := run(t, c, ActionComment, olga, `{"card":"Проверить форму регистрации","text":"  Воспроизвела на iOS  "}`, "pending:c1")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	posts := f.requests(http.MethodPost, "/1/cards/"+cardForm+"/actions/comments")
 	if len(posts) != 1 || posts[0].Body["text"] != "Воспроизвела на iOS\n\n—\narbiter:pending:c1" || posts[0].Token != userToken {
 		t.Fatalf("comment requests = %+v", posts)
@@ -496,7 +489,7 @@ func TestCommentTask(t *testing.T) {
 	}
 	// The repeat finds the comment by its marker.
 	res = run(t, c, ActionComment, olga, `{"card":"Проверить форму регистрации","text":"Воспроизвела на iOS"}`, "pending:c1")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if n := len(f.requests(http.MethodPost, "/1/cards/"+cardForm+"/actions/comments")); n != 1 {
 		t.Errorf("%d comments posted, want 1", n)
 	}
@@ -508,7 +501,7 @@ func TestCommentTask(t *testing.T) {
 	}
 	// Applied, then 502: found by the marker, not posted twice.
 	f.addFault(fault{method: http.MethodPost, path: "/1/cards/" + cardForm + "/actions/comments", times: 1, status: 502, body: "Bad Gateway", apply: true})
-	wantStatus(t, run(t, c, ActionComment, dmitry, `{"card":"AbCd1234","text":"второй"}`, "pending:c2"), tool.StatusOK)
+	tooltest.WantStatus(t, run(t, c, ActionComment, dmitry, `{"card":"AbCd1234","text":"второй"}`, "pending:c2"), tool.StatusOK)
 	f.mu.Lock()
 	n := len(f.comments[cardForm])
 	f.mu.Unlock()
@@ -521,7 +514,7 @@ func TestCompleteTask(t *testing.T) {
 	f := newFake(t)
 	c := f.client(nil)
 	res := run(t, c, ActionComplete, dmitry, `{"card":"AbCd1234"}`, "pending:d1")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	puts := f.requests(http.MethodPut, "")
 	if len(puts) != 1 || puts[0].Path != "/1/cards/"+cardForm || puts[0].Body["idList"] != listDone || puts[0].Body["dueComplete"] != true || len(puts[0].Body) != 2 {
 		t.Fatalf("PUTs = %+v", puts)
@@ -542,7 +535,7 @@ func TestCompleteTask(t *testing.T) {
 		t.Error("configured done list not used")
 	}
 	c3 := f.client(func(cfg *Config) { cfg.DoneList = "Архив" })
-	wantStatus(t, run(t, c3, ActionComplete, dmitry, `{"card":"IjKl9012"}`, ""), tool.StatusError)
+	tooltest.WantStatus(t, run(t, c3, ActionComplete, dmitry, `{"card":"IjKl9012"}`, ""), tool.StatusError)
 }
 
 // TestStateRecheckedBeforeWrite: a card moved by someone else between the
@@ -568,7 +561,7 @@ func TestStateRecheckedBeforeWrite(t *testing.T) {
 	move("AbCd1234", listDone)
 	f.reset()
 	res := run(t, c, ActionComplete, dmitry, `{"card":"Проверить форму регистрации"}`, "pending:x1")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if len(f.writes()) != 0 || data(t, res)["already_done"] != true || !strings.Contains(res.Text, "уже в «Готово»") {
 		t.Errorf("writes %v, result %s %q", f.writes(), res.Data, res.Text)
 	}
@@ -605,7 +598,7 @@ func TestListMyTasks(t *testing.T) {
 	f.card("EfGh5678").Due = "2026-11-21T09:00:00.000Z"
 	c := f.client(nil)
 	res := run(t, c, ActionListMine, dmitry, `{}`, "")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	var d struct {
 		Cards []cardView
 		Total int
@@ -624,9 +617,9 @@ func TestListMyTasks(t *testing.T) {
 		t.Errorf("text = %q", res.Text)
 	}
 	res = run(t, c, ActionListMine, nobody, `{}`, "")
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	res = run(t, c, ActionListMine, olga, `{}`, "")
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if !strings.Contains(res.Text, "Your open tasks (1)") {
 		t.Errorf("text = %q", res.Text)
 	}

@@ -24,20 +24,6 @@ import (
 	"github.com/arbiterhq/arbiter/turn"
 )
 
-// turnListItem is one item of GET /v1/turns.
-type turnListItem struct {
-	TurnID         string    `json:"turn_id"`
-	ConversationID string    `json:"conversation_id"`
-	UserID         string    `json:"user_id"`
-	Route          string    `json:"route"`
-	Status         string    `json:"status"`
-	StartedAt      time.Time `json:"started_at"`
-	DurationMS     int64     `json:"duration_ms"`
-	CostUSD        float64   `json:"cost_usd"`
-	CostUnknown    bool      `json:"cost_unknown,omitempty"`
-	Providers      []string  `json:"providers"`
-}
-
 // fakeAPI is a small stand-in for the HTTP API: the same paths, the same
 // JSON (the reply is a chat.Outbound, the record a turn.Trace), and a
 // script of answers chosen by the message's text or button:
@@ -70,8 +56,8 @@ type fakeAPI struct {
 	messages []httpapi.MessageRequest // every POST /v1/messages, in order
 	queries  []url.Values             // every GET /v1/turns
 	traces   map[string][]byte
-	items    []turnListItem // newest first
-	attempts map[string]int // by message_id
+	items    []httpapi.TurnSummary // newest first
+	attempts map[string]int        // by message_id
 	seq      int
 	clock    time.Time
 
@@ -143,7 +129,7 @@ func newFakeAPI(token string) *fakeAPI {
 	})
 	// Turns of another conversation, one failed and one with script in
 	// its user id.
-	f.items = []turnListItem{
+	f.items = []httpapi.TurnSummary{
 		{TurnID: "t-old-2", ConversationID: "c-other", UserID: "<script>window.__pwned=3</script>", Route: "command", Status: "ok",
 			StartedAt: f.clock.Add(-time.Hour), DurationMS: 20, Providers: []string{}},
 		{TurnID: "t-old-1", ConversationID: "c-other", UserID: "alice", Route: "model", Status: "failed",
@@ -623,7 +609,7 @@ func (f *fakeAPI) record(id string, req httpapi.MessageRequest, say string, exec
 		panic(err)
 	}
 	f.traces[id] = raw
-	f.items = append([]turnListItem{{
+	f.items = append([]httpapi.TurnSummary{{
 		TurnID: id, ConversationID: req.ConversationID, UserID: "alice", Route: "model", Status: "ok",
 		StartedAt: start, DurationMS: 420, CostUSD: 0.00041, Providers: []string{"fireworks", "openai"},
 	}}, f.items...)
@@ -666,7 +652,7 @@ func (f *fakeAPI) listTurns(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.queries = append(f.queries, q)
-	var out []turnListItem
+	var out []httpapi.TurnSummary
 	for _, it := range f.items {
 		if len(out) == limit {
 			break
@@ -687,7 +673,7 @@ func (f *fakeAPI) listTurns(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Unlock()
 	if out == nil {
-		out = []turnListItem{}
+		out = []httpapi.TurnSummary{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"turns": out})
 }

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,12 +18,7 @@ import (
 // the conversation's case outlives the memory's 30 minutes: another case
 // two days later is still 409.
 func TestLifetimesOnRedis(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := redisPort(t)
 	redis := startRedis(t, port)
 	t.Cleanup(func() { _ = redis.Process.Kill(); _ = redis.Wait() })
 

@@ -17,7 +17,22 @@ import (
 	"github.com/arbiterhq/arbiter/server/servertest"
 )
 
-// startRedis runs a private redis-server on a free loopback port.
+// redisPort is a free loopback port for a private redis-server; it skips
+// the test where redis-server is not installed.
+func redisPort(t *testing.T) int {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startRedis runs a private redis-server on port (from redisPort).
 func startRedis(t *testing.T, port int) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
@@ -39,12 +54,7 @@ func startRedis(t *testing.T, port int) *exec.Cmd {
 // refused with a retryable 503 and nothing runs; once Redis is back, the
 // retry with the same message id is processed, once.
 func TestRedisDownFailsClosed(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := redisPort(t)
 	redis := startRedis(t, port)
 
 	model := llmtest.NewServer(llmtest.ServerConfig{})

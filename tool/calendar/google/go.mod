@@ -6,7 +6,6 @@ require (
 	github.com/arbiterhq/arbiter v0.1.0
 	golang.org/x/oauth2 v0.38.0
 	google.golang.org/api v0.315.0
-	modernc.org/sqlite v1.62.0
 )
 
 require (
@@ -43,4 +42,5 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.62.0 // indirect
 )

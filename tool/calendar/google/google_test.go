@@ -18,6 +18,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/calendar"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 // fakeGoogle speaks the documented Google Calendar API JSON for the calls the
@@ -236,7 +237,7 @@ func TestGoogleFreeBusy(t *testing.T) {
 	f.busy["dmitry@acme.test"] = [][2]string{{"2026-12-02T11:00:00Z", "2026-12-02T11:30:00Z"}}
 	c := newGoogleCalendar(t, srv, nil)
 	res := run(t, c, calendar.ActionSchedule, dmitry, "", `{"title":"Планёрка","participants":["Ольга"],"durationMin":60,"earliestIso":"2026-12-02"}`)
-	wantStatus(t, res, tool.StatusAmbiguous)
+	tooltest.WantStatus(t, res, tool.StatusAmbiguous)
 	want := "ср 02.12 12:00–13:00 (Europe/Moscow)|ср 02.12 13:00–14:00 (Europe/Moscow)|ср 02.12 14:30–15:30 (Europe/Moscow)"
 	if strings.Join(res.Candidates, "|") != want {
 		t.Fatalf("candidates %q, want %q", res.Candidates, want)
@@ -260,7 +261,7 @@ func TestGoogleCreateEvent(t *testing.T) {
 	c := newGoogleCalendar(t, srv, nil)
 	args := `{"title":"Планёрка","startIso":"2026-12-02T10:00","durationMin":30,"participants":["Ольга"],"description":"Итоги"}`
 	res := run(t, c, calendar.ActionCreateEvent, dmitry, "pending:7", args)
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	id := googleEventID("acme", "u1", "pending:7")
 	d := decode[createdData](t, res)
 	if d.Event.ID != id || d.Event.URL != "https://calendar.example/event?eid="+id || d.Event.StartUTC != "2026-12-02T07:00:00Z" ||
@@ -293,7 +294,7 @@ func TestGoogleCreateEvent(t *testing.T) {
 	// The retried call names the same event; Google's 409 turns into the
 	// first booking, and nothing is created twice.
 	again := run(t, c, calendar.ActionCreateEvent, dmitry, "pending:7", args)
-	wantStatus(t, again, tool.StatusOK)
+	tooltest.WantStatus(t, again, tool.StatusOK)
 	if decode[createdData](t, again).Event.ID != id || len(f.events) != 1 {
 		t.Fatalf("repeat %+v; %d events", again, len(f.events))
 	}
@@ -311,7 +312,7 @@ func TestGoogleRetries(t *testing.T) {
 	f.fail("insert", fakeFailure{status: 429, reason: "rateLimitExceeded", retryAfter: "0"},
 		fakeFailure{status: 403, reason: "userRateLimitExceeded"})
 	res := run(t, c, calendar.ActionCreateEvent, dmitry, "r1", args)
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if n := len(f.log("insert")); n != 3 {
 		t.Errorf("%d insert tries, want 3", n)
 	}
@@ -320,7 +321,7 @@ func TestGoogleRetries(t *testing.T) {
 	// and answers from the event, so there is still one event for the key.
 	f.fail("insert", fakeFailure{status: 503, reason: "backendError", apply: true})
 	res = run(t, c, calendar.ActionCreateEvent, dmitry, "r2", args)
-	wantStatus(t, res, tool.StatusOK)
+	tooltest.WantStatus(t, res, tool.StatusOK)
 	if decode[createdData](t, res).Event.ID != googleEventID("acme", "u1", "r2") || len(f.events) != 2 {
 		t.Fatalf("after a lost answer: %+v, %d events", res, len(f.events))
 	}
@@ -331,7 +332,7 @@ func TestGoogleRetries(t *testing.T) {
 		f.fail("insert", fakeFailure{status: 429, reason: "rateLimitExceeded"})
 	}
 	res = run(t, c, calendar.ActionCreateEvent, dmitry, "r3", args)
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if n := len(f.log("insert")) - before; n != 4 {
 		t.Errorf("%d tries under a lasting rate limit, want 4", n)
 	}
@@ -358,20 +359,20 @@ func TestGoogleErrors(t *testing.T) {
 	// A participant's calendar Google does not know: not found.
 	f.calErr["olga@acme.test"] = "notFound"
 	res := run(t, c, calendar.ActionSchedule, dmitry, "", schedule)
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	if !strings.Contains(res.Error, "Ольга Смирнова") {
 		t.Errorf("not found should name the participant: %+v", res)
 	}
 	// Any other free/busy error of a calendar is an error.
 	f.calErr["olga@acme.test"] = "internalError"
-	wantStatus(t, run(t, c, calendar.ActionSchedule, dmitry, "", schedule), tool.StatusError)
+	tooltest.WantStatus(t, run(t, c, calendar.ActionSchedule, dmitry, "", schedule), tool.StatusError)
 	delete(f.calErr, "olga@acme.test")
 
 	// 404 from events.insert: not found, tried once.
 	f.fail("insert", fakeFailure{status: 404, reason: "notFound"})
 	before := len(f.log("insert"))
 	res = run(t, c, calendar.ActionCreateEvent, dmitry, "e1", `{"title":"Sync","startIso":"2026-12-02T10:00"}`)
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 	if n := len(f.log("insert")) - before; n != 1 {
 		t.Errorf("404 tried %d times", n)
 	}
@@ -382,7 +383,7 @@ func TestGoogleErrors(t *testing.T) {
 	})
 	before = len(f.log("freebusy"))
 	res = run(t, bad, calendar.ActionSchedule, dmitry, "", schedule)
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Text, "отказал в доступе") || len(f.log("freebusy"))-before != 1 {
 		t.Errorf("401: %+v after %d tries", res, len(f.log("freebusy"))-before)
 	}
@@ -391,7 +392,7 @@ func TestGoogleErrors(t *testing.T) {
 	before = len(f.log(""))
 	petrov := tool.Caller{TenantID: "acme", UserID: "u2", Language: "ru"}
 	res = run(t, c, calendar.ActionSchedule, petrov, "", schedule)
-	wantStatus(t, res, tool.StatusError)
+	tooltest.WantStatus(t, res, tool.StatusError)
 	if !strings.Contains(res.Text, "не подключён") || len(f.log("")) != before {
 		t.Errorf("not connected: %+v", res)
 	}
@@ -402,7 +403,7 @@ func TestGoogleErrors(t *testing.T) {
 
 	// A participant with no e-mail has no Google calendar to ask.
 	res = run(t, c, calendar.ActionSchedule, dmitry, "", `{"title":"Sync","participants":["Анна Соколова (u6)"],"durationMin":30}`)
-	wantStatus(t, res, tool.StatusNotFound)
+	tooltest.WantStatus(t, res, tool.StatusNotFound)
 
 	// The backend's own error contract.
 	g := c.Backend()
@@ -415,8 +416,8 @@ func TestGoogleErrors(t *testing.T) {
 func TestGoogleLiveContext(t *testing.T) {
 	f, srv := newFakeGoogle(t)
 	c := newGoogleCalendar(t, srv, nil)
-	wantStatus(t, run(t, c, calendar.ActionCreateEvent, dmitry, "a", `{"title":"Сегодня","startIso":"2026-12-01T15:00","participants":["Ольга"]}`), tool.StatusOK)
-	wantStatus(t, run(t, c, calendar.ActionCreateEvent, dmitry, "b", `{"title":"Потом","startIso":"2026-12-05T15:00"}`), tool.StatusOK)
+	tooltest.WantStatus(t, run(t, c, calendar.ActionCreateEvent, dmitry, "a", `{"title":"Сегодня","startIso":"2026-12-01T15:00","participants":["Ольга"]}`), tool.StatusOK)
+	tooltest.WantStatus(t, run(t, c, calendar.ActionCreateEvent, dmitry, "b", `{"title":"Потом","startIso":"2026-12-05T15:00"}`), tool.StatusOK)
 	secs, err := c.LiveContext(context.Background(), dmitry, testNow)
 	if err != nil {
 		t.Fatal(err)

@@ -1,17 +1,14 @@
 package google
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite"
-
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/calendar"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 // The fixtures of the calendar package's own tests, for the same acme team
@@ -38,12 +35,7 @@ func testMembers(tenant string) []calendar.Member {
 
 func newCalendar(t *testing.T, backend calendar.Backend) *calendar.Calendar {
 	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "calendar.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c, err := calendar.New(calendar.Config{Backend: backend, DB: db, Members: testMembers,
+	c, err := calendar.New(calendar.Config{Backend: backend, DB: sqlitetest.Open(t, ""), Members: testMembers,
 		TenantTimezone: func(string) string { return "Europe/Moscow" }, Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
@@ -52,30 +44,12 @@ func newCalendar(t *testing.T, backend calendar.Backend) *calendar.Calendar {
 }
 
 func toolNamed(t *testing.T, c *calendar.Calendar, name string) tool.Tool {
-	t.Helper()
-	for _, tl := range c.Tools() {
-		if tl.Spec().Name == name {
-			return tl
-		}
-	}
-	t.Fatalf("no tool %s", name)
-	return nil
+	return tooltest.Named(t, c.Tools(), name)
 }
 
 func run(t *testing.T, c *calendar.Calendar, name string, caller tool.Caller, key, args string) tool.Result {
 	t.Helper()
-	res, err := toolNamed(t, c, name).Call(context.Background(), tool.Call{Caller: caller, Args: json.RawMessage(args), IdempotencyKey: key, Now: testNow})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return res
-}
-
-func wantStatus(t *testing.T, res tool.Result, want tool.Status) {
-	t.Helper()
-	if res.Status != want {
-		t.Fatalf("status %s, want %s: %+v", res.Status, want, res)
-	}
+	return tooltest.MustCall(t, toolNamed(t, c, name), caller, key, args, testNow)
 }
 
 func decode[T any](t *testing.T, res tool.Result) T {

@@ -1,11 +1,13 @@
 // Package sqlitex holds what the embedded tools' SQLite stores share: a
 // Writer that runs a store's write transactions one at a time and runs a
 // transaction again while the database is busy; the fixed-width UTC time
-// stamps the stores keep; and Applied, the table of applied idempotency
-// keys that lets a repeated call answer with its first result.
+// stamps the stores keep; Applied, the table of applied idempotency keys
+// that lets a repeated call answer with its first result; and Failure, the
+// Result of a store that failed or did not answer in time.
 //
-// It does not open databases or create tables: each tool owns its schema,
-// its applied table included, and what its rows mean.
+// It does not open databases or create tables: each tool owns its schema
+// (Applied.DDL is the applied table's statement, for it) and what its rows
+// mean.
 //
 // Every function, type and method here is safe for concurrent use.
 package sqlitex
@@ -144,14 +146,28 @@ type RowQuerier interface {
 
 // Applied is a tool's table of applied idempotency keys. Its columns are
 // tenant, idem_key, action, the id of the row the action wrote (named by
-// IDColumn, of the tool's type), result (the first Result as JSON) and at
-// (a Stamp), with primary key (tenant, idem_key); the tool creates it.
-// Record stores a key in the transaction of the write it describes, so a
-// key is stored exactly when its effect is. An Applied is safe for
+// IDColumn, of type IDType), result (the first Result as JSON) and at (a
+// Stamp), with primary key (tenant, idem_key); the tool creates it with
+// DDL. Record stores a key in the transaction of the write it describes,
+// so a key is stored exactly when its effect is. An Applied is safe for
 // concurrent use.
 type Applied struct {
 	Table    string // e.g. "knowledge_applied"
 	IDColumn string // e.g. "entry_id"
+	IDType   string // the SQL type of IDColumn, e.g. "INTEGER"
+}
+
+// DDL is the statement that creates the table if it does not exist.
+func (a Applied) DDL() string {
+	return `CREATE TABLE IF NOT EXISTS ` + a.Table + ` (
+		tenant   TEXT NOT NULL,
+		idem_key TEXT NOT NULL,
+		action   TEXT NOT NULL,
+		` + a.IDColumn + ` ` + a.IDType + ` NOT NULL,
+		result   TEXT NOT NULL,
+		at       TEXT NOT NULL,
+		PRIMARY KEY (tenant, idem_key)
+	)`
 }
 
 // Record stores res as the result of call under call.IdempotencyKey in the
@@ -196,4 +212,15 @@ func (a Applied) Replay(ctx context.Context, q RowQuerier, rb reply.Builder, cal
 		return tool.Result{}, false, fmt.Errorf("decode stored result of key %q: %w", key, err)
 	}
 	return r, true, nil
+}
+
+// Failure turns a storage or context error into a Result: a timeout is an
+// error, never "not found". store names the store in the error for the
+// model ("task board"); late and failed are what the caller is told of a
+// timeout and of any other failure.
+func Failure(rb reply.Builder, err error, store, late, failed string) tool.Result {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return rb.Failure("", store+" timed out: "+err.Error(), late)
+	}
+	return rb.Failure("", store+" storage failed: "+err.Error(), failed)
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,18 +12,13 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/tool/internal/sqlitetest"
 	"github.com/arbiterhq/arbiter/tool/reply"
-
-	_ "modernc.org/sqlite"
 )
 
 func openDB(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "x.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t, sqlitetest.WAL)
 	if _, err := db.Exec(`CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`); err != nil {
 		t.Fatal(err)
 	}
@@ -212,14 +206,12 @@ func TestWriterSerializes(t *testing.T) {
 
 func TestApplied(t *testing.T) {
 	db := openDB(t)
-	if _, err := db.Exec(`CREATE TABLE x_applied (
-		tenant TEXT NOT NULL, idem_key TEXT NOT NULL, action TEXT NOT NULL, row_id INTEGER NOT NULL,
-		result TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (tenant, idem_key))`); err != nil {
+	applied := Applied{Table: "x_applied", IDColumn: "row_id", IDType: "INTEGER"}
+	if _, err := db.Exec(applied.DDL()); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	rb := reply.Builder{Source: "x", Now: func() time.Time { return at }}
-	applied := Applied{Table: "x_applied", IDColumn: "row_id"}
 	w := NewWriter(db)
 	ctx := context.Background()
 	call := func(tenant, key string) tool.Call {
@@ -264,5 +256,26 @@ func TestApplied(t *testing.T) {
 	}
 	if _, done, err := applied.Replay(ctx, db, rb, call("t1", "k1"), "add"); err == nil || done {
 		t.Errorf("unreadable stored result: done %v, err %v; want an error", done, err)
+	}
+}
+
+// A timeout is told as one, never as "not found"; any other failure as
+// the store's.
+func TestFailure(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	rb := reply.Builder{Source: "x", Now: func() time.Time { return at }}
+	for _, tt := range []struct {
+		err     error
+		errText string
+		human   string
+	}{
+		{context.DeadlineExceeded, "x store timed out: context deadline exceeded", "late"},
+		{fmt.Errorf("query: %w", context.Canceled), "x store timed out: query: context canceled", "late"},
+		{errors.New("disk I/O error"), "x store storage failed: disk I/O error", "failed"},
+	} {
+		res := Failure(rb, tt.err, "x store", "late", "failed")
+		if res.Status != tool.StatusError || res.Error != tt.errText || res.Text != tt.human || res.Source != "x" || !res.ObservedAt.Equal(at) {
+			t.Errorf("Failure(%v) = %+v", tt.err, res)
+		}
 	}
 }
