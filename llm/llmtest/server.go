@@ -2,17 +2,16 @@ package llmtest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -387,18 +386,15 @@ type Server struct {
 	// URL is the base URL clients use, ending in "/v1".
 	URL string
 
-	cfg   ServerConfig
-	ts    *httptest.Server
-	count atomic.Int64
-
-	mu       sync.Mutex
-	queue    []HTTPReply
-	requests []*ChatRequest
+	cfg ServerConfig
+	ts  *httptest.Server
+	script[*ChatRequest, HTTPReply]
 }
 
 // NewServer starts a Server on a loopback port. Call Close when done.
 func NewServer(cfg ServerConfig) *Server {
 	s := &Server{cfg: cfg}
+	s.skipRecording = cfg.SkipRecording
 	s.ts = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.ts.URL + "/v1"
 	return s
@@ -410,23 +406,10 @@ func (s *Server) Close() { s.ts.Close() }
 // Client returns an http.Client configured for the server.
 func (s *Server) Client() *http.Client { return s.ts.Client() }
 
-// Enqueue appends replies to the script; each request takes the next one.
-func (s *Server) Enqueue(replies ...HTTPReply) {
-	s.mu.Lock()
-	s.queue = append(s.queue, replies...)
-	s.mu.Unlock()
-}
-
-// Requests returns the recorded requests in arrival order. The returned
-// values must not be modified.
-func (s *Server) Requests() []*ChatRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*ChatRequest(nil), s.requests...)
-}
-
-// Count returns the number of HTTP requests received, malformed or not.
-func (s *Server) Count() int { return int(s.count.Load()) }
+// scriptExhausted is the answer once the script and ServerConfig.Respond are
+// out of replies.
+var scriptExhausted = HTTPReply{Status: http.StatusInternalServerError, ErrorType: "server_error",
+	ErrorCode: "llmtest_script_exhausted", ErrorMessage: "llmtest: no scripted reply left"}
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.count.Add(1)
@@ -442,14 +425,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key", "")
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	req, body, err := readRequest(r, decodeRequest)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "read body: "+err.Error(), "invalid_request_error", "", "")
-		return
-	}
-	req, err := decodeRequest(body)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "decode body: "+err.Error(), "invalid_request_error", "", "")
+		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "", "")
 		return
 	}
 	if !s.cfg.SkipRecording {
@@ -457,29 +435,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		req.Body = body
 	}
 	if msg, param := req.validate(); msg != "" {
-		if !s.cfg.SkipRecording {
-			s.mu.Lock()
-			s.requests = append(s.requests, req)
-			s.mu.Unlock()
-		}
+		s.record(req)
 		writeError(w, http.StatusBadRequest, msg, "invalid_request_error", "", param)
 		return
 	}
-
-	reply, ok := s.next()
-	if !ok {
-		if s.cfg.Respond != nil {
-			reply = s.cfg.Respond(req)
-		} else {
-			reply = HTTPReply{Status: http.StatusInternalServerError, ErrorType: "server_error",
-				ErrorCode: "llmtest_script_exhausted", ErrorMessage: "llmtest: no scripted reply left"}
-		}
-	}
-	if !s.cfg.SkipRecording {
-		s.mu.Lock()
-		s.requests = append(s.requests, req)
-		s.mu.Unlock()
-	}
+	reply := s.take(req, s.cfg.Respond, scriptExhausted)
+	s.record(req)
 	s.answer(w, r, req, &reply)
 }
 
@@ -492,27 +453,9 @@ func (s *Server) authorized(h http.Header) bool {
 	return h.Get(name) == s.cfg.APIKey
 }
 
-func (s *Server) next() (HTTPReply, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.queue) == 0 {
-		return HTTPReply{}, false
-	}
-	r := s.queue[0]
-	s.queue[0] = HTTPReply{}
-	s.queue = s.queue[1:]
-	return r, true
-}
-
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest, reply *HTTPReply) {
-	if reply.Delay > 0 {
-		t := time.NewTimer(reply.Delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
+	if reply.Delay > 0 && !pause(r, reply.Delay) {
+		return
 	}
 	if reply.Hangup {
 		hangup(w)
@@ -522,22 +465,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest
 		resetConnection(w)
 		return
 	}
-	h := w.Header()
-	for k, vs := range reply.Header {
-		h[k] = append([]string(nil), vs...)
-	}
-	if reply.RetryAfter != "" {
-		h.Set("Retry-After", reply.RetryAfter)
-	}
-	status := reply.Status
-	if status == 0 {
-		status = http.StatusOK
-	}
-
-	chunking := reply.Chunking
-	if chunking == nil {
-		chunking = &s.cfg.Chunking
-	}
+	setHeaders(w.Header(), reply.Header, reply.RetryAfter)
+	status := cmp.Or(reply.Status, http.StatusOK)
+	chunking := cmp.Or(reply.Chunking, &s.cfg.Chunking)
 	var body []byte
 	switch {
 	case reply.Body != nil && req.Stream && status == http.StatusOK:
@@ -553,15 +483,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest
 	default:
 		body = completionBody(req, reply)
 	}
-	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", "application/json")
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	if reply.Truncate {
-		body = body[:len(body)/2]
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	writeBody(w, status, body, reply.Truncate)
 }
 
 // hangup closes the client connection without a response.
@@ -739,9 +661,5 @@ func errorBody(message, typ, code, param string) []byte {
 }
 
 func writeError(w http.ResponseWriter, status int, message, typ, code, param string) {
-	body := errorBody(message, typ, code, param)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	writeBody(w, status, errorBody(message, typ, code, param), false)
 }
