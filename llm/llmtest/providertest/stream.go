@@ -22,15 +22,6 @@ import (
 // outside the Basic Multilingual Plane.
 const streamText = "Привет, \"мир\"!\nЭто — ответ ✓ with a \\ backslash,\ta tab and 😀."
 
-func newStreaming(t *testing.T, s Suite, url string, limits llm.StreamLimits, client *http.Client) llm.Provider {
-	t.Helper()
-	p, err := s.NewStreaming(url, Key, limits, client)
-	if err != nil {
-		t.Fatalf("NewStreaming: %v", err)
-	}
-	return p
-}
-
 // collector gathers what OnText receives, with the time of the first
 // piece.
 type collector struct {
@@ -79,7 +70,7 @@ func sameAnswer(got, want llm.Response) string {
 
 func testStreamMatchesPlain(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
-	p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, nil)
+	p := newProvider(t, s, f.URL(), Key, Options{})
 	f.Text(streamText, 0)
 	plain, err := p.Complete(context.Background(), userRequest("hi"))
 	if err != nil {
@@ -125,7 +116,7 @@ func testStreamBroken(t *testing.T, s Suite) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := s.Fake(t, false)
-			p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, nil)
+			p := newProvider(t, s, f.URL(), Key, Options{})
 			tc.queue(f)
 			var col collector
 			_, err := p.Complete(context.Background(), streamRequest(&col))
@@ -151,7 +142,7 @@ var fiftySeconds = strings.Repeat("word ", 50)
 func testStreamSlowAnswer(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
 	synctest.Test(t, func(t *testing.T) {
-		p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, &http.Client{Transport: llmtest.InProcess(f.Handler())})
+		p := newProvider(t, s, f.URL(), Key, Options{HTTPClient: &http.Client{Transport: llmtest.InProcess(f.Handler())}})
 		f.Stream(fiftySeconds, llmtest.Chunking{Piece: 5, Delay: time.Second})
 		var col collector
 		start := time.Now()
@@ -189,7 +180,7 @@ func testStreamTimeouts(t *testing.T, s Suite) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newStreaming(t, s, f.URL(), tc.limits, &http.Client{Transport: llmtest.InProcess(f.Handler())})
+				p := newProvider(t, s, f.URL(), Key, Options{Stream: tc.limits, HTTPClient: &http.Client{Transport: llmtest.InProcess(f.Handler())}})
 				f.Stream(tc.text, tc.c)
 				var col collector
 				req := streamRequest(&col)
@@ -218,7 +209,7 @@ func testStreamChain(t *testing.T, s Suite) {
 		client := &http.Client{Transport: llmtest.InProcess(f.Handler())}
 		var entries []llm.ChainEntry
 		for range 2 {
-			entries = append(entries, llm.ChainEntry{Provider: newStreaming(t, s, f.URL(), llm.StreamLimits{}, client)})
+			entries = append(entries, llm.ChainEntry{Provider: newProvider(t, s, f.URL(), Key, Options{HTTPClient: client})})
 		}
 		c, err := llm.NewChain(llm.ChainConfig{Entries: entries})
 		if err != nil {
@@ -295,7 +286,7 @@ func testStreamCassette(t *testing.T, s Suite) {
 		kind   llm.ErrorKind
 	}
 	run := func(rt http.RoundTripper) []outcome {
-		p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, &http.Client{Transport: rt})
+		p := newProvider(t, s, f.URL(), Key, Options{HTTPClient: &http.Client{Transport: rt}})
 		var out []outcome
 		for range 2 {
 			var o outcome
@@ -335,7 +326,7 @@ func testStreamCassette(t *testing.T, s Suite) {
 func testStreamReusesConnections(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
 	var dials atomic.Int64
-	p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, llmtest.CountingClient(&dials))
+	p := newProvider(t, s, f.URL(), Key, Options{HTTPClient: llmtest.CountingClient(&dials)})
 	for range 5 {
 		f.Stream("streamed", llmtest.Chunking{})
 		var col collector
