@@ -11,39 +11,21 @@ import (
 
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
 
 // Streaming specifics of the Messages API; what every provider must do is
 // in the conformance suite.
 
-// streamBoth answers req once plainly and once streamed for every
-// chunking, checks the Responses are the same, and returns what OnText
-// received on each streamed call.
+// streamBoth is providertest.StreamBoth with reply, streamed cut two ways.
 func streamBoth(t *testing.T, srv *llmtest.AnthropicServer, p *Provider, reply llmtest.AnthropicReply, req llm.Request) (llm.Response, []string) {
 	t.Helper()
-	srv.Enqueue(reply)
-	req.OnText = nil
-	plain, err := p.Complete(context.Background(), req)
-	if err != nil {
-		t.Fatalf("plain Complete: %v", err)
-	}
-	var texts []string
-	for _, c := range []llmtest.Chunking{{Piece: 1, WriteSize: 1}, {Piece: 6, WriteSize: 11}} {
+	queue := func(c *llmtest.Chunking) {
 		r := reply
-		r.Chunking = &c
+		r.Chunking = c
 		srv.Enqueue(r)
-		var pieces []string
-		req.OnText = func(s string) { pieces = append(pieces, s) }
-		got, err := p.Complete(context.Background(), req)
-		if err != nil {
-			t.Fatalf("streamed Complete (%+v): %v", c, err)
-		}
-		if !reflect.DeepEqual(got, plain) {
-			t.Errorf("streamed %+v\nwant     %+v", got, plain)
-		}
-		texts = append(texts, strings.Join(pieces, ""))
 	}
-	return plain, texts
+	return providertest.StreamBoth(t, p, queue, req, llmtest.Chunking{Piece: 1, WriteSize: 1}, llmtest.Chunking{Piece: 6, WriteSize: 11})
 }
 
 func TestStreamRequestBytes(t *testing.T) {

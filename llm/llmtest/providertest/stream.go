@@ -22,6 +22,36 @@ import (
 // outside the Basic Multilingual Plane.
 const streamText = "Привет, \"мир\"!\nЭто — ответ ✓ with a \\ backslash,\ta tab and 😀."
 
+// StreamBoth makes req on p once plainly and once streamed for every
+// chunking — queue queues the answer, cut as its argument says (nil for
+// the plain call) — checks each streamed Response is the plain one, and
+// returns the plain Response and what OnText received on each streamed
+// call.
+func StreamBoth(t *testing.T, p llm.Provider, queue func(*llmtest.Chunking), req llm.Request, chunkings ...llmtest.Chunking) (llm.Response, []string) {
+	t.Helper()
+	queue(nil)
+	req.OnText = nil
+	plain, err := p.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatalf("plain Complete: %v", err)
+	}
+	var texts []string
+	for _, c := range chunkings {
+		queue(&c)
+		var pieces []string
+		req.OnText = func(s string) { pieces = append(pieces, s) }
+		got, err := p.Complete(context.Background(), req)
+		if err != nil {
+			t.Fatalf("streamed Complete (%+v): %v", c, err)
+		}
+		if !reflect.DeepEqual(got, plain) {
+			t.Errorf("streamed %+v\nwant     %+v", got, plain)
+		}
+		texts = append(texts, strings.Join(pieces, ""))
+	}
+	return plain, texts
+}
+
 // collector gathers what OnText receives, with the time of the first
 // piece.
 type collector struct {
