@@ -236,12 +236,7 @@ func TestAnthropicServerValidation(t *testing.T) {
 			defer s.Close()
 			s.Enqueue(AnthropicReply{Text: "unused"})
 			resp, b, err := anthPost(t, s, "", tt.version, tt.body)
-			if err != nil || resp.StatusCode != 400 || !strings.Contains(string(b), "invalid_request_error") || !strings.Contains(string(b), tt.want) {
-				t.Errorf("got %v %s, want a 400 mentioning %q", err, b, tt.want)
-			}
-			if len(s.Requests()) != 1 {
-				t.Errorf("invalid request not recorded")
-			}
+			wantRejected(t, resp, b, err, len(s.Requests()), "invalid_request_error", tt.want)
 		})
 	}
 	// A well-formed round trip passes.

@@ -33,6 +33,28 @@ func post(t *testing.T, s *Server, key, payload string) (*http.Response, []byte,
 	return resp, b, err
 }
 
+// wantRejected checks the answer to a request the fake must refuse as
+// the API does: a 400 whose body holds each of want, the request recorded
+// all the same.
+func wantRejected(t *testing.T, resp *http.Response, body []byte, err error, recorded int, want ...string) {
+	t.Helper()
+	if err != nil || resp.StatusCode != 400 || !containsAll(string(body), want) {
+		t.Errorf("got %v %s, want a 400 mentioning %q", err, body, want)
+	}
+	if recorded != 1 {
+		t.Errorf("invalid request not recorded")
+	}
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
 func TestServerSuccessShapeAndRecording(t *testing.T) {
 	s := NewServer(ServerConfig{APIKey: "k"})
 	defer s.Close()
@@ -302,12 +324,7 @@ func TestServerToolTranscriptValidation(t *testing.T) {
 			defer s.Close()
 			s.Enqueue(HTTPReply{Content: "unused"})
 			resp, b, err := post(t, s, "", tt.body)
-			if err != nil || resp.StatusCode != 400 || !strings.Contains(string(b), tt.want) {
-				t.Errorf("got %v %s, want a 400 mentioning %q", err, b, tt.want)
-			}
-			if len(s.Requests()) != 1 {
-				t.Errorf("invalid request not recorded")
-			}
+			wantRejected(t, resp, b, err, len(s.Requests()), tt.want)
 		})
 	}
 	s := NewServer(ServerConfig{})
