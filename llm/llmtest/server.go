@@ -177,23 +177,6 @@ type ChatFunction struct {
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
-// wireRequest is the decoding form of ChatRequest.
-type wireRequest struct {
-	Model               string          `json:"model"`
-	Messages            []wireInMessage `json:"messages"`
-	ResponseFormat      *ResponseFormat `json:"response_format"`
-	Temperature         *float64        `json:"temperature"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Tools             []ChatTool      `json:"tools"`
-	ToolChoice        json.RawMessage `json:"tool_choice"`
-	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
-}
-
 type wireInMessage struct {
 	Role       string         `json:"role"`
 	Content    messageContent `json:"content"`
@@ -269,23 +252,22 @@ func decodeDataURL(url string) (ChatImage, error) {
 }
 
 func decodeRequest(body []byte) (*ChatRequest, error) {
-	var w wireRequest
+	req := &ChatRequest{}
+	// The fields of ChatRequest decode as they are; messages and
+	// stream_options, shadowing them, need their wire forms.
+	var w struct {
+		*ChatRequest
+		Messages      []wireInMessage `json:"messages"`
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	w.ChatRequest = req
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, err
 	}
-	req := &ChatRequest{
-		Model:               w.Model,
-		Messages:            make([]ChatMessage, len(w.Messages)),
-		ResponseFormat:      w.ResponseFormat,
-		Temperature:         w.Temperature,
-		MaxTokens:           w.MaxTokens,
-		MaxCompletionTokens: w.MaxCompletionTokens,
-		Stream:              w.Stream,
-		IncludeUsage:        w.StreamOptions != nil && w.StreamOptions.IncludeUsage,
-		Tools:               w.Tools,
-		ToolChoice:          w.ToolChoice,
-		ParallelToolCalls:   w.ParallelToolCalls,
-	}
+	req.IncludeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
+	req.Messages = make([]ChatMessage, len(w.Messages))
 	for i, m := range w.Messages {
 		req.Messages[i] = ChatMessage{Role: m.Role, Content: m.Content.text, Images: m.Content.images, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 	}
