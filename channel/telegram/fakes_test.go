@@ -467,6 +467,36 @@ func (h *harness) deliver(body string) {
 	}
 }
 
+// wantOneTurn waits for the background work to rest and checks that the
+// handler ran one turn, one reply went out and no item is left pending.
+func (h *harness) wantOneTurn(t *testing.T) {
+	t.Helper()
+	waitIdle()
+	if n := h.h.sideEffects(); n != 1 {
+		t.Errorf("handler ran %d turns, want 1", n)
+	}
+	if got := h.api.sentTexts(); len(got) != 1 {
+		t.Fatalf("sent %q, want one reply", got)
+	}
+	if p := h.inbox.pendingIDs(); len(p) != 0 {
+		t.Errorf("pending after processing: %q", p)
+	}
+}
+
+// noticeFor runs the channel on update, which must be answered with one
+// message and no turn, and returns that sendMessage call.
+func (h *harness) noticeFor(t *testing.T, update string) apiCall {
+	t.Helper()
+	h.start()
+	h.deliver(update)
+	waitFor(t, "the notice", func() bool { return len(h.api.sentTexts()) == 1 })
+	waitIdle()
+	if n := len(h.h.inbounds()); n != 0 {
+		t.Errorf("the update reached the handler %d times", n)
+	}
+	return h.api.callsOf("sendMessage")[0]
+}
+
 // waitFor polls cond every 5 ms until it holds or fails the test after
 // 5 s — of the bubble's clock, in a testing/synctest bubble, where the
 // channel's timers run as fast as the work allows.

@@ -79,15 +79,9 @@ func TestTurnErrorIsRetried(t *testing.T) {
 		h.start()
 		h.deliver(fixture(t, "text"))
 		waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) == 1 })
-		waitIdle()
-		if n := h.h.sideEffects(); n != 1 {
-			t.Errorf("side effects %d, want 1", n)
-		}
-		if got := h.api.sentTexts(); len(got) != 1 || got[0] != "ok: о чём эта задача?" {
+		h.wantOneTurn(t)
+		if got := h.api.sentTexts(); got[0] != "ok: о чём эта задача?" {
 			t.Errorf("sent %q", got)
-		}
-		if p := h.inbox.pendingIDs(); len(p) != 0 {
-			t.Errorf("pending: %q", p)
 		}
 	})
 }
@@ -349,14 +343,7 @@ func TestUnknownUserRefusedOnce(t *testing.T) {
 func TestEditedMessageIsNotProcessed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.start()
-		h.deliver(fixture(t, "edited"))
-		waitFor(t, "the notice", func() bool { return len(h.api.sentTexts()) == 1 })
-		waitIdle()
-		if n := len(h.h.inbounds()); n != 0 {
-			t.Errorf("an edit reached the handler %d times", n)
-		}
-		c := h.api.callsOf("sendMessage")[0]
+		c := h.noticeFor(t, fixture(t, "edited"))
 		if !strings.Contains(c.params["text"].(string), "новым сообщением") {
 			t.Errorf("notice = %q", c.params["text"])
 		}
@@ -370,15 +357,8 @@ func TestEditedMessageIsNotProcessed(t *testing.T) {
 func TestVoiceWithoutTranscription(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.start()
-		h.deliver(fixture(t, "voice"))
-		waitFor(t, "the notice", func() bool { return len(h.api.sentTexts()) == 1 })
-		waitIdle()
-		if got := h.api.sentTexts()[0]; got != say("ru", txtVoiceOff) {
+		if got := h.noticeFor(t, fixture(t, "voice")).params["text"]; got != say("ru", txtVoiceOff) {
 			t.Errorf("sent %q", got)
-		}
-		if n := len(h.h.inbounds()); n != 0 {
-			t.Errorf("handler got %d turns", n)
 		}
 	})
 }

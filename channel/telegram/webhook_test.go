@@ -130,16 +130,7 @@ func TestDuplicateUpdateSequential(t *testing.T) {
 		h.deliver(body)
 		waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) == 1 })
 		h.deliver(body) // Telegram redelivers after a lost 200
-		waitIdle()
-		if n := h.h.sideEffects(); n != 1 {
-			t.Errorf("handler ran %d turns, want 1", n)
-		}
-		if got := h.api.sentTexts(); len(got) != 1 {
-			t.Errorf("sent %q, want one reply", got)
-		}
-		if p := h.inbox.pendingIDs(); len(p) != 0 {
-			t.Errorf("pending after processing: %q", p)
-		}
+		h.wantOneTurn(t)
 	})
 }
 
@@ -160,13 +151,7 @@ func TestDuplicateUpdateConcurrent(t *testing.T) {
 			}
 		}
 		waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) >= 1 })
-		waitIdle()
-		if n := h.h.sideEffects(); n != 1 {
-			t.Errorf("handler ran %d turns, want 1", n)
-		}
-		if got := h.api.sentTexts(); len(got) != 1 {
-			t.Errorf("sent %q, want one reply", got)
-		}
+		h.wantOneTurn(t)
 	})
 }
 
@@ -206,10 +191,7 @@ func TestWebhookInboxDown(t *testing.T) {
 		h.deliver(body) // Telegram's retry
 		h.deliver(body) // and one more, answered 200 and ignored
 		waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) == 1 })
-		waitIdle()
-		if n := h.h.sideEffects(); n != 1 || len(h.api.sentTexts()) != 1 {
-			t.Errorf("turns %d, replies %q; want one of each", n, h.api.sentTexts())
-		}
+		h.wantOneTurn(t)
 	})
 }
 
