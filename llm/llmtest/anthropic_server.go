@@ -416,16 +416,9 @@ func checkImageBlock(role string, b AnthropicBlock) string {
 	return ""
 }
 
-func isBlankText(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// isBlankText reports whether s has nothing but the whitespace the API
+// does not count as text.
+func isBlankText(s string) bool { return strings.Trim(s, " \t\n\r") == "" }
 
 // AnthropicServer is a loopback fake of the Anthropic Messages API. It
 // answers POST /v1/messages from a queue of scripted replies (then from
