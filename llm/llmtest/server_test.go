@@ -33,6 +33,21 @@ func post(t *testing.T, s *Server, key, payload string) (*http.Response, []byte,
 	return resp, b, err
 }
 
+// wantDelayCut sends req, whose reply waits 5 s, with a client that gives
+// up after 30 ms, and checks the call ends then.
+func wantDelayCut(t *testing.T, client *http.Client, req *http.Request) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(req.Context(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := client.Do(req.WithContext(ctx)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("delayed: err = %v", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("delay did not end with the client")
+	}
+}
+
 // wantRejected checks the answer to a request the fake must refuse as
 // the API does: a 400 whose body holds each of want, the request recorded
 // all the same.
@@ -165,16 +180,8 @@ func TestServerDelayAndRespond(t *testing.T) {
 	defer s.Close()
 	s.Enqueue(HTTPReply{Content: "late", Delay: 5 * time.Second})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/chat/completions", strings.NewReader(body))
-	start := time.Now()
-	if _, err := s.Client().Do(req); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("delayed: err = %v", err)
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Errorf("delay did not end with the client")
-	}
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/chat/completions", strings.NewReader(body))
+	wantDelayCut(t, s.Client(), req)
 
 	_, b, err := post(t, s, "", body)
 	if err != nil || !strings.Contains(string(b), `"content":"hi m1"`) {
