@@ -514,7 +514,7 @@ func (s *AnthropicServer) answer(w http.ResponseWriter, r *http.Request, req *An
 		return
 	}
 	if reply.Hangup {
-		hangup(w)
+		closeConnection(w, false)
 		return
 	}
 	setHeaders(w.Header(), reply.Header, reply.RetryAfter)

@@ -439,12 +439,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest
 	if reply.Delay > 0 && !pause(r, reply.Delay) {
 		return
 	}
-	if reply.Hangup {
-		hangup(w)
-		return
-	}
-	if reply.Reset {
-		resetConnection(w)
+	if reply.Hangup || reply.Reset {
+		closeConnection(w, !reply.Hangup)
 		return
 	}
 	setHeaders(w.Header(), reply.Header, reply.RetryAfter)
@@ -468,8 +464,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest
 	writeBody(w, status, body, reply.Truncate)
 }
 
-// hangup closes the client connection without a response.
-func hangup(w http.ResponseWriter) {
+// closeConnection takes the client connection from w and closes it
+// without a response: with reset, by a TCP reset (RST) instead of FIN, so
+// the client sees "connection reset by peer".
+func closeConnection(w http.ResponseWriter, reset bool) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		panic(http.ErrAbortHandler)
@@ -478,21 +476,8 @@ func hangup(w http.ResponseWriter) {
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	_ = conn.Close()
-}
-
-// resetConnection aborts the client connection with a TCP reset.
-func resetConnection(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic(http.ErrAbortHandler)
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler)
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0) // close sends RST instead of FIN
+	if tc, ok := conn.(*net.TCPConn); ok && reset {
+		_ = tc.SetLinger(0)
 	}
 	_ = conn.Close()
 }
