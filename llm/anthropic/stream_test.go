@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -97,10 +96,7 @@ func TestStreamErrorEvent(t *testing.T) {
 		srv, p := newTest(t, Config{})
 		srv.Enqueue(llmtest.AnthropicReply{Text: "partial answer", ErrorType: tc.typ, ErrorMessage: "stream failed: " + testKey,
 			Chunking: &llmtest.Chunking{ErrorAfter: 4}})
-		var got []string
-		req := userRequest("hi")
-		req.OnText = func(s string) { got = append(got, s) }
-		_, err := p.Complete(context.Background(), req)
+		_, got, err := providertest.CompleteStreamed(p, userRequest("hi"))
 		e := asLLMError(t, err, p)
 		if e.Kind != tc.kind || !strings.Contains(e.Message, "stream failed") {
 			t.Errorf("%s: error %v, want %s", tc.typ, err, tc.kind)
@@ -115,10 +111,7 @@ func TestStreamIgnoredByServer(t *testing.T) {
 	srv, p := newTest(t, Config{})
 	srv.Enqueue(llmtest.AnthropicReply{Body: []byte(`{"type":"message","model":"m","content":[{"type":"text","text":"whole"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`),
 		Header: http.Header{"Content-Type": {"application/json"}}})
-	var got []string
-	req := userRequest("hi")
-	req.OnText = func(s string) { got = append(got, s) }
-	resp, err := p.Complete(context.Background(), req)
+	resp, got, err := providertest.CompleteStreamed(p, userRequest("hi"))
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}

@@ -32,9 +32,8 @@ func TestStreamRequestBytes(t *testing.T) {
 			if _, err := p.Complete(context.Background(), req); err != nil {
 				t.Fatalf("plain Complete: %v", err)
 			}
-			var got []string
-			req.OnText = func(s string) { got = append(got, s) }
-			if _, err := p.Complete(context.Background(), req); err != nil {
+			_, got, err := providertest.CompleteStreamed(p, req)
+			if err != nil {
 				t.Fatalf("streamed Complete: %v", err)
 			}
 			plain, streamed := srv.Requests()[0], srv.Requests()[1]
@@ -106,10 +105,7 @@ func TestStreamIgnoredByServer(t *testing.T) {
 	srv, p := newTest(t, Config{})
 	srv.Enqueue(llmtest.HTTPReply{Body: []byte(`{"model":"m","choices":[{"message":{"content":"whole"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`),
 		Header: http.Header{"Content-Type": {"application/json"}}})
-	var got []string
-	req := userRequest("hi")
-	req.OnText = func(s string) { got = append(got, s) }
-	resp, err := p.Complete(context.Background(), req)
+	resp, got, err := providertest.CompleteStreamed(p, userRequest("hi"))
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}

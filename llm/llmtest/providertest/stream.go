@@ -22,6 +22,15 @@ import (
 // outside the Basic Multilingual Plane.
 const streamText = "Привет, \"мир\"!\nЭто — ответ ✓ with a \\ backslash,\ta tab and 😀."
 
+// CompleteStreamed calls p with req and OnText set, and returns what
+// Complete returned and what OnText received, in order.
+func CompleteStreamed(p llm.Provider, req llm.Request) (llm.Response, []string, error) {
+	var got []string
+	req.OnText = func(s string) { got = append(got, s) }
+	resp, err := p.Complete(context.Background(), req)
+	return resp, got, err
+}
+
 // StreamBoth makes req on p once plainly and once streamed for every
 // chunking — queue queues the answer, cut as its argument says (nil for
 // the plain call) — checks each streamed Response is the plain one, and
