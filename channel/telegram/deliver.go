@@ -266,25 +266,31 @@ func verdictText(v verdict, lang string) string {
 }
 
 // answerEarly answers a callback query as soon as it is read, so the
-// button stops spinning even while an earlier turn of the user runs.
+// button stops spinning even while an earlier turn of the user runs. The
+// caller has marked the item answered (see fetch).
 func (c *Channel) answerEarly(ctx context.Context, itemID string, q *callbackQuery) {
 	lang := pickLang(q.From.LanguageCode, c.cfg.Language)
 	if id, ok := c.cfg.Identify(q.From.ID); ok {
 		lang = pickLang(id.Language, q.From.LanguageCode, c.cfg.Language)
 	}
-	c.answerOnce(ctx, itemID, q.ID, verdictText(c.buttonVerdict(q), lang))
+	c.answerCallback(ctx, itemID, q.ID, verdictText(c.buttonVerdict(q), lang))
 }
 
 // answerOnce calls answerCallbackQuery unless the item was answered
-// already. Errors (an old query) are only logged: the answer is cosmetic.
+// already.
 func (c *Channel) answerOnce(ctx context.Context, itemID, queryID, text string) {
 	c.mu.Lock()
 	done := c.answered[itemID]
 	c.answered[itemID] = true
 	c.mu.Unlock()
-	if done {
-		return
+	if !done {
+		c.answerCallback(ctx, itemID, queryID, text)
 	}
+}
+
+// answerCallback calls answerCallbackQuery. Errors (an old query) are
+// only logged: the answer is cosmetic.
+func (c *Channel) answerCallback(ctx context.Context, itemID, queryID, text string) {
 	if err := c.api.answerCallback(ctx, queryID, text); err != nil {
 		c.cfg.Logger.Debug("telegram: answerCallbackQuery failed", "item", itemID, "err", err)
 	}

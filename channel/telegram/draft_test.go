@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/arbiterhq/arbiter/chat"
 )
@@ -43,42 +44,44 @@ func (d *draftHandler) draftShows(text string) {
 // it is written — and the reply's sendMessage follows the last draft; in
 // a group no draft is sent.
 func TestDraftThenMessage(t *testing.T) {
-	h := newHarness(t, nil)
-	h.h.reply = func(in chat.Inbound) chat.Outbound { return chat.Outbound{Say: "в группе"} }
-	h.ch.cfg.Handler = &draftHandler{recorder: h.h, t: t, api: h.api}
-	h.start()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.h.reply = func(in chat.Inbound) chat.Outbound { return chat.Outbound{Say: "в группе"} }
+		h.ch.cfg.Handler = &draftHandler{recorder: h.h, t: t, api: h.api}
+		h.start()
 
-	h.deliver(textUpdate(1, 1001, 1001, 10, "что в почте?"))
-	waitFor(t, "the reply", func() bool {
-		return strings.Contains(strings.Join(h.api.sentTexts(), "\n"), "Первое — от Анны.")
+		h.deliver(textUpdate(1, 1001, 1001, 10, "что в почте?"))
+		waitFor(t, "the reply", func() bool {
+			return strings.Contains(strings.Join(h.api.sentTexts(), "\n"), "Первое — от Анны.")
+		})
+		var id any
+		last := -1
+		calls := h.api.allCalls()
+		for i, c := range calls {
+			if c.method != "sendMessageDraft" {
+				continue
+			}
+			if c.params["chat_id"] != float64(1001) || c.params["draft_id"] == float64(0) || (id != nil && c.params["draft_id"] != id) {
+				t.Errorf("draft %v: want chat 1001 and one non-zero draft id", c.params)
+			}
+			id, last = c.params["draft_id"], i
+		}
+		final := -1
+		for i, c := range calls {
+			if c.method == "sendMessage" && c.params["text"] == "Нашёл два письма. Первое — от Анны." {
+				final = i
+			}
+		}
+		if last < 0 || final < last {
+			t.Errorf("the last draft is call %d, the reply's sendMessage call %d: %v", last, final, calls)
+		}
+
+		h.deliver(textUpdate(2, -1001555000111, 1001, 11, "@arbiter_bot что в почте?"))
+		waitFor(t, "the group's reply", func() bool { return strings.Contains(strings.Join(h.api.sentTexts(), "\n"), "в группе") })
+		for _, c := range h.api.callsOf("sendMessageDraft") {
+			if c.params["chat_id"] != float64(1001) {
+				t.Errorf("a draft in a group: %v", c.params)
+			}
+		}
 	})
-	var id any
-	last := -1
-	calls := h.api.allCalls()
-	for i, c := range calls {
-		if c.method != "sendMessageDraft" {
-			continue
-		}
-		if c.params["chat_id"] != float64(1001) || c.params["draft_id"] == float64(0) || (id != nil && c.params["draft_id"] != id) {
-			t.Errorf("draft %v: want chat 1001 and one non-zero draft id", c.params)
-		}
-		id, last = c.params["draft_id"], i
-	}
-	final := -1
-	for i, c := range calls {
-		if c.method == "sendMessage" && c.params["text"] == "Нашёл два письма. Первое — от Анны." {
-			final = i
-		}
-	}
-	if last < 0 || final < last {
-		t.Errorf("the last draft is call %d, the reply's sendMessage call %d: %v", last, final, calls)
-	}
-
-	h.deliver(textUpdate(2, -1001555000111, 1001, 11, "@arbiter_bot что в почте?"))
-	waitFor(t, "the group's reply", func() bool { return strings.Contains(strings.Join(h.api.sentTexts(), "\n"), "в группе") })
-	for _, c := range h.api.callsOf("sendMessageDraft") {
-		if c.params["chat_id"] != float64(1001) {
-			t.Errorf("a draft in a group: %v", c.params)
-		}
-	}
 }

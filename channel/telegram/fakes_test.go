@@ -14,10 +14,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -93,12 +95,13 @@ func (f *fakeInbox) count() int {
 	return len(f.items)
 }
 
-// fakeAPI is a loopback Bot API server that records the calls it gets and
-// answers with the real JSON shapes.
+// fakeAPI is a Bot API server, served in process through client (no
+// socket, so that tests can run in a testing/synctest bubble), that
+// records the calls it gets and answers with the real JSON shapes.
 type fakeAPI struct {
-	t     *testing.T
-	srv   *httptest.Server
-	token string
+	t      *testing.T
+	client *http.Client
+	token  string
 
 	mu      sync.Mutex
 	calls   []apiCall
@@ -115,10 +118,12 @@ type apiCall struct {
 
 const testToken = "123456:ABC-test_token"
 
+// fakeAPIURL is the base URL of every fakeAPI; its client never dials it.
+const fakeAPIURL = "http://api.telegram.test"
+
 func newFakeAPI(t *testing.T) *fakeAPI {
 	f := &fakeAPI{t: t, token: testToken, nextMsg: 5000, fail: map[string][]int{}, files: map[string]string{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.client = &http.Client{Transport: llmtest.InProcess(http.HandlerFunc(f.serve))}
 	return f
 }
 
@@ -375,7 +380,6 @@ type harness struct {
 	api   *fakeAPI
 	inbox *fakeInbox
 	h     *recorder
-	hook  *httptest.Server
 }
 
 func newHarness(t *testing.T, mod func(*Config)) *harness {
@@ -387,7 +391,8 @@ func newHarnessWith(t *testing.T, api *fakeAPI, inbox *fakeInbox, h *recorder, m
 	t.Helper()
 	cfg := Config{
 		Token:        testToken,
-		APIBaseURL:   api.srv.URL,
+		APIBaseURL:   fakeAPIURL,
+		HTTPClient:   api.client,
 		SecretToken:  testSecret,
 		PublicURL:    "https://bot.example.com",
 		Handler:      h,
@@ -406,9 +411,7 @@ func newHarnessWith(t *testing.T, api *fakeAPI, inbox *fakeInbox, h *recorder, m
 	if err != nil {
 		t.Fatal(err)
 	}
-	hook := httptest.NewServer(ch)
-	t.Cleanup(hook.Close)
-	return &harness{t: t, ch: ch, api: api, inbox: inbox, h: h, hook: hook}
+	return &harness{t: t, ch: ch, api: api, inbox: inbox, h: h}
 }
 
 // start runs the channel; the returned func stops it and waits.
@@ -435,24 +438,25 @@ func (h *harness) start() (stop func()) {
 	return stop
 }
 
+// webhook serves one request of method to the channel's webhook, with
+// secrets as the secret token headers, and returns the answer's status.
+func (h *harness) webhook(method, body string, secrets ...string) int {
+	req := httptest.NewRequest(method, "/", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for _, s := range secrets {
+		req.Header.Add("X-Telegram-Bot-Api-Secret-Token", s)
+	}
+	rec := httptest.NewRecorder()
+	h.ch.ServeHTTP(rec, req)
+	return rec.Code
+}
+
 // post delivers body to the webhook with the given secret ("" = none).
 func (h *harness) post(body, secret string) int {
-	h.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, h.hook.URL, strings.NewReader(body))
-	if err != nil {
-		h.t.Fatal(err)
+	if secret == "" {
+		return h.webhook(http.MethodPost, body)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if secret != "" {
-		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
+	return h.webhook(http.MethodPost, body, secret)
 }
 
 // deliver posts body with the right secret and wants 200.
@@ -463,7 +467,39 @@ func (h *harness) deliver(body string) {
 	}
 }
 
-// waitFor polls cond until it holds or fails the test after 5 s.
+// wantOneTurn waits for the background work to rest and checks that the
+// handler ran one turn, one reply went out and no item is left pending.
+func (h *harness) wantOneTurn(t *testing.T) {
+	t.Helper()
+	waitIdle()
+	if n := h.h.sideEffects(); n != 1 {
+		t.Errorf("handler ran %d turns, want 1", n)
+	}
+	if got := h.api.sentTexts(); len(got) != 1 {
+		t.Fatalf("sent %q, want one reply", got)
+	}
+	if p := h.inbox.pendingIDs(); len(p) != 0 {
+		t.Errorf("pending after processing: %q", p)
+	}
+}
+
+// noticeFor runs the channel on update, which must be answered with one
+// message and no turn, and returns that sendMessage call.
+func (h *harness) noticeFor(t *testing.T, update string) apiCall {
+	t.Helper()
+	h.start()
+	h.deliver(update)
+	waitFor(t, "the notice", func() bool { return len(h.api.sentTexts()) == 1 })
+	waitIdle()
+	if n := len(h.h.inbounds()); n != 0 {
+		t.Errorf("the update reached the handler %d times", n)
+	}
+	return h.api.callsOf("sendMessage")[0]
+}
+
+// waitFor polls cond every 5 ms until it holds or fails the test after
+// 5 s — of the bubble's clock, in a testing/synctest bubble, where the
+// channel's timers run as fast as the work allows.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -475,8 +511,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// settleFor lets background work run, for "nothing else happens" checks.
-func settleFor() { time.Sleep(150 * time.Millisecond) }
+// waitIdle lets 150 ms of the bubble's time pass and waits for the
+// background work to rest, for "nothing else happens" checks. It must run
+// in a testing/synctest bubble.
+func waitIdle() {
+	time.Sleep(150 * time.Millisecond)
+	synctest.Wait()
+}
 
 func fixture(t testing.TB, name string) string {
 	t.Helper()

@@ -203,7 +203,10 @@ func (c *Channel) fetch(ctx context.Context) {
 			c.queues[it.OrderKey] = q
 		}
 		c.insert(q, e)
-		if u := e.members[0].u; !e.batch && u.CallbackQuery != nil {
+		if u := e.members[0].u; !e.batch && u.CallbackQuery != nil && !c.answered[e.id] {
+			// Marked now, not when the answer goes: the item's turn may
+			// run and finish before that, and must not answer it again.
+			c.answered[e.id] = true
 			c.workers.Go(func() { c.answerEarly(ctx, e.id, u.CallbackQuery) })
 		}
 	}

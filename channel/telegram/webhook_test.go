@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -13,7 +14,7 @@ import (
 
 func TestNewValidates(t *testing.T) {
 	api := newFakeAPI(t)
-	base := Config{Token: testToken, APIBaseURL: api.srv.URL, Handler: newRecorder(), Inbox: newFakeInbox(), Identify: identify}
+	base := Config{Token: testToken, APIBaseURL: fakeAPIURL, HTTPClient: api.client, Handler: newRecorder(), Inbox: newFakeInbox(), Identify: identify}
 	tests := []struct {
 		name string
 		mod  func(*Config)
@@ -60,17 +61,8 @@ func TestWebhookSecret(t *testing.T) {
 		{"two headers", []string{testSecret, testSecret}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, h.hook.URL, strings.NewReader(body))
-			for _, v := range tt.headers {
-				req.Header.Add("X-Telegram-Bot-Api-Secret-Token", v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusUnauthorized {
-				t.Errorf("status %d, want 401", resp.StatusCode)
+			if status := h.webhook(http.MethodPost, body, tt.headers...); status != http.StatusUnauthorized {
+				t.Errorf("status %d, want 401", status)
 			}
 		})
 	}
@@ -116,155 +108,146 @@ func TestWebhookRejectsBadBodies(t *testing.T) {
 	if n := h.inbox.count(); n != 0 {
 		t.Errorf("%d items accepted from bad or ignored bodies", n)
 	}
-	req, _ := http.NewRequest(http.MethodGet, h.hook.URL, nil)
-	req.Header.Set("X-Telegram-Bot-Api-Secret-Token", testSecret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("GET: status %d, want 405", resp.StatusCode)
+	if status := h.webhook(http.MethodGet, "", testSecret); status != http.StatusMethodNotAllowed {
+		t.Errorf("GET: status %d, want 405", status)
 	}
 }
 
 func TestWebhookDisabledWhenPolling(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Mode = ModePolling })
-	if got := h.post(fixture(t, "text"), testSecret); got != http.StatusNotFound {
-		t.Errorf("status %d, want 404", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, func(c *Config) { c.Mode = ModePolling })
+		if got := h.post(fixture(t, "text"), testSecret); got != http.StatusNotFound {
+			t.Errorf("status %d, want 404", got)
+		}
+	})
 }
 
 func TestDuplicateUpdateSequential(t *testing.T) {
-	h := newHarness(t, nil)
-	h.start()
-	body := fixture(t, "text")
-	h.deliver(body)
-	waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) == 1 })
-	h.deliver(body) // Telegram redelivers after a lost 200
-	settleFor()
-	if n := h.h.sideEffects(); n != 1 {
-		t.Errorf("handler ran %d turns, want 1", n)
-	}
-	if got := h.api.sentTexts(); len(got) != 1 {
-		t.Errorf("sent %q, want one reply", got)
-	}
-	if p := h.inbox.pendingIDs(); len(p) != 0 {
-		t.Errorf("pending after processing: %q", p)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.start()
+		body := fixture(t, "text")
+		h.deliver(body)
+		waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) == 1 })
+		h.deliver(body) // Telegram redelivers after a lost 200
+		h.wantOneTurn(t)
+	})
 }
 
 func TestDuplicateUpdateConcurrent(t *testing.T) {
-	h := newHarness(t, nil)
-	h.start()
-	body := fixture(t, "text")
-	var wg sync.WaitGroup
-	codes := make([]int, 12)
-	for i := range codes {
-		wg.Go(func() { codes[i] = h.post(body, testSecret) })
-	}
-	wg.Wait()
-	for i, c := range codes {
-		if c != http.StatusOK {
-			t.Errorf("delivery %d: status %d, want 200", i, c)
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.start()
+		body := fixture(t, "text")
+		var wg sync.WaitGroup
+		codes := make([]int, 12)
+		for i := range codes {
+			wg.Go(func() { codes[i] = h.post(body, testSecret) })
 		}
-	}
-	waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) >= 1 })
-	settleFor()
-	if n := h.h.sideEffects(); n != 1 {
-		t.Errorf("handler ran %d turns, want 1", n)
-	}
-	if got := h.api.sentTexts(); len(got) != 1 {
-		t.Errorf("sent %q, want one reply", got)
-	}
+		wg.Wait()
+		for i, c := range codes {
+			if c != http.StatusOK {
+				t.Errorf("delivery %d: status %d, want 200", i, c)
+			}
+		}
+		waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) >= 1 })
+		h.wantOneTurn(t)
+	})
 }
 
 func TestWebhookAnswersWhileTurnRuns(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.TypingDelay = 30 * time.Millisecond })
-	release := make(chan struct{})
-	h.h.block = func(chat.Inbound) { <-release }
-	h.start()
-	defer close(release)
-	for i := range 3 {
-		start := time.Now()
-		h.deliver(textUpdate(int64(200+i), 1001, 1001, int64(10+i), fmt.Sprintf("сообщение %d", i)))
-		if d := time.Since(start); d > 500*time.Millisecond {
-			t.Errorf("webhook took %v while a turn was running, want well under 1 s", d)
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, func(c *Config) { c.TypingDelay = 30 * time.Millisecond })
+		release := make(chan struct{})
+		h.h.block = func(chat.Inbound) { <-release }
+		h.start()
+		defer close(release)
+		for i := range 3 {
+			start := time.Now()
+			h.deliver(textUpdate(int64(200+i), 1001, 1001, int64(10+i), fmt.Sprintf("сообщение %d", i)))
+			if d := time.Since(start); d > 500*time.Millisecond {
+				t.Errorf("webhook took %v while a turn was running, want well under 1 s", d)
+			}
 		}
-	}
-	waitFor(t, "typing while the turn runs", func() bool { return len(h.api.callsOf("sendChatAction")) > 0 })
-	a := h.api.callsOf("sendChatAction")[0]
-	if a.params["action"] != "typing" || a.params["chat_id"] != float64(1001) {
-		t.Errorf("sendChatAction params = %v", a.params)
-	}
+		waitFor(t, "typing while the turn runs", func() bool { return len(h.api.callsOf("sendChatAction")) > 0 })
+		a := h.api.callsOf("sendChatAction")[0]
+		if a.params["action"] != "typing" || a.params["chat_id"] != float64(1001) {
+			t.Errorf("sendChatAction params = %v", a.params)
+		}
+	})
 }
 
 func TestWebhookInboxDown(t *testing.T) {
-	h := newHarness(t, nil)
-	h.start()
-	h.inbox.mu.Lock()
-	h.inbox.acceptErrs = 1
-	h.inbox.mu.Unlock()
-	body := fixture(t, "text")
-	if got := h.post(body, testSecret); got != http.StatusServiceUnavailable {
-		t.Fatalf("status %d with the inbox down, want 503", got)
-	}
-	h.deliver(body) // Telegram's retry
-	h.deliver(body) // and one more, answered 200 and ignored
-	waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) == 1 })
-	settleFor()
-	if n := h.h.sideEffects(); n != 1 || len(h.api.sentTexts()) != 1 {
-		t.Errorf("turns %d, replies %q; want one of each", n, h.api.sentTexts())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.start()
+		h.inbox.mu.Lock()
+		h.inbox.acceptErrs = 1
+		h.inbox.mu.Unlock()
+		body := fixture(t, "text")
+		if got := h.post(body, testSecret); got != http.StatusServiceUnavailable {
+			t.Fatalf("status %d with the inbox down, want 503", got)
+		}
+		h.deliver(body) // Telegram's retry
+		h.deliver(body) // and one more, answered 200 and ignored
+		waitFor(t, "the reply", func() bool { return len(h.api.sentTexts()) == 1 })
+		h.wantOneTurn(t)
+	})
 }
 
 func TestRunRegistersWebhook(t *testing.T) {
-	h := newHarness(t, nil)
-	h.start()
-	waitFor(t, "setWebhook", func() bool { return len(h.api.callsOf("setWebhook")) == 1 })
-	p := h.api.callsOf("setWebhook")[0].params
-	if p["url"] != "https://bot.example.com/telegram/webhook" || p["secret_token"] != testSecret {
-		t.Errorf("setWebhook params = %v", p)
-	}
-	if got := fmt.Sprint(p["allowed_updates"]); got != "[message edited_message callback_query]" {
-		t.Errorf("allowed_updates = %s", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.start()
+		waitFor(t, "setWebhook", func() bool { return len(h.api.callsOf("setWebhook")) == 1 })
+		p := h.api.callsOf("setWebhook")[0].params
+		if p["url"] != "https://bot.example.com/telegram/webhook" || p["secret_token"] != testSecret {
+			t.Errorf("setWebhook params = %v", p)
+		}
+		if got := fmt.Sprint(p["allowed_updates"]); got != "[message edited_message callback_query]" {
+			t.Errorf("allowed_updates = %s", got)
+		}
+	})
 }
 
 func TestRunFailsOnRejectedWebhook(t *testing.T) {
-	h := newHarness(t, nil)
-	h.api.failNext("setWebhook", 401)
-	done := make(chan error, 1)
-	go func() { done <- h.ch.Run(t.Context()) }()
-	select {
-	case err := <-done:
-		if err == nil || strings.Contains(err.Error(), testToken) {
-			t.Errorf("Run = %v; want an error without the token", err)
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.api.failNext("setWebhook", 401)
+		done := make(chan error, 1)
+		go func() { done <- h.ch.Run(t.Context()) }()
+		select {
+		case err := <-done:
+			if err == nil || strings.Contains(err.Error(), testToken) {
+				t.Errorf("Run = %v; want an error without the token", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Run did not return on a rejected setWebhook")
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return on a rejected setWebhook")
-	}
+	})
 }
 
 func TestPolling(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Mode, c.PublicURL = ModePolling, "" })
-	h.api.mu.Lock()
-	h.api.updates = append(h.api.updates, []byte(fixture(t, "text")), []byte(textUpdate(100002, 1001, 1001, 1366, "и ещё")))
-	h.api.mu.Unlock()
-	h.start()
-	waitFor(t, "two replies", func() bool { return len(h.api.sentTexts()) == 2 })
-	if len(h.api.callsOf("deleteWebhook")) == 0 {
-		t.Error("polling started without deleteWebhook")
-	}
-	waitFor(t, "the offset to move on", func() bool {
-		for _, c := range h.api.callsOf("getUpdates") {
-			if c.params["offset"] == float64(100003) {
-				return true
-			}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, func(c *Config) { c.Mode, c.PublicURL = ModePolling, "" })
+		h.api.mu.Lock()
+		h.api.updates = append(h.api.updates, []byte(fixture(t, "text")), []byte(textUpdate(100002, 1001, 1001, 1366, "и ещё")))
+		h.api.mu.Unlock()
+		h.start()
+		waitFor(t, "two replies", func() bool { return len(h.api.sentTexts()) == 2 })
+		if len(h.api.callsOf("deleteWebhook")) == 0 {
+			t.Error("polling started without deleteWebhook")
 		}
-		return false
+		waitFor(t, "the offset to move on", func() bool {
+			for _, c := range h.api.callsOf("getUpdates") {
+				if c.params["offset"] == float64(100003) {
+					return true
+				}
+			}
+			return false
+		})
+		if n := h.h.sideEffects(); n != 2 {
+			t.Errorf("handler ran %d turns, want 2", n)
+		}
 	})
-	if n := h.h.sideEffects(); n != 2 {
-		t.Errorf("handler ran %d turns, want 2", n)
-	}
 }

@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/textproto"
@@ -152,39 +151,16 @@ func SharedHTTPClient() *http.Client { return sharedClient() }
 // environment variables (the SDK's ANTHROPIC_* variables included) and
 // makes no network calls.
 func New(cfg Config) (*Provider, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("anthropic: new provider: model is required")
+	set := wire.Settings{Model: cfg.Model, Name: cfg.Name, BaseURL: cfg.BaseURL, Protocol: cfg.Protocol, Timeout: cfg.Timeout, Stream: cfg.Stream}
+	if err := set.Check("anthropic", DefaultName, DefaultBaseURL, DefaultTimeout); err != nil {
+		return nil, err
 	}
-	if cfg.Name == "" {
-		cfg.Name = DefaultName
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if !wire.ValidBaseURL(cfg.BaseURL) {
-		return nil, fmt.Errorf("anthropic: new provider %s: base URL %q is not an absolute http(s) URL", cfg.Name, cfg.BaseURL)
-	}
-	switch cfg.Protocol {
-	case "":
-		cfg.Protocol = llm.ProtocolJSON
-	case llm.ProtocolJSON, llm.ProtocolTools:
-	default:
-		return nil, fmt.Errorf("anthropic: new provider %s: unknown protocol %q", cfg.Name, cfg.Protocol)
-	}
-	switch {
-	case cfg.Timeout == 0:
-		cfg.Timeout = DefaultTimeout
-	case cfg.Timeout < 0:
-		return nil, fmt.Errorf("anthropic: new provider %s: negative timeout %v", cfg.Name, cfg.Timeout)
-	}
+	cfg.Name, cfg.BaseURL, cfg.Protocol, cfg.Timeout = set.Name, set.BaseURL, set.Protocol, set.Timeout
 	switch {
 	case cfg.MaxTokens == 0:
 		cfg.MaxTokens = DefaultMaxTokens
 	case cfg.MaxTokens < 0:
 		return nil, fmt.Errorf("anthropic: new provider %s: negative max tokens %d", cfg.Name, cfg.MaxTokens)
-	}
-	if err := cfg.Stream.Check(); err != nil {
-		return nil, fmt.Errorf("anthropic: new provider %s: %w", cfg.Name, err)
 	}
 	if cfg.APIVersion == "" {
 		cfg.APIVersion = DefaultAPIVersion

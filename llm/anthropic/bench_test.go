@@ -33,27 +33,26 @@ func benchServer(b *testing.B) *llmtest.AnthropicServer {
 	return srv
 }
 
-// BenchmarkComplete measures one Provider.Complete through the SDK against
-// the loopback fake server (server CPU included).
-func BenchmarkComplete(b *testing.B) {
-	srv := benchServer(b)
-	p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "claude-bench"})
+// benchProvider is a provider against a benchServer.
+func benchProvider(b *testing.B) *Provider {
+	p, err := New(Config{BaseURL: benchServer(b).URL, APIKey: testKey, Model: "claude-bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	providertest.BenchComplete(b, p)
+	return p
+}
+
+// BenchmarkComplete measures one Provider.Complete through the SDK against
+// the loopback fake server (server CPU included).
+func BenchmarkComplete(b *testing.B) {
+	providertest.BenchComplete(b, benchProvider(b))
 }
 
 // BenchmarkCompleteStreamed is BenchmarkComplete with OnText set: the
 // same answer as a stream of events (16 runes of the decision's JSON per
 // delta, one write per event), put together again by the provider.
 func BenchmarkCompleteStreamed(b *testing.B) {
-	srv := benchServer(b)
-	p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "claude-bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	providertest.BenchCompleteStreamed(b, p)
+	providertest.BenchCompleteStreamed(b, benchProvider(b))
 }
 
 // BenchmarkBaselineNetHTTP makes the same call with plain net/http and

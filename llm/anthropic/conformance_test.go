@@ -1,9 +1,7 @@
 package anthropic
 
 import (
-	"net/http"
 	"testing"
-	"time"
 
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
@@ -12,11 +10,8 @@ import (
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Suite{
 		Fake: providertest.AnthropicFake,
-		New: func(baseURL, key string, timeout time.Duration) (llm.Provider, error) {
-			return New(Config{BaseURL: baseURL, APIKey: key, Model: "test-model", Timeout: timeout})
-		},
-		NewStreaming: func(baseURL, key string, limits llm.StreamLimits, client *http.Client) (llm.Provider, error) {
-			return New(Config{BaseURL: baseURL, APIKey: key, Model: "test-model", Stream: limits, HTTPClient: client})
+		New: func(baseURL, key string, o providertest.Options) (llm.Provider, error) {
+			return New(Config{BaseURL: baseURL, APIKey: key, Model: "test-model", Timeout: o.Timeout, Stream: o.Stream, HTTPClient: o.HTTPClient})
 		},
 	})
 }

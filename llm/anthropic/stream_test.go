@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -11,39 +10,21 @@ import (
 
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
 
 // Streaming specifics of the Messages API; what every provider must do is
 // in the conformance suite.
 
-// streamBoth answers req once plainly and once streamed for every
-// chunking, checks the Responses are the same, and returns what OnText
-// received on each streamed call.
+// streamBoth is providertest.StreamBoth with reply, streamed cut two ways.
 func streamBoth(t *testing.T, srv *llmtest.AnthropicServer, p *Provider, reply llmtest.AnthropicReply, req llm.Request) (llm.Response, []string) {
 	t.Helper()
-	srv.Enqueue(reply)
-	req.OnText = nil
-	plain, err := p.Complete(context.Background(), req)
-	if err != nil {
-		t.Fatalf("plain Complete: %v", err)
-	}
-	var texts []string
-	for _, c := range []llmtest.Chunking{{Piece: 1, WriteSize: 1}, {Piece: 6, WriteSize: 11}} {
+	queue := func(c *llmtest.Chunking) {
 		r := reply
-		r.Chunking = &c
+		r.Chunking = c
 		srv.Enqueue(r)
-		var pieces []string
-		req.OnText = func(s string) { pieces = append(pieces, s) }
-		got, err := p.Complete(context.Background(), req)
-		if err != nil {
-			t.Fatalf("streamed Complete (%+v): %v", c, err)
-		}
-		if !reflect.DeepEqual(got, plain) {
-			t.Errorf("streamed %+v\nwant     %+v", got, plain)
-		}
-		texts = append(texts, strings.Join(pieces, ""))
 	}
-	return plain, texts
+	return providertest.StreamBoth(t, p, queue, req, llmtest.Chunking{Piece: 1, WriteSize: 1}, llmtest.Chunking{Piece: 6, WriteSize: 11})
 }
 
 func TestStreamRequestBytes(t *testing.T) {
@@ -115,10 +96,7 @@ func TestStreamErrorEvent(t *testing.T) {
 		srv, p := newTest(t, Config{})
 		srv.Enqueue(llmtest.AnthropicReply{Text: "partial answer", ErrorType: tc.typ, ErrorMessage: "stream failed: " + testKey,
 			Chunking: &llmtest.Chunking{ErrorAfter: 4}})
-		var got []string
-		req := userRequest("hi")
-		req.OnText = func(s string) { got = append(got, s) }
-		_, err := p.Complete(context.Background(), req)
+		_, got, err := providertest.CompleteStreamed(p, userRequest("hi"))
 		e := asLLMError(t, err, p)
 		if e.Kind != tc.kind || !strings.Contains(e.Message, "stream failed") {
 			t.Errorf("%s: error %v, want %s", tc.typ, err, tc.kind)
@@ -133,10 +111,7 @@ func TestStreamIgnoredByServer(t *testing.T) {
 	srv, p := newTest(t, Config{})
 	srv.Enqueue(llmtest.AnthropicReply{Body: []byte(`{"type":"message","model":"m","content":[{"type":"text","text":"whole"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`),
 		Header: http.Header{"Content-Type": {"application/json"}}})
-	var got []string
-	req := userRequest("hi")
-	req.OnText = func(s string) { got = append(got, s) }
-	resp, err := p.Complete(context.Background(), req)
+	resp, got, err := providertest.CompleteStreamed(p, userRequest("hi"))
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}

@@ -2,15 +2,14 @@ package llmtest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -417,16 +416,9 @@ func checkImageBlock(role string, b AnthropicBlock) string {
 	return ""
 }
 
-func isBlankText(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// isBlankText reports whether s has nothing but the whitespace the API
+// does not count as text.
+func isBlankText(s string) bool { return strings.Trim(s, " \t\n\r") == "" }
 
 // AnthropicServer is a loopback fake of the Anthropic Messages API. It
 // answers POST /v1/messages from a queue of scripted replies (then from
@@ -447,21 +439,18 @@ type AnthropicServer struct {
 	// URL is the base URL clients use; requests go to URL + "/v1/messages".
 	URL string
 
-	cfg   AnthropicServerConfig
-	ts    *httptest.Server
-	count atomic.Int64
-	seq   atomic.Int64
-
-	mu       sync.Mutex
-	queue    []AnthropicReply
-	requests []*AnthropicRequest
-	cache    promptCache
+	cfg AnthropicServerConfig
+	ts  *httptest.Server
+	seq atomic.Int64
+	script[*AnthropicRequest, AnthropicReply]
+	cache promptCache // guarded by script.mu
 }
 
 // NewAnthropicServer starts an AnthropicServer on a loopback port. Call
 // Close when done.
 func NewAnthropicServer(cfg AnthropicServerConfig) *AnthropicServer {
 	s := &AnthropicServer{cfg: cfg}
+	s.skipRecording = cfg.SkipRecording
 	s.ts = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.ts.URL
 	return s
@@ -473,24 +462,10 @@ func (s *AnthropicServer) Close() { s.ts.Close() }
 // Client returns an http.Client configured for the server.
 func (s *AnthropicServer) Client() *http.Client { return s.ts.Client() }
 
-// Enqueue appends replies to the script; each valid request takes the next
-// one.
-func (s *AnthropicServer) Enqueue(replies ...AnthropicReply) {
-	s.mu.Lock()
-	s.queue = append(s.queue, replies...)
-	s.mu.Unlock()
-}
-
-// Requests returns the recorded requests in arrival order. The returned
-// values must not be modified.
-func (s *AnthropicServer) Requests() []*AnthropicRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*AnthropicRequest(nil), s.requests...)
-}
-
-// Count returns the number of HTTP requests received, malformed or not.
-func (s *AnthropicServer) Count() int { return int(s.count.Load()) }
+// anthropicScriptExhausted is the answer once the script and
+// AnthropicServerConfig.Respond are out of replies.
+var anthropicScriptExhausted = AnthropicReply{Status: http.StatusInternalServerError,
+	ErrorCode: "llmtest_script_exhausted", ErrorMessage: "llmtest: no scripted reply left"}
 
 func (s *AnthropicServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.count.Add(1)
@@ -515,93 +490,37 @@ func (s *AnthropicServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: unexpected value "+strconv.Quote(version), "")
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	req, body, err := readRequest(r, decodeAnthropicRequest)
 	if err != nil {
-		s.writeError(w, http.StatusBadRequest, "invalid_request_error", "read body: "+err.Error(), "")
-		return
-	}
-	req, err := decodeAnthropicRequest(body)
-	if err != nil {
-		s.writeError(w, http.StatusBadRequest, "invalid_request_error", "decode body: "+err.Error(), "")
+		s.writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error(), "")
 		return
 	}
 	if !s.cfg.SkipRecording {
 		req.Header = r.Header.Clone()
 		req.Body = body
 	}
-	invalid := req.validate(version)
-	var reply AnthropicReply
-	if invalid == "" {
-		var ok bool
-		if reply, ok = s.next(); !ok {
-			if s.cfg.Respond != nil {
-				reply = s.cfg.Respond(req)
-			} else {
-				reply = AnthropicReply{Status: http.StatusInternalServerError,
-					ErrorCode: "llmtest_script_exhausted", ErrorMessage: "llmtest: no scripted reply left"}
-			}
-		}
-	}
-	if !s.cfg.SkipRecording {
-		s.mu.Lock()
-		s.requests = append(s.requests, req)
-		s.mu.Unlock()
-	}
-	if invalid != "" {
+	if invalid := req.validate(version); invalid != "" {
+		s.record(req)
 		s.writeError(w, http.StatusBadRequest, "invalid_request_error", invalid, "")
 		return
 	}
+	reply := s.take(req, s.cfg.Respond, anthropicScriptExhausted)
+	s.record(req)
 	s.answer(w, r, req, &reply)
 }
 
-func (s *AnthropicServer) next() (AnthropicReply, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.queue) == 0 {
-		return AnthropicReply{}, false
-	}
-	r := s.queue[0]
-	s.queue[0] = AnthropicReply{}
-	s.queue = s.queue[1:]
-	return r, true
-}
-
 func (s *AnthropicServer) answer(w http.ResponseWriter, r *http.Request, req *AnthropicRequest, reply *AnthropicReply) {
-	if reply.Delay > 0 {
-		t := time.NewTimer(reply.Delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
-	}
-	if reply.Hangup {
-		hj, ok := w.(http.Hijacker)
-		if !ok {
-			panic(http.ErrAbortHandler)
-		}
-		conn, _, err := hj.Hijack()
-		if err != nil {
-			panic(http.ErrAbortHandler)
-		}
-		_ = conn.Close()
+	if reply.Delay > 0 && !pause(r, reply.Delay) {
 		return
 	}
-	h := w.Header()
-	for k, vs := range reply.Header {
-		h[k] = append([]string(nil), vs...)
+	if reply.Hangup {
+		closeConnection(w, false)
+		return
 	}
-	if reply.RetryAfter != "" {
-		h.Set("Retry-After", reply.RetryAfter)
-	}
-	status := reply.Status
-	if status == 0 {
-		status = http.StatusOK
-	}
+	setHeaders(w.Header(), reply.Header, reply.RetryAfter)
+	status := cmp.Or(reply.Status, http.StatusOK)
 	id := s.seq.Add(1)
-	h.Set("Request-Id", "req_llmtest_"+strconv.FormatInt(id, 10))
-
+	w.Header().Set("Request-Id", "req_llmtest_"+strconv.FormatInt(id, 10))
 	if s.cfg.PromptCache && reply.Usage == nil && status == http.StatusOK && reply.Body == nil {
 		s.mu.Lock()
 		in, read, created := s.cache.usage(req)
@@ -612,10 +531,7 @@ func (s *AnthropicServer) answer(w http.ResponseWriter, r *http.Request, req *An
 		}
 		reply.Usage = &AnthropicUsage{InputTokens: in, CacheReadInputTokens: read, CacheCreationInputTokens: created, OutputTokens: out + 1}
 	}
-	chunking := reply.Chunking
-	if chunking == nil {
-		chunking = &s.cfg.Chunking
-	}
+	chunking := cmp.Or(reply.Chunking, &s.cfg.Chunking)
 	var body []byte
 	switch {
 	case reply.Body != nil && req.Stream && status == http.StatusOK:
@@ -624,10 +540,7 @@ func (s *AnthropicServer) answer(w http.ResponseWriter, r *http.Request, req *An
 	case reply.Body != nil:
 		body = reply.Body
 	case status != http.StatusOK:
-		typ := reply.ErrorType
-		if typ == "" {
-			typ = AnthropicErrorType(status)
-		}
+		typ := cmp.Or(reply.ErrorType, AnthropicErrorType(status))
 		body = anthropicErrorBody(typ, reply.ErrorMessage, reply.ErrorCode, id)
 	case req.Stream:
 		m := anthropicMessage(req, reply, id)
@@ -636,15 +549,7 @@ func (s *AnthropicServer) answer(w http.ResponseWriter, r *http.Request, req *An
 	default:
 		body = anthropicMessageBody(req, reply, id)
 	}
-	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", "application/json")
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	if reply.Truncate {
-		body = body[:len(body)/2]
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	writeBody(w, status, body, reply.Truncate)
 }
 
 // AnthropicErrorType returns the error type the Messages API sends with an
@@ -788,14 +693,10 @@ func anthMarshal(v any) []byte {
 
 func (s *AnthropicServer) writeError(w http.ResponseWriter, status int, typ, message, code string) {
 	id := s.seq.Add(1)
-	body := anthropicErrorBody(typ, message, code, id)
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Request-Id", "req_llmtest_"+strconv.FormatInt(id, 10))
 	if status == http.StatusUnauthorized || status == http.StatusBadRequest {
 		h.Set("X-Should-Retry", "false")
 	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	writeBody(w, status, anthropicErrorBody(typ, message, code, id), false)
 }

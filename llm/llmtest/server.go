@@ -2,17 +2,16 @@ package llmtest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -178,23 +177,6 @@ type ChatFunction struct {
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
-// wireRequest is the decoding form of ChatRequest.
-type wireRequest struct {
-	Model               string          `json:"model"`
-	Messages            []wireInMessage `json:"messages"`
-	ResponseFormat      *ResponseFormat `json:"response_format"`
-	Temperature         *float64        `json:"temperature"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Tools             []ChatTool      `json:"tools"`
-	ToolChoice        json.RawMessage `json:"tool_choice"`
-	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
-}
-
 type wireInMessage struct {
 	Role       string         `json:"role"`
 	Content    messageContent `json:"content"`
@@ -270,23 +252,22 @@ func decodeDataURL(url string) (ChatImage, error) {
 }
 
 func decodeRequest(body []byte) (*ChatRequest, error) {
-	var w wireRequest
+	req := &ChatRequest{}
+	// The fields of ChatRequest decode as they are; messages and
+	// stream_options, shadowing them, need their wire forms.
+	var w struct {
+		*ChatRequest
+		Messages      []wireInMessage `json:"messages"`
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	w.ChatRequest = req
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, err
 	}
-	req := &ChatRequest{
-		Model:               w.Model,
-		Messages:            make([]ChatMessage, len(w.Messages)),
-		ResponseFormat:      w.ResponseFormat,
-		Temperature:         w.Temperature,
-		MaxTokens:           w.MaxTokens,
-		MaxCompletionTokens: w.MaxCompletionTokens,
-		Stream:              w.Stream,
-		IncludeUsage:        w.StreamOptions != nil && w.StreamOptions.IncludeUsage,
-		Tools:               w.Tools,
-		ToolChoice:          w.ToolChoice,
-		ParallelToolCalls:   w.ParallelToolCalls,
-	}
+	req.IncludeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
+	req.Messages = make([]ChatMessage, len(w.Messages))
 	for i, m := range w.Messages {
 		req.Messages[i] = ChatMessage{Role: m.Role, Content: m.Content.text, Images: m.Content.images, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 	}
@@ -387,18 +368,15 @@ type Server struct {
 	// URL is the base URL clients use, ending in "/v1".
 	URL string
 
-	cfg   ServerConfig
-	ts    *httptest.Server
-	count atomic.Int64
-
-	mu       sync.Mutex
-	queue    []HTTPReply
-	requests []*ChatRequest
+	cfg ServerConfig
+	ts  *httptest.Server
+	script[*ChatRequest, HTTPReply]
 }
 
 // NewServer starts a Server on a loopback port. Call Close when done.
 func NewServer(cfg ServerConfig) *Server {
 	s := &Server{cfg: cfg}
+	s.skipRecording = cfg.SkipRecording
 	s.ts = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.ts.URL + "/v1"
 	return s
@@ -410,23 +388,10 @@ func (s *Server) Close() { s.ts.Close() }
 // Client returns an http.Client configured for the server.
 func (s *Server) Client() *http.Client { return s.ts.Client() }
 
-// Enqueue appends replies to the script; each request takes the next one.
-func (s *Server) Enqueue(replies ...HTTPReply) {
-	s.mu.Lock()
-	s.queue = append(s.queue, replies...)
-	s.mu.Unlock()
-}
-
-// Requests returns the recorded requests in arrival order. The returned
-// values must not be modified.
-func (s *Server) Requests() []*ChatRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*ChatRequest(nil), s.requests...)
-}
-
-// Count returns the number of HTTP requests received, malformed or not.
-func (s *Server) Count() int { return int(s.count.Load()) }
+// scriptExhausted is the answer once the script and ServerConfig.Respond are
+// out of replies.
+var scriptExhausted = HTTPReply{Status: http.StatusInternalServerError, ErrorType: "server_error",
+	ErrorCode: "llmtest_script_exhausted", ErrorMessage: "llmtest: no scripted reply left"}
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.count.Add(1)
@@ -442,14 +407,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key", "")
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	req, body, err := readRequest(r, decodeRequest)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "read body: "+err.Error(), "invalid_request_error", "", "")
-		return
-	}
-	req, err := decodeRequest(body)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "decode body: "+err.Error(), "invalid_request_error", "", "")
+		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "", "")
 		return
 	}
 	if !s.cfg.SkipRecording {
@@ -457,29 +417,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		req.Body = body
 	}
 	if msg, param := req.validate(); msg != "" {
-		if !s.cfg.SkipRecording {
-			s.mu.Lock()
-			s.requests = append(s.requests, req)
-			s.mu.Unlock()
-		}
+		s.record(req)
 		writeError(w, http.StatusBadRequest, msg, "invalid_request_error", "", param)
 		return
 	}
-
-	reply, ok := s.next()
-	if !ok {
-		if s.cfg.Respond != nil {
-			reply = s.cfg.Respond(req)
-		} else {
-			reply = HTTPReply{Status: http.StatusInternalServerError, ErrorType: "server_error",
-				ErrorCode: "llmtest_script_exhausted", ErrorMessage: "llmtest: no scripted reply left"}
-		}
-	}
-	if !s.cfg.SkipRecording {
-		s.mu.Lock()
-		s.requests = append(s.requests, req)
-		s.mu.Unlock()
-	}
+	reply := s.take(req, s.cfg.Respond, scriptExhausted)
+	s.record(req)
 	s.answer(w, r, req, &reply)
 }
 
@@ -492,52 +435,17 @@ func (s *Server) authorized(h http.Header) bool {
 	return h.Get(name) == s.cfg.APIKey
 }
 
-func (s *Server) next() (HTTPReply, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.queue) == 0 {
-		return HTTPReply{}, false
-	}
-	r := s.queue[0]
-	s.queue[0] = HTTPReply{}
-	s.queue = s.queue[1:]
-	return r, true
-}
-
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest, reply *HTTPReply) {
-	if reply.Delay > 0 {
-		t := time.NewTimer(reply.Delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
-	}
-	if reply.Hangup {
-		hangup(w)
+	if reply.Delay > 0 && !pause(r, reply.Delay) {
 		return
 	}
-	if reply.Reset {
-		resetConnection(w)
+	if reply.Hangup || reply.Reset {
+		closeConnection(w, !reply.Hangup)
 		return
 	}
-	h := w.Header()
-	for k, vs := range reply.Header {
-		h[k] = append([]string(nil), vs...)
-	}
-	if reply.RetryAfter != "" {
-		h.Set("Retry-After", reply.RetryAfter)
-	}
-	status := reply.Status
-	if status == 0 {
-		status = http.StatusOK
-	}
-
-	chunking := reply.Chunking
-	if chunking == nil {
-		chunking = &s.cfg.Chunking
-	}
+	setHeaders(w.Header(), reply.Header, reply.RetryAfter)
+	status := cmp.Or(reply.Status, http.StatusOK)
+	chunking := cmp.Or(reply.Chunking, &s.cfg.Chunking)
 	var body []byte
 	switch {
 	case reply.Body != nil && req.Stream && status == http.StatusOK:
@@ -553,19 +461,13 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest
 	default:
 		body = completionBody(req, reply)
 	}
-	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", "application/json")
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	if reply.Truncate {
-		body = body[:len(body)/2]
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	writeBody(w, status, body, reply.Truncate)
 }
 
-// hangup closes the client connection without a response.
-func hangup(w http.ResponseWriter) {
+// closeConnection takes the client connection from w and closes it
+// without a response: with reset, by a TCP reset (RST) instead of FIN, so
+// the client sees "connection reset by peer".
+func closeConnection(w http.ResponseWriter, reset bool) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		panic(http.ErrAbortHandler)
@@ -574,21 +476,8 @@ func hangup(w http.ResponseWriter) {
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	_ = conn.Close()
-}
-
-// resetConnection aborts the client connection with a TCP reset.
-func resetConnection(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic(http.ErrAbortHandler)
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler)
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0) // close sends RST instead of FIN
+	if tc, ok := conn.(*net.TCPConn); ok && reset {
+		_ = tc.SetLinger(0)
 	}
 	_ = conn.Close()
 }
@@ -739,9 +628,5 @@ func errorBody(message, typ, code, param string) []byte {
 }
 
 func writeError(w http.ResponseWriter, status int, message, typ, code, param string) {
-	body := errorBody(message, typ, code, param)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	writeBody(w, status, errorBody(message, typ, code, param), false)
 }

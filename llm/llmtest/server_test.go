@@ -33,6 +33,43 @@ func post(t *testing.T, s *Server, key, payload string) (*http.Response, []byte,
 	return resp, b, err
 }
 
+// wantDelayCut sends req, whose reply waits 5 s, with a client that gives
+// up after 30 ms, and checks the call ends then.
+func wantDelayCut(t *testing.T, client *http.Client, req *http.Request) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(req.Context(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := client.Do(req.WithContext(ctx)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("delayed: err = %v", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("delay did not end with the client")
+	}
+}
+
+// wantRejected checks the answer to a request the fake must refuse as
+// the API does: a 400 whose body holds each of want, the request recorded
+// all the same.
+func wantRejected(t *testing.T, resp *http.Response, body []byte, err error, recorded int, want ...string) {
+	t.Helper()
+	if err != nil || resp.StatusCode != 400 || !containsAll(string(body), want) {
+		t.Errorf("got %v %s, want a 400 mentioning %q", err, body, want)
+	}
+	if recorded != 1 {
+		t.Errorf("invalid request not recorded")
+	}
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
 func TestServerSuccessShapeAndRecording(t *testing.T) {
 	s := NewServer(ServerConfig{APIKey: "k"})
 	defer s.Close()
@@ -143,16 +180,8 @@ func TestServerDelayAndRespond(t *testing.T) {
 	defer s.Close()
 	s.Enqueue(HTTPReply{Content: "late", Delay: 5 * time.Second})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/chat/completions", strings.NewReader(body))
-	start := time.Now()
-	if _, err := s.Client().Do(req); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("delayed: err = %v", err)
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Errorf("delay did not end with the client")
-	}
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/chat/completions", strings.NewReader(body))
+	wantDelayCut(t, s.Client(), req)
 
 	_, b, err := post(t, s, "", body)
 	if err != nil || !strings.Contains(string(b), `"content":"hi m1"`) {
@@ -302,12 +331,7 @@ func TestServerToolTranscriptValidation(t *testing.T) {
 			defer s.Close()
 			s.Enqueue(HTTPReply{Content: "unused"})
 			resp, b, err := post(t, s, "", tt.body)
-			if err != nil || resp.StatusCode != 400 || !strings.Contains(string(b), tt.want) {
-				t.Errorf("got %v %s, want a 400 mentioning %q", err, b, tt.want)
-			}
-			if len(s.Requests()) != 1 {
-				t.Errorf("invalid request not recorded")
-			}
+			wantRejected(t, resp, b, err, len(s.Requests()), tt.want)
 		})
 	}
 	s := NewServer(ServerConfig{})

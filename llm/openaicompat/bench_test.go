@@ -30,15 +30,19 @@ func benchServer(b *testing.B) *llmtest.Server {
 	return srv
 }
 
-// BenchmarkComplete measures one Provider.Complete through the SDK against
-// the loopback fake server (server CPU included).
-func BenchmarkComplete(b *testing.B) {
-	srv := benchServer(b)
-	p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "bench-model"})
+// benchProvider is a provider against a benchServer.
+func benchProvider(b *testing.B) *Provider {
+	p, err := New(Config{BaseURL: benchServer(b).URL, APIKey: testKey, Model: "bench-model"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	providertest.BenchComplete(b, p)
+	return p
+}
+
+// BenchmarkComplete measures one Provider.Complete through the SDK against
+// the loopback fake server (server CPU included).
+func BenchmarkComplete(b *testing.B) {
+	providertest.BenchComplete(b, benchProvider(b))
 }
 
 // benchTools is a six-tool catalog of about 1.5 KB, passed as the same
@@ -91,12 +95,7 @@ func BenchmarkCompleteTools(b *testing.B) {
 // same answer as a stream of events (16 runes of the decision's JSON per
 // delta, one write per event), put together again by the provider.
 func BenchmarkCompleteStreamed(b *testing.B) {
-	srv := benchServer(b)
-	p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "bench-model"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	providertest.BenchCompleteStreamed(b, p)
+	providertest.BenchCompleteStreamed(b, benchProvider(b))
 }
 
 // BenchmarkBaselineNetHTTP makes the same call with plain net/http and

@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -145,25 +144,11 @@ func SharedHTTPClient() *http.Client { return sharedClient() }
 // New validates cfg, applies defaults and returns a Provider. It reads no
 // environment variables and makes no network calls.
 func New(cfg Config) (*Provider, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("openaicompat: new provider: model is required")
+	set := wire.Settings{Model: cfg.Model, Name: cfg.Name, BaseURL: cfg.BaseURL, Protocol: cfg.Protocol, Timeout: cfg.Timeout, Stream: cfg.Stream}
+	if err := set.Check("openaicompat", DefaultName, DefaultBaseURL, DefaultTimeout); err != nil {
+		return nil, err
 	}
-	if cfg.Name == "" {
-		cfg.Name = DefaultName
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if !wire.ValidBaseURL(cfg.BaseURL) {
-		return nil, fmt.Errorf("openaicompat: new provider %s: base URL %q is not an absolute http(s) URL", cfg.Name, cfg.BaseURL)
-	}
-	switch cfg.Protocol {
-	case "":
-		cfg.Protocol = llm.ProtocolJSON
-	case llm.ProtocolJSON, llm.ProtocolTools:
-	default:
-		return nil, fmt.Errorf("openaicompat: new provider %s: unknown protocol %q", cfg.Name, cfg.Protocol)
-	}
+	cfg.Name, cfg.BaseURL, cfg.Protocol, cfg.Timeout = set.Name, set.BaseURL, set.Protocol, set.Timeout
 	bearer := cfg.AuthHeader == "" || strings.EqualFold(cfg.AuthHeader, "Authorization")
 	if !bearer && !validHeaderName(cfg.AuthHeader) {
 		return nil, fmt.Errorf("openaicompat: new provider %s: auth header %q is not a valid header name", cfg.Name, cfg.AuthHeader)
@@ -174,15 +159,6 @@ func New(cfg Config) (*Provider, error) {
 	case llm.OutputJSONSchemaStrict, llm.OutputJSONSchema, llm.OutputJSONObject:
 	default:
 		return nil, fmt.Errorf("openaicompat: new provider %s: unknown output mode %q", cfg.Name, cfg.Output)
-	}
-	switch {
-	case cfg.Timeout == 0:
-		cfg.Timeout = DefaultTimeout
-	case cfg.Timeout < 0:
-		return nil, fmt.Errorf("openaicompat: new provider %s: negative timeout %v", cfg.Name, cfg.Timeout)
-	}
-	if err := cfg.Stream.Check(); err != nil {
-		return nil, fmt.Errorf("openaicompat: new provider %s: %w", cfg.Name, err)
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = sharedClient()

@@ -1,6 +1,7 @@
 package openaicompat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,15 +28,9 @@ func newTest(t *testing.T, cfg Config) (*llmtest.Server, *Provider) {
 	t.Helper()
 	srv := llmtest.NewServer(llmtest.ServerConfig{APIKey: testKey})
 	t.Cleanup(srv.Close)
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = srv.URL
-	}
-	if cfg.APIKey == "" {
-		cfg.APIKey = testKey
-	}
-	if cfg.Model == "" {
-		cfg.Model = "test-model"
-	}
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, srv.URL)
+	cfg.APIKey = cmp.Or(cfg.APIKey, testKey)
+	cfg.Model = cmp.Or(cfg.Model, "test-model")
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -323,23 +318,10 @@ func TestErrorClasses(t *testing.T) {
 			srv, p := newTest(t, Config{})
 			srv.Enqueue(tt.reply)
 			_, err := p.Complete(context.Background(), userRequest("hi"))
-			e := asLLMError(t, err, p)
-			if e.Kind != tt.kind {
-				t.Errorf("kind = %s, want %s (%v)", e.Kind, tt.kind, err)
-			}
-			if e.Status != tt.status {
-				t.Errorf("status = %d, want %d", e.Status, tt.status)
-			}
-			if d := e.RetryAfter - tt.retryAfter; d < -2*time.Second || d > 2*time.Second ||
-				(tt.retryAfter == 0) != (e.RetryAfter == 0) {
-				t.Errorf("RetryAfter = %v, want %v", e.RetryAfter, tt.retryAfter)
-			}
+			providertest.CheckError(t, err, p, testKey, tt.kind, tt.status, tt.retryAfter)
 			var ae *APIError
 			if tt.code != "" && (!errors.As(err, &ae) || ae.Code != tt.code) {
 				t.Errorf("APIError code: got %+v, want %q", ae, tt.code)
-			}
-			if e.Message == "" {
-				t.Errorf("empty message")
 			}
 			if n := srv.Count(); n != 1 {
 				t.Errorf("server saw %d requests, want exactly 1 (no retries)", n)

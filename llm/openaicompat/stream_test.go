@@ -5,11 +5,11 @@ import (
 	"context"
 	"net/http"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
 
 // Streaming specifics of the Chat Completions wire format; what every
@@ -32,9 +32,8 @@ func TestStreamRequestBytes(t *testing.T) {
 			if _, err := p.Complete(context.Background(), req); err != nil {
 				t.Fatalf("plain Complete: %v", err)
 			}
-			var got []string
-			req.OnText = func(s string) { got = append(got, s) }
-			if _, err := p.Complete(context.Background(), req); err != nil {
+			_, got, err := providertest.CompleteStreamed(p, req)
+			if err != nil {
 				t.Fatalf("streamed Complete: %v", err)
 			}
 			plain, streamed := srv.Requests()[0], srv.Requests()[1]
@@ -66,26 +65,14 @@ func TestStreamToolCalls(t *testing.T) {
 			{ID: "call_2", Name: "create_task", Arguments: `{"title":"cut off`},
 			{ID: "call_3", Name: "list_events", Arguments: ``},
 		}}
-	srv.Enqueue(reply)
-	req := decisionRequest()
-	plain, err := p.Complete(context.Background(), req)
-	if err != nil {
-		t.Fatalf("plain Complete: %v", err)
-	}
-	for _, c := range []llmtest.Chunking{{Piece: 1, WriteSize: 1}, {Piece: 4, WriteSize: 9}} {
+	queue := func(c *llmtest.Chunking) {
 		r := reply
-		r.Chunking = &c
+		r.Chunking = c
 		srv.Enqueue(r)
-		var pieces []string
-		req.OnText = func(s string) { pieces = append(pieces, s) }
-		got, err := p.Complete(context.Background(), req)
-		if err != nil {
-			t.Fatalf("streamed Complete: %v", err)
-		}
-		if !reflect.DeepEqual(got, plain) {
-			t.Errorf("streamed %+v\nwant     %+v", got, plain)
-		}
-		if s := strings.Join(pieces, ""); s != reply.Content {
+	}
+	_, texts := providertest.StreamBoth(t, p, queue, decisionRequest(), llmtest.Chunking{Piece: 1, WriteSize: 1}, llmtest.Chunking{Piece: 4, WriteSize: 9})
+	for _, s := range texts {
+		if s != reply.Content {
 			t.Errorf("OnText got %q, want the content alone, no arguments", s)
 		}
 	}
@@ -118,10 +105,7 @@ func TestStreamIgnoredByServer(t *testing.T) {
 	srv, p := newTest(t, Config{})
 	srv.Enqueue(llmtest.HTTPReply{Body: []byte(`{"model":"m","choices":[{"message":{"content":"whole"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`),
 		Header: http.Header{"Content-Type": {"application/json"}}})
-	var got []string
-	req := userRequest("hi")
-	req.OnText = func(s string) { got = append(got, s) }
-	resp, err := p.Complete(context.Background(), req)
+	resp, got, err := providertest.CompleteStreamed(p, userRequest("hi"))
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}

@@ -7,7 +7,8 @@
 // or failed below the API (closed connection, truncated or undecodable
 // body, network error) into llm error kinds; the construction of the
 // providers' shared HTTP client, the removal of the SDKs' X-Stainless-*
-// headers, and the base URL check.
+// headers, the base URL check, and the check of the settings every
+// provider's Config has (Settings).
 //
 // It does not hold what differs in meaning from one API to another: each
 // provider keeps its request and answer shapes, its APIError type, the

@@ -60,12 +60,20 @@ type Suite struct {
 	// Fake starts the fake of the provider's wire format; with echo, it
 	// answers every request with the text of its last user message.
 	Fake func(t *testing.T, echo bool) Fake
-	// New makes the provider under test against baseURL, with key and a
-	// per-call timeout (zero: the provider's default).
-	New func(baseURL, key string, timeout time.Duration) (llm.Provider, error)
-	// NewStreaming makes the provider under test with stream limits (zero
-	// fields: the defaults) and an HTTP client.
-	NewStreaming func(baseURL, key string, limits llm.StreamLimits, client *http.Client) (llm.Provider, error)
+	// New makes the provider under test against baseURL, with key and the
+	// settings o gives.
+	New func(baseURL, key string, o Options) (llm.Provider, error)
+}
+
+// Options are the settings of a provider under test that the suite varies;
+// a zero field means the provider's default.
+type Options struct {
+	// Timeout is the per-call timeout.
+	Timeout time.Duration
+	// Stream is the limits of streamed calls.
+	Stream llm.StreamLimits
+	// HTTPClient is the client the provider calls with.
+	HTTPClient *http.Client
 }
 
 // Run runs the suite.
@@ -96,9 +104,9 @@ func userRequest(text string) llm.Request {
 	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}}
 }
 
-func newProvider(t *testing.T, s Suite, url, key string, timeout time.Duration) llm.Provider {
+func newProvider(t *testing.T, s Suite, url, key string, o Options) llm.Provider {
 	t.Helper()
-	p, err := s.New(url, key, timeout)
+	p, err := s.New(url, key, o)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -129,6 +137,28 @@ func asLLMError(t *testing.T, err error, p llm.Provider) *llm.Error {
 	return AsLLMError(t, err, p, Key)
 }
 
+// CheckError asserts err is an *llm.Error naming p, not leaking key, of
+// kind and status, with a message, and asking to wait retryAfter (within
+// 2s, for dates; zero means no wait); it returns the error.
+func CheckError(t *testing.T, err error, p llm.Provider, key string, kind llm.ErrorKind, status int, retryAfter time.Duration) *llm.Error {
+	t.Helper()
+	e := AsLLMError(t, err, p, key)
+	if e.Kind != kind {
+		t.Errorf("kind = %s, want %s (%v)", e.Kind, kind, err)
+	}
+	if e.Status != status {
+		t.Errorf("status = %d, want %d", e.Status, status)
+	}
+	if d := e.RetryAfter - retryAfter; d < -2*time.Second || d > 2*time.Second ||
+		(retryAfter == 0) != (e.RetryAfter == 0) {
+		t.Errorf("RetryAfter = %v, want %v", e.RetryAfter, retryAfter)
+	}
+	if e.Message == "" {
+		t.Errorf("empty message")
+	}
+	return e
+}
+
 // JSONEqual reports whether two JSON documents are equal as values.
 func JSONEqual(t *testing.T, got []byte, want string) bool {
 	t.Helper()
@@ -144,7 +174,7 @@ func JSONEqual(t *testing.T, got []byte, want string) bool {
 
 func testWrongKey(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
-	p := newProvider(t, s, f.URL(), "sk-wrong-key", 0)
+	p := newProvider(t, s, f.URL(), "sk-wrong-key", Options{})
 	_, err := p.Complete(context.Background(), userRequest("hi"))
 	if k := llm.KindOf(err); k != llm.ErrAuth {
 		t.Errorf("kind = %s, want auth (%v)", k, err)
@@ -153,7 +183,7 @@ func testWrongKey(t *testing.T, s Suite) {
 
 func testKeyNotLeaked(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
-	p := newProvider(t, s, f.URL(), Key, 0)
+	p := newProvider(t, s, f.URL(), Key, Options{})
 	f.Error(401, "Incorrect API key provided: "+Key+".")
 	_, err := p.Complete(context.Background(), userRequest("hi"))
 	if e := asLLMError(t, err, p); !strings.Contains(e.Message, "[redacted]") {
@@ -163,7 +193,7 @@ func testKeyNotLeaked(t *testing.T, s Suite) {
 
 func testTimeout(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
-	p := newProvider(t, s, f.URL(), Key, 50*time.Millisecond)
+	p := newProvider(t, s, f.URL(), Key, Options{Timeout: 50 * time.Millisecond})
 	f.Text("slow", 5*time.Second)
 	start := time.Now()
 	_, err := p.Complete(context.Background(), userRequest("hi"))
@@ -184,7 +214,7 @@ func testTimeout(t *testing.T, s Suite) {
 func testCanceled(t *testing.T, s Suite) {
 	t.Run("during the call", func(t *testing.T) {
 		f := s.Fake(t, false)
-		p := newProvider(t, s, f.URL(), Key, 0)
+		p := newProvider(t, s, f.URL(), Key, Options{})
 		f.Text("slow", 5*time.Second)
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(20*time.Millisecond, cancel)
@@ -198,7 +228,7 @@ func testCanceled(t *testing.T, s Suite) {
 	})
 	t.Run("before the call", func(t *testing.T) {
 		f := s.Fake(t, false)
-		p := newProvider(t, s, f.URL(), Key, 0)
+		p := newProvider(t, s, f.URL(), Key, Options{})
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := p.Complete(ctx, userRequest("hi"))
@@ -208,7 +238,7 @@ func testCanceled(t *testing.T, s Suite) {
 	})
 	t.Run("caller deadline", func(t *testing.T) {
 		f := s.Fake(t, false)
-		p := newProvider(t, s, f.URL(), Key, 0)
+		p := newProvider(t, s, f.URL(), Key, Options{})
 		f.Text("slow", 5*time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
@@ -223,7 +253,7 @@ func testConnectionRefused(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
 	url := f.URL()
 	f.Close()
-	p := newProvider(t, s, url, Key, 0)
+	p := newProvider(t, s, url, Key, Options{})
 	_, err := p.Complete(context.Background(), userRequest("hi"))
 	if e := asLLMError(t, err, p); e.Kind != llm.ErrTransient {
 		t.Errorf("kind = %s, want transient (%v)", e.Kind, err)
@@ -232,7 +262,7 @@ func testConnectionRefused(t *testing.T, s Suite) {
 
 func testConcurrent(t *testing.T, s Suite) {
 	f := s.Fake(t, true)
-	p := newProvider(t, s, f.URL(), Key, 0)
+	p := newProvider(t, s, f.URL(), Key, Options{})
 	var wg sync.WaitGroup
 	for i := range 32 {
 		wg.Go(func() {

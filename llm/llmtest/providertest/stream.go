@@ -22,13 +22,43 @@ import (
 // outside the Basic Multilingual Plane.
 const streamText = "Привет, \"мир\"!\nЭто — ответ ✓ with a \\ backslash,\ta tab and 😀."
 
-func newStreaming(t *testing.T, s Suite, url string, limits llm.StreamLimits, client *http.Client) llm.Provider {
+// CompleteStreamed calls p with req and OnText set, and returns what
+// Complete returned and what OnText received, in order.
+func CompleteStreamed(p llm.Provider, req llm.Request) (llm.Response, []string, error) {
+	var got []string
+	req.OnText = func(s string) { got = append(got, s) }
+	resp, err := p.Complete(context.Background(), req)
+	return resp, got, err
+}
+
+// StreamBoth makes req on p once plainly and once streamed for every
+// chunking — queue queues the answer, cut as its argument says (nil for
+// the plain call) — checks each streamed Response is the plain one, and
+// returns the plain Response and what OnText received on each streamed
+// call.
+func StreamBoth(t *testing.T, p llm.Provider, queue func(*llmtest.Chunking), req llm.Request, chunkings ...llmtest.Chunking) (llm.Response, []string) {
 	t.Helper()
-	p, err := s.NewStreaming(url, Key, limits, client)
+	queue(nil)
+	req.OnText = nil
+	plain, err := p.Complete(context.Background(), req)
 	if err != nil {
-		t.Fatalf("NewStreaming: %v", err)
+		t.Fatalf("plain Complete: %v", err)
 	}
-	return p
+	var texts []string
+	for _, c := range chunkings {
+		queue(&c)
+		var pieces []string
+		req.OnText = func(s string) { pieces = append(pieces, s) }
+		got, err := p.Complete(context.Background(), req)
+		if err != nil {
+			t.Fatalf("streamed Complete (%+v): %v", c, err)
+		}
+		if !reflect.DeepEqual(got, plain) {
+			t.Errorf("streamed %+v\nwant     %+v", got, plain)
+		}
+		texts = append(texts, strings.Join(pieces, ""))
+	}
+	return plain, texts
 }
 
 // collector gathers what OnText receives, with the time of the first
@@ -79,7 +109,7 @@ func sameAnswer(got, want llm.Response) string {
 
 func testStreamMatchesPlain(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
-	p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, nil)
+	p := newProvider(t, s, f.URL(), Key, Options{})
 	f.Text(streamText, 0)
 	plain, err := p.Complete(context.Background(), userRequest("hi"))
 	if err != nil {
@@ -125,7 +155,7 @@ func testStreamBroken(t *testing.T, s Suite) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := s.Fake(t, false)
-			p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, nil)
+			p := newProvider(t, s, f.URL(), Key, Options{})
 			tc.queue(f)
 			var col collector
 			_, err := p.Complete(context.Background(), streamRequest(&col))
@@ -151,7 +181,7 @@ var fiftySeconds = strings.Repeat("word ", 50)
 func testStreamSlowAnswer(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
 	synctest.Test(t, func(t *testing.T) {
-		p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, &http.Client{Transport: llmtest.InProcess(f.Handler())})
+		p := newProvider(t, s, f.URL(), Key, Options{HTTPClient: &http.Client{Transport: llmtest.InProcess(f.Handler())}})
 		f.Stream(fiftySeconds, llmtest.Chunking{Piece: 5, Delay: time.Second})
 		var col collector
 		start := time.Now()
@@ -189,7 +219,7 @@ func testStreamTimeouts(t *testing.T, s Suite) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newStreaming(t, s, f.URL(), tc.limits, &http.Client{Transport: llmtest.InProcess(f.Handler())})
+				p := newProvider(t, s, f.URL(), Key, Options{Stream: tc.limits, HTTPClient: &http.Client{Transport: llmtest.InProcess(f.Handler())}})
 				f.Stream(tc.text, tc.c)
 				var col collector
 				req := streamRequest(&col)
@@ -218,7 +248,7 @@ func testStreamChain(t *testing.T, s Suite) {
 		client := &http.Client{Transport: llmtest.InProcess(f.Handler())}
 		var entries []llm.ChainEntry
 		for range 2 {
-			entries = append(entries, llm.ChainEntry{Provider: newStreaming(t, s, f.URL(), llm.StreamLimits{}, client)})
+			entries = append(entries, llm.ChainEntry{Provider: newProvider(t, s, f.URL(), Key, Options{HTTPClient: client})})
 		}
 		c, err := llm.NewChain(llm.ChainConfig{Entries: entries})
 		if err != nil {
@@ -295,7 +325,7 @@ func testStreamCassette(t *testing.T, s Suite) {
 		kind   llm.ErrorKind
 	}
 	run := func(rt http.RoundTripper) []outcome {
-		p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, &http.Client{Transport: rt})
+		p := newProvider(t, s, f.URL(), Key, Options{HTTPClient: &http.Client{Transport: rt}})
 		var out []outcome
 		for range 2 {
 			var o outcome
@@ -335,7 +365,7 @@ func testStreamCassette(t *testing.T, s Suite) {
 func testStreamReusesConnections(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
 	var dials atomic.Int64
-	p := newStreaming(t, s, f.URL(), llm.StreamLimits{}, llmtest.CountingClient(&dials))
+	p := newProvider(t, s, f.URL(), Key, Options{HTTPClient: llmtest.CountingClient(&dials)})
 	for range 5 {
 		f.Stream("streamed", llmtest.Chunking{})
 		var col collector
