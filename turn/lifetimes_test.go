@@ -16,7 +16,7 @@ import (
 func TestStateLifetimes(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
-	e := &Engine{cfg: Config{Lifetimes: Lifetimes{Skill: 7 * day}.withDefaults()}, slots: modeSlots(BuiltinModes())}
+	e := &Engine{cfg: Config{Lifetimes: Lifetimes{Skill: 7 * day}.withDefaults()}, slots: modeSlots(Modes{ModeInterview: interviewMode{}, ModeRouter: routerMode{}})}
 	slots := func(names ...string) map[string]json.RawMessage {
 		m := map[string]json.RawMessage{}
 		for _, n := range names {
