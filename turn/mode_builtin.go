@@ -15,6 +15,3 @@ func LoopMode() Mode { return loopMode{} }
 // moves to a package of its own under turn/mode once the gate's API
 // exists, as the loop does.
 func RouterMode() Mode { return routerMode{} }
-
-// InterviewMode is ModeInterview, for the registry of the built-in modes.
-func InterviewMode() Mode { return interviewMode{} }

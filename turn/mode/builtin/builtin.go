@@ -5,6 +5,7 @@ package builtin
 
 import (
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/interview"
 	"github.com/arbiterhq/arbiter/turn/mode/single"
 )
 
@@ -13,9 +14,9 @@ import (
 // here, or a row a program adds.
 func Modes() turn.Modes {
 	return turn.Modes{
-		single.Name:        single.New(),
-		turn.ModeInterview: turn.InterviewMode(),
-		turn.ModeLoop:      turn.LoopMode(),
-		turn.ModeRouter:    turn.RouterMode(),
+		single.Name:     single.New(),
+		interview.Name:  interview.New(),
+		turn.ModeLoop:   turn.LoopMode(),
+		turn.ModeRouter: turn.RouterMode(),
 	}
 }
