@@ -10,6 +10,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/builtin"
 )
 
 // Assistant is a named assistant profile: its instructions, the tools it
@@ -159,7 +160,7 @@ func (a Assistant) check(v *validator, p string) {
 // checkMode checks that an assistant's mode, at path, is one the engine
 // runs.
 func (v *validator) checkMode(path, mode string) {
-	if modes := turn.BuiltinModes(); mode != "" && modes[turn.ModeName(mode)] == nil {
+	if modes := builtin.Modes(); mode != "" && modes[turn.ModeName(mode)] == nil {
 		v.errorf(path, "unknown mode %q (one of: %s)", mode, strings.Join(modes.Names(), ", "))
 	}
 }

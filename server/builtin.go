@@ -28,6 +28,7 @@ import (
 	"github.com/arbiterhq/arbiter/tool/taskboard"
 	"github.com/arbiterhq/arbiter/tool/trello"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/builtin"
 )
 
 // Builtin returns the kinds of this module, in fresh maps the caller may
@@ -51,7 +52,7 @@ func Builtin() Kinds {
 		},
 		ToolNames: builtinToolNames(),
 		Channels:  map[string]ChannelKind{"telegram": telegramKind},
-		Modes:     turn.BuiltinModes(),
+		Modes:     builtin.Modes(),
 	}
 	for name, p := range openaicompat.Presets {
 		k.Models[name] = ModelKind{Preset: p, Prices: openaicompat.Prices, New: newOpenAICompat}

@@ -38,8 +38,9 @@ type Kinds struct {
 	// Check (see ToolNamesKind); a kind without one is checked at Build.
 	ToolNames map[string]ToolNamesKind
 	Channels  map[string]ChannelKind
-	// Modes are the assistant modes (assistants.*.mode); nil means
-	// turn.BuiltinModes.
+	// Modes are the assistant modes (assistants.*.mode); Builtin gives
+	// turn/mode/builtin's, and the engine runs on no fewer than the
+	// default one (turn.DefaultMode).
 	Modes turn.Modes
 	// Observers see every finished turn (metrics, traces); each runs
 	// whatever the configuration says, including nothing.

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -77,6 +78,15 @@ const (
 	LiveContextAlways LiveContextPolicy = "always"
 	// LiveContextOff: never; the context sources are not asked.
 	LiveContextOff LiveContextPolicy = "off"
+)
+
+// Defaults of an interview assistant's settings, which the interview
+// mode (package turn/mode/interview) fills in.
+const (
+	DefaultMaxQuestions    = 3
+	DefaultInterviewTokens = 4000
+	DefaultMaxReplyChars   = 32000
+	DefaultInterviewPause  = 24 * time.Hour
 )
 
 // checkAssistants validates the profiles and the tenants' choices, and

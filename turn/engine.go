@@ -2,10 +2,12 @@
 // message through a fixed pipeline — route, lock, dedupe, load memory,
 // the deterministic routes, then the assistant's mode (see Mode: it
 // assembles the prompt, asks the model and takes what it proposes through
-// the guards, with the Turn handle), reply, journal — one step per file;
-// the modes of this package are in the files named mode_*.go, listed by
-// BuiltinModes. The model only proposes; every step after it is server
-// code that may refuse what it proposed.
+// the guards, with the Turn handle), reply, journal — one step per file.
+// The engine names no mode but the default's name: Config.Modes gives
+// them, arbiter's own from package turn/mode/builtin (the loop and the
+// router still in the files named mode_*.go here, the others in packages
+// under turn/mode). The model only proposes; every step after it is
+// server code that may refuse what it proposed.
 //
 // The engine returns the reply and never calls back into a channel. It
 // depends on the contracts in chat, llm, tool and store, never on a concrete
@@ -129,8 +131,9 @@ type Config struct {
 	Tenants  map[string]Tenant
 	// Assistants are the named profiles tenants choose (Tenant.Assistant).
 	Assistants map[string]Assistant
-	// Modes are the modes an assistant may name (Assistant.Mode); nil
-	// means BuiltinModes.
+	// Modes are the modes an assistant may name (Assistant.Mode), the
+	// default one among them (DefaultMode); required. Package
+	// turn/mode/builtin has arbiter's own.
 	Modes  Modes
 	Memory MemoryPolicy
 	// Lifetimes are how long the conversation's state beside the memory
@@ -221,9 +224,10 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	cfg.Assistants = maps.Clone(cfg.Assistants)
-	if cfg.Modes = maps.Clone(cfg.Modes); cfg.Modes == nil {
-		cfg.Modes = BuiltinModes()
+	if len(cfg.Modes) == 0 {
+		return nil, errors.New("turn: Config.Modes is empty: give it the modes assistants may name (turn/mode/builtin.Modes for the built-in ones)")
 	}
+	cfg.Modes = maps.Clone(cfg.Modes)
 	if err := checkAssistants(&cfg); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/builtin"
 )
 
 // An engine over the embedded store, one write tool and a scripted model:
@@ -49,7 +50,7 @@ func ExampleNew() {
 	}
 	model := llmtest.NewScripted(llmtest.Text(
 		`{"tool":"add_task","args":{"title":"check the signup form"},"say":"","done":false,"newTopic":false,"buttons":[]}`))
-	engine, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: tools, Model: model,
+	engine, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: tools, Model: model, Modes: builtin.Modes(),
 		Tenants: map[string]turn.Tenant{"acme": {ID: "acme", Language: "en", Roles: map[string]turn.Role{"owner": {Tools: []string{"*"}}}}}})
 	if err != nil {
 		fmt.Println(err)

@@ -101,7 +101,7 @@ func TestBatchConfirmedAfterAModeChangeRunsEveryCall(t *testing.T) {
 		t.Fatalf("the two refunds should wait for one yes: pending %+v, runs %v", out.Pending, b.runs)
 	}
 	b.eng = b.engine(turn.Config{
-		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeSingle}},
+		Assistants: map[string]turn.Assistant{"support": {Mode: turn.DefaultMode}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
 	id := confirmID(t, out)

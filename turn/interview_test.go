@@ -14,6 +14,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/interview"
 	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
@@ -29,7 +30,7 @@ type interviewBench struct {
 func newInterviewBench(t *testing.T, a turn.Assistant) *interviewBench {
 	t.Helper()
 	reg, _ := tool.NewRegistry()
-	a.Mode = turn.ModeInterview
+	a.Mode = interview.Name
 	e := turntest.New(t, turn.Config{Tools: reg,
 		Assistants: map[string]turn.Assistant{"iv": a},
 		Tenants:    map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Assistant: "iv", Roles: map[string]turn.Role{"user": {}}}}})

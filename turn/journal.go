@@ -79,6 +79,26 @@ type Trace struct {
 	mu sync.Mutex
 }
 
+// InterviewTrace is an interview's step in the turn's record (the mode
+// of package turn/mode/interview).
+type InterviewTrace struct {
+	Questions int `json:"questions"`
+	// Ended is "" while a question waits; "final", "text" (a model that
+	// answered in plain text), "no_result" (questions exhausted and no
+	// result given) or "failed".
+	Ended      string   `json:"ended,omitempty"`
+	Confidence *float64 `json:"confidence_score,omitempty"`
+	// Reasoning is why the model asked: never shown to the user, and in
+	// the record only for a key that reads every turn (turns:read_all);
+	// the HTTP API leaves it out for any other.
+	Reasoning string `json:"reasoning,omitempty"`
+	// Dropped are what an answer held beyond one question — further
+	// calls, further questions — journaled, not shown.
+	Dropped []string `json:"dropped,omitempty"`
+	// Problems are what the repair requests told the model.
+	Problems []string `json:"problems,omitempty"`
+}
+
 // DecidedBy names the model that decided a turn.
 type DecidedBy struct {
 	Provider string `json:"provider"`

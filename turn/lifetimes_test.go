@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -16,7 +17,9 @@ import (
 func TestStateLifetimes(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
-	e := &Engine{cfg: Config{Lifetimes: Lifetimes{Skill: 7 * day}.withDefaults()}, slots: modeSlots(BuiltinModes())}
+	interviewing := slotKeeper{ModeSlot{Name: interviewSlot, Lifetime: func(l Lifetimes) time.Duration { return l.Interview }, Task: true}}
+	modes := Modes{"interview": interviewing, ModeRouter: routerMode{}}
+	e := &Engine{cfg: Config{Lifetimes: Lifetimes{Skill: 7 * day}.withDefaults()}, slots: modeSlots(modes)}
 	slots := func(names ...string) map[string]json.RawMessage {
 		m := map[string]json.RawMessage{}
 		for _, n := range names {
@@ -34,7 +37,7 @@ func TestStateLifetimes(t *testing.T) {
 		{"every kind", Assistant{}, slots(caseSlot, skillSlot, interviewSlot, draftSlot, buttonSlot, attachmentSlot, prefixSlot, blockMarkerSlot),
 			map[string]time.Duration{caseSlot: 30 * day, skillSlot: 7 * day, interviewSlot: day, draftSlot: day, buttonSlot: day,
 				attachmentSlot: 30 * time.Minute, prefixSlot: 30 * time.Minute, blockMarkerSlot: 30 * day}},
-		{"an interviewer's own", Assistant{Mode: ModeInterview, Lifetimes: Lifetimes{Interview: 3 * day}}, slots(interviewSlot, buttonSlot, blockMarkerSlot),
+		{"an interviewer's own", Assistant{Mode: "interview", Lifetimes: Lifetimes{Interview: 3 * day}}, slots(interviewSlot, buttonSlot, blockMarkerSlot),
 			map[string]time.Duration{interviewSlot: 3 * day, buttonSlot: 3 * day, blockMarkerSlot: 3 * day}},
 		{"a marker with nothing else", Assistant{}, slots(blockMarkerSlot), map[string]time.Duration{blockMarkerSlot: 30 * time.Minute}},
 	}
@@ -56,10 +59,23 @@ func TestStateLifetimes(t *testing.T) {
 	}
 }
 
+// slotKeeper stands in for a mode that keeps one slot of its own, the
+// way the interview keeps its interview in progress (package
+// turn/mode/interview, which imports this one): only its Slots are asked.
+type slotKeeper struct{ slot ModeSlot }
+
+func (slotKeeper) Check(*Assistant, CheckInput) error { return nil }
+func (slotKeeper) Prompts(PromptInput) Prompts        { return Prompts{} }
+func (slotKeeper) Run(context.Context, *Turn)         {}
+func (k slotKeeper) Slots() []ModeSlot                { return []ModeSlot{k.slot} }
+
+// interviewSlot is the slot the interview keeps.
+const interviewSlot = "interview"
+
 func TestCaseOutlivesMemory(t *testing.T) {
 	day := 24 * time.Hour
 	ok := Config{Lifetimes: Lifetimes{}.withDefaults(), Memory: MemoryPolicy{TTL: time.Hour},
-		Assistants: map[string]Assistant{"iv": {Mode: ModeInterview, Memory: MemoryPolicy{TTL: day}}}}
+		Assistants: map[string]Assistant{"iv": {Mode: "interview", Memory: MemoryPolicy{TTL: day}}}}
 	if err := checkLifetimes(&ok); err != nil {
 		t.Errorf("defaults: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/builtin"
 )
 
 // DefaultAttack is the attack template the replay uses unless told
@@ -129,7 +130,7 @@ func newWorker(s *Suite, dir string) (*worker, error) {
 		return nil, err
 	}
 	w.eng, err = turn.New(turn.Config{
-		State: w.st, Locker: w.st, Journal: w.st, Tools: reg, Model: w.model,
+		State: w.st, Locker: w.st, Journal: w.st, Tools: reg, Model: w.model, Modes: builtin.Modes(),
 		Assistants: map[string]turn.Assistant{"agentdojo": {Mode: turn.ModeLoop, Limits: turn.Limits{
 			ModelCalls: 30, ToolCalls: 40, ResultBytes: 128 << 10, TotalBytes: 1 << 20, SameCall: 3, Deadline: time.Minute}}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "agentdojo",

@@ -16,6 +16,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/builtin"
 )
 
 // tally is a toy mode: it counts the conversation's turns in a slot of
@@ -136,7 +137,7 @@ func newBenchWith(t *testing.T, a turn.Assistant, m turn.Mode) (*bench, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modes := turn.BuiltinModes()
+	modes := builtin.Modes()
 	modes["tally"] = m
 	if a.Mode == "" {
 		a.Mode = "tally"
@@ -286,7 +287,8 @@ func TestToyModeResumesAfterTheYes(t *testing.T) {
 }
 
 // The engine refuses modes without the default one, which the turns of a
-// tenant without an assistant run under.
+// tenant without an assistant run under, and no modes at all: it has
+// none of its own to fall back on.
 func TestModesNeedTheDefault(t *testing.T) {
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "toy.db"), sqlitestore.Options{})
 	if err != nil {
@@ -296,6 +298,10 @@ func TestModesNeedTheDefault(t *testing.T) {
 	_, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Modes: turn.Modes{"tally": tally{}}})
 	if err == nil || !strings.Contains(err.Error(), `the modes lack "single"`) {
 		t.Errorf("err = %v", err)
+	}
+	_, err = turn.New(turn.Config{State: st, Locker: st, Journal: st})
+	if err == nil || !strings.Contains(err.Error(), "Config.Modes is empty") {
+		t.Errorf("no modes: err = %v", err)
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/store/storetest"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/builtin"
 )
 
 // Start is where a clock from NewClock starts: a Monday morning, the same
@@ -122,6 +123,9 @@ func Build(t TB, cfg turn.Config, opts ...Option) (*Engine, error) {
 		cfg.Model = b.model
 	case cfg.Model == nil:
 		cfg.Model = e.Model
+	}
+	if cfg.Modes == nil {
+		cfg.Modes = builtin.Modes()
 	}
 	if cfg.Now == nil && now != nil {
 		cfg.Now = now

@@ -1,4 +1,4 @@
-package turn
+package interview
 
 import (
 	"fmt"
