@@ -162,7 +162,7 @@ func Check(cfg *config.Config, kinds Kinds) error {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Assistants)) {
-		if m := turn.ModeName(cfg.Assistants[name].Mode); kinds.Modes != nil && m != "" && kinds.Modes[m] == nil {
+		if m := turn.ModeName(cfg.Assistants[name].Mode); m != "" && kinds.Modes[m] == nil {
 			unknown("assistants."+name+".mode", "mode", string(m), kinds.Modes.Names())
 		}
 	}
