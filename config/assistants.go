@@ -9,8 +9,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/arbiterhq/arbiter/intent"
-	"github.com/arbiterhq/arbiter/turn"
-	"github.com/arbiterhq/arbiter/turn/mode/builtin"
 )
 
 // Assistant is a named assistant profile: its instructions, the tools it
@@ -134,7 +132,6 @@ func (v *validator) checkAssistants(assistants map[string]Assistant) {
 // check checks one assistant profile at path p (assistants.<name>); its
 // lifetimes are checked with the top-level ones (lifetimes.go).
 func (a Assistant) check(v *validator, p string) {
-	v.checkMode(p+".mode", a.Mode)
 	if (a.Mode == "router") != (a.Router != nil) {
 		v.errorf(p+".router", "a router section goes with mode router, and mode router needs one")
 	}
@@ -155,14 +152,6 @@ func (a Assistant) check(v *validator, p string) {
 		v.errorf(p+".prompt_file", "%v", err)
 	}
 	a.checkLimits(v, p)
-}
-
-// checkMode checks that an assistant's mode, at path, is one the engine
-// runs.
-func (v *validator) checkMode(path, mode string) {
-	if modes := builtin.Modes(); mode != "" && modes[turn.ModeName(mode)] == nil {
-		v.errorf(path, "unknown mode %q (one of: %s)", mode, strings.Join(modes.Names(), ", "))
-	}
 }
 
 // check checks that each skill's assistant is a profile of the

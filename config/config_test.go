@@ -86,7 +86,6 @@ func TestParseErrorsCarryLines(t *testing.T) {
 		{"trello and taskboard", "tools:\n  taskboard: {}\n  trello: {key_env: K, board: B}\n", `line 3: tools.trello: choose one task board`},
 		{"http tool bad risk", "tools:\n  http:\n    - {name: pay, url: \"http://x\", risk: admin, input_schema: {type: object}}\n", `tools.http[0].risk: unknown risk "admin"`},
 		{"bad calendar backend", "tools:\n  calendar: {backend: outlook}\n", `line 2: tools.calendar.backend: unknown calendar backend "outlook"`},
-		{"unknown assistant mode", "assistants:\n  desk:\n    mode: swarm\n", `line 3: assistants.desk.mode: unknown mode "swarm"`},
 		{"unknown assistant", "tenants:\n  - id: a\n    assistant: desk\n", `line 3: tenants[0].assistant: no assistant named "desk"`},
 		{"missing prompt file", "assistants:\n  desk: {prompt_file: no/such/prompt.md}\n", `assistants.desk.prompt_file: assistant prompt: open no/such/prompt.md`},
 		{"unset variable in a URL", "tools:\n  http:\n    - {name: pay, description: d, url: \"${PAYSIM_URL}/pay\", risk: read, input_schema: {type: object}}\n", `line 3: tools.http[0].url: environment variable PAYSIM_URL is empty or unset`},

@@ -49,9 +49,9 @@ type MCPToolPolicy struct {
 	Timeout Duration `yaml:"timeout"`
 }
 
-// defaultAskTimeout is the MCP client's wait for the user's answer to a
+// DefaultAskTimeout is the MCP client's wait for the user's answer to a
 // server's request when ask_timeout is not set (mcptool.DefaultAskTimeout).
-const defaultAskTimeout = 60 * time.Second
+const DefaultAskTimeout = 60 * time.Second
 
 // check checks each MCP server and that each has a name of its own.
 func (m *MCP) check(v *validator) {
@@ -83,7 +83,7 @@ func (srv MCPServer) check(v *validator, p string) {
 	}
 	ask := srv.AskTimeout
 	if ask == 0 {
-		ask = Duration(defaultAskTimeout)
+		ask = Duration(DefaultAskTimeout)
 	}
 	if (srv.Sampling || srv.Elicitation) && srv.Timeout != 0 && srv.Timeout <= ask {
 		v.errorf(p+".timeout", "with sampling or elicitation on, a call's timeout (%s) must be longer than the wait for the user's answer (ask_timeout %s)",

@@ -52,6 +52,8 @@ var needs = map[string][]string{
 	"settings_request": {"settings"},
 	"explicit_delete":  {"delete"},
 	"web_search":       {"web_search"},
+	// A chat leaves a skill by its words: a router with skills needs them.
+	"skills": {"leave_skill"},
 }
 
 // CompileLexicon compiles word lists by name (see Lists); it fails on a

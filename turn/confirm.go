@@ -311,6 +311,8 @@ type confirmedCalls struct {
 	id   string
 	runs []string
 	ran  []loopCall
+	// recorded are the indexes of ran a mode recorded (Turn.Record).
+	recorded map[int]bool
 }
 
 // runConfirmed carries out a confirmed pending action. Each stored call is

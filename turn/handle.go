@@ -82,10 +82,12 @@ func (t *Turn) Decide(ctx context.Context, msgs []llm.Message) (Proposal, bool) 
 func (t *Turn) Act(ctx context.Context, p Proposal) { t.e.act(ctx, t.s, p.p) }
 
 // Call makes a call the mode decided on by its own rules, not the model's,
-// through the same guards, under the mode's name: refused, put to the
-// user or its approvers, or run and answered from its result.
+// through the same guards, under the guard "mode:<name>": refused, put to
+// the user or its approvers, or run and answered from its result. The
+// prefix keeps a mode's name from ever reading as one of the engine's own
+// paths (a draft's button, "choice", may publish; a mode's call may not).
 func (t *Turn) Call(ctx context.Context, name string, args json.RawMessage) {
-	t.e.runFixedCall(ctx, t.s, string(t.s.assistant.Mode), name, args)
+	t.e.runFixedCall(ctx, t.s, "mode:"+string(t.s.assistant.Mode), name, args)
 }
 
 // RanCall is a call a user's yes ran in this turn, before the mode's
@@ -95,23 +97,37 @@ type RanCall struct {
 	Args   json.RawMessage
 	Status string
 	Result tool.Result
-	trace  ExecutionTrace
 }
 
 // Ran are the calls the user's yes ran in this turn, in order. They are
-// in no message yet: a Resumer records each (Record) or shows it to its
-// model its own way.
+// in no message yet: a Resumer records each (Record, by its index here)
+// or shows it to its model its own way.
 func (t *Turn) Ran() []RanCall {
 	ran := make([]RanCall, len(t.s.confirmed.ran))
 	for i, lc := range t.s.confirmed.ran {
-		ran[i] = RanCall{Tool: lc.call.Name, Args: lc.a.args, Status: lc.tr.Status, Result: lc.res, trace: lc.tr}
+		ran[i] = RanCall{Tool: lc.call.Name, Args: lc.a.args, Status: lc.tr.Status, Result: lc.res}
 	}
 	return ran
 }
 
-// Record puts a call that ran in the turn's record, the reply's
-// executions and the conversation's memory, where Messages shows it.
-func (t *Turn) Record(c RanCall) { t.e.noteRun(t.s, c.Tool, c.Args, c.Result, c.trace) }
+// Record puts the i-th call of Ran in the turn's record, the reply's
+// executions and the conversation's memory, where Messages shows it. It
+// takes an index, not a RanCall, so that only a call that ran is
+// recorded, and each at most once; false when i names none or one
+// recorded already.
+func (t *Turn) Record(i int) bool {
+	c := &t.s.confirmed
+	if i < 0 || i >= len(c.ran) || c.recorded[i] {
+		return false
+	}
+	if c.recorded == nil {
+		c.recorded = make(map[int]bool, len(c.ran))
+	}
+	c.recorded[i] = true
+	lc := c.ran[i]
+	t.e.noteRun(t.s, lc.call.Name, lc.a.args, lc.res, lc.tr)
+	return true
+}
 
 // Reply answers the turn with text (links made inert where the
 // deployment says so) and remembers it.

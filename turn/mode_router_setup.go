@@ -208,6 +208,9 @@ func checkRouterWords(r *Router) error {
 	if r.WebSearch != "" {
 		rules = append(rules, "web_search")
 	}
+	if len(r.Skills) > 0 {
+		rules = append(rules, "skills")
+	}
 	for _, rule := range rules {
 		if missing := r.Words.Missing(rule); len(missing) > 0 {
 			return errors.New(rule + " needs the word lists " + strings.Join(missing, ", ") + " (router words)")

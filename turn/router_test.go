@@ -185,6 +185,7 @@ func TestRouterConfigErrors(t *testing.T) {
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{WebSearch: "bing"}}}, `router tool "bing" is not registered`},
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Intercepts: []string{"photo"}}}}, "intercept photo needs generation.image"},
 		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Guards: []turn.GuardRule{{Guard: "creation"}}}}}, "creation needs the word lists create_verbs, content_nouns"},
+		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Skills: []turn.Skill{{ID: "health", Assistant: "h"}}}}, "h": {}}, "skills needs the word lists leave_skill"},
 	} {
 		_, err := turntest.Build(t, turn.Config{Assistants: tt.a}, turntest.WithStore(st), turntest.WithModel(nil))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

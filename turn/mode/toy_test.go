@@ -80,8 +80,10 @@ func (takingTally) TakesEveryMessage() {}
 type resumingTally struct{ tally }
 
 func (resumingTally) Resume(ctx context.Context, t *turn.Turn) {
-	for _, c := range t.Ran() {
-		t.Record(c)
+	for i := range t.Ran() {
+		if !t.Record(i) || t.Record(i) {
+			panic("a call that ran is recorded once")
+		}
 	}
 	msgs := t.Messages(ctx)
 	t.Reply("after the yes: " + msgs[len(msgs)-1].Content)
@@ -251,7 +253,7 @@ func TestToyModeCall(t *testing.T) {
 	}
 	out, _ = b.send("delete: all of it")
 	tr := b.record(out)
-	if len(tr.Vetoes) != 1 || tr.Vetoes[0].Guard != "tally" || tr.Vetoes[0].Tool != "delete_everything" {
+	if len(tr.Vetoes) != 1 || tr.Vetoes[0].Guard != "mode:tally" || tr.Vetoes[0].Tool != "delete_everything" {
 		t.Errorf("vetoes %+v, reply %q", tr.Vetoes, out.Say)
 	}
 }
