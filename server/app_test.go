@@ -72,7 +72,7 @@ func TestEndToEndCreateConfirmAndTrace(t *testing.T) {
 	if pending == nil || pending["tool"] != "create_task" {
 		t.Fatalf("pending = %v", body["pending"])
 	}
-	if n, _ := e.Board.Cards(context.Background(), "acme"); len(n) != 0 {
+	if n, _ := e.TestBoard().Cards(context.Background(), "acme"); len(n) != 0 {
 		t.Fatalf("a card exists before confirmation: %+v", n)
 	}
 
@@ -103,7 +103,7 @@ func TestEndToEndCreateConfirmAndTrace(t *testing.T) {
 	if len(executed) != 1 || executed[0].(map[string]any)["status"] != "ok" {
 		t.Fatalf("executed = %v", body["executed"])
 	}
-	cards, _ := e.Board.Cards(context.Background(), "acme")
+	cards, _ := e.TestBoard().Cards(context.Background(), "acme")
 	if len(cards) != 1 || cards[0].Title != "Проверить форму регистрации" || cards[0].AssigneeID != "dmitry" {
 		t.Fatalf("cards = %+v", cards)
 	}
@@ -119,7 +119,7 @@ func TestEndToEndCreateConfirmAndTrace(t *testing.T) {
 	if status != 200 || dup["duplicate"] != true || dup["turn_id"] != body["turn_id"] {
 		t.Errorf("redelivery: %d %v", status, dup)
 	}
-	if cards, _ := e.Board.Cards(context.Background(), "acme"); len(cards) != 1 {
+	if cards, _ := e.TestBoard().Cards(context.Background(), "acme"); len(cards) != 1 {
 		t.Errorf("redelivery created another card: %d", len(cards))
 	}
 
@@ -217,7 +217,7 @@ func TestEndToEndRefusalsWriteNothing(t *testing.T) {
 		t.Errorf("model called %d times", e.Model.Count())
 	}
 	var n int
-	if err := e.SQLite.DB().QueryRow(`SELECT count(*) FROM turns`).Scan(&n); err != nil || n != 0 {
+	if err := e.TestSQLite().DB().QueryRow(`SELECT count(*) FROM turns`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("journal has %d turns (err %v)", n, err)
 	}
 }

@@ -38,7 +38,7 @@ func TestBoardPagesAndMe(t *testing.T) {
 	}
 	e.Decide("comment_task", `{"card":"Проверить форму","text":"Форма падает на Safari"}`)
 	e.Post("k-dmitry", `{"conversation_id":"c1","text":"Добавь комментарий: форма падает на Safari"}`)
-	cards, _ := e.Board.Cards(context.Background(), "acme")
+	cards, _ := e.TestBoard().Cards(context.Background(), "acme")
 	if len(cards) != 1 {
 		t.Fatalf("cards: %+v", cards)
 	}

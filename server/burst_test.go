@@ -51,7 +51,7 @@ func TestBurstOfYesRunsOnlyTheShownAction(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			cards, err := e.Board.Cards(context.Background(), "acme")
+			cards, err := e.TestBoard().Cards(context.Background(), "acme")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -39,7 +39,7 @@ func TestConfirmationShowsTheObjectThatChanges(t *testing.T) {
 	if ex, _ := r["executed"].([]any); len(ex) != 0 {
 		t.Errorf("a yes after the question ran %v", ex)
 	}
-	cards, _ := e.Board.Cards(context.Background(), "acme")
+	cards, _ := e.TestBoard().Cards(context.Background(), "acme")
 	for _, c := range cards {
 		if c.Status != "open" {
 			t.Errorf("card %q is %s", c.Title, c.Status)

@@ -39,7 +39,7 @@ func TestEnglishLocalSetupShowsNoRussian(t *testing.T) {
 			t.Errorf("tool %s titled %q", spec.Name, title)
 		}
 	}
-	cols, err := s.Board.Columns(context.Background(), server.LocalTenant)
+	cols, err := s.TestBoard().Columns(context.Background(), server.LocalTenant)
 	if err != nil || len(cols) == 0 {
 		t.Fatalf("columns %v, %v", cols, err)
 	}

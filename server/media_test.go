@@ -57,11 +57,11 @@ func TestHTTPPDFBecomesTaskAfterConfirmation(t *testing.T) {
 	if !strings.Contains(body["say"].(string), "«invoice.pdf»") {
 		t.Errorf("the confirmation does not name the attachment: %q", body["say"])
 	}
-	if cards, _ := e.Board.Cards(context.Background(), "acme"); len(cards) != 0 {
+	if cards, _ := e.TestBoard().Cards(context.Background(), "acme"); len(cards) != 0 {
 		t.Fatalf("a card exists before confirmation: %+v", cards)
 	}
 	status, body = e.Post("k-dmitry", `{"conversation_id":"c1","message_id":"m2","button":"`+confirmButton(t, body)+`"}`)
-	if cards, _ := e.Board.Cards(context.Background(), "acme"); status != 200 || len(cards) != 1 || cards[0].Title != "Оплатить счёт 42" {
+	if cards, _ := e.TestBoard().Cards(context.Background(), "acme"); status != 200 || len(cards) != 1 || cards[0].Title != "Оплатить счёт 42" {
 		t.Fatalf("after confirming: %d %v, cards %+v", status, body, cards)
 	}
 }

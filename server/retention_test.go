@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
@@ -20,50 +21,53 @@ import (
 // retention.turns is gone once Run has started; with keep: true it stays.
 func TestRunPrunesByRetention(t *testing.T) {
 	for _, keep := range []bool{false, true} {
-		var mu sync.Mutex
-		now := time.Now()
-		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-		cfg, err := config.Parse(strings.NewReader(`retention: {turns: 1h, keep: `+strconv.FormatBool(keep)+`}
+		synctest.Test(t, func(t *testing.T) { runPrunes(t, keep) })
+	}
+}
+
+// runPrunes runs a server whose journal holds a turn past retention.turns
+// in a bubble, and checks the turn once Run's first pruning is done.
+func runPrunes(t *testing.T, keep bool) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	cfg, err := config.Parse(strings.NewReader(`retention: {turns: 1h, keep: `+strconv.FormatBool(keep)+`}
 tenants:
   - id: acme
     roles: {owner: {tools: ["*"]}}
     users: [{id: dmitry, name: Дмитрий, role: owner, keys: [{token: "k-dmitry-1", scopes: [read]}]}]
 `), func(string) string { return "" })
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
-		s, err := server.Build(cfg, server.Builtin(), server.Options{Now: clock})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := s.Engine.HandleTurn(context.Background(), chat.Inbound{Identity: s.Keys[0].Identity, Chat: "c1", Text: "/tasks"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mu.Lock()
-		now = now.Add(2 * time.Hour)
-		mu.Unlock()
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- s.Run(ctx) }()
-		wait := 5 * time.Second // for the pruning; kept turns need less to show they stay
-		if keep {
-			wait = 500 * time.Millisecond
-		}
-		deadline := time.Now().Add(wait)
-		var gone bool
-		for time.Now().Before(deadline) && !gone {
-			_, err := s.Journal.GetTurn(context.Background(), "acme", out.TurnID)
-			gone = errors.Is(err, store.ErrNotFound)
-			time.Sleep(20 * time.Millisecond)
-		}
-		cancel()
-		<-done
-		s.Close()
-		if gone == keep {
-			t.Errorf("keep=%v: the turn past retention gone=%v", keep, gone)
-		}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store.Path = filepath.Join(t.TempDir(), "arbiter.db")
+	s, err := server.Build(cfg, server.Builtin(), server.Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Engine.HandleTurn(context.Background(), chat.Inbound{Identity: s.Keys[0].Identity, Chat: "c1", Text: "/tasks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	// Run prunes at start, then waits for its next round: once every
+	// goroutine of the bubble is blocked, the first pruning is done.
+	synctest.Wait()
+	_, err = s.Journal.GetTurn(context.Background(), "acme", out.TurnID)
+	gone := errors.Is(err, store.ErrNotFound)
+	if !gone && err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	s.Close()
+	if gone == keep {
+		t.Errorf("keep=%v: the turn past retention gone=%v", keep, gone)
 	}
 }
 

@@ -45,7 +45,6 @@ import (
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/media"
 	"github.com/arbiterhq/arbiter/store"
-	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/taskboard"
 	"github.com/arbiterhq/arbiter/turn"
@@ -63,11 +62,7 @@ type Server struct {
 	State   store.State
 	Locker  store.Locker
 	Journal store.Journal
-	// SQLite is the embedded file (see Env.SQLite).
-	SQLite *sqlitestore.Store
-	// Board is the embedded task board; nil when it is off.
-	Board *taskboard.Board
-	Keys  []httpapi.Key
+	Keys    []httpapi.Key
 	// LocalKey is set for the local setup (LocalConfig).
 	LocalKey string
 	// HasModel is false when no model provider is configured; ModelSetup
@@ -77,6 +72,11 @@ type Server struct {
 	// Listen and PublicURL are the configuration's, defaults applied.
 	Listen, PublicURL string
 	Logger            *slog.Logger
+
+	// board is the embedded task board, nil when it is off; like the
+	// embedded file (env.SQLite) it stays off the public surface: callers
+	// reach the stores through State and Journal.
+	board *taskboard.Board
 
 	env  *Env
 	runs []func(ctx context.Context) error
@@ -237,7 +237,7 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	}
 	for _, c := range tools.Context {
 		if b, ok := c.(*taskboard.Board); ok {
-			s.Board = b
+			s.board = b
 		}
 	}
 	models, err := buildModels(cfg, kinds, env, opts)
@@ -279,7 +279,7 @@ func (s *Server) openStores(ctx context.Context, kinds Kinds) error {
 	if err != nil {
 		return err
 	}
-	env.SQLite, s.SQLite = st, st
+	env.SQLite = st
 	env.OnClose(st.Close)
 	s.State, s.Locker, err = kinds.States[orDefault(cfg.Store.Kind, "sqlite")](ctx, env)
 	if err != nil {

@@ -48,7 +48,7 @@ tools:
 	if !strings.Contains(sent[1], "Создана задача «Оплатить хостинг»") {
 		t.Fatalf("after the button: %q", sent[1])
 	}
-	cards, _ := a.Board.Cards(context.Background(), "acme")
+	cards, _ := a.TestBoard().Cards(context.Background(), "acme")
 	if len(cards) != 1 {
 		t.Fatalf("%d cards", len(cards))
 	}

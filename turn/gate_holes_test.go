@@ -76,7 +76,7 @@ func confirmID(t *testing.T, out chat.Outbound) string {
 // cardTitles are the titles on the tenant's board.
 func (h *harness) cardTitles() []string {
 	h.t.Helper()
-	cards, err := h.app.Board.Cards(context.Background(), h.tenant)
+	cards, err := h.board.Board().Cards(context.Background(), h.tenant)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/media/mediatest"
 	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/server/servertest"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/store/storetest"
 	"github.com/arbiterhq/arbiter/turn/turntest"
@@ -49,6 +50,7 @@ func (s *sequence) Next() string {
 type harness struct {
 	t       *testing.T
 	app     *server.Server
+	board   *servertest.BoardWatch
 	model   *llmtest.Scripted
 	clock   *storetest.Clock
 	keys    map[string]chat.Identity
@@ -83,12 +85,13 @@ func newHarness(t *testing.T, cfgYAML []byte, withModel bool, env map[string]str
 	if withModel {
 		opts.Model = h.model
 	}
-	a, err := server.Build(cfg, server.Builtin(), opts)
+	kinds, board := servertest.WatchBoard(server.Builtin())
+	a, err := server.Build(cfg, kinds, opts)
 	if err != nil {
 		t.Fatalf("build app: %v", err)
 	}
 	t.Cleanup(func() { a.Close() })
-	h.app = a
+	h.app, h.board = a, board
 	for _, k := range a.Keys {
 		h.keys[k.Token] = k.Identity
 	}
@@ -371,7 +374,7 @@ func (h *harness) check(where, rest string) {
 		if n, tn, ok := strings.Cut(arg, " tenant="); ok {
 			arg, tenant = n, tn
 		}
-		cards, err := h.app.Board.Cards(ctx, tenant)
+		cards, err := h.board.Board().Cards(ctx, tenant)
 		if err != nil {
 			t.Fatalf("%s: %v", where, err)
 		}
@@ -445,7 +448,7 @@ func (h *harness) check(where, rest string) {
 		}
 		title, _ := strconv.Unquote(q)
 		_, kv := parseArgs(where, t, "card "+arg[len(q):])
-		cards, _ := h.app.Board.Cards(ctx, h.tenant)
+		cards, _ := h.board.Board().Cards(ctx, h.tenant)
 		found := false
 		for _, c := range cards {
 			if c.Title != title {

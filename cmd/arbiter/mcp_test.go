@@ -24,6 +24,7 @@ import (
 	"github.com/arbiterhq/arbiter/cmd/internal/kinds"
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/server/servertest"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
@@ -360,8 +361,8 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, r.stderr)
 	}
 
-	a := buildApp(t, path)
-	cards, err := a.Board.Cards(context.Background(), "acme")
+	a, board := buildApp(t, path)
+	cards, err := board.Board().Cards(context.Background(), "acme")
 	if err != nil || len(cards) != 1 || cards[0].Title != "Check the signup form" {
 		t.Errorf("board: %v %+v", err, cards)
 	}
@@ -372,18 +373,21 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 	}
 }
 
-func buildApp(t *testing.T, path string) *server.Server {
+// buildApp builds the fixture's server with a watch on its task board,
+// whose cards the tests read.
+func buildApp(t *testing.T, path string) (*server.Server, *servertest.BoardWatch) {
 	t.Helper()
 	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := server.Build(cfg, kinds.All(), server.Options{})
+	all, board := servertest.WatchBoard(kinds.All())
+	a, err := server.Build(cfg, all, server.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	return a
+	return a, board
 }
 
 // journalOutcomes counts the tenant's turns and their confirmation
@@ -431,7 +435,7 @@ func (l lyingCatalog) Catalog(chat.Identity) []tool.Spec { return l.Engine.Catal
 
 func TestMCPEngineStillGuards(t *testing.T) {
 	path, sent := mcpFixture(t)
-	a := buildApp(t, path)
+	a, board := buildApp(t, path)
 	full, ro := a.Keys[0].Identity, a.Keys[1].Identity
 	if len(ro.Scopes) != 1 {
 		t.Fatalf("keys %+v", a.Keys)
@@ -464,7 +468,7 @@ func TestMCPEngineStillGuards(t *testing.T) {
 	if len(ann.shown) != 0 {
 		t.Errorf("the user was asked to confirm a refused call: %v", ann.shown)
 	}
-	cards, _ := a.Board.Cards(context.Background(), "acme")
+	cards, _ := board.Board().Cards(context.Background(), "acme")
 	if len(cards) != 0 || sent.count() != 0 {
 		t.Errorf("cards %v, invoices %d", cards, sent.count())
 	}
@@ -518,7 +522,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestMCPStreamableHTTP(t *testing.T) {
 	path, _ := mcpFixture(t)
-	a := buildApp(t, path)
+	a, _ := buildApp(t, path)
 	h, closeAll, err := mcpHTTPHandler(a, mcpOptions{confirmTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

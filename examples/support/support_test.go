@@ -394,7 +394,10 @@ func TestRandomFaultSchedules(t *testing.T) {
 	a := &agent{}
 	d, sw := newDesk(t, a, "300ms")
 	rng := rand.New(rand.NewPCG(14, 4821))
-	as := store.Actions(d.SQLite)
+	as, ok := d.State.(store.Actions)
+	if !ok {
+		t.Fatal("the desk's state keeps no actions")
+	}
 	var duplicates, unconfirmedClaims, lost int
 	ctx := context.Background()
 	for run := range 100 {
@@ -458,7 +461,7 @@ func TestRandomFaultSchedules(t *testing.T) {
 			if _, err := as.UpdateAction(ctx, act, store.ActionProposed); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := d.SQLite.BeginExecution(ctx, store.ExecutionRecord{Tenant: "support", IdempotencyKey: act.IdempotencyKey,
+			if _, _, err := d.State.BeginExecution(ctx, store.ExecutionRecord{Tenant: "support", IdempotencyKey: act.IdempotencyKey,
 				Tool: "create_refund", State: store.ExecStarted, StartedAt: time.Now()}); err != nil {
 				t.Fatal(err)
 			}

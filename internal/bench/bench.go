@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 	"github.com/arbiterhq/arbiter/config"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/server"
+	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 )
 
@@ -135,8 +137,17 @@ func NewEngineOn(dir, storeYAML, journalYAML string, kinds server.Kinds) (*Engin
 
 // Transactions returns how many writes (commits and journal appends) the
 // engine's embedded store has made and in how many transactions.
-func (e *Engine) Transactions() (writes, txs int64) {
-	st := e.app.SQLite.GroupStats()
+func (e *Engine) Transactions() (writes, txs int64) { return groupStats(e.app) }
+
+// groupStats counts the embedded file's group commits through the journal
+// it backs (the sqlite journal is that file; the server keeps the file
+// itself off its surface); 0 for a journal kept elsewhere.
+func groupStats(app *server.Server) (writes, txs int64) {
+	g, ok := app.Journal.(interface{ GroupStats() sqlitestore.GroupStats })
+	if !ok {
+		return 0, 0
+	}
+	st := g.GroupStats()
 	return st.Writes, st.Transactions
 }
 
@@ -155,6 +166,7 @@ func newEngine(dir, storeYAML string, kinds server.Kinds, loop bool, model Model
 
 func newEngineJournal(dir, storeYAML, journalYAML string, kinds server.Kinds, loop bool, model Model) (*Engine, error) {
 	e := &Engine{client: client(), loop: loop, model: model}
+	kinds, boardTools := keepBoardTools(kinds)
 	protocol, assistant := "json", ""
 	if loop {
 		protocol, assistant = "tools", "desk"
@@ -184,7 +196,7 @@ tools:
 		e.model.Close()
 		return nil, err
 	}
-	if err := e.seed(); err != nil {
+	if err := e.seed(*boardTools); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -192,12 +204,33 @@ tools:
 	return e, nil
 }
 
-func (e *Engine) seed() error {
+// keepBoardTools returns kinds whose taskboard kind also keeps the tools it
+// builds in the returned slice: the bench seeds cards by calling the
+// board's create_task, which the server does not hand out.
+func keepBoardTools(kinds server.Kinds) (server.Kinds, *[]tool.Tool) {
+	var kept []tool.Tool
+	build := kinds.Tools["taskboard"]
+	if build == nil {
+		return kinds, &kept
+	}
+	kinds.Tools = maps.Clone(kinds.Tools)
+	kinds.Tools["taskboard"] = func(ctx context.Context, env *server.Env, sec server.Section) (server.ToolSet, error) {
+		set, err := build(ctx, env, sec)
+		kept = set.Tools
+		return set, err
+	}
+	return kinds, &kept
+}
+
+func (e *Engine) seed(boardTools []tool.Tool) error {
 	var create tool.Tool
-	for _, t := range e.app.Board.Tools() {
+	for _, t := range boardTools {
 		if t.Spec().Name == "create_task" {
 			create = t
 		}
+	}
+	if create == nil {
+		return errors.New("seed: the board offers no create_task")
 	}
 	caller := tool.Caller{TenantID: "bench", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru"}
 	for i := range 5 {

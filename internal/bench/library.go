@@ -118,10 +118,7 @@ func (l *Library) Turn(int) error {
 }
 
 // Transactions is Engine.Transactions for the library's store.
-func (l *Library) Transactions() (writes, txs int64) {
-	st := l.app.SQLite.GroupStats()
-	return st.Writes, st.Transactions
-}
+func (l *Library) Transactions() (writes, txs int64) { return groupStats(l.app) }
 
 // LastRequest returns the newest first request of a turn the model saw.
 func (l *Library) LastRequest() (*llmtest.ChatRequest, error) { return l.model.LastRequest() }
