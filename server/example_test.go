@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -74,18 +75,9 @@ func ExampleSectionOf() {
 	}
 	defer srv.Close()
 
-	req := httptest.NewRequest("POST", "/v1/messages", strings.NewReader(`{"conversation_id":"c1","text":"/shout"}`))
-	req.Header.Set("Authorization", "Bearer k-ann-0001")
-	rec := httptest.NewRecorder()
-	srv.HTTP.ServeHTTP(rec, req)
-	var reply struct {
-		Say string `json:"say"`
+	if say, ok := send(srv, "/shout"); ok {
+		fmt.Println(say)
 	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil {
-		fmt.Println(rec.Code, rec.Body.String())
-		return
-	}
-	fmt.Println(reply.Say)
 	// Output: HELLO!
 }
 
@@ -129,19 +121,12 @@ tools:
 	defer srv.Close()
 
 	for _, text := range []string{"create a task to check the signup form", "yes"} {
-		req := httptest.NewRequest("POST", "/v1/messages", strings.NewReader(`{"conversation_id":"c1","text":"`+text+`"}`))
-		req.Header.Set("Authorization", "Bearer k-ann-0001")
-		rec := httptest.NewRecorder()
-		srv.HTTP.ServeHTTP(rec, req)
-		var reply struct {
-			Say string `json:"say"`
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil {
-			fmt.Println(rec.Code, rec.Body.String())
+		said, ok := send(srv, text)
+		if !ok {
 			return
 		}
 		// A created card's link ends the reply; its id is random.
-		say, link, linked := strings.Cut(reply.Say, " — ")
+		say, link, linked := strings.Cut(said, " — ")
 		fmt.Printf("%s\n-> %s\n", text, say)
 		if linked {
 			fmt.Println("-> its card:", strings.HasPrefix(link, "http://127.0.0.1:8080/board/c/"))
@@ -157,4 +142,22 @@ tools:
 	// -> Created task "Check the signup form" (unassigned, no due date)
 	// -> its card: true
 	// model calls: 1
+}
+
+// send posts text as Ann's message in conversation c1 and returns the
+// reply's text; it prints what came back instead when that is no reply.
+func send(srv *server.Server, text string) (string, bool) {
+	body, _ := json.Marshal(map[string]string{"conversation_id": "c1", "text": text})
+	req := httptest.NewRequest("POST", "/v1/messages", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer k-ann-0001")
+	rec := httptest.NewRecorder()
+	srv.HTTP.ServeHTTP(rec, req)
+	var reply struct {
+		Say string `json:"say"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil {
+		fmt.Println(rec.Code, rec.Body.String())
+		return "", false
+	}
+	return reply.Say, true
 }
