@@ -1,0 +1,94 @@
+package sqlitestore
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// An execution record whose transaction fails part way (here SQLite itself
+// refuses the message claim written with it, through a trigger) leaves
+// nothing behind: the record is not stored, and the store's connection is
+// not left inside the failed transaction, so the next writes commit.
+func TestFailedExecutionTransactionLeavesNothing(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(filepath.Join(t.TempDir(), "x.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.DB().ExecContext(ctx, `CREATE TRIGGER refuse_claim BEFORE INSERT ON inbox
+		WHEN NEW.message_id = 'refused' BEGIN SELECT RAISE(ABORT, 'claim refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	rec := store.ExecutionRecord{Tenant: "t", IdempotencyKey: "k1", Tool: "pay", ArgsHash: "h",
+		TurnID: "turn-1", Key: key, MessageID: "refused"}
+	if _, _, err := s.BeginExecution(ctx, rec); err == nil {
+		t.Fatal("BeginExecution succeeded although its claim was refused")
+	}
+	if got, err := s.GetExecution(ctx, "t", "k1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("record of the failed transaction: %+v, %v; want ErrNotFound", got, err)
+	}
+
+	// The store writes on: another record, and a turn's commit.
+	rec.IdempotencyKey, rec.MessageID = "k2", "accepted"
+	if _, fresh, err := s.BeginExecution(ctx, rec); err != nil || !fresh {
+		t.Fatalf("BeginExecution after the failure: fresh=%v, %v", fresh, err)
+	}
+	conv := store.Conversation{UpdatedAt: time.Now()}
+	if err := s.Commit(ctx, store.Commit{Key: key, Conversation: &conv}); err != nil {
+		t.Fatalf("Commit after the failure: %v", err)
+	}
+	// Durable, not only visible to the store's own connection.
+	var n int
+	if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM executions`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("executions in the file: %d, %v; want 1 (k2)", n, err)
+	}
+	if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM conversations`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("conversations in the file: %d, %v; want 1", n, err)
+	}
+}
+
+// A commit that only puts a pending action, or only drops it, updates the
+// cache: a read served from the cache (which knew the conversation as
+// empty, then as holding the action) sees the change.
+func TestPendingOnlyCommitsReachTheCache(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A first commit, elsewhere, runs the cleanup that empties the cache
+	// (once a minute): the entry cached below stays.
+	if err := s.Commit(ctx, store.Commit{Key: chat.ConversationKey{Tenant: "t", Chat: "other"}, DropPending: true}); err != nil {
+		t.Fatal(err)
+	}
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	if _, err := s.GetPending(ctx, key); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("GetPending of a new conversation: %v, want ErrNotFound", err)
+	}
+	now := time.Now()
+	p := store.PendingAction{ID: "p1", Tool: "create_task", Args: []byte(`{"title":"x"}`), ArgsHash: "h",
+		IdempotencyKey: "pending:p1", TurnID: "turn-1", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := s.Commit(ctx, store.Commit{Key: key, PutPending: &p}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.cache.known(key); !ok {
+		t.Error("after the commit the cache does not know the conversation")
+	}
+	if got, err := s.GetPending(ctx, key); err != nil || got.ID != "p1" || string(got.Args) != `{"title":"x"}` || got.Key != key {
+		t.Errorf("GetPending after a commit that put only it: %+v, %v; want p1", got, err)
+	}
+	if err := s.Commit(ctx, store.Commit{Key: key, DropPending: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetPending(ctx, key); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetPending after a commit that dropped it: %+v, %v; want ErrNotFound", got, err)
+	}
+}
