@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -90,5 +91,28 @@ func TestPendingOnlyCommitsReachTheCache(t *testing.T) {
 	}
 	if got, err := s.GetPending(ctx, key); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetPending after a commit that dropped it: %+v, %v; want ErrNotFound", got, err)
+	}
+}
+
+// A conversation the file holds nothing of is known without the store's
+// connection: a chat's first turn reads it while another holds the
+// connection (a commit in progress), instead of waiting for it.
+func TestNewConversationReadWithoutTheConnection(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "n.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.sem <- struct{}{} // the connection, held as a commit holds it
+	defer s.releaseConn()
+	// A bound for the failure only: the read must not wait at all.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	key := chat.ConversationKey{Tenant: "t", Chat: "new", User: "u"}
+	if _, err := s.LoadConversation(ctx, key); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("LoadConversation of a new chat while the connection is held: %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetPending(ctx, key); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetPending of a new chat while the connection is held: %v, want ErrNotFound", err)
 	}
 }
