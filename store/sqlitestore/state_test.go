@@ -9,6 +9,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
 // An execution record whose transaction fails part way (here SQLite itself
@@ -114,5 +115,39 @@ func TestNewConversationReadWithoutTheConnection(t *testing.T) {
 	}
 	if _, err := s.GetPending(ctx, key); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetPending of a new chat while the connection is held: %v, want ErrNotFound", err)
+	}
+}
+
+// The claim an execution record makes durable is the turn's own claim, as
+// ClaimMessage made it (its turn and time), not one made up when the
+// execution began: after a restart the redelivery finds the claim as it was.
+func TestExecutionKeepsTheTurnsClaim(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "c.db")
+	start := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	clock := storetest.NewClock(start)
+	s, err := Open(path, Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	if _, claimed, err := s.ClaimMessage(ctx, key, "m1", "turn-1", start); err != nil || !claimed {
+		t.Fatalf("ClaimMessage: claimed=%v, %v", claimed, err)
+	}
+	clock.Advance(time.Hour) // the turn took its time before the side effect
+	if _, _, err := s.BeginExecution(ctx, store.ExecutionRecord{Tenant: "t", IdempotencyKey: "k1", Tool: "pay",
+		TurnID: "turn-1", Key: key, MessageID: "m1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(path, Options{Now: clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec, claimed, err := s.ClaimMessage(ctx, key, "m1", "turn-2", clock.Now())
+	if err != nil || claimed || rec.TurnID != "turn-1" || !rec.At.Equal(start) {
+		t.Errorf("redelivery after reopen: %+v, claimed=%v, %v; want turn-1's claim of %v", rec, claimed, err, start)
 	}
 }
