@@ -151,3 +151,42 @@ func TestExecutionKeepsTheTurnsClaim(t *testing.T) {
 		t.Errorf("redelivery after reopen: %+v, claimed=%v, %v; want turn-1's claim of %v", rec, claimed, err, start)
 	}
 }
+
+// Expired rows are deleted by a commit at most once a minute of the store
+// clock: not sooner, and as soon as the minute is over.
+func TestExpiredRowsDeletedOnceAMinute(t *testing.T) {
+	ctx := t.Context()
+	start := time.Date(2026, 7, 8, 9, 10, 11, 0, time.UTC)
+	clock := storetest.NewClock(start)
+	s, err := Open(filepath.Join(t.TempDir(), "e.db"), Options{Now: clock.Now, ConversationTTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows := func() int {
+		t.Helper()
+		var n int
+		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM conversations`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	commit := func(chatID string) {
+		t.Helper()
+		conv := store.Conversation{Messages: []store.Message{{Role: store.RoleUser, Text: "hi", At: clock.Now()}}}
+		if err := s.Commit(ctx, store.Commit{Key: chat.ConversationKey{Tenant: "t", Chat: chatID, User: "u"}, Conversation: &conv}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit("a") // the first cleanup runs now; "a" ends 10s later
+	clock.Advance(30 * time.Second)
+	commit("b")
+	if n := rows(); n != 2 {
+		t.Errorf("30s after the last cleanup: %d rows, want 2 (the expired one stays till the minute is over)", n)
+	}
+	clock.Advance(30 * time.Second)
+	commit("c")
+	if n := rows(); n != 1 {
+		t.Errorf("a minute after the last cleanup: %d rows, want 1 (c; a and b have ended)", n)
+	}
+}
