@@ -3,7 +3,9 @@ package sqlitestore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,5 +190,46 @@ func TestExpiredRowsDeletedOnceAMinute(t *testing.T) {
 	commit("c")
 	if n := rows(); n != 1 {
 		t.Errorf("a minute after the last cleanup: %d rows, want 1 (c; a and b have ended)", n)
+	}
+}
+
+// A commit that cannot have the file (another connection holds its write
+// lock past the busy timeout) fails as unavailable, for the caller to retry;
+// one refused for a stale fence names the fence.
+func TestCommitFailuresSayWhy(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{BusyTimeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	conv := store.Conversation{UpdatedAt: time.Now()}
+	tx, err := s.DB().BeginTx(ctx, nil) // immediate: it takes the write lock now
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Commit(ctx, store.Commit{Key: key, Conversation: &conv})
+	_ = tx.Rollback()
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("commit while another connection writes: %v, want ErrUnavailable", err)
+	}
+
+	old, err := s.Lock(ctx, key.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Release()
+	current, err := s.Lock(ctx, key.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, store.Commit{Key: key, Fence: current.Fence(), Conversation: &conv}); err != nil {
+		t.Fatal(err)
+	}
+	current.Release()
+	err = s.Commit(ctx, store.Commit{Key: key, Fence: old.Fence(), Conversation: &conv})
+	if want := fmt.Sprintf("fence %d", old.Fence()); !errors.Is(err, store.ErrFenced) || !strings.Contains(fmt.Sprint(err), want) {
+		t.Errorf("commit with a stale fence: %v, want ErrFenced naming %q", err, want)
 	}
 }
