@@ -233,3 +233,37 @@ func TestCommitFailuresSayWhy(t *testing.T) {
 		t.Errorf("commit with a stale fence: %v, want ErrFenced naming %q", err, want)
 	}
 }
+
+// One commit may drop the pending action, complete the message and journal
+// the turn: all three are written, none cut short by the one before.
+func TestCommitWritesEveryPart(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(filepath.Join(t.TempDir(), "w.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
+	now := time.Now()
+	p := store.PendingAction{ID: "p1", Tool: "create_task", Args: []byte(`{}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := s.Commit(ctx, store.Commit{Key: key, PutPending: &p}); err != nil {
+		t.Fatal(err)
+	}
+	if _, claimed, err := s.ClaimMessage(ctx, key, "m1", "turn-1", now); err != nil || !claimed {
+		t.Fatalf("ClaimMessage: claimed=%v, %v", claimed, err)
+	}
+	reply := []byte(`{"say":"cancelled"}`)
+	if err := s.Commit(ctx, store.Commit{Key: key, DropPending: true, MessageID: "m1", Reply: reply,
+		Turn: &store.TurnRecord{TurnID: "turn-1", Tenant: "t", Chat: "c", UserID: "u", Status: "ok", StartedAt: now}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetPending(ctx, key); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("pending after the drop: %v, want ErrNotFound", err)
+	}
+	if rec, claimed, err := s.ClaimMessage(ctx, key, "m1", "turn-2", now); err != nil || claimed || !rec.Done || string(rec.Reply) != string(reply) {
+		t.Errorf("the message after the commit: %+v, claimed=%v, %v; want done with the reply", rec, claimed, err)
+	}
+	if _, err := s.GetTurn(ctx, "t", "turn-1"); err != nil {
+		t.Errorf("the turn after the commit: %v", err)
+	}
+}
