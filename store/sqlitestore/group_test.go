@@ -42,6 +42,8 @@ func TestGroupCommit(t *testing.T) {
 	if err := s.acquireConn(ctx); err != nil { // hold the connection so the commits queue
 		t.Fatal(err)
 	}
+	release := sync.OnceFunc(s.releaseConn) // also when the test fails first: Close waits for it
+	defer release()
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -56,7 +58,7 @@ func TestGroupCommit(t *testing.T) {
 		}()
 	}
 	waitQueued(t, s, n)
-	s.releaseConn()
+	release()
 	wg.Wait()
 
 	if s.group.maxLen != n {
@@ -110,6 +112,8 @@ func TestGroupCommitWithdrawn(t *testing.T) {
 	if err := s.acquireConn(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	release := sync.OnceFunc(s.releaseConn) // also when the test fails first: Close waits for it
+	defer release()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
@@ -119,7 +123,7 @@ func TestGroupCommitWithdrawn(t *testing.T) {
 	waitQueued(t, s, 1)
 	cancel()
 	err = <-done
-	s.releaseConn()
+	release()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("withdrawn commit: %v, want context.Canceled", err)
 	}
@@ -165,6 +169,8 @@ func TestCachedReadsNeedNoConnection(t *testing.T) {
 	if err := s.acquireConn(ctx); err != nil { // a commit in progress
 		t.Fatal(err)
 	}
+	release := sync.OnceFunc(s.releaseConn) // also when the test fails first: Close waits for it
+	defer release()
 	quick, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	conv, err := s.LoadConversation(quick, key)
@@ -183,7 +189,7 @@ func TestCachedReadsNeedNoConnection(t *testing.T) {
 	if _, err := s.LoadConversation(short, unknown); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("an uncached conversation read while the connection is held = %v, want the wait to time out", err)
 	}
-	s.releaseConn()
+	release()
 	if p, err := s.GetPending(ctx, key); err != nil || string(p.Args) != `{"title":"x"}` {
 		t.Errorf("GetPending after a caller changed its copy = %+v, %v", p, err)
 	}
