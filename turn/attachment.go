@@ -36,7 +36,7 @@ func (e *Engine) rememberAttachment(s *state) {
 // attachmentOf is the file reference of attachment evidence: a link or a
 // channel's file, named by the first line of its description.
 func attachmentOf(ev chat.Evidence) tool.Attachment {
-	a := tool.Attachment{Name: clip(attachmentName(ev.Text), 200)}
+	a := tool.Attachment{Name: Clip(attachmentName(ev.Text), 200)}
 	if strings.HasPrefix(ev.Source, "https://") || strings.HasPrefix(ev.Source, "http://") {
 		a.URL = ev.Source
 	} else {

@@ -95,7 +95,7 @@ func (e *Engine) readFact(ctx context.Context, s *state, guard, name string, arg
 }
 
 func errorData(msg string) json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"error": clip(msg, 300)})
+	b, _ := json.Marshal(map[string]string{"error": Clip(msg, 300)})
 	return b
 }
 

@@ -104,7 +104,7 @@ func (e *Engine) answerFromLink(s *state, link string, res tool.Result) {
 		Data   json.RawMessage `json:"data,omitempty"`
 		Error  string          `json:"error,omitempty"`
 	}{string(res.Status), res.Data, res.Error})
-	s.added = append(s.added, store.Message{Role: store.RoleTool, Name: "read_link", Text: clip(string(memo), maxToolMemory), At: s.now})
+	s.added = append(s.added, store.Message{Role: store.RoleTool, Name: "read_link", Text: Clip(string(memo), maxToolMemory), At: s.now})
 	text := res.Text
 	if text == "" {
 		text = say(s.lang, txtToolNotFound, link)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/llm"
@@ -52,7 +53,7 @@ func (e *Engine) decide(ctx context.Context, s *state, messages []llm.Message) (
 			return p, true
 		}
 		said := answerText(resp)
-		s.trace.Repair = &RepairTrace{Output: clip(said, 2000), Problems: problems}
+		s.trace.Repair = &RepairTrace{Output: Clip(said, 2000), Problems: problems}
 
 		if sticky != nil {
 			sticky.Stick() // the repair goes to the model that answered
@@ -72,7 +73,7 @@ func (e *Engine) decide(ctx context.Context, s *state, messages []llm.Message) (
 			s.trace.Repair.Repaired = true
 			return p, true
 		}
-		s.trace.Repair.SecondOutput = clip(answerText(resp), 2000)
+		s.trace.Repair.SecondOutput = Clip(answerText(resp), 2000)
 		s.trace.Repair.SecondProblems = problems
 		if !e.cfg.InvalidFallback || sticky == nil || !sticky.Advance() {
 			break
@@ -88,7 +89,7 @@ func (e *Engine) decide(ctx context.Context, s *state, messages []llm.Message) (
 // user gets an apology, the turn is journaled as failed.
 func (e *Engine) modelFailed(s *state, err error) {
 	s.trace.Status = StatusFailed
-	s.trace.Error = clip(err.Error(), 500)
+	s.trace.Error = Clip(err.Error(), 500)
 	if llm.KindOf(err) == llm.ErrBadRequest {
 		// This request's own: the models are there, trying again later
 		// would not help.
@@ -189,7 +190,7 @@ func (e *Engine) callModel(ctx context.Context, s *state, model llm.Provider, re
 		}
 		if a.Err != nil {
 			call.Status = string(llm.KindOf(a.Err))
-			call.Error = clip(a.Err.Error(), 500)
+			call.Error = Clip(a.Err.Error(), 500)
 		}
 		s.trace.LLMCalls = append(s.trace.LLMCalls, call)
 		s.trace.CostUSD += call.CostUSD
@@ -274,18 +275,19 @@ func repairInstruction(problems []decision.Problem, protocol llm.Protocol) strin
 	return b.String()
 }
 
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes, at a character's start, and marks the
+// cut with "…": how the journal keeps a long text of a turn (a dropped
+// call, a model's reasoning) short. Modes use it for their trace.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "…"
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // failedAttempts returns the attempts a failed call reports, or else
 // attempts. (Apart from callModel so that a call that succeeded allocates

@@ -114,7 +114,7 @@ func (e *Engine) runChoice(ctx context.Context, s *state) bool {
 		i, err = 0, nil
 	}
 	if !found || id != d.ID || err != nil || i < 0 || i >= len(d.Choices) || !s.now.Before(d.Created.Add(e.lifetimesFor(s.assistant).Offer)) {
-		s.trace.Notes = append(s.trace.Notes, "choice of an offer no longer open: "+clip(ref, 64))
+		s.trace.Notes = append(s.trace.Notes, "choice of an offer no longer open: "+Clip(ref, 64))
 		e.replyText(s, say(s.lang, txtChoiceGone), nil)
 		return true
 	}
@@ -199,7 +199,7 @@ func (e *Engine) expandButton(s *state) bool {
 		}
 	}
 	s.trace.Route = RouteStaleButton
-	s.trace.Notes = append(s.trace.Notes, "button no longer kept: "+clip(id, 64))
+	s.trace.Notes = append(s.trace.Notes, "button no longer kept: "+Clip(id, 64))
 	e.replyText(s, say(s.lang, txtButtonGone), nil)
 	return false
 }

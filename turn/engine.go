@@ -252,34 +252,16 @@ func New(cfg Config) (*Engine, error) {
 // fillDefaults sets c's zero values to the documented defaults, and drops
 // the commands whose tool this deployment lacks.
 func (c *Config) fillDefaults() {
-	if c.Memory.Window <= 0 {
-		c.Memory.Window = DefaultWindow
-	}
-	if c.Memory.TTL <= 0 {
-		c.Memory.TTL = DefaultMemoryTTL
-	}
-	if c.Memory.Pause <= 0 {
-		c.Memory.Pause = DefaultPause
-	}
+	orDefault(&c.Memory.Window, DefaultWindow)
+	orDefault(&c.Memory.TTL, DefaultMemoryTTL)
+	orDefault(&c.Memory.Pause, DefaultPause)
 	c.Lifetimes = c.Lifetimes.withDefaults()
-	if c.PendingTTL <= 0 {
-		c.PendingTTL = DefaultPendingTTL
-	}
-	if c.ApprovalTTL <= 0 {
-		c.ApprovalTTL = DefaultApprovalTTL
-	}
-	if c.ModelTimeout <= 0 {
-		c.ModelTimeout = DefaultModelTimeout
-	}
-	if c.MaxTokens <= 0 {
-		c.MaxTokens = DefaultMaxTokens
-	}
-	if c.ContextTimeout <= 0 {
-		c.ContextTimeout = DefaultContextTimeout
-	}
-	if c.TurnTimeout <= 0 {
-		c.TurnTimeout = DefaultTurnTimeout
-	}
+	orDefault(&c.PendingTTL, DefaultPendingTTL)
+	orDefault(&c.ApprovalTTL, DefaultApprovalTTL)
+	orDefault(&c.ModelTimeout, DefaultModelTimeout)
+	orDefault(&c.MaxTokens, DefaultMaxTokens)
+	orDefault(&c.ContextTimeout, DefaultContextTimeout)
+	orDefault(&c.TurnTimeout, DefaultTurnTimeout)
 	if c.Strategy == "" {
 		c.Strategy = DefaultStrategy
 	}
@@ -298,6 +280,14 @@ func (c *Config) fillDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// orDefault sets *v to def when it is zero or negative: a limit, a TTL or
+// a timeout left out means its default, never "none".
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }
 

@@ -251,7 +251,7 @@ func hasOwnWords(s *state) bool {
 		return true
 	}
 	if words := wordsAwaitingForward(s); words != "" {
-		s.trace.Notes = append(s.trace.Notes, "evidence completes the user's previous message: "+clip(words, 120))
+		s.trace.Notes = append(s.trace.Notes, "evidence completes the user's previous message: "+Clip(words, 120))
 		return true
 	}
 	return false

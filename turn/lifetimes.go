@@ -41,15 +41,10 @@ type Lifetimes struct {
 
 // withDefaults returns l with zero fields set to the defaults.
 func (l Lifetimes) withDefaults() Lifetimes {
-	set := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	set(&l.Case, DefaultCaseLifetime)
-	set(&l.Skill, DefaultSkillLifetime)
-	set(&l.Interview, DefaultInterviewLifetime)
-	set(&l.Offer, DefaultOfferLifetime)
+	orDefault(&l.Case, DefaultCaseLifetime)
+	orDefault(&l.Skill, DefaultSkillLifetime)
+	orDefault(&l.Interview, DefaultInterviewLifetime)
+	orDefault(&l.Offer, DefaultOfferLifetime)
 	return l
 }
 

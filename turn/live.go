@@ -115,7 +115,7 @@ func (l *toolSession) Ask(ctx context.Context, q chat.Question) (chat.Answer, er
 	if l.inner != nil {
 		a, err = l.inner.Ask(ctx, q)
 	}
-	qt := QuestionTrace{Step: l.step, Text: clip(q.Text, 500), Choice: a.Choice, Typed: a.Text != ""}
+	qt := QuestionTrace{Step: l.step, Text: Clip(q.Text, 500), Choice: a.Choice, Typed: a.Text != ""}
 	if err != nil {
 		qt.Error = err.Error()
 	}

@@ -195,13 +195,13 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 			if taskCtx.Err() != nil {
 				e.handOff(s, t.draft, ReviewDeadline, "the task took longer than "+t.lim.Deadline.String())
 			} else {
-				e.handOff(s, t.draft, ReviewModelDown, clip(err.Error(), 300))
+				e.handOff(s, t.draft, ReviewModelDown, Clip(err.Error(), 300))
 			}
 			return
 		}
 		calls, text, native, problems := e.answerCalls(s, t, resp)
 		if problems != nil {
-			s.trace.Repair = &RepairTrace{Output: clip(resp.Text, 2000), Problems: problems}
+			s.trace.Repair = &RepairTrace{Output: Clip(resp.Text, 2000), Problems: problems}
 			e.handOff(s, t.draft, ReviewInvalidOutput, problems[0].Message)
 			return
 		}
@@ -335,7 +335,7 @@ func (e *Engine) preflight(ctx context.Context, s *state, t *loopTask) bool {
 		// Shown as the model's own reads are.
 		content := resultContent(a.tg.spec, lc.tr.Status, lc.res, e.cfg.Now())
 		e.recordLoopResult(s, &lc, content)
-		s.added[len(s.added)-1].Text = clip(content, maxToolMemory)
+		s.added[len(s.added)-1].Text = Clip(content, maxToolMemory)
 		t.runs[a.tg.spec.Name+"\x00"+string(a.args)]++
 		e.noteRead(t, a, lc.res)
 	}
@@ -371,7 +371,7 @@ func transcriptIDs(s *state, msgs []llm.Message, calls []llm.ToolCall) []llm.Too
 	out := llm.UniqueCallIDs(msgs, calls)
 	for i := range out {
 		if out[i].ID != calls[i].ID && calls[i].ID != "" {
-			s.trace.Notes = append(s.trace.Notes, "tool call id "+strconv.Quote(clip(calls[i].ID, 64))+" of the provider was used before in this transcript; it is "+strconv.Quote(out[i].ID)+" here")
+			s.trace.Notes = append(s.trace.Notes, "tool call id "+strconv.Quote(Clip(calls[i].ID, 64))+" of the provider was used before in this transcript; it is "+strconv.Quote(out[i].ID)+" here")
 		}
 	}
 	return out
@@ -388,7 +388,7 @@ func (e *Engine) runCalls(turnCtx, taskCtx context.Context, s *state, t *loopTas
 					Reason string `json:"reason"`
 				}
 				_ = json.Unmarshal(c.Arguments, &a)
-				e.handOff(s, t.draft, ReviewMissingFacts, clip(strings.TrimSpace(a.Reason), 500))
+				e.handOff(s, t.draft, ReviewMissingFacts, Clip(strings.TrimSpace(a.Reason), 500))
 				return false
 			}
 		}
@@ -509,7 +509,7 @@ func (e *Engine) tellResults(s *state, t *loopTask, lcs []loopCall, native bool)
 			e.handOff(s, t.draft, ReviewTotalBytes, "tool results passed "+strconv.Itoa(t.lim.TotalBytes)+" bytes")
 			return false
 		case lc.veto == nil && lc.res.Status == tool.StatusError && t.runs[lc.key] >= t.lim.SameCall:
-			e.handOff(s, t.draft, ReviewDependencyDown, lc.call.Name+" failed "+strconv.Itoa(t.runs[lc.key])+" times: "+clip(lc.res.Error, 200))
+			e.handOff(s, t.draft, ReviewDependencyDown, lc.call.Name+" failed "+strconv.Itoa(t.runs[lc.key])+" times: "+Clip(lc.res.Error, 200))
 			return false
 		}
 		t.trace.ResultBytes += len(content)

@@ -198,7 +198,7 @@ func (e *Engine) routeCall(ctx context.Context, s *state, skill string, rt *Rout
 	resp, err := e.callModel(rctx, s, s.model, llm.Request{Messages: msgs, Tools: s.cat.prompts.Extra.(routerPrompts).defs, ToolChoice: llm.ToolChoice{Mode: llm.ToolAuto},
 		ParallelToolCalls: true, Temperature: 0, MaxTokens: RouterMaxTokens, Operation: opRoute, Strategy: s.strategy})
 	if err != nil {
-		rt.Failed = clip(err.Error(), 300)
+		rt.Failed = Clip(err.Error(), 300)
 		return nil
 	}
 	var calls []llm.ToolCall
@@ -207,11 +207,11 @@ func (e *Engine) routeCall(ctx context.Context, s *state, skill string, rt *Rout
 	} else if d, err := decision.Parse(resp.Text, s.cat.names); err == nil && d.Tool != "" {
 		calls = []llm.ToolCall{{ID: "route_1", Name: d.Tool, Arguments: d.Args}}
 	} else if err != nil {
-		rt.Failed = "unusable output: " + clip(err.Error(), 200)
+		rt.Failed = "unusable output: " + Clip(err.Error(), 200)
 		return nil
 	}
 	for i, c := range calls {
-		rt.Proposed = append(rt.Proposed, c.Name+" "+clip(string(c.Arguments), 300))
+		rt.Proposed = append(rt.Proposed, c.Name+" "+Clip(string(c.Arguments), 300))
 		if i == RouterMaxCalls-1 && len(calls) > RouterMaxCalls {
 			rt.Failed = "more than two calls: the rest dropped"
 			return calls[:RouterMaxCalls]
@@ -235,9 +235,9 @@ func (e *Engine) routerContext(s *state, skill string) string {
 	case !shown:
 		b.WriteString("no")
 	case d.Editing:
-		b.WriteString("yes, the user asked to change it\ndraft: " + neutralize(clip(d.Text, 1000)))
+		b.WriteString("yes, the user asked to change it\ndraft: " + neutralize(Clip(d.Text, 1000)))
 	default:
-		b.WriteString("yes\ndraft: " + neutralize(clip(d.Text, 1000)))
+		b.WriteString("yes\ndraft: " + neutralize(Clip(d.Text, 1000)))
 	}
 	if c := s.in.Client; c != nil {
 		raw, _ := json.Marshal(c)

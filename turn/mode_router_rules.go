@@ -144,7 +144,7 @@ var guards = map[string]func(s *state, c llm.ToolCall) string{
 		}
 		_ = json.Unmarshal(c.Arguments, &a)
 		if a.Document == "" || !strings.Contains(strings.ToLower(s.route.input), strings.ToLower(a.Document)) {
-			return "the request does not name the document " + clip(a.Document, 100)
+			return "the request does not name the document " + Clip(a.Document, 100)
 		}
 		return ""
 	},

@@ -52,7 +52,7 @@ func (e *Engine) switchSkill(s *state, r *Router, c llm.ToolCall, skill string, 
 	}
 	_ = json.Unmarshal(c.Arguments, &a)
 	if sk := findSkill(r, a.Skill); a.Skill != "none" && (sk == nil || !sk.Auto) {
-		rt.Switched = "refused:" + clip(a.Skill, 64)
+		rt.Switched = "refused:" + Clip(a.Skill, 64)
 		return skill
 	}
 	rt.Switched = a.Skill

@@ -85,7 +85,7 @@ func (e *Engine) expandOption(s *state) bool {
 	i, err := strconv.Atoi(n)
 	if !found || id != offer.ID || err != nil || i < 0 || i >= len(offer.Values) || !s.now.Before(offer.Created.Add(optionTTL)) {
 		s.trace.Route = RouteStaleButton
-		s.trace.Notes = append(s.trace.Notes, "option of an offer no longer open: "+clip(ref, 64))
+		s.trace.Notes = append(s.trace.Notes, "option of an offer no longer open: "+Clip(ref, 64))
 		e.replyText(s, say(s.lang, txtButtonGone), nil)
 		return false
 	}

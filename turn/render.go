@@ -279,7 +279,7 @@ func sourceName(lang string, m store.Message, tools *tool.Registry) string {
 	}
 	origin := ""
 	if m.Source != "" {
-		origin = " «" + clip(inert(m.Source), 60) + "»"
+		origin = " «" + Clip(inert(m.Source), 60) + "»"
 	}
 	switch m.Name {
 	case "forward":

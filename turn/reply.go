@@ -82,7 +82,7 @@ func (e *Engine) rememberResult(s *state, toolName, status string, res tool.Resu
 		memo.Text = res.Text
 	}
 	encoded, _ := json.Marshal(memo)
-	s.added = append(s.added, store.Message{Role: store.RoleTool, Name: toolName, Text: clip(string(encoded), maxToolMemory), At: s.now})
+	s.added = append(s.added, store.Message{Role: store.RoleTool, Name: toolName, Text: Clip(string(encoded), maxToolMemory), At: s.now})
 }
 
 // replyResult tells the user what a tool said (or, for a target that did
@@ -132,7 +132,7 @@ func (e *Engine) handOff(s *state, draft string, reason ReviewReason, detail str
 		s.trace.Loop.Ended = string(StatusNeedsReview)
 	}
 	s.trace.Status = StatusNeedsReview
-	s.trace.Review = &ReviewTrace{Reason: reason, Detail: detail, Draft: clip(draft, 4000)}
+	s.trace.Review = &ReviewTrace{Reason: reason, Detail: detail, Draft: Clip(draft, 4000)}
 	e.replyText(s, say(s.lang, txtHandedOff), nil)
 }
 
