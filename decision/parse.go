@@ -383,8 +383,10 @@ func escapePointer(s string) string {
 	if !strings.ContainsAny(s, "~/") {
 		return s
 	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+	return pointerEscaper.Replace(s)
 }
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 var knownFields = map[string]bool{"say": true, "tool": true, "args": true, "done": true, "newTopic": true, "buttons": true}
 

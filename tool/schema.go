@@ -22,6 +22,17 @@ const DefaultMaxArgsBytes = 16 << 10
 
 var printer = message.NewPrinter(language.English)
 
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// PointerToken escapes s as one reference token of a JSON Pointer (RFC
+// 6901), the form a Problem's Location takes.
+func PointerToken(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return pointerEscaper.Replace(s)
+}
+
 // Schema is a compiled input schema. It is immutable and safe for
 // concurrent use; compile once per tool, validate per call.
 type Schema struct {
@@ -130,7 +141,7 @@ func collectProblems(ve *jsonschema.ValidationError, out *[]Problem) {
 	if len(ve.Causes) == 0 {
 		loc := ""
 		for _, part := range ve.InstanceLocation {
-			loc += "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(part)
+			loc += "/" + PointerToken(part)
 		}
 		*out = append(*out, Problem{Location: loc, Message: ve.ErrorKind.LocalizedString(printer)})
 		return
@@ -169,7 +180,7 @@ func checkNumbers(v any, at string, problems []Problem) []Problem {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			problems = checkNumbers(x[k], at+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k), problems)
+			problems = checkNumbers(x[k], at+"/"+PointerToken(k), problems)
 		}
 	}
 	return problems

@@ -24,6 +24,27 @@ func TestNumbersBeyondWhatToolsHold(t *testing.T) {
 	}
 }
 
+// A problem's location escapes the keys it passes (RFC 6901), so a key
+// holding "/" or "~" names one member, not a path.
+func TestProblemLocationEscapesKeys(t *testing.T) {
+	s, err := CompileSchema("tag", []byte(`{"type":"object"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ae *ArgsError
+	if err := s.Validate("tag", []byte(`{"a/b":{"c~d":1e999},"plain":1}`)); !errors.As(err, &ae) {
+		t.Fatalf("got %v, want an ArgsError", err)
+	}
+	if len(ae.Problems) != 1 || ae.Problems[0].Location != "/a~1b/c~0d" {
+		t.Errorf("problems %+v, want one at /a~1b/c~0d", ae.Problems)
+	}
+	for in, want := range map[string]string{"plain": "plain", "a/b": "a~1b", "~/": "~0~1", "": ""} {
+		if got := PointerToken(in); got != want {
+			t.Errorf("PointerToken(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // The verdict on {} is worked out once per schema, and is the schema's:
 // a schema that requires an argument refuses {} every time.
 func TestEmptyArgumentsVerdict(t *testing.T) {

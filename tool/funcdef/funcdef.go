@@ -436,7 +436,7 @@ func (c *converter) properties(n *node, v any, path string) error {
 	}
 	n.hasProps = true
 	for _, m := range props.members {
-		sub, err := c.schema(m.val, path+"/properties/"+pointerEscape(m.key), false)
+		sub, err := c.schema(m.val, path+"/properties/"+tool.PointerToken(m.key), false)
 		if err != nil {
 			return err
 		}
@@ -668,8 +668,4 @@ func appendNew(values []any, v any) []any {
 		return values
 	}
 	return append(values, v)
-}
-
-func pointerEscape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }

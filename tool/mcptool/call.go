@@ -416,7 +416,7 @@ func validateOutput(schema *jsonschema.Schema, structured []byte) []tool.Problem
 		if len(e.Causes) == 0 {
 			loc := ""
 			for _, part := range e.InstanceLocation {
-				loc += "/" + pointerEscaper.Replace(part)
+				loc += "/" + tool.PointerToken(part)
 			}
 			out = append(out, tool.Problem{Location: loc, Message: e.ErrorKind.LocalizedString(printer)})
 			return
@@ -429,10 +429,7 @@ func validateOutput(schema *jsonschema.Schema, structured []byte) []tool.Problem
 	return out
 }
 
-var (
-	printer        = message.NewPrinter(language.English)
-	pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
-)
+var printer = message.NewPrinter(language.English)
 
 // argsHash is the SHA-256 of the arguments re-encoded with sorted keys, so
 // equal arguments hash equally whatever their key order.
