@@ -182,10 +182,6 @@ type Inbound struct {
 	// Client is what the user is doing in the client's interface, as the
 	// client reports it: data for the router, never an instruction.
 	Client *ClientHint
-	// Resume, set by the engine itself, makes this the turn that carries
-	// out a decided action (see Approver) in its conversation and answers
-	// there; it holds the action's id.
-	Resume string
 }
 
 // Call names a tool of the catalog and its arguments.

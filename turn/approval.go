@@ -178,7 +178,7 @@ func (e *Engine) Decide(ctx context.Context, approver chat.Identity, id string, 
 // resume runs the turn that carries out (or tells the rejection of) a
 // decided action in its conversation, as its requester.
 func (e *Engine) resume(ctx context.Context, a store.Action) (chat.Outbound, error) {
-	return e.HandleTurn(ctx, chat.Inbound{Identity: a.Requester, Chat: a.Key.Chat, Channel: "approval", Resume: a.ID})
+	return e.handleTurn(ctx, chat.Inbound{Identity: a.Requester, Chat: a.Key.Chat, Channel: "approval"}, a.ID)
 }
 
 // ResumeActions carries out every approved action of the configured
@@ -230,12 +230,12 @@ func actionView(a store.Action) chat.ActionView {
 	return v
 }
 
-// runResume handles the turn of a decided action (chat.Inbound.Resume):
+// runResume handles the turn of a decided action (Engine.resume):
 // an approved one is carried out here, under the conversation's lock, and
 // the conversation is answered — by the executor's result, or in a loop
 // by the model reading it. It reports whether the turn was such a turn.
 func (e *Engine) runResume(ctx context.Context, s *state) bool {
-	if s.in.Resume == "" {
+	if s.resume == "" {
 		return false
 	}
 	s.trace.Route = RouteResume
@@ -244,9 +244,9 @@ func (e *Engine) runResume(ctx context.Context, s *state) bool {
 		e.replyText(s, say(s.lang, txtNotAvailable), nil)
 		return true
 	}
-	a, err := as.GetAction(ctx, s.key.Tenant, s.in.Resume)
+	a, err := as.GetAction(ctx, s.key.Tenant, s.resume)
 	if err != nil || a.Key != s.key {
-		s.trace.Notes = append(s.trace.Notes, fmt.Sprintf("resume %s: %v", s.in.Resume, err))
+		s.trace.Notes = append(s.trace.Notes, fmt.Sprintf("resume %s: %v", s.resume, err))
 		return true
 	}
 	if a.Case != nil {

@@ -318,11 +318,13 @@ type state struct {
 
 // arrival is the message as it came, and when.
 type arrival struct {
-	in    chat.Inbound
-	key   chat.ConversationKey
-	id    string
-	start time.Time
-	now   time.Time
+	in chat.Inbound
+	// resume is the decided action this turn carries out, or "".
+	resume string
+	key    chat.ConversationKey
+	id     string
+	start  time.Time
+	now    time.Time
 	// received is when the message arrived (chat.Inbound.ReceivedAt).
 	received time.Time
 	// images are the pictures that came with the message, by index of
@@ -397,11 +399,22 @@ type outputs struct {
 
 // HandleTurn runs one message through the pipeline. See chat.Handler.
 func (e *Engine) HandleTurn(ctx context.Context, in chat.Inbound) (chat.Outbound, error) {
+	return e.handleTurn(ctx, in, "")
+}
+
+// handleTurn is HandleTurn; resume, when set, is the id of a decided
+// action whose turn this is (see resume). It is the engine's own: no
+// channel's message can make a turn carry out an action.
+func (e *Engine) handleTurn(ctx context.Context, in chat.Inbound, resume string) (chat.Outbound, error) {
 	if in.Identity.TenantID == "" || in.Identity.UserID == "" || in.Chat == "" {
 		return chat.Outbound{}, errors.New("turn: inbound message without tenant, user or chat")
 	}
 	s := e.newState(in)
+	s.resume = resume
 	s.route = classify(in, e.cfg.Commands)
+	if resume != "" {
+		s.route = route{kind: routeResume}
+	}
 	s.trace.Route = s.route.name()
 	s.trace.step(StepRoute, "", s.start, e.cfg.Now(), "")
 

@@ -172,7 +172,7 @@ func (e *Engine) runLoop(ctx context.Context, s *state) {
 	s.trace.Loop = &t.trace
 	taskCtx, cancel := context.WithTimeout(ctx, t.lim.Deadline)
 	defer cancel()
-	if s.in.Resume == "" && s.confirmed.id == "" && !e.preflight(taskCtx, s, t) {
+	if s.resume == "" && s.confirmed.id == "" && !e.preflight(taskCtx, s, t) {
 		return
 	}
 	t.msgs = e.assemble(taskCtx, s)

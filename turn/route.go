@@ -17,7 +17,7 @@ const (
 	routeCommand                  // a slash command
 	routeEmpty                    // no words, no button, no evidence
 	routeCall                     // a tool call made by the caller's program (chat.Inbound.Call)
-	routeResume                   // the engine's own turn for a decided action (chat.Inbound.Resume)
+	routeResume                   // the engine's own turn for a decided action (Engine.resume)
 )
 
 // Button values the server puts on its own confirmation keyboards; the id
@@ -61,9 +61,6 @@ func (r route) name() Route {
 // never counts as the user's words, so a forwarded "да" is not an
 // affirmative.
 func classify(in chat.Inbound, commands map[string]Command) route {
-	if in.Resume != "" {
-		return route{kind: routeResume}
-	}
 	if in.Call != nil {
 		return route{kind: routeCall, input: "/call " + in.Call.Tool + " " + string(in.Call.Args)}
 	}
