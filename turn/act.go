@@ -105,7 +105,7 @@ func (e *Engine) runCommand(ctx context.Context, s *state) bool {
 	}
 	e.recordUserInput(s)
 	cmd := e.cfg.Commands[s.route.command]
-	e.runFixedCall(ctx, s, "command", cmd.Tool, json.RawMessage(cmd.Args))
+	e.runFixedCall(ctx, s, callRequest{guard: "command", name: cmd.Tool, args: json.RawMessage(cmd.Args)})
 	return true
 }
 
@@ -116,15 +116,15 @@ func (e *Engine) runDirectCall(ctx context.Context, s *state) bool {
 		return false
 	}
 	e.recordUserInput(s)
-	e.runFixedCall(ctx, s, "call", s.in.Call.Tool, s.in.Call.Args)
+	e.runFixedCall(ctx, s, callRequest{guard: "call", name: s.in.Call.Tool, args: s.in.Call.Args})
 	return true
 }
 
 // runFixedCall runs a call that no model proposed (a slash command's
 // configured call, a client's direct call) through the same authorization
 // as a model's proposal.
-func (e *Engine) runFixedCall(ctx context.Context, s *state, guard, name string, rawArgs json.RawMessage) {
-	a, v := e.authorize(ctx, s, callRequest{guard: guard, name: name, args: rawArgs})
+func (e *Engine) runFixedCall(ctx context.Context, s *state, r callRequest) {
+	a, v := e.authorize(ctx, s, r)
 	switch {
 	case v == nil:
 		e.carryOut(ctx, s, a)

@@ -126,7 +126,7 @@ func (e *Engine) runChoice(ctx context.Context, s *state) bool {
 	delete(s.conv.Slots, draftSlot) // one offer, one choice
 	s.route.input = c.Label         // the user's words are the label they pressed
 	e.recordUserInput(s)
-	e.runFixedCall(ctx, s, guardChoice, c.Tool, c.Args)
+	e.runFixedCall(ctx, s, callRequest{guard: guardChoice, name: c.Tool, args: c.Args, draft: true})
 	return true
 }
 

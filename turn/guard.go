@@ -127,6 +127,10 @@ type callRequest struct {
 	confirmation string
 	// approved is the action its approvers approved; empty otherwise.
 	approved string
+	// draft: the call is a draft's own, from its button (the one path a
+	// tool.Spec.PublishesDraft tool runs by). A flag, not a guard's name,
+	// so that no mode's name can pass for it.
+	draft bool
 }
 
 // authorized is a call that may run: what runs, with which arguments, and
@@ -175,7 +179,7 @@ func (e *Engine) authorizeCall(ctx context.Context, s *state, r callRequest) (au
 		}
 		return refuse(reasonNotGranted, txtNotAvailable)
 	}
-	if entry.Spec.PublishesDraft && r.guard != guardChoice {
+	if entry.Spec.PublishesDraft && !r.draft {
 		return refuse(reasonNotGranted, txtNotAvailable) // only its draft's button
 	}
 	args, v := e.callArgs(s, entry, r)

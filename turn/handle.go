@@ -87,7 +87,7 @@ func (t *Turn) Act(ctx context.Context, p Proposal) { t.e.act(ctx, t.s, p.p) }
 // prefix keeps a mode's name from ever reading as one of the engine's own
 // paths (a draft's button, "choice", may publish; a mode's call may not).
 func (t *Turn) Call(ctx context.Context, name string, args json.RawMessage) {
-	t.e.runFixedCall(ctx, t.s, "mode:"+string(t.s.assistant.Mode), name, args)
+	t.e.runFixedCall(ctx, t.s, callRequest{guard: "mode:" + string(t.s.assistant.Mode), name: name, args: args})
 }
 
 // RanCall is a call a user's yes ran in this turn, before the mode's

@@ -42,7 +42,7 @@ func (e *Engine) interceptPhoto(ctx context.Context, s *state, skill string) boo
 		return false
 	}
 	args, _ := json.Marshal(map[string]any{"prompt": s.route.input, "photo": attachmentOf(s.in.Evidence[i])})
-	e.runFixedCall(ctx, s, "photo", name, args)
+	e.runFixedCall(ctx, s, callRequest{guard: "photo", name: name, args: args})
 	return true
 }
 
@@ -76,7 +76,7 @@ func (e *Engine) interceptGeneration(ctx context.Context, s *state, skill string
 		return false
 	}
 	args, _ := json.Marshal(map[string]string{"prompt": s.route.input})
-	e.runFixedCall(ctx, s, "generation", name, args)
+	e.runFixedCall(ctx, s, callRequest{guard: "generation", name: name, args: args})
 	return true
 }
 
@@ -86,7 +86,7 @@ func (e *Engine) interceptOpenDocument(ctx context.Context, s *state, skill stri
 		return false
 	}
 	args, _ := json.Marshal(map[string]string{"document": c.OpenDocument, "change": s.route.input})
-	e.runFixedCall(ctx, s, "open_document", r.EditTool, args)
+	e.runFixedCall(ctx, s, callRequest{guard: "open_document", name: r.EditTool, args: args})
 	return true
 }
 
