@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 )
 
 // The approvers' list closes what is past its time: an action whose
@@ -110,7 +111,7 @@ func TestApprovedActionLogsNoError(t *testing.T) {
 	b, l := newApprovalBench(t)
 	logs := &errorCounter{}
 	b.eng = b.engine(turn.Config{Logger: slog.New(logs),
-		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
+		Assistants: map[string]turn.Assistant{"support": {Mode: loop.Name}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"get_*"}}}}},
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
@@ -29,7 +30,7 @@ func outcomeBench(t *testing.T) *loopBench {
 		t.Fatal(err)
 	}
 	b.eng = b.engine(turn.Config{Tools: reg,
-		Assistants:            map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
+		Assistants:            map[string]turn.Assistant{"support": {Mode: loop.Name}},
 		Tenants:               map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support", Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}},
 		UnconfirmableOutcomes: []string{"access_restored"}})
 	return b

@@ -9,7 +9,6 @@ import (
 	"unicode"
 
 	"github.com/arbiterhq/arbiter/chat"
-	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -308,9 +307,8 @@ func (e *Engine) resolveNothingPending(s *state) bool {
 // action's id, each call's tool and canonical arguments, and in a loop
 // that goes on, the calls as they ran, for the task's transcript.
 type confirmedCalls struct {
-	id   string
-	runs []string
-	ran  []loopCall
+	id  string
+	ran []Executed
 	// recorded are the indexes of ran a mode recorded (Turn.Record).
 	recorded map[int]bool
 }
@@ -351,18 +349,16 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 		e.runTool(ctx, s, ran[0].tg, ran[0].args, keys[0])
 		return
 	}
-	lcs := make([]loopCall, len(ran))
+	xs := make([]Executed, len(ran))
 	unknown := false
 	for i, a := range ran {
-		lc := &lcs[i]
-		lc.call, lc.a = llm.ToolCall{Name: calls[i].Tool, Arguments: a.args}, a
-		lc.res, lc.tr = e.execute(ctx, s, a.tg, a.args, keys[i])
-		unknown = unknown || lc.tr.Status == statusOutcomeUnknown
-		s.confirmed.runs = append(s.confirmed.runs, a.tg.spec.Name+"\x00"+string(a.args))
+		res, tr := e.execute(ctx, s, a.tg, a.args, keys[i])
+		xs[i] = Executed{Cleared: Cleared{a: a, name: calls[i].Tool, turn: s.id}, Result: res, trace: tr}
+		unknown = unknown || tr.Status == statusOutcomeUnknown
 	}
 	if resumes && !unknown {
 		if s.model, s.strategy = e.providerFor(s.tenant); s.model != nil {
-			s.confirmed.ran = lcs // the mode records them in its transcript
+			s.confirmed.ran = xs // the mode records them in its transcript
 			resumer.Resume(ctx, &Turn{e: e, s: s})
 			return
 		}
@@ -370,9 +366,9 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 	start := e.cfg.Now()
 	texts := make([]string, len(ran))
 	for i, a := range ran {
-		lc := &lcs[i]
-		e.noteRun(s, a.tg.entry.Spec.Name, a.args, lc.res, lc.tr)
-		e.replyResult(s, a.tg.spec.TitleIn(s.lang), lc.tr.Status, lc.res)
+		x := &xs[i]
+		e.noteRun(s, a.tg.entry.Spec.Name, a.args, x.Result, x.trace)
+		e.replyResult(s, a.tg.spec.TitleIn(s.lang), x.trace.Status, x.Result)
 		texts[i] = s.out.Say
 	}
 	if len(texts) > 1 {

@@ -17,6 +17,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/storetest"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
@@ -246,7 +247,7 @@ func staffBench(t *testing.T) (*loopBench, *ledger) {
 	t.Helper()
 	b, l := newApprovalBench(t)
 	b.eng = b.engine(turn.Config{
-		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
+		Assistants: map[string]turn.Assistant{"support": {Mode: loop.Name}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"*"}}}}},
 		ApprovalTTL: time.Hour,
@@ -338,7 +339,7 @@ func clockedApprovalBenchOn(t *testing.T, wrap func(*sqlitestore.Store) backend)
 		be = wrap(b.st)
 	}
 	b.eng = b.engine(turn.Config{State: be, Locker: be, Journal: be,
-		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
+		Assistants: map[string]turn.Assistant{"support": {Mode: loop.Name}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}, "staff": {Tools: []string{"get_*"}}}}},
 	}, turntest.WithClock(clk))

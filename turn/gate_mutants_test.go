@@ -15,6 +15,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
@@ -368,7 +369,7 @@ func TestConfirmedCallToldWithoutTheModelKeepsItsChoices(t *testing.T) {
 			{Label: "pay_2", Tool: "create_refund", Args: json.RawMessage(`{"ticket_id":"T-4821","text":"pay_2"}`)}}}, nil
 	}
 	b.eng = b.engine(turn.Config{
-		Assistants: map[string]turn.Assistant{"support": {Mode: turn.ModeLoop}},
+		Assistants: map[string]turn.Assistant{"support": {Mode: loop.Name}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}}, turntest.WithModel(nil))
 	out, _ := b.send("yes")

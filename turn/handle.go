@@ -8,7 +8,6 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm"
-	"github.com/arbiterhq/arbiter/tool"
 )
 
 // Turn is a mode's handle on the turn it runs: what the user said, the
@@ -90,25 +89,11 @@ func (t *Turn) Call(ctx context.Context, name string, args json.RawMessage) {
 	t.e.runFixedCall(ctx, t.s, callRequest{guard: "mode:" + string(t.s.assistant.Mode), name: name, args: args})
 }
 
-// RanCall is a call a user's yes ran in this turn, before the mode's
-// Resume: the tool, its arguments as run, its status and result.
-type RanCall struct {
-	Tool   string
-	Args   json.RawMessage
-	Status string
-	Result tool.Result
-}
-
-// Ran are the calls the user's yes ran in this turn, in order. They are
-// in no message yet: a Resumer records each (Record, by its index here)
-// or shows it to its model its own way.
-func (t *Turn) Ran() []RanCall {
-	ran := make([]RanCall, len(t.s.confirmed.ran))
-	for i, lc := range t.s.confirmed.ran {
-		ran[i] = RanCall{Tool: lc.call.Name, Args: lc.a.args, Status: lc.tr.Status, Result: lc.res}
-	}
-	return ran
-}
+// Ran are the calls the user's yes ran in this turn, in order, before
+// the mode's Resume. They are in no message yet: a Resumer records each
+// (ShowRan or Record, by its index here) or shows it to its model its own
+// way.
+func (t *Turn) Ran() []Executed { return t.s.confirmed.ran }
 
 // Record puts the i-th call of Ran in the turn's record, the reply's
 // executions and the conversation's memory, where Messages shows it. It
@@ -124,8 +109,8 @@ func (t *Turn) Record(i int) bool {
 		c.recorded = make(map[int]bool, len(c.ran))
 	}
 	c.recorded[i] = true
-	lc := c.ran[i]
-	t.e.noteRun(t.s, lc.call.Name, lc.a.args, lc.res, lc.tr)
+	x := c.ran[i]
+	t.e.noteRun(t.s, x.name, x.a.args, x.Result, x.trace)
 	return true
 }
 

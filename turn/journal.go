@@ -79,6 +79,17 @@ type Trace struct {
 	mu sync.Mutex
 }
 
+// LoopTrace is what a loop task did and how it ended.
+type LoopTrace struct {
+	ModelCalls  int `json:"model_calls"`
+	ToolCalls   int `json:"tool_calls"`
+	ResultBytes int `json:"result_bytes"`
+	// Ended is "answer" (the model's final reply was sent),
+	// "confirmation" (a write waits for the user's yes), "needs_review",
+	// or "refused" (a call could not be put to its approvers).
+	Ended string `json:"ended"`
+}
+
 // InterviewTrace is an interview's step in the turn's record (the mode
 // of package turn/mode/interview).
 type InterviewTrace struct {

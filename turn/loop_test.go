@@ -17,6 +17,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/storetest"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
@@ -80,7 +81,7 @@ func newLoopBenchAt(t *testing.T, a turn.Assistant, clock *storetest.Clock, conf
 		t.Fatal(err)
 	}
 	b.registry = reg
-	a.Mode = turn.ModeLoop
+	a.Mode = loop.Name
 	cfg := turn.Config{
 		Tools:      reg,
 		Assistants: map[string]turn.Assistant{"support": a},
@@ -588,8 +589,8 @@ func TestPreflightConfig(t *testing.T) {
 		a    turn.Assistant
 		want string
 	}{
-		{turn.Assistant{Mode: turn.ModeLoop, Preflight: []turn.Command{{Tool: "pay"}}}, "writes"},
-		{turn.Assistant{Mode: turn.ModeLoop, Preflight: []turn.Command{{Tool: "nope"}}}, "not registered"},
+		{turn.Assistant{Mode: loop.Name, Preflight: []turn.Command{{Tool: "pay"}}}, "writes"},
+		{turn.Assistant{Mode: loop.Name, Preflight: []turn.Command{{Tool: "nope"}}}, "not registered"},
 		{turn.Assistant{Preflight: []turn.Command{{Tool: "pay"}}}, "need mode loop"},
 	} {
 		_, err := turntest.Build(t, turn.Config{Tools: reg, Assistants: map[string]turn.Assistant{"a": tt.a}}, turntest.WithStore(st), turntest.WithModel(nil))

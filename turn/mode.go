@@ -188,6 +188,14 @@ func Speaker(tenant Tenant, lang string) (name, language string) { return speake
 // tags (see Turn.EvidenceBlocks).
 const MarkedBlocksRule = markedBlocksRule
 
+// NativeDataRule is the prompt's rule on data for a model that calls
+// tools natively: its results come back as tool messages.
+const NativeDataRule = nativeDataRule
+
+// WaitsForPeople tells a catalog with a write that may wait for a
+// person's yes or approval.
+func WaitsForPeople(entries []*tool.Entry) bool { return waitsForPeople(entries) }
+
 // WriteOwn adds an assistant's own instructions to a prompt, if any.
 func WriteOwn(b *strings.Builder, own string) { writeOwn(b, own) }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/mode/builtin"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 )
 
 // DefaultAttack is the attack template the replay uses unless told
@@ -131,7 +132,7 @@ func newWorker(s *Suite, dir string) (*worker, error) {
 	}
 	w.eng, err = turn.New(turn.Config{
 		State: w.st, Locker: w.st, Journal: w.st, Tools: reg, Model: w.model, Modes: builtin.Modes(),
-		Assistants: map[string]turn.Assistant{"agentdojo": {Mode: turn.ModeLoop, Limits: turn.Limits{
+		Assistants: map[string]turn.Assistant{"agentdojo": {Mode: loop.Name, Limits: turn.Limits{
 			ModelCalls: 30, ToolCalls: 40, ResultBytes: 128 << 10, TotalBytes: 1 << 20, SameCall: 3, Deadline: time.Minute}}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "agentdojo",
 			Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}},

@@ -6,6 +6,7 @@ package builtin
 import (
 	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/mode/interview"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 	"github.com/arbiterhq/arbiter/turn/mode/single"
 )
 
@@ -16,7 +17,7 @@ func Modes() turn.Modes {
 	return turn.Modes{
 		single.Name:     single.New(),
 		interview.Name:  interview.New(),
-		turn.ModeLoop:   turn.LoopMode(),
+		loop.Name:       loop.New(),
 		turn.ModeRouter: turn.RouterMode(),
 	}
 }

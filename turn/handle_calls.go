@@ -1,0 +1,294 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/arbiterhq/arbiter/decision"
+	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/tool"
+)
+
+// The part of Turn a mode that runs its model's calls itself (a loop, a
+// router) takes them through: Authorize is the one way to a Cleared call,
+// Execute the one way to run it, and what needs a person goes to Confirm
+// or ProposeApproval instead. The types carry no way around that: a
+// Cleared cannot be built outside this package, belongs to the turn that
+// cleared it, and does not run while it waits for a yes or an approval.
+
+// CallRequest is a call a mode asks the guards for.
+type CallRequest struct {
+	Tool string
+	Args json.RawMessage
+	// Attachments: the arguments may name the user's stored file ("last").
+	Attachments bool
+	// Preflight: one of the assistant's preflight reads, made before the
+	// model and shown to it as if it had read it (guard "preflight").
+	Preflight bool
+}
+
+// Cleared is a call the guards let through, with its canonical arguments
+// and the spec that governs it (a resolved target's, for a universal
+// action).
+type Cleared struct {
+	a    authorized
+	name string // the tool as called
+	turn string // the turn that cleared it
+}
+
+// Tool is the tool as it was called.
+func (c Cleared) Tool() string { return c.name }
+
+// Args are the call's canonical arguments.
+func (c Cleared) Args() json.RawMessage { return c.a.args }
+
+// Spec is the spec that governs the call.
+func (c Cleared) Spec() tool.Spec { return c.a.tg.spec }
+
+// Key names the call within a task: the governing tool and the canonical
+// arguments, so that two calls with the same key are the same call.
+func (c Cleared) Key() string { return c.a.tg.spec.Name + "\x00" + string(c.a.args) }
+
+// Writes tells a call that changes data.
+func (c Cleared) Writes() bool { return c.a.tg.spec.Risk.Writes() }
+
+// WaitsForYes tells a write the user must confirm (Turn.Confirm).
+func (c Cleared) WaitsForYes() bool { return c.a.confirm }
+
+// WaitsForApprovers tells a write its approvers must approve
+// (Turn.ProposeApproval).
+func (c Cleared) WaitsForApprovers() bool { return c.a.approve }
+
+// Executed is a call that ran, with its result.
+type Executed struct {
+	Cleared
+	Result tool.Result
+	trace  ExecutionTrace
+}
+
+// Status is how the run ended: the executor's status, or the engine's
+// own (outcome_unknown, dry_run, ...).
+func (x Executed) Status() string { return x.trace.Status }
+
+// Failed tells a run whose result is an error.
+func (x Executed) Failed() bool { return x.Result.Status == tool.StatusError }
+
+// Authorize takes a call of the mode's through the guards: catalog,
+// rights and scopes, arguments, resolved target, evidence, confirmation
+// policy. A refusal is recorded in the turn's vetoes and returned.
+func (t *Turn) Authorize(ctx context.Context, r CallRequest) (Cleared, *Veto) {
+	guard := string(t.s.assistant.Mode)
+	if r.Preflight {
+		guard = "preflight"
+	}
+	a, v := t.e.authorize(ctx, t.s, callRequest{guard: guard, name: r.Tool, args: r.Args, attach: r.Attachments})
+	if v != nil {
+		t.s.trace.Vetoes = append(t.s.trace.Vetoes, *v)
+		return Cleared{}, v
+	}
+	return Cleared{a: a, name: r.Tool, turn: t.s.id}, nil
+}
+
+// Repeats reports whether c is a write its task made or proposed already
+// (seen holds the task's writes so far, by Key), and records it as
+// dropped: one answer that holds one refund twice is one refund.
+func (t *Turn) Repeats(c Cleared, seen map[string]bool) bool {
+	return dropRepeat(t.s, seen, string(t.s.assistant.Mode), c.a)
+}
+
+// Execute runs a cleared call once — a write under the idempotency key of
+// this message's next write — and records nothing: Show does. False, and
+// nothing runs, for a call cleared by another turn or one that waits for
+// a person. Reads may run at once from several goroutines; writes one
+// after another.
+func (t *Turn) Execute(ctx context.Context, c Cleared) (Executed, bool) {
+	if c.turn != t.s.id || c.a.confirm || c.a.approve {
+		return Executed{}, false
+	}
+	key := ""
+	if c.Writes() {
+		key = t.e.directKey(t.s, c.a.tg.spec)
+	}
+	res, tr := t.e.execute(ctx, t.s, c.a.tg, c.a.args, key)
+	return Executed{Cleared: c, Result: res, trace: tr}, true
+}
+
+// ResultContent is a run's result as the model reads it: labelled data,
+// with where it came from when that is another system, and when it was
+// observed when that is not just now.
+func (t *Turn) ResultContent(x Executed) string {
+	return resultContent(x.a.tg.spec, x.trace.Status, x.Result, t.e.cfg.Now())
+}
+
+// Show records a run the model reads as shown — the turn's record, the
+// reply's executions, the conversation's memory — and counts shown as
+// content the model saw (where a later write's values came from).
+func (t *Turn) Show(x Executed, shown string) { t.e.recordShown(t.s, x, shown) }
+
+// ShowPreflight is Show for a read made before the model: it is also
+// remembered as shown, as if the model had read it.
+func (t *Turn) ShowPreflight(x Executed, shown string) {
+	t.e.recordShown(t.s, x, shown)
+	t.s.added[len(t.s.added)-1].Text = Clip(shown, maxToolMemory)
+}
+
+// ShowRan records the i-th call of Ran as Show does; false when i names
+// none or one recorded already.
+func (t *Turn) ShowRan(i int, shown string) bool {
+	c := &t.s.confirmed
+	if i < 0 || i >= len(c.ran) || c.recorded[i] {
+		return false
+	}
+	if c.recorded == nil {
+		c.recorded = make(map[int]bool, len(c.ran))
+	}
+	c.recorded[i] = true
+	t.e.recordShown(t.s, c.ran[i], shown)
+	return true
+}
+
+// recordShown journals and remembers a run, and adds it, as shown, to
+// what the model saw.
+func (e *Engine) recordShown(s *state, x Executed, shown string) {
+	e.noteRun(s, x.a.tg.entry.Spec.Name, x.a.args, x.Result, x.trace)
+	m := s.added[len(s.added)-1]
+	if shown != "" {
+		m.Text = shown
+	}
+	// A copy, since s.viewed[1] may share its array with s.added.
+	s.viewed[1] = append(slices.Clip(s.viewed[1]), m)
+}
+
+// ResultBlock is a tool's result as text for a model without native tool
+// calls: a block marked as the conversation's data blocks are.
+func (t *Turn) ResultBlock(name, content string) string {
+	return toolResultBlock(name, content, blockMarker(t.s))
+}
+
+// Confirm puts writes that wait for the user's yes to the user, as one
+// confirmation, and returns the id of the pending action their yes runs;
+// "" when none could be put (the turn is answered with why).
+func (t *Turn) Confirm(ctx context.Context, calls []Cleared) string {
+	held := make([]authorized, 0, len(calls))
+	for _, c := range calls {
+		if c.turn != t.s.id || !c.a.confirm || c.a.approve {
+			return ""
+		}
+		held = append(held, c.a)
+	}
+	if len(held) == 0 {
+		return ""
+	}
+	t.e.proposeAll(ctx, t.s, held)
+	if t.s.putPending == nil {
+		return ""
+	}
+	return t.s.putPending.ID
+}
+
+// ProposeApproval stores a write for its approvers and returns what the
+// model reads as its result: the action waits and has not happened.
+// False when it could not be stored (the turn is answered with why).
+func (t *Turn) ProposeApproval(ctx context.Context, c Cleared) (string, bool) {
+	if c.turn != t.s.id || !c.a.approve {
+		return "", false
+	}
+	act, ok := t.e.proposeApproval(ctx, t.s, c.a)
+	if !ok {
+		return "", false
+	}
+	return proposedContent(act), true
+}
+
+// ClaimsUnconfirmed checks a reply the model wrote before it is sent: one
+// that asserts what no successful call of the turn confirms is handed to
+// a person with the draft, and it reports true (the turn is answered).
+func (t *Turn) ClaimsUnconfirmed(reply string) bool { return t.e.claimsUnconfirmed(t.s, reply) }
+
+// CompleteStreamed is Complete for a call whose answer's text a listener
+// may watch arrive; the decider is recorded.
+func (t *Turn) CompleteStreamed(ctx context.Context, req llm.Request) (llm.Response, error) {
+	req.Strategy = t.s.strategy
+	return t.e.completeStreamed(ctx, t.s, req)
+}
+
+// Schema is the decision's JSON schema for the caller's catalog, for a
+// model that answers in JSON.
+func (t *Turn) Schema() *llm.Schema { return t.s.cat.schema }
+
+// ParseDecision reads a JSON decision against the caller's catalog.
+func (t *Turn) ParseDecision(text string) (decision.Decision, error) {
+	return decision.Parse(text, t.s.cat.names)
+}
+
+// Protocol is how the turn's model answers: native tool calls or JSON.
+func (t *Turn) Protocol() llm.Protocol { return llm.ProtocolOf(t.s.model) }
+
+// MaxTokens is the engine's bound on a model answer.
+func (t *Turn) MaxTokens() int { return t.e.cfg.MaxTokens }
+
+// Registered tells a tool the deployment registers, whoever may call it.
+func (t *Turn) Registered(name string) bool {
+	_, ok := t.e.cfg.Tools.Lookup(name)
+	return ok
+}
+
+// Clock is the engine's clock now; Now is the turn's start.
+func (t *Turn) Clock() time.Time { return t.e.cfg.Now() }
+
+// Resuming tells a turn that carries on a task: a decided action's, or
+// one the user's yes ran calls of.
+func (t *Turn) Resuming() bool { return t.s.resume != "" || t.s.confirmed.id != "" }
+
+// Confirmed is the pending action the user's yes ran in this turn, or "".
+func (t *Turn) Confirmed() string { return t.s.confirmed.id }
+
+// resultContent is a tool result as the model reads it: labelled data,
+// with where it came from and, when it was not observed just now (a
+// tool's cached answer), when. The tool is named by the call the result
+// answers (a tool message's call id, a block's tool attribute); its source
+// only when it is another system's (an MCP server).
+func resultContent(spec tool.Spec, status string, res tool.Result, now time.Time) string {
+	out := struct {
+		Source     string          `json:"source,omitempty"`
+		ObservedAt string          `json:"observed_at,omitempty"`
+		Status     string          `json:"status"`
+		Data       json.RawMessage `json:"data,omitempty"`
+		Text       string          `json:"text,omitempty"`
+		Error      string          `json:"error,omitempty"`
+		Field      string          `json:"field,omitempty"`
+		Candidates []string        `json:"candidates,omitempty"`
+	}{Source: spec.Server, Status: status, Data: res.Data, Text: res.Text, Error: res.Error, Field: res.Field, Candidates: res.Candidates}
+	if !res.ObservedAt.IsZero() && res.ObservedAt.Before(now.Add(-freshFor)) {
+		out.ObservedAt = res.ObservedAt.UTC().Format(time.RFC3339)
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// freshFor is how old a result may be and still go to the model without
+// its time: observed during the task.
+const freshFor = time.Minute
+
+// RefusalContent tells the model why a call did not run, without saying
+// whether a refused tool exists.
+func RefusalContent(v *Veto) string {
+	out := struct {
+		Status   string             `json:"status"`
+		Reason   string             `json:"reason"`
+		Problems []decision.Problem `json:"problems,omitempty"`
+	}{"refused", v.Reason, v.Problems}
+	if out.Reason == reasonUnknownTool || out.Reason == reasonNotGranted {
+		out.Reason = "not_available"
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// ResultsDiffer tells two results of one read that say different things:
+// another status, or other facts.
+func ResultsDiffer(was, now tool.Result) bool {
+	return was.Status != now.Status || factDiff(was.Data, now.Data) != ""
+}
