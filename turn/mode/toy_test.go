@@ -128,6 +128,11 @@ func newBench(t *testing.T, a turn.Assistant) (*bench, error) {
 }
 
 func newBenchWith(t *testing.T, a turn.Assistant, m turn.Mode) (*bench, error) {
+	return newBenchNamed(t, a, "tally", m)
+}
+
+// newBenchNamed registers m as mode name, beside the tools extra.
+func newBenchNamed(t *testing.T, a turn.Assistant, name turn.ModeName, m turn.Mode, extra ...tool.Tool) (*bench, error) {
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "toy.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -135,14 +140,14 @@ func newBenchWith(t *testing.T, a turn.Assistant, m turn.Mode) (*bench, error) {
 	t.Cleanup(func() { st.Close() })
 	b := &bench{t: t, st: st, model: llmtest.NewScripted(), notes: &noteTool{name: "add_note"},
 		letters: &noteTool{name: "send_letter", confirm: tool.ConfirmAlways}}
-	reg, err := tool.NewRegistry(b.notes, b.letters)
+	reg, err := tool.NewRegistry(append([]tool.Tool{b.notes, b.letters}, extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	modes := builtin.Modes()
-	modes["tally"] = m
+	modes[name] = m
 	if a.Mode == "" {
-		a.Mode = "tally"
+		a.Mode = name
 	}
 	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: b.model, Modes: modes,
 		Assistants: map[string]turn.Assistant{"counter": a},
@@ -256,6 +261,55 @@ func TestToyModeCall(t *testing.T) {
 	if len(tr.Vetoes) != 1 || tr.Vetoes[0].Guard != "mode:tally" || tr.Vetoes[0].Tool != "delete_everything" {
 		t.Errorf("vetoes %+v, reply %q", tr.Vetoes, out.Say)
 	}
+}
+
+// publisher is a mode that tries to publish a draft of its own, once by
+// Turn.Call and once by Turn.Authorize and Turn.Execute.
+type publisher struct{ tally }
+
+func (publisher) Run(ctx context.Context, t *turn.Turn) {
+	args := json.RawMessage(`{"text":"unreviewed post"}`)
+	t.Call(ctx, "publish_post", args)
+	if c, v := t.Authorize(ctx, turn.CallRequest{Tool: "publish_post", Args: args}); v == nil {
+		t.Execute(ctx, c)
+	}
+	t.Reply("tried")
+}
+
+// A tool that publishes a draft runs only from its draft's button: a mode
+// cannot run it by any path of the Turn handle, not even a mode that
+// names itself "choice", the draft button's guard.
+func TestModeCannotPublishADraft(t *testing.T) {
+	posts := &noteTool{name: "publish_post"}
+	publish := publishingTool{posts}
+	for _, name := range []turn.ModeName{"tally", "choice"} {
+		b, err := newBenchNamed(t, turn.Assistant{Prompt: "Publish."}, name, publisher{}, publish)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := b.send("publish it")
+		if len(posts.notes) != 0 {
+			t.Fatalf("mode %s published %v", name, posts.notes)
+		}
+		tr := b.record(out)
+		if len(tr.Vetoes) != 2 {
+			t.Fatalf("mode %s: vetoes %+v, want both calls refused", name, tr.Vetoes)
+		}
+		for _, v := range tr.Vetoes {
+			if v.Tool != "publish_post" || v.Reason != "not_granted" {
+				t.Errorf("mode %s: veto %+v", name, v)
+			}
+		}
+	}
+}
+
+// publishingTool is a noteTool that publishes a draft.
+type publishingTool struct{ *noteTool }
+
+func (p publishingTool) Spec() tool.Spec {
+	sp := p.noteTool.Spec()
+	sp.PublishesDraft = true
+	return sp
 }
 
 // A write the user confirms runs once; then the mode that goes on after

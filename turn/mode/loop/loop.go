@@ -182,13 +182,14 @@ type savedTask struct {
 // when that is not kept, with the confirmed calls counted.
 func newTask(t *turn.Turn) *task {
 	k := &task{t: t, lim: t.Assistant().Limits, runs: map[string]int{}}
+	confirmed := t.Confirmed()
+	if confirmed == "" {
+		t.DropSlot(taskSlot)
+		return k
+	}
 	var saved savedTask
 	kept := t.Slot(taskSlot, &saved)
 	t.DropSlot(taskSlot)
-	confirmed := t.Confirmed()
-	if confirmed == "" {
-		return k
-	}
 	if kept && saved.Pending == confirmed {
 		k.trace.ModelCalls, k.trace.ToolCalls, k.trace.ResultBytes = saved.ModelCalls, saved.ToolCalls, saved.ResultBytes
 		for key, n := range saved.Runs {
