@@ -48,6 +48,7 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/taskboard"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/router"
 )
 
 // Server is a built arbiter: the engine, its HTTP handler and channels,
@@ -376,9 +377,10 @@ func buildObservers(ctx context.Context, env *Env, kinds Kinds) (func(*turn.Trac
 	}, routes, nil
 }
 
-// engineRouter is a router section as the engine takes it, with its word
-// lists compiled; nil for none.
-func engineRouter(r *config.Router, dir string) (*turn.Router, error) {
+// modeSettings are an assistant's router section as the router mode
+// takes it (turn.Assistant.Settings), with its word lists compiled; nil
+// for none.
+func modeSettings(r *config.Router, dir string) (any, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -390,15 +392,15 @@ func engineRouter(r *config.Router, dir string) (*turn.Router, error) {
 	if err != nil {
 		return nil, fmt.Errorf("router words: %w", err)
 	}
-	router := &turn.Router{Prompt: r.Prompt, WebSearch: r.WebSearch, Intercepts: r.Intercepts, Generation: r.Generation, EditTool: r.EditTool,
+	settings := &router.Settings{Prompt: r.Prompt, WebSearch: r.WebSearch, Intercepts: r.Intercepts, Generation: r.Generation, EditTool: r.EditTool,
 		Timeout: time.Duration(r.Timeout), Words: lexicon}
 	for _, g := range r.Guards {
-		router.Guards = append(router.Guards, turn.GuardRule{Guard: g.Guard, Tools: g.Tools})
+		settings.Guards = append(settings.Guards, router.GuardRule{Guard: g.Guard, Tools: g.Tools})
 	}
 	for _, sk := range r.Skills {
-		router.Skills = append(router.Skills, turn.Skill{ID: sk.ID, Assistant: sk.Assistant, Label: sk.Label, Auto: sk.Auto})
+		settings.Skills = append(settings.Skills, router.Skill{ID: sk.ID, Assistant: sk.Assistant, Label: sk.Label, Auto: sk.Auto})
 	}
-	return router, nil
+	return settings, nil
 }
 
 func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, observe func(*turn.Trace)) (turn.Config, error) {
@@ -413,11 +415,11 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		for _, c := range a.Preflight {
 			preflight = append(preflight, turn.Command{Tool: c.Tool, Args: c.Args})
 		}
-		router, err := engineRouter(a.Router, cfg.Dir)
+		settings, err := modeSettings(a.Router, cfg.Dir)
 		if err != nil {
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
-		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.ModeName(a.Mode), Preflight: preflight, Router: router,
+		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.ModeName(a.Mode), Preflight: preflight, Settings: settings,
 			HandOff: a.HandOff, LiveContext: turn.LiveContextPolicy(a.LiveContext),
 			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars, Receipts: a.Receipts,
 			Memory:    turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)},

@@ -54,8 +54,9 @@ type Assistant struct {
 	// Lifetimes override the engine's where set (an interview assistant's
 	// Interview, a router's Skill).
 	Lifetimes Lifetimes
-	// Router is a router assistant's setup.
-	Router *Router
+	// Settings are the mode's own settings, of the type its package
+	// declares (a router's *router.Settings), checked by its Check.
+	Settings any
 	// Receipts: a reply the model wrote ends with the server's line on
 	// each write of the turn, its true state (chat.Outbound.Actions holds
 	// the lines either way). Nil: on for an assistant with a tool that

@@ -79,6 +79,23 @@ type Trace struct {
 	mu sync.Mutex
 }
 
+// RouterTrace is what the router mode (package turn/mode/router) did in
+// a turn.
+type RouterTrace struct {
+	// Intercept names the pre-model rule that took the message, if any.
+	Intercept string `json:"intercept,omitempty"`
+	// WebSearch is the detector's pattern when it fired.
+	WebSearch string `json:"web_search,omitempty"`
+	// Proposed are the router's calls (name and arguments), in order.
+	Proposed []string `json:"proposed,omitempty"`
+	// Failed says why the router gave no decision; a plain answer
+	// followed, with no sign of it to the user.
+	Failed string `json:"failed,omitempty"`
+	// Switched is a skill change: the new skill, "none", or a refused id.
+	Switched string `json:"switched,omitempty"`
+	Skill    string `json:"skill,omitempty"` // the skill after the turn
+}
+
 // LoopTrace is what a loop task did and how it ended.
 type LoopTrace struct {
 	ModelCalls  int `json:"model_calls"`

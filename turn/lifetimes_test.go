@@ -18,7 +18,8 @@ func TestStateLifetimes(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
 	interviewing := slotKeeper{ModeSlot{Name: interviewSlot, Lifetime: func(l Lifetimes) time.Duration { return l.Interview }, Task: true}}
-	modes := Modes{"interview": interviewing, ModeRouter: routerMode{}}
+	skilled := slotKeeper{ModeSlot{Name: skillSlot, Lifetime: func(l Lifetimes) time.Duration { return l.Skill }}}
+	modes := Modes{"interview": interviewing, "router": skilled}
 	e := &Engine{cfg: Config{Lifetimes: Lifetimes{Skill: 7 * day}.withDefaults()}, slots: modeSlots(modes)}
 	slots := func(names ...string) map[string]json.RawMessage {
 		m := map[string]json.RawMessage{}
@@ -69,8 +70,12 @@ func (slotKeeper) Prompts(PromptInput) Prompts        { return Prompts{} }
 func (slotKeeper) Run(context.Context, *Turn)         {}
 func (k slotKeeper) Slots() []ModeSlot                { return []ModeSlot{k.slot} }
 
-// interviewSlot is the slot the interview keeps.
-const interviewSlot = "interview"
+// The slots of the interview's and the router's stand-ins, named as
+// theirs are.
+const (
+	interviewSlot = "interview"
+	skillSlot     = "skill"
+)
 
 func TestCaseOutlivesMemory(t *testing.T) {
 	day := 24 * time.Hour

@@ -34,6 +34,14 @@ type Mode interface {
 // ModeName names a mode in Config.Modes (Assistant.Mode).
 type ModeName string
 
+// DefaultMode is the mode of an assistant that names none, and of the
+// assistant a tenant without one runs under: the single-decision mode
+// (package turn/mode/single), which Config.Modes must hold.
+const DefaultMode ModeName = "single"
+
+// OpTurn labels a turn's answer in the journal's model calls.
+const OpTurn = opTurn
+
 // Modes are the modes assistants may name, by name.
 type Modes map[ModeName]Mode
 
@@ -187,6 +195,11 @@ func Speaker(tenant Tenant, lang string) (name, language string) { return speake
 // MarkedBlocksRule is the prompt's rule on the marker of data blocks'
 // tags (see Turn.EvidenceBlocks).
 const MarkedBlocksRule = markedBlocksRule
+
+// WriteDataRules adds the prompt's rules on data for a model that reads
+// tool results as blocks — evidence and results, their marker — and the
+// live context's when the requests can carry one (PromptInput.Live).
+func WriteDataRules(b *strings.Builder, live bool) { writeDataRules(b, live) }
 
 // NativeDataRule is the prompt's rule on data for a model that calls
 // tools natively: its results come back as tool messages.
