@@ -48,6 +48,8 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/taskboard"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/interview"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 	"github.com/arbiterhq/arbiter/turn/mode/router"
 )
 
@@ -377,12 +379,32 @@ func buildObservers(ctx context.Context, env *Env, kinds Kinds) (func(*turn.Trac
 	}, routes, nil
 }
 
-// modeSettings are an assistant's router section as the router mode
-// takes it (turn.Assistant.Settings), with its word lists compiled; nil
-// for none.
-func modeSettings(r *config.Router, dir string) (any, error) {
+// modeSettings are an assistant's settings as its mode takes them
+// (turn.Assistant.Settings): a loop's limits and preflight reads, an
+// interview's bounds, a router's section with its word lists compiled;
+// nil for another mode. Check has refused a mode's fields on another.
+func modeSettings(a config.Assistant, dir string) (any, error) {
+	switch turn.ModeName(a.Mode) {
+	case loop.Name:
+		s := &loop.Settings{HandOff: a.HandOff, Limits: loop.Limits{ModelCalls: a.Limits.ModelCalls, ToolCalls: a.Limits.ToolCalls,
+			Deadline: time.Duration(a.Limits.Deadline), ResultBytes: a.Limits.ResultBytes, TotalBytes: a.Limits.TotalBytes, SameCall: a.Limits.SameCall}}
+		for _, c := range a.Preflight {
+			s.Preflight = append(s.Preflight, turn.Command{Tool: c.Tool, Args: c.Args})
+		}
+		return s, nil
+	case interview.Name:
+		return &interview.Settings{MaxQuestions: a.MaxQuestions, MaxReplyChars: a.MaxReplyChars}, nil
+	case router.Name:
+		return routerSettings(a.Router, dir)
+	}
+	return nil, nil
+}
+
+// routerSettings are a router section as the router mode takes it, with
+// its word lists compiled.
+func routerSettings(r *config.Router, dir string) (*router.Settings, error) {
 	if r == nil {
-		return nil, nil
+		return nil, errors.New("mode router needs a router section")
 	}
 	words, err := r.LoadWords(dir)
 	if err != nil {
@@ -410,23 +432,14 @@ func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools T
 		if err != nil {
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
-		l := a.Limits
-		var preflight []turn.Command
-		for _, c := range a.Preflight {
-			preflight = append(preflight, turn.Command{Tool: c.Tool, Args: c.Args})
-		}
-		settings, err := modeSettings(a.Router, cfg.Dir)
+		settings, err := modeSettings(a, cfg.Dir)
 		if err != nil {
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
-		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.ModeName(a.Mode), Preflight: preflight, Settings: settings,
-			HandOff: a.HandOff, LiveContext: turn.LiveContextPolicy(a.LiveContext),
-			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars, Receipts: a.Receipts,
+		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.ModeName(a.Mode), Settings: settings,
+			LiveContext: turn.LiveContextPolicy(a.LiveContext), MaxTokens: a.MaxTokens, Receipts: a.Receipts,
 			Memory:    turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)},
-			Lifetimes: lifetimes(a.Lifetimes), Limits: turn.Limits{
-				ModelCalls: l.ModelCalls, ToolCalls: l.ToolCalls, Deadline: time.Duration(l.Deadline),
-				ResultBytes: l.ResultBytes, TotalBytes: l.TotalBytes, SameCall: l.SameCall,
-			}}
+			Lifetimes: lifetimes(a.Lifetimes)}
 	}
 	tenants := map[string]turn.Tenant{}
 	for _, t := range cfg.Tenants {

@@ -19,7 +19,7 @@ import (
 // (once per catalog), and to take a turn to its reply (Run). What a mode
 // may do with a turn is what Turn offers; what the engine should know of
 // a mode besides is said by the optional interfaces below (Resumer,
-// MessageTaker, AnswerAwaiter, SlotKeeper, LoopSettingsTaker).
+// MessageTaker, AnswerAwaiter, SlotKeeper, SettingsTaker).
 type Mode interface {
 	// Check validates assistant a for this mode and fills the defaults
 	// of its settings; in is the rest of the configuration.
@@ -124,30 +124,31 @@ func (e *Engine) taskSlots() []string {
 	return names
 }
 
-// LoopSettingsTaker is a mode that takes an assistant's Preflight reads
-// and HandOff tool; New refuses them on an assistant of any other mode.
-type LoopSettingsTaker interface {
+// SettingsTaker is a mode with settings of its own, which an assistant
+// carries in Assistant.Settings; New refuses settings on an assistant
+// whose mode does not take them, naming the modes that do.
+type SettingsTaker interface {
 	Mode
-	TakesLoopSettings()
+	// TakesSettings tells settings of the mode's own type.
+	TakesSettings(settings any) bool
 }
 
-// checkLoopSettings refuses the Preflight reads and the HandOff tool of an
-// assistant whose mode does not take them, naming the modes that do.
-func checkLoopSettings(name string, a Assistant, modes Modes) error {
-	if _, ok := modes[a.Mode].(LoopSettingsTaker); ok || !a.HandOff && len(a.Preflight) == 0 {
+// checkSettings refuses assistant a's settings when its mode does not
+// take them.
+func checkSettings(name string, a Assistant, modes Modes) error {
+	if taker, ok := modes[a.Mode].(SettingsTaker); a.Settings == nil || ok && taker.TakesSettings(a.Settings) {
 		return nil
 	}
 	var takers []string
 	for _, n := range modes.Names() {
-		if _, ok := modes[ModeName(n)].(LoopSettingsTaker); ok {
+		if taker, ok := modes[ModeName(n)].(SettingsTaker); ok && taker.TakesSettings(a.Settings) {
 			takers = append(takers, n)
 		}
 	}
-	what := "preflight reads need"
-	if a.HandOff {
-		what = "the hand-off tool needs"
+	if len(takers) == 0 {
+		return fmt.Errorf("assistant %s: no mode takes settings of type %T", name, a.Settings)
 	}
-	return fmt.Errorf("assistant %s: %s mode %s", name, what, strings.Join(takers, " or "))
+	return fmt.Errorf("assistant %s: its settings are mode %s's, not %s's", name, strings.Join(takers, " or "), a.Mode)
 }
 
 // CheckInput is what a mode's Check may consult besides the assistant:

@@ -17,6 +17,7 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/mode/builtin"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 )
 
 // tally is a toy mode: it counts the conversation's turns in a slot of
@@ -367,13 +368,13 @@ func TestToyModeCheck(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "assistant counter: a tally assistant needs a prompt") {
 		t.Errorf("err = %v", err)
 	}
-	_, err = newBench(t, turn.Assistant{Prompt: "Count.", HandOff: true})
-	if err == nil || !strings.Contains(err.Error(), "assistant counter: the hand-off tool needs mode loop") {
-		t.Errorf("a hand-off on a mode without a loop: err = %v", err)
+	_, err = newBench(t, turn.Assistant{Prompt: "Count.", Settings: &loop.Settings{HandOff: true}})
+	if err == nil || !strings.Contains(err.Error(), "assistant counter: its settings are mode loop's, not tally's") {
+		t.Errorf("a loop's settings on another mode: err = %v", err)
 	}
-	_, err = newBench(t, turn.Assistant{Prompt: "Count.", Preflight: []turn.Command{{Tool: "add_note"}}})
-	if err == nil || !strings.Contains(err.Error(), "assistant counter: preflight reads need mode loop") {
-		t.Errorf("preflight reads on a mode without a loop: err = %v", err)
+	_, err = newBench(t, turn.Assistant{Prompt: "Count.", Settings: map[string]int{"questions": 3}})
+	if err == nil || !strings.Contains(err.Error(), "assistant counter: no mode takes settings of type map[string]int") {
+		t.Errorf("settings no mode takes: err = %v", err)
 	}
 	_, err = newBench(t, turn.Assistant{Mode: "swarm", Prompt: "Count."})
 	if err == nil || !strings.Contains(err.Error(), `unknown mode "swarm" (one of: interview, loop, router, single, tally)`) {

@@ -108,7 +108,7 @@ func (k *task) runCalls(turnCtx, taskCtx context.Context, calls []llm.ToolCall, 
 // assistant offers (and no registered tool has its name).
 func (k *task) handsOff(calls []llm.ToolCall) bool {
 	t := k.t
-	if !t.Assistant().HandOff {
+	if !settingsOf(t.Assistant()).HandOff {
 		return false
 	}
 	for _, c := range calls {

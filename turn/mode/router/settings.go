@@ -73,6 +73,12 @@ func settingsOf(a turn.Assistant) *Settings {
 // skill's answer (AwaitsAnswer); the chat's skill is a slot of its own.
 type mode struct{}
 
+// TakesSettings: a router's are *Settings.
+func (mode) TakesSettings(s any) bool {
+	_, ok := s.(*Settings)
+	return ok
+}
+
 func (mode) Check(a *turn.Assistant, in turn.CheckInput) error {
 	r := settingsOf(*a)
 	if r == nil {
