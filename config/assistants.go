@@ -55,6 +55,10 @@ type Assistant struct {
 	// each write of the turn (its true state). Default: on for an
 	// assistant with a tool that waits for approvers.
 	Receipts *bool `yaml:"receipts"`
+	// Settings are the settings of a mode a program registers, which
+	// its kind decodes (server.Kinds.ModeSettings); the built-in modes'
+	// are the fields above.
+	Settings yaml.Node `yaml:"settings"`
 }
 
 // Router is a router assistant's setup: its prompt (what not to confuse

@@ -167,6 +167,8 @@ func Check(cfg *config.Config, kinds Kinds) error {
 	for _, name := range slices.Sorted(maps.Keys(cfg.Assistants)) {
 		if m := turn.ModeName(cfg.Assistants[name].Mode); m != "" && kinds.Modes[m] == nil {
 			unknown("assistants."+name+".mode", "mode", string(m), kinds.Modes.Names())
+		} else if problem := checkSettingsSection(cfg, name, kinds.ModeSettings); problem != "" {
+			errs = append(errs, problem)
 		}
 	}
 	errs = append(errs, checkToolRefs(cfg, kinds)...)
@@ -174,6 +176,24 @@ func Check(cfg *config.Config, kinds Kinds) error {
 		return errs
 	}
 	return nil
+}
+
+// checkSettingsSection decodes assistant name's settings section, if it
+// has one, and returns what is wrong with it: a mode that reads none, or
+// what its kind refused.
+func checkSettingsSection(cfg *config.Config, name string, decode map[turn.ModeName]ModeSettingsKind) string {
+	a := cfg.Assistants[name]
+	if a.Settings.Kind == 0 {
+		return ""
+	}
+	kind := decode[turn.ModeName(a.Mode)]
+	if kind == nil || a.Mode == "" {
+		return cfg.Problem("assistants."+name+".settings", "mode %s takes no settings section", orDefault(a.Mode, string(turn.DefaultMode)))
+	}
+	if _, err := kind(Section{Kind: "assistants." + name + ".settings", Node: &a.Settings}); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // Build opens the backends, builds the tools, models, engine and channels
@@ -255,7 +275,7 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	if err != nil {
 		return err
 	}
-	tc, err := engineConfig(cfg, env, registry, tools, models, observers)
+	tc, err := engineConfig(cfg, env, registry, tools, models, kinds.ModeSettings, observers)
 	if err != nil {
 		return err
 	}
@@ -379,12 +399,18 @@ func buildObservers(ctx context.Context, env *Env, kinds Kinds) (func(*turn.Trac
 	}, routes, nil
 }
 
-// modeSettings are an assistant's settings as its mode takes them
+// modeSettings are assistant name's settings as its mode takes them
 // (turn.Assistant.Settings): a loop's limits and preflight reads, an
 // interview's bounds, a router's section with its word lists compiled;
-// nil for another mode. Check has refused a mode's fields on another.
-func modeSettings(a config.Assistant, dir string) (any, error) {
-	switch turn.ModeName(a.Mode) {
+// for a mode the program registers, its settings section as its kind in
+// decode reads it. The configuration's checks and Check have refused a
+// mode's fields on another and a section no kind reads.
+func modeSettings(name string, a config.Assistant, dir string, decode map[turn.ModeName]ModeSettingsKind) (any, error) {
+	mode := turn.ModeName(a.Mode)
+	if kind := decode[mode]; a.Settings.Kind != 0 && kind != nil {
+		return kind(Section{Kind: "assistants." + name + ".settings", Node: &a.Settings})
+	}
+	switch mode {
 	case loop.Name:
 		s := &loop.Settings{HandOff: a.HandOff, Limits: loop.Limits{ModelCalls: a.Limits.ModelCalls, ToolCalls: a.Limits.ToolCalls,
 			Deadline: time.Duration(a.Limits.Deadline), ResultBytes: a.Limits.ResultBytes, TotalBytes: a.Limits.TotalBytes, SameCall: a.Limits.SameCall}}
@@ -425,14 +451,14 @@ func routerSettings(r *config.Router, dir string) (*router.Settings, error) {
 	return settings, nil
 }
 
-func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, observe func(*turn.Trace)) (turn.Config, error) {
+func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, decode map[turn.ModeName]ModeSettingsKind, observe func(*turn.Trace)) (turn.Config, error) {
 	assistants := map[string]turn.Assistant{}
 	for name, a := range cfg.Assistants {
 		prompt, err := a.LoadPrompt(cfg.Dir)
 		if err != nil {
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
-		settings, err := modeSettings(a, cfg.Dir)
+		settings, err := modeSettings(name, a, cfg.Dir, decode)
 		if err != nil {
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
