@@ -133,6 +133,17 @@ type SettingsTaker interface {
 	TakesSettings(settings any) bool
 }
 
+// SettingsCopy is a copy of assistant a's settings of type *T, or T's
+// zero value when it has none: what a mode's Check fills with defaults
+// and keeps as a's settings, leaving the caller's as they were.
+func SettingsCopy[T any](a Assistant) T {
+	if s, ok := a.Settings.(*T); ok && s != nil {
+		return *s
+	}
+	var zero T
+	return zero
+}
+
 // checkSettings refuses assistant a's settings when its mode does not
 // take them.
 func checkSettings(name string, a Assistant, modes Modes) error {

@@ -66,10 +66,7 @@ func (interviewMode) TakesSettings(s any) bool {
 // the assistant's answer size and memory (an interview's deliverable may
 // be long, and its answers come hours apart).
 func (interviewMode) Check(a *turn.Assistant, _ turn.CheckInput) error {
-	s := Settings{}
-	if own, ok := a.Settings.(*Settings); ok && own != nil {
-		s = *own
-	}
+	s := turn.SettingsCopy[Settings](*a)
 	if s.MaxQuestions <= 0 {
 		s.MaxQuestions = DefaultMaxQuestions
 	}

@@ -62,10 +62,7 @@ func (mode) TakesSettings(s any) bool {
 // Check fills the limits' defaults, in a copy of the settings, and
 // refuses a preflight read that is not a registered read.
 func (mode) Check(a *turn.Assistant, in turn.CheckInput) error {
-	s := Settings{}
-	if own, ok := a.Settings.(*Settings); ok && own != nil {
-		s = *own
-	}
+	s := turn.SettingsCopy[Settings](*a)
 	s.Limits = s.Limits.WithDefaults()
 	a.Settings = &s
 	for _, c := range s.Preflight {
