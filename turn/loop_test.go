@@ -330,6 +330,9 @@ func TestLoopLimits(t *testing.T) {
 				if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != tt.reason {
 					t.Fatalf("status %s, review %+v, want needs_review for %s", tv.Status, tv.Review, tt.reason)
 				}
+				if tv.Loop == nil || tv.Loop.Ended != "needs_review" {
+					t.Errorf("the task's record %+v, want it ended as needs_review", tv.Loop)
+				}
 				if out.Say != "I have passed this to a colleague, who will check it and get back to you." {
 					t.Errorf("reply = %q", out.Say)
 				}
@@ -485,6 +488,9 @@ func TestLoopUnconfirmedClaims(t *testing.T) {
 	if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != turn.ReviewUnconfirmedClaim ||
 		!strings.Contains(tv.Review.Draft, "ВОЗВРАТ") || !strings.Contains(tv.Review.Detail, "create_refund") {
 		t.Fatalf("status %s, review %+v", tv.Status, tv.Review)
+	}
+	if tv.Loop == nil || tv.Loop.Ended != "needs_review" {
+		t.Errorf("the task's record %+v: a claim the engine handed over ends it as needs_review", tv.Loop)
 	}
 	if strings.Contains(out.Say, "ВОЗВРАТ") {
 		t.Errorf("the unconfirmed claim was sent: %q", out.Say)

@@ -121,9 +121,6 @@ func (e *Engine) replyResult(s *state, title, status string, res tool.Result) {
 // reason and the model's last draft; the user is told so, and nothing the
 // model drafted is sent as the answer.
 func (e *Engine) handOff(s *state, draft string, reason ReviewReason, detail string) {
-	if s.trace.Loop != nil {
-		s.trace.Loop.Ended = string(StatusNeedsReview)
-	}
 	s.trace.Status = StatusNeedsReview
 	s.trace.Review = &ReviewTrace{Reason: reason, Detail: detail, Draft: Clip(draft, 4000)}
 	e.replyText(s, say(s.lang, txtHandedOff), nil)

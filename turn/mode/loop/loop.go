@@ -118,6 +118,13 @@ type task struct {
 func run(ctx context.Context, t *turn.Turn) {
 	k := newTask(t)
 	t.Trace().Loop = &k.trace
+	defer func() {
+		// However the task was handed over (a limit here, a claim the
+		// engine refused), its record says so.
+		if t.Trace().Status == turn.StatusNeedsReview {
+			k.trace.Ended = string(turn.StatusNeedsReview)
+		}
+	}()
 	taskCtx, cancel := context.WithTimeout(ctx, k.lim.Deadline)
 	defer cancel()
 	if !t.Resuming() && !k.preflight(taskCtx) {
