@@ -58,7 +58,8 @@ func (t *Turn) LastReply() string {
 	return ""
 }
 
-// Profile is the deployment's assistant profile name, as configured.
+// Profile is the deployment's assistant profile name, its defaults
+// filled as the engine runs it.
 func (t *Turn) Profile(name string) (Assistant, bool) {
 	a, ok := t.e.cfg.Assistants[name]
 	return a, ok
