@@ -3,6 +3,7 @@ package router_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,9 @@ type routerBench struct {
 	st    *sqlitestore.Store
 	model *llmtest.Scripted
 	ran   map[string][]string
+	// proposed are the router's calls in the record the observer saw
+	// last.
+	proposed []string
 }
 
 type recTool struct {
@@ -57,11 +61,17 @@ func newRouterBenchOver(t *testing.T, settings router.Settings, wrap func(llm.Pr
 		recTool{tool.Spec{Name: "web_search", Description: "search", Risk: tool.RiskRead, InputSchema: schema}, b},
 		recTool{tool.Spec{Name: "gmail_search", Description: "mail", Risk: tool.RiskRead, Requires: "google", InputSchema: schema}, b},
 		recTool{tool.Spec{Name: "save_note", Description: "note", Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmNever, InputSchema: schema}, b},
+		recTool{tool.Spec{Name: "card_status", Description: "card", Risk: tool.RiskRead, Redact: []string{"card"}, InputSchema: schema}, b},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := turntest.New(t, turn.Config{Tools: reg,
+	observe := func(tr *turn.Trace) {
+		if tr.Router != nil {
+			b.proposed = slices.Clone(tr.Router.Proposed)
+		}
+	}
+	e := turntest.New(t, turn.Config{Tools: reg, Observe: observe,
 		Assistants: map[string]turn.Assistant{"main": {Mode: router.Name, Settings: &settings}},
 		Tenants:    map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Assistant: "main", Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}}},
 		turntest.WithModel(model))
@@ -239,5 +249,32 @@ func TestRouterReadsTheMessageOnce(t *testing.T) {
 				t.Errorf("request %d holds %q %d times, want %d: %v", i, text, seen[text], n, seen)
 			}
 		}
+	}
+}
+
+// A value of a field its tool redacts is never written down as it was:
+// not in the journal's record (the user's own words included), and not
+// among the router's proposed calls the observer sees.
+func TestRouterProposalsAreRedacted(t *testing.T) {
+	b := newRouterBench(t, router.Settings{})
+	const card = "4111111111111111"
+	b.model.Push(llmtest.ToolCalls("", llm.ToolCall{ID: "c", Name: "card_status", Arguments: json.RawMessage(`{"card":"` + card + `"}`)}), respond("Карта активна."))
+	out := b.send(user, chat.Inbound{Text: "проверь карту " + card})
+	if len(b.ran["card_status"]) != 1 {
+		t.Fatalf("card_status ran %v", b.ran)
+	}
+	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr turn.Trace
+	if err := json.Unmarshal(rec.Trace, &tr); err != nil || tr.Router == nil || len(tr.Router.Proposed) != 1 || !strings.Contains(tr.Router.Proposed[0], "hmac:") {
+		t.Fatalf("router record %+v (%v), want the proposed call with its card hashed", tr.Router, err)
+	}
+	if strings.Contains(string(rec.Trace), card) {
+		t.Errorf("the card is journaled as it was: %s", rec.Trace)
+	}
+	if len(b.proposed) != 1 || strings.Contains(b.proposed[0], card) {
+		t.Errorf("the observer saw the router's calls %q, want the card hashed", b.proposed)
 	}
 }
