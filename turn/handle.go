@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -175,6 +176,22 @@ func (t *Turn) EvidenceBlocks() string {
 // Trace is the turn's record, where a mode notes what it did (its own
 // section of the record among them).
 func (t *Turn) Trace() *Trace { return &t.s.trace }
+
+// RecordSection keeps v, as JSON, as the mode's own section of the
+// turn's record (Trace.Modes, under the mode's name), in place of an
+// earlier one: what a mode from outside the engine journals of its turn.
+// Values of fields a tool redacts are hashed in it as everywhere.
+func (t *Turn) RecordSection(v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("record section of mode %s: %w", t.s.assistant.Mode, err)
+	}
+	if t.s.trace.Modes == nil {
+		t.s.trace.Modes = map[string]json.RawMessage{}
+	}
+	t.s.trace.Modes[string(t.s.assistant.Mode)] = raw
+	return nil
+}
 
 // Note adds a line to the turn's record.
 func (t *Turn) Note(text string) { t.s.trace.Notes = append(t.s.trace.Notes, text) }

@@ -56,12 +56,15 @@ type Trace struct {
 	Decision    json.RawMessage `json:"decision"`
 	Repair      *RepairTrace    `json:"repair,omitempty"`
 	// Loop is a loop assistant's task; Review why it went to a person.
-	Loop         *LoopTrace         `json:"loop,omitempty"`
-	Interview    *InterviewTrace    `json:"interview,omitempty"`
-	Router       *RouterTrace       `json:"router,omitempty"`
-	Review       *ReviewTrace       `json:"review,omitempty"`
-	Vetoes       []Veto             `json:"vetoes"`
-	Confirmation *ConfirmationTrace `json:"confirmation,omitempty"`
+	Loop      *LoopTrace      `json:"loop,omitempty"`
+	Interview *InterviewTrace `json:"interview,omitempty"`
+	Router    *RouterTrace    `json:"router,omitempty"`
+	// Modes are the sections of modes without a typed one here, by the
+	// mode's name, as each recorded it (Turn.RecordSection).
+	Modes        map[string]json.RawMessage `json:"modes,omitempty"`
+	Review       *ReviewTrace               `json:"review,omitempty"`
+	Vetoes       []Veto                     `json:"vetoes"`
+	Confirmation *ConfirmationTrace         `json:"confirmation,omitempty"`
 	// Approvals are the actions waiting for approvers that this turn
 	// proposed or carried out.
 	Approvals []ApprovalTrace  `json:"approvals,omitempty"`

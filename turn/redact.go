@@ -129,6 +129,9 @@ func (e *Engine) redactTrace(s *state) *strings.Replacer {
 			t.Router.Proposed[i] = r.Replace(t.Router.Proposed[i])
 		}
 	}
+	for name, section := range t.Modes {
+		t.Modes[name] = json.RawMessage(r.Replace(string(section)))
+	}
 	return r
 }
 

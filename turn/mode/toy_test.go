@@ -68,6 +68,9 @@ func (tally) Run(ctx context.Context, t *turn.Turn) {
 		return
 	}
 	t.Note(fmt.Sprintf("tally %d", n))
+	if err := t.RecordSection(map[string]int{"count": n}); err != nil {
+		t.Note(err.Error())
+	}
 	t.Reply(fmt.Sprintf("%d: %s", n, resp.Text))
 }
 
@@ -192,8 +195,12 @@ func TestToyModeRunsTurns(t *testing.T) {
 	if out.Say != "2: again" {
 		t.Errorf("second turn: reply %q, want the count kept in the mode's slot", out.Say)
 	}
-	if notes := b.record(out).Notes; !slices.Contains(notes, "tally 2") {
-		t.Errorf("notes %q, want the mode's", notes)
+	rec := b.record(out)
+	if !slices.Contains(rec.Notes, "tally 2") {
+		t.Errorf("notes %q, want the mode's", rec.Notes)
+	}
+	if got := string(rec.Modes["tally"]); got != `{"count":2}` {
+		t.Errorf("the mode's own section of the record %q, want its count", got)
 	}
 	reqs := b.model.Requests()
 	if len(reqs) != 2 || !strings.HasPrefix(reqs[0].Messages[0].Content, "You are Tally, and you count.\n\nNumber every answer.") {
@@ -386,6 +393,7 @@ func TestToyModeCheck(t *testing.T) {
 type record struct {
 	Notes  []string                               `json:"notes"`
 	Vetoes []struct{ Guard, Tool, Reason string } `json:"vetoes"`
+	Modes  map[string]json.RawMessage             `json:"modes"`
 }
 
 func (b *bench) record(out chat.Outbound) record {
