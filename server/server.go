@@ -703,10 +703,19 @@ func linkHosts(publicURL string, configured, tools []string) []string {
 }
 
 // lifetimes are a configuration's lifetimes for the engine (zero fields:
-// the engine's defaults).
+// the engine's and the modes' defaults); skill and interview are the
+// router's and the interview's slots.
 func lifetimes(l config.Lifetimes) turn.Lifetimes {
-	return turn.Lifetimes{Case: time.Duration(l.Case), Skill: time.Duration(l.Skill),
-		Interview: time.Duration(l.Interview), Offer: time.Duration(l.Offer)}
+	out := turn.Lifetimes{Case: time.Duration(l.Case), Offer: time.Duration(l.Offer)}
+	for slot, d := range map[string]config.Duration{router.SkillSlot: l.Skill, interview.Slot: l.Interview} {
+		if d > 0 {
+			if out.Slots == nil {
+				out.Slots = map[string]time.Duration{}
+			}
+			out.Slots[slot] = time.Duration(d)
+		}
+	}
+	return out
 }
 
 // DefaultRedactionKeyEnv names the environment variable of the key of the

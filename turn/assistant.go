@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -65,11 +64,6 @@ const (
 	// LiveContextOff: never; the context sources are not asked.
 	LiveContextOff LiveContextPolicy = "off"
 )
-
-// DefaultInterviewPause is the memory's pause and lifetime of an
-// interview assistant that sets none (package turn/mode/interview): an
-// interview is not cut by the task assistant's pause.
-const DefaultInterviewPause = 24 * time.Hour
 
 // checkAssistants validates the profiles and the tenants' choices, and
 // fills the defaults: the kernel's own fields here, the rest by each

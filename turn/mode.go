@@ -91,11 +91,13 @@ type SlotKeeper interface {
 // ModeSlot is a slot a mode keeps.
 type ModeSlot struct {
 	Name string
-	// Lifetime is how long the slot lasts after the turn that committed
-	// it, of the conversation's lifetimes; nil: as long as the messages.
-	Lifetime func(Lifetimes) time.Duration
+	// Default is how long the slot lasts after the turn that committed
+	// it where Lifetimes.Slots sets nothing for it; zero: as long as the
+	// messages.
+	Default time.Duration
 	// Task: the slot is a task in progress (an interview), which /reset,
-	// /cancel and a closed case end.
+	// /cancel and a closed case end; the buttons of its questions last as
+	// long as it.
 	Task bool
 }
 

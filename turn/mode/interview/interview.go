@@ -78,10 +78,10 @@ func (interviewMode) Check(a *turn.Assistant, _ turn.CheckInput) error {
 		a.MaxTokens = DefaultMaxTokens
 	}
 	if a.Memory.Pause <= 0 {
-		a.Memory.Pause = turn.DefaultInterviewPause
+		a.Memory.Pause = DefaultPause
 	}
 	if a.Memory.TTL <= 0 {
-		a.Memory.TTL = turn.DefaultInterviewPause
+		a.Memory.TTL = DefaultPause
 	}
 	return nil
 }
@@ -96,8 +96,21 @@ func (interviewMode) TakesEveryMessage() {}
 
 // Slots: the interview in progress, which lasts its lifetime.
 func (interviewMode) Slots() []turn.ModeSlot {
-	return []turn.ModeSlot{{Name: interviewSlot, Lifetime: func(l turn.Lifetimes) time.Duration { return l.Interview }, Task: true}}
+	return []turn.ModeSlot{{Name: Slot, Default: DefaultLifetime, Task: true}}
 }
+
+// Slot keeps an interview in its conversation's state while it waits for
+// an answer: DefaultLifetime after its last question, unless
+// turn.Lifetimes.Slots says otherwise.
+const Slot = "interview"
+
+// DefaultLifetime is how long an interview waits for its answer;
+// DefaultPause the memory's pause and lifetime of an interview assistant
+// that sets none (an interview is not cut by a task assistant's pause).
+const (
+	DefaultLifetime = 24 * time.Hour
+	DefaultPause    = 24 * time.Hour
+)
 
 // The interviewer's two control tools. The engine handles them itself;
 // they are never backend tools.
@@ -105,8 +118,6 @@ const (
 	askUserTool      = "ask_user"
 	deliverFinalTool = "deliver_final_result"
 	opInterview      = "interview"
-	// interviewSlot keeps an interview in its conversation's state.
-	interviewSlot = "interview"
 	// maxQuestionChars bounds a question as the user sees it.
 	maxQuestionChars = 1000
 )
@@ -245,7 +256,7 @@ func interviewAnswer(t *turn.Turn, iv *interview, tr *turn.InterviewTrace, resp 
 		iv.Questions++
 		iv.Pending = call.ID
 		iv.Transcript = append(iv.Transcript, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}})
-		t.SetSlot(interviewSlot, iv)
+		t.SetSlot(Slot, iv)
 		tr.Questions, tr.Reasoning = iv.Questions, turn.Clip(q.Reasoning, 2000)
 		t.Reply(q.Question, t.Options(q.Options)...)
 		return "", true
@@ -331,7 +342,7 @@ func withoutReasoning(args json.RawMessage) json.RawMessage {
 // deliver ends the interview: the result as the reply and as Final; with
 // no result, a server text saying so.
 func deliver(t *turn.Turn, iv interview, content string, confidence *float64) {
-	t.DropSlot(interviewSlot)
+	t.DropSlot(Slot)
 	content = strings.TrimSpace(content)
 	if n := settingsOf(t.Assistant()).MaxReplyChars; len([]rune(content)) > n {
 		content = string([]rune(content)[:n]) + "\n" + fmt.Sprintf(cutAtText.In(t.Language()), n)
@@ -354,11 +365,11 @@ var (
 )
 
 // loadInterview returns the conversation's interview, or a fresh one. An
-// interview older than its lifetime (turn.Lifetimes.Interview after the
-// last question) is gone from the state already.
+// interview older than its lifetime (after the last question) is gone
+// from the state already.
 func loadInterview(t *turn.Turn) interview {
 	var iv interview
-	t.Slot(interviewSlot, &iv)
+	t.Slot(Slot, &iv)
 	return iv
 }
 

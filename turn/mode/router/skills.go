@@ -14,11 +14,19 @@ import (
 const (
 	useSkillTool = "use_skill"
 	respondTool  = "respond"
-	// skillSlot keeps the chat's active skill in its durable state;
-	// doneSlot the successful calls of the chat (the repeated-call guard).
-	skillSlot = "skill"
-	doneSlot  = "done_calls"
+	// doneSlot keeps the successful calls of the chat (the
+	// repeated-call guard).
+	doneSlot = "done_calls"
 )
+
+// SkillSlot keeps the chat's active skill in its durable state, for
+// DefaultSkillLifetime of idleness unless turn.Lifetimes.Slots says
+// otherwise.
+const SkillSlot = "skill"
+
+// DefaultSkillLifetime is how long an active skill stays on while the
+// chat is idle.
+const DefaultSkillLifetime = 30 * 24 * time.Hour
 
 // prompts are a router's own prompt and tool definitions, besides the
 // answer's.
@@ -39,7 +47,7 @@ func (mode) Prompts(in turn.PromptInput) turn.Prompts {
 
 // Slots: the chat's skill, which lasts its lifetime.
 func (mode) Slots() []turn.ModeSlot {
-	return []turn.ModeSlot{{Name: skillSlot, Lifetime: func(l turn.Lifetimes) time.Duration { return l.Skill }}}
+	return []turn.ModeSlot{{Name: SkillSlot, Default: DefaultSkillLifetime}}
 }
 
 // AwaitsAnswer: a skill is on and its last message asked the user
@@ -48,7 +56,7 @@ func (mode) AwaitsAnswer(t *turn.Turn) bool {
 	return currentSkill(t, settingsOf(t.Assistant())) != "" && lastAskedQuestion(t)
 }
 
-// A chat's skill lives in its durable state (skillSlot), not in the
+// A chat's skill lives in its durable state (SkillSlot), not in the
 // conversation's memory: it survives pauses and restarts, and a new chat
 // starts without one.
 
@@ -56,7 +64,7 @@ func (mode) AwaitsAnswer(t *turn.Turn) bool {
 // router's.
 func currentSkill(t *turn.Turn, r *Settings) string {
 	var id string
-	t.Slot(skillSlot, &id)
+	t.Slot(SkillSlot, &id)
 	if r == nil || findSkill(r, id) == nil {
 		return ""
 	}
@@ -67,10 +75,10 @@ func currentSkill(t *turn.Turn, r *Settings) string {
 // the skill now on.
 func setSkill(t *turn.Turn, id string) string {
 	if id == "none" || id == "" {
-		t.DropSlot(skillSlot)
+		t.DropSlot(SkillSlot)
 		return ""
 	}
-	t.SetSlot(skillSlot, id)
+	t.SetSlot(SkillSlot, id)
 	return id
 }
 
