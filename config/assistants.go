@@ -55,6 +55,10 @@ type Assistant struct {
 	// each write of the turn (its true state). Default: on for an
 	// assistant with a tool that waits for approvers.
 	Receipts *bool `yaml:"receipts"`
+	// Settings are the settings of a mode a program registers, which
+	// its kind decodes (server.Kinds.ModeSettings); the built-in modes'
+	// are the fields above.
+	Settings yaml.Node `yaml:"settings"`
 }
 
 // Router is a router assistant's setup: its prompt (what not to confuse
@@ -143,15 +147,28 @@ func (a Assistant) check(v *validator, p string) {
 	default:
 		v.errorf(p+".live_context", "unknown policy %q (auto, always or off)", a.LiveContext)
 	}
-	if a.HandOff && a.Mode != "loop" {
-		v.errorf(p+".hand_off", "the hand-off tool goes with mode loop")
-	}
+	a.checkModeFields(v, p)
 	if a.Prompt != "" && a.PromptFile != "" {
 		v.errorf(p, "set prompt or prompt_file, not both")
 	} else if _, err := a.LoadPrompt(v.cfg.Dir); err != nil {
 		v.errorf(p+".prompt_file", "%v", err)
 	}
 	a.checkLimits(v, p)
+}
+
+// checkModeFields refuses the fields of one mode on an assistant of
+// another: they would do nothing there.
+func (a Assistant) checkModeFields(v *validator, p string) {
+	for _, f := range []struct {
+		field, what, mode string
+		set               bool
+	}{{"hand_off", "the hand-off tool goes", "loop", a.HandOff}, {"preflight", "preflight reads go", "loop", len(a.Preflight) > 0},
+		{"limits", "a task's limits go", "loop", a.Limits != (AssistantLimits{})},
+		{"max_questions", "max_questions goes", "interview", a.MaxQuestions != 0}, {"max_reply_chars", "max_reply_chars goes", "interview", a.MaxReplyChars != 0}} {
+		if f.set && a.Mode != f.mode {
+			v.errorf(p+"."+f.field, "%s with mode %s", f.what, f.mode)
+		}
+	}
 }
 
 // check checks that each skill's assistant is a profile of the

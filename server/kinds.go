@@ -42,6 +42,12 @@ type Kinds struct {
 	// turn/mode/builtin's, and the engine runs on no fewer than the
 	// default one (turn.DefaultMode).
 	Modes turn.Modes
+	// ModeSettings read the settings section of an assistant
+	// (assistants.<name>.settings) for a mode the program registers, into
+	// the mode's own type (turn.Assistant.Settings). The built-in modes
+	// read their fields of the assistant's section instead, and take no
+	// settings section.
+	ModeSettings map[turn.ModeName]ModeSettingsKind
 	// Observers see every finished turn (metrics, traces); each runs
 	// whatever the configuration says, including nothing.
 	Observers []ObserverKind
@@ -117,6 +123,11 @@ type Channel struct {
 	Routes map[string]http.Handler // ServeMux patterns
 	Run    func(ctx context.Context) error
 }
+
+// ModeSettingsKind decodes an assistant's settings section into its
+// mode's settings (with section.Decode, which names the line of a field
+// the type lacks).
+type ModeSettingsKind func(section Section) (any, error)
 
 // ObserverKind sets up an observer of finished turns.
 type ObserverKind func(ctx context.Context, env *Env) (Observer, error)

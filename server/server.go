@@ -48,6 +48,9 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/taskboard"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/interview"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
+	"github.com/arbiterhq/arbiter/turn/mode/router"
 )
 
 // Server is a built arbiter: the engine, its HTTP handler and channels,
@@ -164,6 +167,8 @@ func Check(cfg *config.Config, kinds Kinds) error {
 	for _, name := range slices.Sorted(maps.Keys(cfg.Assistants)) {
 		if m := turn.ModeName(cfg.Assistants[name].Mode); m != "" && kinds.Modes[m] == nil {
 			unknown("assistants."+name+".mode", "mode", string(m), kinds.Modes.Names())
+		} else if problem := checkSettingsSection(cfg, name, kinds.ModeSettings); problem != "" {
+			errs = append(errs, problem)
 		}
 	}
 	errs = append(errs, checkToolRefs(cfg, kinds)...)
@@ -171,6 +176,24 @@ func Check(cfg *config.Config, kinds Kinds) error {
 		return errs
 	}
 	return nil
+}
+
+// checkSettingsSection decodes assistant name's settings section, if it
+// has one, and returns what is wrong with it: a mode that reads none, or
+// what its kind refused.
+func checkSettingsSection(cfg *config.Config, name string, decode map[turn.ModeName]ModeSettingsKind) string {
+	a := cfg.Assistants[name]
+	if a.Settings.Kind == 0 {
+		return ""
+	}
+	kind := decode[turn.ModeName(a.Mode)]
+	if kind == nil || a.Mode == "" {
+		return cfg.Problem("assistants."+name+".settings", "mode %s takes no settings section", orDefault(a.Mode, string(turn.DefaultMode)))
+	}
+	if _, err := kind(Section{Kind: "assistants." + name + ".settings", Node: &a.Settings}); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // Build opens the backends, builds the tools, models, engine and channels
@@ -252,7 +275,7 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	if err != nil {
 		return err
 	}
-	tc, err := engineConfig(cfg, env, registry, tools, models, observers)
+	tc, err := engineConfig(cfg, env, registry, tools, models, kinds.ModeSettings, observers)
 	if err != nil {
 		return err
 	}
@@ -376,11 +399,38 @@ func buildObservers(ctx context.Context, env *Env, kinds Kinds) (func(*turn.Trac
 	}, routes, nil
 }
 
-// engineRouter is a router section as the engine takes it, with its word
-// lists compiled; nil for none.
-func engineRouter(r *config.Router, dir string) (*turn.Router, error) {
+// modeSettings are assistant name's settings as its mode takes them
+// (turn.Assistant.Settings): a loop's limits and preflight reads, an
+// interview's bounds, a router's section with its word lists compiled;
+// for a mode the program registers, its settings section as its kind in
+// decode reads it. The configuration's checks and Check have refused a
+// mode's fields on another and a section no kind reads.
+func modeSettings(name string, a config.Assistant, dir string, decode map[turn.ModeName]ModeSettingsKind) (any, error) {
+	mode := turn.ModeName(a.Mode)
+	if kind := decode[mode]; a.Settings.Kind != 0 && kind != nil {
+		return kind(Section{Kind: "assistants." + name + ".settings", Node: &a.Settings})
+	}
+	switch mode {
+	case loop.Name:
+		s := &loop.Settings{HandOff: a.HandOff, Limits: loop.Limits{ModelCalls: a.Limits.ModelCalls, ToolCalls: a.Limits.ToolCalls,
+			Deadline: time.Duration(a.Limits.Deadline), ResultBytes: a.Limits.ResultBytes, TotalBytes: a.Limits.TotalBytes, SameCall: a.Limits.SameCall}}
+		for _, c := range a.Preflight {
+			s.Preflight = append(s.Preflight, turn.Command{Tool: c.Tool, Args: c.Args})
+		}
+		return s, nil
+	case interview.Name:
+		return &interview.Settings{MaxQuestions: a.MaxQuestions, MaxReplyChars: a.MaxReplyChars}, nil
+	case router.Name:
+		return routerSettings(a.Router, dir)
+	}
+	return nil, nil
+}
+
+// routerSettings are a router section as the router mode takes it, with
+// its word lists compiled.
+func routerSettings(r *config.Router, dir string) (*router.Settings, error) {
 	if r == nil {
-		return nil, nil
+		return nil, errors.New("mode router needs a router section")
 	}
 	words, err := r.LoadWords(dir)
 	if err != nil {
@@ -390,41 +440,32 @@ func engineRouter(r *config.Router, dir string) (*turn.Router, error) {
 	if err != nil {
 		return nil, fmt.Errorf("router words: %w", err)
 	}
-	router := &turn.Router{Prompt: r.Prompt, WebSearch: r.WebSearch, Intercepts: r.Intercepts, Generation: r.Generation, EditTool: r.EditTool,
+	settings := &router.Settings{Prompt: r.Prompt, WebSearch: r.WebSearch, Intercepts: r.Intercepts, Generation: r.Generation, EditTool: r.EditTool,
 		Timeout: time.Duration(r.Timeout), Words: lexicon}
 	for _, g := range r.Guards {
-		router.Guards = append(router.Guards, turn.GuardRule{Guard: g.Guard, Tools: g.Tools})
+		settings.Guards = append(settings.Guards, router.GuardRule{Guard: g.Guard, Tools: g.Tools})
 	}
 	for _, sk := range r.Skills {
-		router.Skills = append(router.Skills, turn.Skill{ID: sk.ID, Assistant: sk.Assistant, Label: sk.Label, Auto: sk.Auto})
+		settings.Skills = append(settings.Skills, router.Skill{ID: sk.ID, Assistant: sk.Assistant, Label: sk.Label, Auto: sk.Auto})
 	}
-	return router, nil
+	return settings, nil
 }
 
-func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, observe func(*turn.Trace)) (turn.Config, error) {
+func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, decode map[turn.ModeName]ModeSettingsKind, observe func(*turn.Trace)) (turn.Config, error) {
 	assistants := map[string]turn.Assistant{}
 	for name, a := range cfg.Assistants {
 		prompt, err := a.LoadPrompt(cfg.Dir)
 		if err != nil {
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
-		l := a.Limits
-		var preflight []turn.Command
-		for _, c := range a.Preflight {
-			preflight = append(preflight, turn.Command{Tool: c.Tool, Args: c.Args})
-		}
-		router, err := engineRouter(a.Router, cfg.Dir)
+		settings, err := modeSettings(name, a, cfg.Dir, decode)
 		if err != nil {
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
-		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.ModeName(a.Mode), Preflight: preflight, Router: router,
-			HandOff: a.HandOff, LiveContext: turn.LiveContextPolicy(a.LiveContext),
-			MaxQuestions: a.MaxQuestions, MaxTokens: a.MaxTokens, MaxReplyChars: a.MaxReplyChars, Receipts: a.Receipts,
+		assistants[name] = turn.Assistant{Prompt: prompt, Tools: a.Tools, Mode: turn.ModeName(a.Mode), Settings: settings,
+			LiveContext: turn.LiveContextPolicy(a.LiveContext), MaxTokens: a.MaxTokens, Receipts: a.Receipts,
 			Memory:    turn.MemoryPolicy{Window: a.Memory.Window, TTL: time.Duration(a.Memory.TTL), Pause: time.Duration(a.Memory.Pause)},
-			Lifetimes: lifetimes(a.Lifetimes), Limits: turn.Limits{
-				ModelCalls: l.ModelCalls, ToolCalls: l.ToolCalls, Deadline: time.Duration(l.Deadline),
-				ResultBytes: l.ResultBytes, TotalBytes: l.TotalBytes, SameCall: l.SameCall,
-			}}
+			Lifetimes: lifetimes(a.Lifetimes)}
 	}
 	tenants := map[string]turn.Tenant{}
 	for _, t := range cfg.Tenants {
@@ -662,10 +703,19 @@ func linkHosts(publicURL string, configured, tools []string) []string {
 }
 
 // lifetimes are a configuration's lifetimes for the engine (zero fields:
-// the engine's defaults).
+// the engine's and the modes' defaults); skill and interview are the
+// router's and the interview's slots.
 func lifetimes(l config.Lifetimes) turn.Lifetimes {
-	return turn.Lifetimes{Case: time.Duration(l.Case), Skill: time.Duration(l.Skill),
-		Interview: time.Duration(l.Interview), Offer: time.Duration(l.Offer)}
+	out := turn.Lifetimes{Case: time.Duration(l.Case), Offer: time.Duration(l.Offer)}
+	for slot, d := range map[string]config.Duration{router.SkillSlot: l.Skill, interview.Slot: l.Interview} {
+		if d > 0 {
+			if out.Slots == nil {
+				out.Slots = map[string]time.Duration{}
+			}
+			out.Slots[slot] = time.Duration(d)
+		}
+	}
+	return out
 }
 
 // DefaultRedactionKeyEnv names the environment variable of the key of the

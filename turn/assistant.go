@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -23,30 +22,14 @@ type Assistant struct {
 	// Mode names the assistant's mode in Config.Modes; empty means
 	// DefaultMode.
 	Mode ModeName
-	// Limits bound a loop assistant's task.
-	Limits Limits
-	// HandOff offers a loop assistant's model the server's
-	// hand_off_to_human tool, to hand the case to a person with a reason.
-	// Off by default; a task that reaches a limit is handed over either way.
-	HandOff bool
 	// LiveContext says when the request carries the live context (the
 	// user, the local time, the case, the context sources' sections).
 	// Default LiveContextAuto.
 	LiveContext LiveContextPolicy
-	// Preflight are reads a loop assistant's task runs first, in this
-	// order and before the model is asked, so the model starts from the
-	// case's facts (the payment and the subscription of the ticket).
-	// They pass the same guards as the model's calls; a write is refused.
-	Preflight []Command
-	// MaxQuestions bounds an interview's questions (default
-	// DefaultMaxQuestions).
-	MaxQuestions int
-	// MaxTokens bounds one model answer of this assistant; zero means
-	// the engine's (an interview's deliverable may be long: default
-	// DefaultInterviewTokens). MaxReplyChars bounds a delivered result;
-	// zero means DefaultMaxReplyChars.
-	MaxTokens     int
-	MaxReplyChars int
+	// MaxTokens bounds one model answer of this assistant where its mode
+	// reads it; zero means the engine's or the mode's default (an
+	// interview's deliverable may be long).
+	MaxTokens int
 	// Memory overrides the engine's memory policy where set: an
 	// interview is not cut by the task assistant's pause (its defaults
 	// are a day).
@@ -54,8 +37,10 @@ type Assistant struct {
 	// Lifetimes override the engine's where set (an interview assistant's
 	// Interview, a router's Skill).
 	Lifetimes Lifetimes
-	// Router is a router assistant's setup.
-	Router *Router
+	// Settings are the mode's own settings, of the type its package
+	// declares (a loop's *loop.Settings: its limits and preflight reads;
+	// an interview's, a router's), checked by its Check (SettingsTaker).
+	Settings any
 	// Receipts: a reply the model wrote ends with the server's line on
 	// each write of the turn, its true state (chat.Outbound.Actions holds
 	// the lines either way). Nil: on for an assistant with a tool that
@@ -80,15 +65,6 @@ const (
 	LiveContextOff LiveContextPolicy = "off"
 )
 
-// Defaults of an interview assistant's settings, which the interview
-// mode (package turn/mode/interview) fills in.
-const (
-	DefaultMaxQuestions    = 3
-	DefaultInterviewTokens = 4000
-	DefaultMaxReplyChars   = 32000
-	DefaultInterviewPause  = 24 * time.Hour
-)
-
 // checkAssistants validates the profiles and the tenants' choices, and
 // fills the defaults: the kernel's own fields here, the rest by each
 // assistant's mode (after every assistant has its mode's name, which a
@@ -111,7 +87,7 @@ func checkAssistants(cfg *Config) error {
 		default:
 			return fmt.Errorf("assistant %s: unknown live context policy %q", name, a.LiveContext)
 		}
-		if err := checkLoopSettings(name, a, cfg.Modes); err != nil {
+		if err := checkSettings(name, a, cfg.Modes); err != nil {
 			return err
 		}
 		if a.Receipts == nil {

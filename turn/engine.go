@@ -4,8 +4,7 @@
 // assembles the prompt, asks the model and takes what it proposes through
 // the guards, with the Turn handle), reply, journal — one step per file.
 // The engine names no mode but the default's name: Config.Modes gives
-// them, arbiter's own from package turn/mode/builtin (the loop and the
-// router still in the files named mode_*.go here, the others in packages
+// them, arbiter's own from package turn/mode/builtin (each a package
 // under turn/mode). The model only proposes; every step after it is
 // server code that may refuse what it proposed.
 //

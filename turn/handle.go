@@ -3,11 +3,13 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 // Turn is a mode's handle on the turn it runs: what the user said, the
@@ -86,7 +88,17 @@ func (t *Turn) Act(ctx context.Context, p Proposal) { t.e.act(ctx, t.s, p.p) }
 // prefix keeps a mode's name from ever reading as one of the engine's own
 // paths (a draft's button, "choice", may publish; a mode's call may not).
 func (t *Turn) Call(ctx context.Context, name string, args json.RawMessage) {
-	t.e.runFixedCall(ctx, t.s, callRequest{guard: "mode:" + string(t.s.assistant.Mode), name: name, args: args})
+	t.CarryOut(ctx, CallRequest{Tool: name, Args: args})
+}
+
+// CarryOut is Call for a request: its Rule, when set, names the mode's
+// rule that made the call, journaled as the guard "<mode>:<rule>".
+func (t *Turn) CarryOut(ctx context.Context, r CallRequest) {
+	guard := "mode:" + string(t.s.assistant.Mode)
+	if r.Rule != "" {
+		guard = string(t.s.assistant.Mode) + ":" + r.Rule
+	}
+	t.e.runFixedCall(ctx, t.s, callRequest{guard: guard, name: r.Tool, args: r.Args, attach: r.Attachments})
 }
 
 // Ran are the calls the user's yes ran in this turn, in order, before
@@ -101,17 +113,11 @@ func (t *Turn) Ran() []Executed { return t.s.confirmed.ran }
 // recorded, and each at most once; false when i names none or one
 // recorded already.
 func (t *Turn) Record(i int) bool {
-	c := &t.s.confirmed
-	if i < 0 || i >= len(c.ran) || c.recorded[i] {
-		return false
+	x, ok := t.s.confirmed.take(i)
+	if ok {
+		t.e.noteRun(t.s, x.name, x.a.args, x.Result, x.trace)
 	}
-	if c.recorded == nil {
-		c.recorded = make(map[int]bool, len(c.ran))
-	}
-	c.recorded[i] = true
-	x := c.ran[i]
-	t.e.noteRun(t.s, x.name, x.a.args, x.Result, x.trace)
-	return true
+	return ok
 }
 
 // Reply answers the turn with text (links made inert where the
@@ -122,6 +128,26 @@ func (t *Turn) Reply(text string, buttons ...chat.Button) { t.e.replyText(t.s, t
 // option's text as words the user typed, never as a confirmation or a
 // command.
 func (t *Turn) Options(values []string) []chat.Button { return t.e.offerOptions(t.s, values) }
+
+// NotAvailable answers the turn with the server's line on what is not
+// available to the user, so nothing was done.
+func (t *Turn) NotAvailable() { t.e.replyText(t.s, say(t.s.lang, txtNotAvailable), nil) }
+
+// Rephrase answers the turn asking the user to say it again: the model's
+// answer could not be read.
+func (t *Turn) Rephrase() { t.e.replyText(t.s, say(t.s.lang, txtRephrase), nil) }
+
+// ShowSkill tells the client the conversation's skill after this turn
+// (chat.Outbound.Skill): its id, "" for none, and its label.
+func (t *Turn) ShowSkill(id, label string) { t.s.out.Skill, t.s.out.SkillLabel = &id, label }
+
+// Step tells a streaming channel that a step of kind began or ended, in
+// text's words; nothing is built when none listens.
+func (t *Turn) Step(kind, name string, text tool.Localized, done bool) {
+	if t.s.listening() {
+		t.s.show(chat.Step{Kind: kind, Name: name, Text: text.In(t.s.lang), Done: done}, tool.Spec{})
+	}
+}
 
 // SetFinal makes f the turn's deliverable (chat.Outbound.Final).
 func (t *Turn) SetFinal(f chat.Final) { t.s.out.Final = &f }
@@ -150,6 +176,22 @@ func (t *Turn) EvidenceBlocks() string {
 // Trace is the turn's record, where a mode notes what it did (its own
 // section of the record among them).
 func (t *Turn) Trace() *Trace { return &t.s.trace }
+
+// RecordSection keeps v, as JSON, as the mode's own section of the
+// turn's record (Trace.Modes, under the mode's name), in place of an
+// earlier one: what a mode from outside the engine journals of its turn.
+// Values of fields a tool redacts are hashed in it as everywhere.
+func (t *Turn) RecordSection(v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("record section of mode %s: %w", t.s.assistant.Mode, err)
+	}
+	if t.s.trace.Modes == nil {
+		t.s.trace.Modes = map[string]json.RawMessage{}
+	}
+	t.s.trace.Modes[string(t.s.assistant.Mode)] = raw
+	return nil
+}
 
 // Note adds a line to the turn's record.
 func (t *Turn) Note(text string) { t.s.trace.Notes = append(t.s.trace.Notes, text) }

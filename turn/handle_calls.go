@@ -27,6 +27,9 @@ type CallRequest struct {
 	// Preflight: one of the assistant's preflight reads, made before the
 	// model and shown to it as if it had read it (guard "preflight").
 	Preflight bool
+	// Rule names the mode's own rule that made a call it carries out
+	// (CarryOut), for the journal.
+	Rule string
 }
 
 // Cleared is a call the guards let through, with its canonical arguments
@@ -115,6 +118,30 @@ func (t *Turn) Execute(ctx context.Context, c Cleared) (Executed, bool) {
 	return Executed{Cleared: c, Result: res, trace: tr}, true
 }
 
+// RecordRun records a run no model read — the turn's record, the reply's
+// executions, the conversation's memory —, unlike Show: what it returned
+// backs no later call's values.
+func (t *Turn) RecordRun(x Executed) {
+	t.e.noteRun(t.s, x.a.tg.entry.Spec.Name, x.a.args, x.Result, x.trace)
+}
+
+// ShowDraft answers the turn with a run's draft, as the server keeps it,
+// with its buttons (only the publish button writes); false when the
+// result holds no draft.
+func (t *Turn) ShowDraft(x Executed) bool {
+	if !drafted(x.Result) {
+		return false
+	}
+	t.e.showDraft(t.s, x.Result)
+	return true
+}
+
+// Remember keeps a line of a tool's outcome in the conversation's memory
+// (a proposed action's status), which the model reads next turn.
+func (t *Turn) Remember(name, status string) {
+	t.e.rememberResult(t.s, name, status, tool.Result{Status: tool.StatusOK})
+}
+
 // ResultContent is a run's result as the model reads it: labelled data,
 // with where it came from when that is another system, and when it was
 // observed when that is not just now.
@@ -137,16 +164,24 @@ func (t *Turn) ShowPreflight(x Executed, shown string) {
 // ShowRan records the i-th call of Ran as Show does; false when i names
 // none or one recorded already.
 func (t *Turn) ShowRan(i int, shown string) bool {
-	c := &t.s.confirmed
+	x, ok := t.s.confirmed.take(i)
+	if ok {
+		t.e.recordShown(t.s, x, shown)
+	}
+	return ok
+}
+
+// take returns the i-th call that ran and marks it recorded; false when i
+// names none or one recorded already.
+func (c *confirmedCalls) take(i int) (Executed, bool) {
 	if i < 0 || i >= len(c.ran) || c.recorded[i] {
-		return false
+		return Executed{}, false
 	}
 	if c.recorded == nil {
 		c.recorded = make(map[int]bool, len(c.ran))
 	}
 	c.recorded[i] = true
-	t.e.recordShown(t.s, c.ran[i], shown)
-	return true
+	return c.ran[i], true
 }
 
 // recordShown journals and remembers a run, and adds it, as shown, to
@@ -207,6 +242,14 @@ func (t *Turn) ProposeApproval(ctx context.Context, c Cleared) (string, bool) {
 // a person with the draft, and it reports true (the turn is answered).
 func (t *Turn) ClaimsUnconfirmed(reply string) bool { return t.e.claimsUnconfirmed(t.s, reply) }
 
+// Ask is Complete for a call that decides nothing the user reads (a
+// router's, a classifier's): journaled with its attempts, the turn's
+// decider left as it is.
+func (t *Turn) Ask(ctx context.Context, req llm.Request) (llm.Response, error) {
+	req.Strategy = t.s.strategy
+	return t.e.callModel(ctx, t.s, t.s.model, req)
+}
+
 // CompleteStreamed is Complete for a call whose answer's text a listener
 // may watch arrive; the decider is recorded.
 func (t *Turn) CompleteStreamed(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -251,21 +294,25 @@ func (t *Turn) Confirmed() string { return t.s.confirmed.id }
 // answers (a tool message's call id, a block's tool attribute); its source
 // only when it is another system's (an MCP server).
 func resultContent(spec tool.Spec, status string, res tool.Result, now time.Time) string {
-	out := struct {
-		Source     string          `json:"source,omitempty"`
-		ObservedAt string          `json:"observed_at,omitempty"`
-		Status     string          `json:"status"`
-		Data       json.RawMessage `json:"data,omitempty"`
-		Text       string          `json:"text,omitempty"`
-		Error      string          `json:"error,omitempty"`
-		Field      string          `json:"field,omitempty"`
-		Candidates []string        `json:"candidates,omitempty"`
-	}{Source: spec.Server, Status: status, Data: res.Data, Text: res.Text, Error: res.Error, Field: res.Field, Candidates: res.Candidates}
+	out := resultMemo{Source: spec.Server, Status: status, Data: res.Data, Text: res.Text, Error: res.Error, Field: res.Field, Candidates: res.Candidates}
 	if !res.ObservedAt.IsZero() && res.ObservedAt.Before(now.Add(-freshFor)) {
 		out.ObservedAt = res.ObservedAt.UTC().Format(time.RFC3339)
 	}
 	b, _ := json.Marshal(out)
 	return string(b)
+}
+
+// resultMemo is a tool's result as a model reads it, in a tool message
+// or in memory (where it has no source nor time).
+type resultMemo struct {
+	Source     string          `json:"source,omitempty"`
+	ObservedAt string          `json:"observed_at,omitempty"`
+	Status     string          `json:"status"`
+	Data       json.RawMessage `json:"data,omitempty"`
+	Text       string          `json:"text,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Field      string          `json:"field,omitempty"`
+	Candidates []string        `json:"candidates,omitempty"`
 }
 
 // freshFor is how old a result may be and still go to the model without

@@ -144,7 +144,7 @@ func TestInterviewQuestionLimit(t *testing.T) {
 func TestInterviewProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 46502))
 	const interviews = 200
-	b := newInterviewBench(t, turn.Assistant{MaxQuestions: 3})
+	b := newInterviewBench(t, turn.Assistant{Settings: &interview.Settings{MaxQuestions: 3}})
 	next := 0
 	behave := func(ctx context.Context, req llm.Request) (llm.Response, error) {
 		next++
@@ -210,7 +210,7 @@ func TestInterviewProperty(t *testing.T) {
 // A deliverable past the assistant's reply length is cut, and says so; a
 // fallback model's plain text is the result.
 func TestInterviewResultLimitsAndFallback(t *testing.T) {
-	b := newInterviewBench(t, turn.Assistant{MaxReplyChars: 20, MaxTokens: 1234})
+	b := newInterviewBench(t, turn.Assistant{Settings: &interview.Settings{MaxReplyChars: 20}, MaxTokens: 1234})
 	b.model.Push(llmtest.ToolCalls("", deliver("f", strings.Repeat("код ", 30), 0.9)))
 	out, _ := b.send(chat.Inbound{Text: "напиши код"})
 	if !strings.HasPrefix(out.Say, strings.Repeat("код ", 5)) || !strings.Contains(out.Say, "обрезан на 20") || out.Final == nil {
@@ -251,7 +251,7 @@ func TestInterviewQuestionIsNoResult(t *testing.T) {
 			llmtest.ToolCalls("Уточните бюджет")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newInterviewBench(t, turn.Assistant{MaxQuestions: 1})
+			b := newInterviewBench(t, turn.Assistant{Settings: &interview.Settings{MaxQuestions: 1}})
 			b.model.Push(llmtest.ToolCalls("", ask("q1", "Какой стек?", "r")), tc.first, tc.again)
 			if out, _ := b.send(chat.Inbound{Text: "сделай мне сайт"}); out.Say != "Какой стек?" {
 				t.Fatalf("first question: %q", out.Say)
@@ -274,7 +274,7 @@ func TestInterviewQuestionIsNoResult(t *testing.T) {
 // A result that is a question is repaired; the repaired result is the
 // result.
 func TestInterviewQuestionRepaired(t *testing.T) {
-	b := newInterviewBench(t, turn.Assistant{MaxQuestions: 2})
+	b := newInterviewBench(t, turn.Assistant{Settings: &interview.Settings{MaxQuestions: 2}})
 	b.model.Push(
 		llmtest.ToolCalls("Какой у вас стек?"),
 		llmtest.ToolCalls("", deliver("f", "План: Go и Postgres.", 0.7)),

@@ -56,12 +56,15 @@ type Trace struct {
 	Decision    json.RawMessage `json:"decision"`
 	Repair      *RepairTrace    `json:"repair,omitempty"`
 	// Loop is a loop assistant's task; Review why it went to a person.
-	Loop         *LoopTrace         `json:"loop,omitempty"`
-	Interview    *InterviewTrace    `json:"interview,omitempty"`
-	Router       *RouterTrace       `json:"router,omitempty"`
-	Review       *ReviewTrace       `json:"review,omitempty"`
-	Vetoes       []Veto             `json:"vetoes"`
-	Confirmation *ConfirmationTrace `json:"confirmation,omitempty"`
+	Loop      *LoopTrace      `json:"loop,omitempty"`
+	Interview *InterviewTrace `json:"interview,omitempty"`
+	Router    *RouterTrace    `json:"router,omitempty"`
+	// Modes are the sections of modes without a typed one here, by the
+	// mode's name, as each recorded it (Turn.RecordSection).
+	Modes        map[string]json.RawMessage `json:"modes,omitempty"`
+	Review       *ReviewTrace               `json:"review,omitempty"`
+	Vetoes       []Veto                     `json:"vetoes"`
+	Confirmation *ConfirmationTrace         `json:"confirmation,omitempty"`
 	// Approvals are the actions waiting for approvers that this turn
 	// proposed or carried out.
 	Approvals []ApprovalTrace  `json:"approvals,omitempty"`
@@ -77,6 +80,23 @@ type Trace struct {
 	Error     string           `json:"error,omitempty"`
 
 	mu sync.Mutex
+}
+
+// RouterTrace is what the router mode (package turn/mode/router) did in
+// a turn.
+type RouterTrace struct {
+	// Intercept names the pre-model rule that took the message, if any.
+	Intercept string `json:"intercept,omitempty"`
+	// WebSearch is the detector's pattern when it fired.
+	WebSearch string `json:"web_search,omitempty"`
+	// Proposed are the router's calls (name and arguments), in order.
+	Proposed []string `json:"proposed,omitempty"`
+	// Failed says why the router gave no decision; a plain answer
+	// followed, with no sign of it to the user.
+	Failed string `json:"failed,omitempty"`
+	// Switched is a skill change: the new skill, "none", or a refused id.
+	Switched string `json:"switched,omitempty"`
+	Skill    string `json:"skill,omitempty"` // the skill after the turn
 }
 
 // LoopTrace is what a loop task did and how it ended.

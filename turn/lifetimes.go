@@ -2,22 +2,21 @@ package turn
 
 import (
 	"fmt"
+	"maps"
 	"time"
 )
 
 // Defaults of Lifetimes.
 const (
-	DefaultCaseLifetime      = 30 * 24 * time.Hour
-	DefaultSkillLifetime     = 30 * 24 * time.Hour
-	DefaultInterviewLifetime = 24 * time.Hour
-	DefaultOfferLifetime     = 24 * time.Hour
+	DefaultCaseLifetime  = 30 * 24 * time.Hour
+	DefaultOfferLifetime = 24 * time.Hour
 )
 
 // Lifetimes say how long each part of a conversation's state is kept after
 // the conversation's last turn, by what the part means — apart from the
 // messages the model sees, which follow the MemoryPolicy. A part also goes
-// when its own end comes first (the user leaves the skill, the interview
-// delivers, the offer is taken, /reset), and with the retention of the
+// when its own end comes first (the offer is taken, a mode ends its own:
+// the user leaves the skill, the interview delivers; /reset), and with the retention of the
 // records that hold it; never because another part's time ran out. A
 // pending confirmation lives by PendingTTL, and an action waiting for
 // approval by its own record until it ends: its resumed turn needs nothing
@@ -28,22 +27,18 @@ type Lifetimes struct {
 	// (chat.Inbound.Case) after its last turn; a rebinding to another
 	// case is refused for as long. Default 30 days.
 	Case time.Duration
-	// Skill is how long an active skill stays on while the chat is idle.
-	// Default 30 days.
-	Skill time.Duration
-	// Interview is how long an interview waits for its answer. Default a
-	// day.
-	Interview time.Duration
 	// Offer is how long an offer of choices (a draft) can be taken up,
 	// and long buttons pressed. Default a day.
 	Offer time.Duration
+	// Slots are the lifetimes of the modes' own slots, by the slot's
+	// name (a router's skill, "skill"; an interview waiting for its
+	// answer, "interview"); a slot not here lasts its ModeSlot.Default.
+	Slots map[string]time.Duration
 }
 
 // withDefaults returns l with zero fields set to the defaults.
 func (l Lifetimes) withDefaults() Lifetimes {
 	orDefault(&l.Case, DefaultCaseLifetime)
-	orDefault(&l.Skill, DefaultSkillLifetime)
-	orDefault(&l.Interview, DefaultInterviewLifetime)
 	orDefault(&l.Offer, DefaultOfferLifetime)
 	return l
 }
@@ -56,10 +51,40 @@ func (l Lifetimes) over(o Lifetimes) Lifetimes {
 		}
 	}
 	pick(&l.Case, o.Case)
-	pick(&l.Skill, o.Skill)
-	pick(&l.Interview, o.Interview)
 	pick(&l.Offer, o.Offer)
+	if len(o.Slots) > 0 {
+		l.Slots = maps.Clone(l.Slots)
+		if l.Slots == nil {
+			l.Slots = make(map[string]time.Duration, len(o.Slots))
+		}
+		for name, d := range o.Slots {
+			if d > 0 {
+				l.Slots[name] = d
+			}
+		}
+	}
 	return l
+}
+
+// slot is how long mode slot sl lasts: its lifetime in l, else its
+// default.
+func (l Lifetimes) slot(sl ModeSlot) time.Duration {
+	if d := l.Slots[sl.Name]; d > 0 {
+		return d
+	}
+	return sl.Default
+}
+
+// taskLifetime is the longest lifetime of the modes' tasks (an interview
+// waiting for its answer): what a question's buttons last.
+func (e *Engine) taskLifetime(l Lifetimes) time.Duration {
+	var d time.Duration
+	for _, sl := range e.slots {
+		if sl.Task {
+			d = max(d, l.slot(sl))
+		}
+	}
+	return d
 }
 
 // checkLifetimes refuses a case binding that would end before the
@@ -110,12 +135,12 @@ func (e *Engine) stateLifetimes(s *state) {
 		case draftSlot:
 			d = l.Offer
 		case buttonSlot:
-			d = max(l.Offer, l.Interview) // an offer's or a question's buttons
+			d = max(l.Offer, e.taskLifetime(l)) // an offer's or a question's buttons
 		case blockMarkerSlot:
 			continue // below: as long as anything it marks
 		default:
-			if sl := e.slots[name]; sl.Lifetime != nil {
-				d = sl.Lifetime(l) // a mode's own
+			if sl, ok := e.slots[name]; ok && l.slot(sl) > 0 {
+				d = l.slot(sl) // a mode's own
 			}
 		}
 		u := s.now.Add(d)

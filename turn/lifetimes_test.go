@@ -17,9 +17,10 @@ import (
 func TestStateLifetimes(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
-	interviewing := slotKeeper{ModeSlot{Name: interviewSlot, Lifetime: func(l Lifetimes) time.Duration { return l.Interview }, Task: true}}
-	modes := Modes{"interview": interviewing, ModeRouter: routerMode{}}
-	e := &Engine{cfg: Config{Lifetimes: Lifetimes{Skill: 7 * day}.withDefaults()}, slots: modeSlots(modes)}
+	interviewing := slotKeeper{ModeSlot{Name: interviewSlot, Default: day, Task: true}}
+	skilled := slotKeeper{ModeSlot{Name: skillSlot, Default: 30 * day}}
+	modes := Modes{"interview": interviewing, "router": skilled}
+	e := &Engine{cfg: Config{Lifetimes: Lifetimes{Slots: map[string]time.Duration{skillSlot: 7 * day}}.withDefaults()}, slots: modeSlots(modes)}
 	slots := func(names ...string) map[string]json.RawMessage {
 		m := map[string]json.RawMessage{}
 		for _, n := range names {
@@ -37,7 +38,7 @@ func TestStateLifetimes(t *testing.T) {
 		{"every kind", Assistant{}, slots(caseSlot, skillSlot, interviewSlot, draftSlot, buttonSlot, attachmentSlot, prefixSlot, blockMarkerSlot),
 			map[string]time.Duration{caseSlot: 30 * day, skillSlot: 7 * day, interviewSlot: day, draftSlot: day, buttonSlot: day,
 				attachmentSlot: 30 * time.Minute, prefixSlot: 30 * time.Minute, blockMarkerSlot: 30 * day}},
-		{"an interviewer's own", Assistant{Mode: "interview", Lifetimes: Lifetimes{Interview: 3 * day}}, slots(interviewSlot, buttonSlot, blockMarkerSlot),
+		{"an interviewer's own", Assistant{Mode: "interview", Lifetimes: Lifetimes{Slots: map[string]time.Duration{interviewSlot: 3 * day}}}, slots(interviewSlot, buttonSlot, blockMarkerSlot),
 			map[string]time.Duration{interviewSlot: 3 * day, buttonSlot: 3 * day, blockMarkerSlot: 3 * day}},
 		{"a marker with nothing else", Assistant{}, slots(blockMarkerSlot), map[string]time.Duration{blockMarkerSlot: 30 * time.Minute}},
 	}
@@ -69,8 +70,12 @@ func (slotKeeper) Prompts(PromptInput) Prompts        { return Prompts{} }
 func (slotKeeper) Run(context.Context, *Turn)         {}
 func (k slotKeeper) Slots() []ModeSlot                { return []ModeSlot{k.slot} }
 
-// interviewSlot is the slot the interview keeps.
-const interviewSlot = "interview"
+// The slots of the interview's and the router's stand-ins, named as
+// theirs are.
+const (
+	interviewSlot = "interview"
+	skillSlot     = "skill"
+)
 
 func TestCaseOutlivesMemory(t *testing.T) {
 	day := 24 * time.Hour

@@ -270,46 +270,46 @@ func TestLoopLimits(t *testing.T) {
 	query := func(q string) string { return `{"query":"` + q + `"}` }
 	tests := []struct {
 		name    string
-		limits  turn.Limits
+		limits  loop.Limits
 		script  []llmtest.Reply
 		result  map[string]func(string) (tool.Result, error)
 		reason  turn.ReviewReason
 		runs    map[string]int
 		noDraft bool
 	}{
-		{"model calls", turn.Limits{ModelCalls: 3}, []llmtest.Reply{
+		{"model calls", loop.Limits{ModelCalls: 3}, []llmtest.Reply{
 			llmtest.ToolCalls("step 1", call("a", "search_support_policy", query("a"))),
 			llmtest.ToolCalls("step 2", call("b", "search_support_policy", query("b"))),
 			llmtest.ToolCalls("step 3", call("c", "search_support_policy", query("c"))),
 		}, nil, turn.ReviewModelCalls, map[string]int{"search_support_policy": 3}, false},
-		{"tool calls", turn.Limits{ToolCalls: 3}, []llmtest.Reply{
+		{"tool calls", loop.Limits{ToolCalls: 3}, []llmtest.Reply{
 			llmtest.ToolCalls("two", call("a", "get_payment_status", ticket), call("b", "get_subscription_status", ticket)),
 			llmtest.ToolCalls("two more", call("c", "search_support_policy", query("refund")), call("d", "search_support_policy", query("access"))),
 		}, nil, turn.ReviewToolCalls, map[string]int{"get_payment_status": 1, "get_subscription_status": 1}, false},
-		{"repeated identical call", turn.Limits{}, []llmtest.Reply{
+		{"repeated identical call", loop.Limits{}, []llmtest.Reply{
 			llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
 			llmtest.ToolCalls("", call("b", "get_payment_status", `{ "ticket_id" : "T-4821" }`)),
 			llmtest.ToolCalls("", call("c", "get_payment_status", ticket)),
 		}, nil, turn.ReviewRepeatedCall, map[string]int{"get_payment_status": 2}, true},
-		{"dependency that stays down", turn.Limits{}, []llmtest.Reply{
+		{"dependency that stays down", loop.Limits{}, []llmtest.Reply{
 			llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
 			llmtest.ToolCalls("", call("b", "get_payment_status", ticket)),
 		}, map[string]func(string) (tool.Result, error){"get_payment_status": fail}, turn.ReviewDependencyDown, map[string]int{"get_payment_status": 2}, true},
-		{"bytes of one result", turn.Limits{ResultBytes: 500}, []llmtest.Reply{
+		{"bytes of one result", loop.Limits{ResultBytes: 500}, []llmtest.Reply{
 			llmtest.ToolCalls("", call("a", "search_support_policy", query("refund"))),
 		}, map[string]func(string) (tool.Result, error){"search_support_policy": big}, turn.ReviewResultBytes, map[string]int{"search_support_policy": 1}, true},
-		{"bytes of all results", turn.Limits{ResultBytes: 2000, TotalBytes: 1500}, []llmtest.Reply{
+		{"bytes of all results", loop.Limits{ResultBytes: 2000, TotalBytes: 1500}, []llmtest.Reply{
 			llmtest.ToolCalls("", call("a", "search_support_policy", query("a"))),
 			llmtest.ToolCalls("", call("b", "search_support_policy", query("b"))),
 		}, map[string]func(string) (tool.Result, error){"search_support_policy": big}, turn.ReviewTotalBytes, map[string]int{"search_support_policy": 2}, true},
-		{"model down", turn.Limits{}, []llmtest.Reply{
+		{"model down", loop.Limits{}, []llmtest.Reply{
 			llmtest.ToolCalls("I will check", call("a", "get_payment_status", ticket)),
 			llmtest.FailKind(llm.ErrTransient, "503 from the provider"),
 		}, nil, turn.ReviewModelDown, map[string]int{"get_payment_status": 1}, false},
-		{"output that breaks the contract", turn.Limits{}, []llmtest.Reply{
+		{"output that breaks the contract", loop.Limits{}, []llmtest.Reply{
 			llmtest.Text(`{"say": "refund done", "tool": `),
 		}, nil, turn.ReviewInvalidOutput, map[string]int{}, true},
-		{"deadline", turn.Limits{Deadline: 200 * time.Millisecond}, []llmtest.Reply{
+		{"deadline", loop.Limits{Deadline: 200 * time.Millisecond}, []llmtest.Reply{
 			llmtest.ToolCalls("looking", call("a", "get_payment_status", ticket)),
 			llmtest.Func(func(ctx context.Context, req llm.Request) (llm.Response, error) {
 				<-ctx.Done()
@@ -321,7 +321,7 @@ func TestLoopLimits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// The deadline passes on the bubble's fake time, not the test's.
 			synctest.Test(t, func(t *testing.T) {
-				b := newLoopBench(t, turn.Assistant{Limits: tt.limits})
+				b := newLoopBench(t, turn.Assistant{Settings: &loop.Settings{Limits: tt.limits}})
 				for k, f := range tt.result {
 					b.result[k] = f
 				}
@@ -329,6 +329,9 @@ func TestLoopLimits(t *testing.T) {
 				out, tv := b.send("Money was taken but access did not open")
 				if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != tt.reason {
 					t.Fatalf("status %s, review %+v, want needs_review for %s", tv.Status, tv.Review, tt.reason)
+				}
+				if tv.Loop == nil || tv.Loop.Ended != "needs_review" {
+					t.Errorf("the task's record %+v, want it ended as needs_review", tv.Loop)
 				}
 				if out.Say != "I have passed this to a colleague, who will check it and get back to you." {
 					t.Errorf("reply = %q", out.Say)
@@ -425,7 +428,7 @@ func TestLoopWrites(t *testing.T) {
 // model makes after the refund ran reach the limit, and the task goes to
 // a person.
 func TestLoopGoesOnWithinItsLimits(t *testing.T) {
-	b := newLoopBench(t, turn.Assistant{Limits: turn.Limits{ToolCalls: 4}})
+	b := newLoopBench(t, turn.Assistant{Settings: &loop.Settings{Limits: loop.Limits{ToolCalls: 4}}})
 	b.model.Push(
 		llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
 		llmtest.ToolCalls("", call("b", "create_refund", `{"ticket_id":"T-4821","text":"refund"}`)),
@@ -485,6 +488,9 @@ func TestLoopUnconfirmedClaims(t *testing.T) {
 	if tv.Status != string(turn.StatusNeedsReview) || tv.Review == nil || tv.Review.Reason != turn.ReviewUnconfirmedClaim ||
 		!strings.Contains(tv.Review.Draft, "ВОЗВРАТ") || !strings.Contains(tv.Review.Detail, "create_refund") {
 		t.Fatalf("status %s, review %+v", tv.Status, tv.Review)
+	}
+	if tv.Loop == nil || tv.Loop.Ended != "needs_review" {
+		t.Errorf("the task's record %+v: a claim the engine handed over ends it as needs_review", tv.Loop)
 	}
 	if strings.Contains(out.Say, "ВОЗВРАТ") {
 		t.Errorf("the unconfirmed claim was sent: %q", out.Say)
@@ -557,7 +563,7 @@ func TestCaseBinding(t *testing.T) {
 // Preflight reads run first, in order, through the guards, and the model
 // starts from their results.
 func TestLoopPreflight(t *testing.T) {
-	b := newLoopBench(t, turn.Assistant{Preflight: []turn.Command{{Tool: "get_payment_status"}, {Tool: "get_subscription_status", Args: `{"ticket_id":"T-4821"}`}}})
+	b := newLoopBench(t, turn.Assistant{Settings: &loop.Settings{Preflight: []turn.Command{{Tool: "get_payment_status"}, {Tool: "get_subscription_status", Args: `{"ticket_id":"T-4821"}`}}}})
 	b.started = make(chan string, 4)
 	b.model.Push(llmtest.ToolCalls("Оплата подтверждена."))
 	out, tv := b.send("Деньги списались")
@@ -589,9 +595,9 @@ func TestPreflightConfig(t *testing.T) {
 		a    turn.Assistant
 		want string
 	}{
-		{turn.Assistant{Mode: loop.Name, Preflight: []turn.Command{{Tool: "pay"}}}, "writes"},
-		{turn.Assistant{Mode: loop.Name, Preflight: []turn.Command{{Tool: "nope"}}}, "not registered"},
-		{turn.Assistant{Preflight: []turn.Command{{Tool: "pay"}}}, "need mode loop"},
+		{turn.Assistant{Mode: loop.Name, Settings: &loop.Settings{Preflight: []turn.Command{{Tool: "pay"}}}}, "writes"},
+		{turn.Assistant{Mode: loop.Name, Settings: &loop.Settings{Preflight: []turn.Command{{Tool: "nope"}}}}, "not registered"},
+		{turn.Assistant{Settings: &loop.Settings{Preflight: []turn.Command{{Tool: "pay"}}}}, "its settings are mode loop's, not single's"},
 	} {
 		_, err := turntest.Build(t, turn.Config{Tools: reg, Assistants: map[string]turn.Assistant{"a": tt.a}}, turntest.WithStore(st), turntest.WithModel(nil))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -604,7 +610,7 @@ func TestPreflightConfig(t *testing.T) {
 // task ends as needs_review with its reason, nothing else of that answer
 // runs.
 func TestLoopModelHandsOff(t *testing.T) {
-	b := newLoopBench(t, turn.Assistant{HandOff: true})
+	b := newLoopBench(t, turn.Assistant{Settings: &loop.Settings{HandOff: true}})
 	b.model.Push(
 		llmtest.ToolCalls("", call("a", "get_payment_status", ticket)),
 		llmtest.ToolCalls("Checking the refund rules.", call("b", "hand_off_to_human", `{"reason":"no payment record for this customer"}`), call("c", "add_note", `{"text":"x"}`)),

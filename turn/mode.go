@@ -19,7 +19,7 @@ import (
 // (once per catalog), and to take a turn to its reply (Run). What a mode
 // may do with a turn is what Turn offers; what the engine should know of
 // a mode besides is said by the optional interfaces below (Resumer,
-// MessageTaker, AnswerAwaiter, SlotKeeper, LoopSettingsTaker).
+// MessageTaker, AnswerAwaiter, SlotKeeper, SettingsTaker).
 type Mode interface {
 	// Check validates assistant a for this mode and fills the defaults
 	// of its settings; in is the rest of the configuration.
@@ -33,6 +33,14 @@ type Mode interface {
 
 // ModeName names a mode in Config.Modes (Assistant.Mode).
 type ModeName string
+
+// DefaultMode is the mode of an assistant that names none, and of the
+// assistant a tenant without one runs under: the single-decision mode
+// (package turn/mode/single), which Config.Modes must hold.
+const DefaultMode ModeName = "single"
+
+// OpTurn labels a turn's answer in the journal's model calls.
+const OpTurn = opTurn
 
 // Modes are the modes assistants may name, by name.
 type Modes map[ModeName]Mode
@@ -83,11 +91,13 @@ type SlotKeeper interface {
 // ModeSlot is a slot a mode keeps.
 type ModeSlot struct {
 	Name string
-	// Lifetime is how long the slot lasts after the turn that committed
-	// it, of the conversation's lifetimes; nil: as long as the messages.
-	Lifetime func(Lifetimes) time.Duration
+	// Default is how long the slot lasts after the turn that committed
+	// it where Lifetimes.Slots sets nothing for it; zero: as long as the
+	// messages.
+	Default time.Duration
 	// Task: the slot is a task in progress (an interview), which /reset,
-	// /cancel and a closed case end.
+	// /cancel and a closed case end; the buttons of its questions last as
+	// long as it.
 	Task bool
 }
 
@@ -116,30 +126,42 @@ func (e *Engine) taskSlots() []string {
 	return names
 }
 
-// LoopSettingsTaker is a mode that takes an assistant's Preflight reads
-// and HandOff tool; New refuses them on an assistant of any other mode.
-type LoopSettingsTaker interface {
+// SettingsTaker is a mode with settings of its own, which an assistant
+// carries in Assistant.Settings; New refuses settings on an assistant
+// whose mode does not take them, naming the modes that do.
+type SettingsTaker interface {
 	Mode
-	TakesLoopSettings()
+	// TakesSettings tells settings of the mode's own type.
+	TakesSettings(settings any) bool
 }
 
-// checkLoopSettings refuses the Preflight reads and the HandOff tool of an
-// assistant whose mode does not take them, naming the modes that do.
-func checkLoopSettings(name string, a Assistant, modes Modes) error {
-	if _, ok := modes[a.Mode].(LoopSettingsTaker); ok || !a.HandOff && len(a.Preflight) == 0 {
+// SettingsCopy is a copy of assistant a's settings of type *T, or T's
+// zero value when it has none: what a mode's Check fills with defaults
+// and keeps as a's settings, leaving the caller's as they were.
+func SettingsCopy[T any](a Assistant) T {
+	if s, ok := a.Settings.(*T); ok && s != nil {
+		return *s
+	}
+	var zero T
+	return zero
+}
+
+// checkSettings refuses assistant a's settings when its mode does not
+// take them.
+func checkSettings(name string, a Assistant, modes Modes) error {
+	if taker, ok := modes[a.Mode].(SettingsTaker); a.Settings == nil || ok && taker.TakesSettings(a.Settings) {
 		return nil
 	}
 	var takers []string
 	for _, n := range modes.Names() {
-		if _, ok := modes[ModeName(n)].(LoopSettingsTaker); ok {
+		if taker, ok := modes[ModeName(n)].(SettingsTaker); ok && taker.TakesSettings(a.Settings) {
 			takers = append(takers, n)
 		}
 	}
-	what := "preflight reads need"
-	if a.HandOff {
-		what = "the hand-off tool needs"
+	if len(takers) == 0 {
+		return fmt.Errorf("assistant %s: no mode takes settings of type %T", name, a.Settings)
 	}
-	return fmt.Errorf("assistant %s: %s mode %s", name, what, strings.Join(takers, " or "))
+	return fmt.Errorf("assistant %s: its settings are mode %s's, not %s's", name, strings.Join(takers, " or "), a.Mode)
 }
 
 // CheckInput is what a mode's Check may consult besides the assistant:
@@ -187,6 +209,11 @@ func Speaker(tenant Tenant, lang string) (name, language string) { return speake
 // MarkedBlocksRule is the prompt's rule on the marker of data blocks'
 // tags (see Turn.EvidenceBlocks).
 const MarkedBlocksRule = markedBlocksRule
+
+// WriteDataRules adds the prompt's rules on data for a model that reads
+// tool results as blocks — evidence and results, their marker — and the
+// live context's when the requests can carry one (PromptInput.Live).
+func WriteDataRules(b *strings.Builder, live bool) { writeDataRules(b, live) }
 
 // NativeDataRule is the prompt's rule on data for a model that calls
 // tools natively: its results come back as tool messages.

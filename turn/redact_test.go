@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 // The values of redacted fields are found at any depth, in arguments and
@@ -31,5 +33,31 @@ func TestRedactionReplacer(t *testing.T) {
 	}
 	if other := redactedValue([]byte("another key"), "4276 1600 0000 4821"); other == card {
 		t.Error("the hash does not depend on the key")
+	}
+}
+
+// The record an observer sees is redacted field by field: the call's
+// arguments, the router's proposed calls and the sections of modes from
+// outside the engine among them.
+func TestRedactTraceReachesTheModesRecords(t *testing.T) {
+	reg, err := tool.NewRegistry(specTool{tool.Spec{Name: "card_status", Description: "card", Risk: tool.RiskRead, Redact: []string{"card"},
+		InputSchema: json.RawMessage(`{"type":"object"}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{cfg: Config{RedactionKey: []byte("k"), Tools: reg}}
+	const card = "4111111111111111"
+	s := &state{trace: Trace{
+		Executed: []ExecutionTrace{{Tool: "card_status", Args: json.RawMessage(`{"card":"` + card + `"}`)}},
+		Router:   &RouterTrace{Proposed: []string{`card_status {"card":"` + card + `"}`}},
+		Modes:    map[string]json.RawMessage{"tally": json.RawMessage(`{"last":"` + card + `"}`)},
+	}}
+	if e.redactTrace(s) == nil {
+		t.Fatal("no secret found in the executed call")
+	}
+	for what, text := range map[string]string{"args": string(s.trace.Executed[0].Args), "router": s.trace.Router.Proposed[0], "modes": string(s.trace.Modes["tally"])} {
+		if strings.Contains(text, card) || !strings.Contains(text, "hmac:") {
+			t.Errorf("%s: %s, want the card hashed", what, text)
+		}
 	}
 }

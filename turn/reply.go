@@ -70,14 +70,7 @@ func (e *Engine) noteRun(s *state, name string, args []byte, res tool.Result, tr
 // the outcome, the data, and for anything but success the explanation and
 // the live candidates.
 func (e *Engine) rememberResult(s *state, toolName, status string, res tool.Result) {
-	memo := struct {
-		Status     string          `json:"status"`
-		Data       json.RawMessage `json:"data,omitempty"`
-		Text       string          `json:"text,omitempty"`
-		Error      string          `json:"error,omitempty"`
-		Field      string          `json:"field,omitempty"`
-		Candidates []string        `json:"candidates,omitempty"`
-	}{Status: status, Data: res.Data, Error: res.Error, Field: res.Field, Candidates: res.Candidates}
+	memo := resultMemo{Status: status, Data: res.Data, Error: res.Error, Field: res.Field, Candidates: res.Candidates}
 	if res.Status != tool.StatusOK {
 		memo.Text = res.Text
 	}
@@ -128,9 +121,6 @@ func (e *Engine) replyResult(s *state, title, status string, res tool.Result) {
 // reason and the model's last draft; the user is told so, and nothing the
 // model drafted is sent as the answer.
 func (e *Engine) handOff(s *state, draft string, reason ReviewReason, detail string) {
-	if s.trace.Loop != nil {
-		s.trace.Loop.Ended = string(StatusNeedsReview)
-	}
 	s.trace.Status = StatusNeedsReview
 	s.trace.Review = &ReviewTrace{Reason: reason, Detail: detail, Draft: Clip(draft, 4000)}
 	e.replyText(s, say(s.lang, txtHandedOff), nil)

@@ -162,14 +162,6 @@ func (s *state) listening() bool {
 	return ok
 }
 
-// showStep tells a streaming channel that a step of kind began or ended,
-// with the server's text of key; nothing is rendered when none listens.
-func (s *state) showStep(kind, name string, key textKey, done bool) {
-	if s.listening() {
-		s.show(chat.Step{Kind: kind, Name: name, Text: say(s.lang, key), Done: done}, tool.Spec{})
-	}
-}
-
 // show tells a streaming channel that a step began or ended, and returns
 // the step's text: st.Text, else for a tool call its chip (spec.Chip, or
 // the sentence naming it by its title).

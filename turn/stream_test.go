@@ -95,7 +95,10 @@ func TestStepsCostNothingUnheard(t *testing.T) {
 	if len(rec.steps) != 2 {
 		t.Errorf("steps %v", rec.steps)
 	}
-	if n := testing.AllocsPerRun(100, func() { s.in.Live = nil; s.showStep(chat.StepRoute, "", txtRouting, false) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() {
+		s.in.Live = nil
+		(&Turn{s: s}).Step(chat.StepRoute, "", tool.Localized{"ru": "Разбираю запрос…"}, false)
+	}); n != 0 {
 		t.Errorf("an unheard step allocates %v times", n)
 	}
 }

@@ -43,8 +43,6 @@ const (
 	txtCaseClosed
 	txtSentForApproval
 	txtActionRejected
-	txtSkillOn
-	txtSkillOff
 	txtChoiceGone
 	txtButtonGone
 	txtLinkCut
@@ -73,8 +71,6 @@ const (
 	txtDraftEditAsk
 	txtDraftCancelled
 	txtWorkingOn
-	txtRouting
-	txtSwitchingMode
 	txtAwaitingApproval
 )
 
@@ -115,8 +111,6 @@ var texts = map[string]map[textKey]string{
 		txtCaseClosed:        "Обращение закрыто.",
 		txtSentForApproval:   "«%s» передано на согласование сотруднику. Пока он не одобрит, ничего не выполнено.",
 		txtActionRejected:    "Сотрудник отклонил «%s», ничего не выполнено.",
-		txtSkillOn:           "Включён режим «%s».",
-		txtSkillOff:          "Вернулся в обычный режим.",
 		txtChoiceGone:        "Этот вариант уже не действует: выбор сделан раньше или предложение устарело. Ничего не выполнено — повторите запрос.",
 		txtButtonGone:        "Эта кнопка устарела. Ничего не выполнено — повторите запрос.",
 		txtLinkCut:           "(параметры ссылки убраны)",
@@ -147,8 +141,6 @@ var texts = map[string]map[textKey]string{
 		txtDraftEditAsk:         "Напишите, что изменить в черновике. Пока он не опубликован.",
 		txtDraftCancelled:       "Черновик отменён, ничего не опубликовано.",
 		txtWorkingOn:            "Выполняю «%s»…",
-		txtRouting:              "Разбираю запрос…",
-		txtSwitchingMode:        "Переключаю режим…",
 		txtAwaitingApproval:     "«%s» ждёт согласования сотрудника…",
 	},
 	"en": {
@@ -187,8 +179,6 @@ var texts = map[string]map[textKey]string{
 		txtCaseClosed:        "The case is closed.",
 		txtSentForApproval:   "\"%s\" is waiting for a colleague's approval; nothing is done until they approve it.",
 		txtActionRejected:    "A colleague rejected \"%s\"; nothing was done.",
-		txtSkillOn:           "The %s skill is on.",
-		txtSkillOff:          "Back to the ordinary conversation.",
 		txtChoiceGone:        "That option is no longer open: a choice was made already or the offer is out of date. Nothing was done; please ask again.",
 		txtButtonGone:        "That button is out of date. Nothing was done; please ask again.",
 		txtLinkCut:           "(link parameters removed)",
@@ -219,8 +209,6 @@ var texts = map[string]map[textKey]string{
 		txtDraftEditAsk:         "Tell me what to change in the draft. It is not published yet.",
 		txtDraftCancelled:       "The draft is cancelled; nothing was published.",
 		txtWorkingOn:            "Working on “%s”…",
-		txtRouting:              "Reading your request…",
-		txtSwitchingMode:        "Switching mode…",
 		txtAwaitingApproval:     "“%s” waits for a colleague's approval…",
 	},
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/mode/builtin"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 )
 
 // tally is a toy mode: it counts the conversation's turns in a slot of
@@ -67,6 +68,9 @@ func (tally) Run(ctx context.Context, t *turn.Turn) {
 		return
 	}
 	t.Note(fmt.Sprintf("tally %d", n))
+	if err := t.RecordSection(map[string]int{"count": n}); err != nil {
+		t.Note(err.Error())
+	}
 	t.Reply(fmt.Sprintf("%d: %s", n, resp.Text))
 }
 
@@ -128,6 +132,11 @@ func newBench(t *testing.T, a turn.Assistant) (*bench, error) {
 }
 
 func newBenchWith(t *testing.T, a turn.Assistant, m turn.Mode) (*bench, error) {
+	return newBenchNamed(t, a, "tally", m)
+}
+
+// newBenchNamed registers m as mode name, beside the tools extra.
+func newBenchNamed(t *testing.T, a turn.Assistant, name turn.ModeName, m turn.Mode, extra ...tool.Tool) (*bench, error) {
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "toy.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -135,14 +144,14 @@ func newBenchWith(t *testing.T, a turn.Assistant, m turn.Mode) (*bench, error) {
 	t.Cleanup(func() { st.Close() })
 	b := &bench{t: t, st: st, model: llmtest.NewScripted(), notes: &noteTool{name: "add_note"},
 		letters: &noteTool{name: "send_letter", confirm: tool.ConfirmAlways}}
-	reg, err := tool.NewRegistry(b.notes, b.letters)
+	reg, err := tool.NewRegistry(append([]tool.Tool{b.notes, b.letters}, extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	modes := builtin.Modes()
-	modes["tally"] = m
+	modes[name] = m
 	if a.Mode == "" {
-		a.Mode = "tally"
+		a.Mode = name
 	}
 	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: b.model, Modes: modes,
 		Assistants: map[string]turn.Assistant{"counter": a},
@@ -186,8 +195,12 @@ func TestToyModeRunsTurns(t *testing.T) {
 	if out.Say != "2: again" {
 		t.Errorf("second turn: reply %q, want the count kept in the mode's slot", out.Say)
 	}
-	if notes := b.record(out).Notes; !slices.Contains(notes, "tally 2") {
-		t.Errorf("notes %q, want the mode's", notes)
+	rec := b.record(out)
+	if !slices.Contains(rec.Notes, "tally 2") {
+		t.Errorf("notes %q, want the mode's", rec.Notes)
+	}
+	if got := string(rec.Modes["tally"]); got != `{"count":2}` {
+		t.Errorf("the mode's own section of the record %q, want its count", got)
 	}
 	reqs := b.model.Requests()
 	if len(reqs) != 2 || !strings.HasPrefix(reqs[0].Messages[0].Content, "You are Tally, and you count.\n\nNumber every answer.") {
@@ -258,6 +271,55 @@ func TestToyModeCall(t *testing.T) {
 	}
 }
 
+// publisher is a mode that tries to publish a draft of its own, once by
+// Turn.Call and once by Turn.Authorize and Turn.Execute.
+type publisher struct{ tally }
+
+func (publisher) Run(ctx context.Context, t *turn.Turn) {
+	args := json.RawMessage(`{"text":"unreviewed post"}`)
+	t.Call(ctx, "publish_post", args)
+	if c, v := t.Authorize(ctx, turn.CallRequest{Tool: "publish_post", Args: args}); v == nil {
+		t.Execute(ctx, c)
+	}
+	t.Reply("tried")
+}
+
+// A tool that publishes a draft runs only from its draft's button: a mode
+// cannot run it by any path of the Turn handle, not even a mode that
+// names itself "choice", the draft button's guard.
+func TestModeCannotPublishADraft(t *testing.T) {
+	posts := &noteTool{name: "publish_post"}
+	publish := publishingTool{posts}
+	for _, name := range []turn.ModeName{"tally", "choice"} {
+		b, err := newBenchNamed(t, turn.Assistant{Prompt: "Publish."}, name, publisher{}, publish)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := b.send("publish it")
+		if len(posts.notes) != 0 {
+			t.Fatalf("mode %s published %v", name, posts.notes)
+		}
+		tr := b.record(out)
+		if len(tr.Vetoes) != 2 {
+			t.Fatalf("mode %s: vetoes %+v, want both calls refused", name, tr.Vetoes)
+		}
+		for _, v := range tr.Vetoes {
+			if v.Tool != "publish_post" || v.Reason != "not_granted" {
+				t.Errorf("mode %s: veto %+v", name, v)
+			}
+		}
+	}
+}
+
+// publishingTool is a noteTool that publishes a draft.
+type publishingTool struct{ *noteTool }
+
+func (p publishingTool) Spec() tool.Spec {
+	sp := p.noteTool.Spec()
+	sp.PublishesDraft = true
+	return sp
+}
+
 // A write the user confirms runs once; then the mode that goes on after
 // it (turn.Resumer) tells the user, reading the outcome among the turn's
 // messages, and another is answered with the engine's line.
@@ -313,13 +375,13 @@ func TestToyModeCheck(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "assistant counter: a tally assistant needs a prompt") {
 		t.Errorf("err = %v", err)
 	}
-	_, err = newBench(t, turn.Assistant{Prompt: "Count.", HandOff: true})
-	if err == nil || !strings.Contains(err.Error(), "assistant counter: the hand-off tool needs mode loop") {
-		t.Errorf("a hand-off on a mode without a loop: err = %v", err)
+	_, err = newBench(t, turn.Assistant{Prompt: "Count.", Settings: &loop.Settings{HandOff: true}})
+	if err == nil || !strings.Contains(err.Error(), "assistant counter: its settings are mode loop's, not tally's") {
+		t.Errorf("a loop's settings on another mode: err = %v", err)
 	}
-	_, err = newBench(t, turn.Assistant{Prompt: "Count.", Preflight: []turn.Command{{Tool: "add_note"}}})
-	if err == nil || !strings.Contains(err.Error(), "assistant counter: preflight reads need mode loop") {
-		t.Errorf("preflight reads on a mode without a loop: err = %v", err)
+	_, err = newBench(t, turn.Assistant{Prompt: "Count.", Settings: map[string]int{"questions": 3}})
+	if err == nil || !strings.Contains(err.Error(), "assistant counter: no mode takes settings of type map[string]int") {
+		t.Errorf("settings no mode takes: err = %v", err)
 	}
 	_, err = newBench(t, turn.Assistant{Mode: "swarm", Prompt: "Count."})
 	if err == nil || !strings.Contains(err.Error(), `unknown mode "swarm" (one of: interview, loop, router, single, tally)`) {
@@ -331,6 +393,7 @@ func TestToyModeCheck(t *testing.T) {
 type record struct {
 	Notes  []string                               `json:"notes"`
 	Vetoes []struct{ Guard, Tool, Reason string } `json:"vetoes"`
+	Modes  map[string]json.RawMessage             `json:"modes"`
 }
 
 func (b *bench) record(out chat.Outbound) record {

@@ -7,6 +7,7 @@ import (
 	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/mode/interview"
 	"github.com/arbiterhq/arbiter/turn/mode/loop"
+	"github.com/arbiterhq/arbiter/turn/mode/router"
 	"github.com/arbiterhq/arbiter/turn/mode/single"
 )
 
@@ -15,9 +16,9 @@ import (
 // here, or a row a program adds.
 func Modes() turn.Modes {
 	return turn.Modes{
-		single.Name:     single.New(),
-		interview.Name:  interview.New(),
-		loop.Name:       loop.New(),
-		turn.ModeRouter: turn.RouterMode(),
+		single.Name:    single.New(),
+		interview.Name: interview.New(),
+		loop.Name:      loop.New(),
+		router.Name:    router.New(),
 	}
 }

@@ -1,5 +1,5 @@
 // Package interview is the interviewing mode: the model interviews the
-// user — one question at a time, at most the assistant's MaxQuestions —
+// user — one question at a time, at most Settings.MaxQuestions —
 // then delivers a result, and the mode holds it to that. Its state
 // between the user's answers is a slot of the conversation; every message
 // that is not a command is the interview's.
@@ -29,27 +29,65 @@ func New() turn.Mode { return interviewMode{} }
 // interview's (turn.MessageTaker).
 type interviewMode struct{}
 
-func (interviewMode) Check(a *turn.Assistant, _ turn.CheckInput) error {
-	if a.MaxQuestions <= 0 {
-		a.MaxQuestions = turn.DefaultMaxQuestions
+// Defaults of an interview assistant's settings.
+const (
+	DefaultMaxQuestions  = 3
+	DefaultMaxTokens     = 4000
+	DefaultMaxReplyChars = 32000
+)
+
+// Settings are an interview assistant's own (turn.Assistant.Settings);
+// none are needed.
+type Settings struct {
+	// MaxQuestions bounds the questions before the result (default
+	// DefaultMaxQuestions).
+	MaxQuestions int
+	// MaxReplyChars bounds the delivered result (default
+	// DefaultMaxReplyChars).
+	MaxReplyChars int
+}
+
+// settingsOf is an assistant's interview settings, after Check: never
+// nil.
+func settingsOf(a turn.Assistant) *Settings {
+	if s, ok := a.Settings.(*Settings); ok && s != nil {
+		return s
 	}
+	return &Settings{MaxQuestions: DefaultMaxQuestions, MaxReplyChars: DefaultMaxReplyChars}
+}
+
+// TakesSettings: an interview's are *Settings.
+func (interviewMode) TakesSettings(s any) bool {
+	_, ok := s.(*Settings)
+	return ok
+}
+
+// Check fills the defaults: of the settings, in a copy of them, and of
+// the assistant's answer size and memory (an interview's deliverable may
+// be long, and its answers come hours apart).
+func (interviewMode) Check(a *turn.Assistant, _ turn.CheckInput) error {
+	s := turn.SettingsCopy[Settings](*a)
+	if s.MaxQuestions <= 0 {
+		s.MaxQuestions = DefaultMaxQuestions
+	}
+	if s.MaxReplyChars <= 0 {
+		s.MaxReplyChars = DefaultMaxReplyChars
+	}
+	a.Settings = &s
 	if a.MaxTokens <= 0 {
-		a.MaxTokens = turn.DefaultInterviewTokens
+		a.MaxTokens = DefaultMaxTokens
 	}
 	if a.Memory.Pause <= 0 {
-		a.Memory.Pause = turn.DefaultInterviewPause
+		a.Memory.Pause = DefaultPause
 	}
 	if a.Memory.TTL <= 0 {
-		a.Memory.TTL = turn.DefaultInterviewPause
-	}
-	if a.MaxReplyChars <= 0 {
-		a.MaxReplyChars = turn.DefaultMaxReplyChars
+		a.Memory.TTL = DefaultPause
 	}
 	return nil
 }
 
 func (interviewMode) Prompts(in turn.PromptInput) turn.Prompts {
-	return turn.Prompts{System: interviewPrompt(in.Tenant, in.Language, in.Assistant.Prompt, in.Assistant.MaxQuestions), Tools: interviewDefs}
+	return turn.Prompts{System: interviewPrompt(in.Tenant, in.Language, in.Assistant.Prompt, settingsOf(in.Assistant).MaxQuestions), Tools: interviewDefs}
 }
 
 func (interviewMode) Run(ctx context.Context, t *turn.Turn) { runInterview(ctx, t) }
@@ -58,8 +96,21 @@ func (interviewMode) TakesEveryMessage() {}
 
 // Slots: the interview in progress, which lasts its lifetime.
 func (interviewMode) Slots() []turn.ModeSlot {
-	return []turn.ModeSlot{{Name: interviewSlot, Lifetime: func(l turn.Lifetimes) time.Duration { return l.Interview }, Task: true}}
+	return []turn.ModeSlot{{Name: Slot, Default: DefaultLifetime, Task: true}}
 }
+
+// Slot keeps an interview in its conversation's state while it waits for
+// an answer: DefaultLifetime after its last question, unless
+// turn.Lifetimes.Slots says otherwise.
+const Slot = "interview"
+
+// DefaultLifetime is how long an interview waits for its answer;
+// DefaultPause the memory's pause and lifetime of an interview assistant
+// that sets none (an interview is not cut by a task assistant's pause).
+const (
+	DefaultLifetime = 24 * time.Hour
+	DefaultPause    = 24 * time.Hour
+)
 
 // The interviewer's two control tools. The engine handles them itself;
 // they are never backend tools.
@@ -67,8 +118,6 @@ const (
 	askUserTool      = "ask_user"
 	deliverFinalTool = "deliver_final_result"
 	opInterview      = "interview"
-	// interviewSlot keeps an interview in its conversation's state.
-	interviewSlot = "interview"
 	// maxQuestionChars bounds a question as the user sees it.
 	maxQuestionChars = 1000
 )
@@ -155,7 +204,7 @@ func runInterview(ctx context.Context, t *turn.Turn) {
 // answer is kept (the user may send it again) and the reply says so.
 func askInterviewer(ctx context.Context, t *turn.Turn, iv *interview, attempt int) (llm.Response, bool) {
 	choice := llm.ToolChoice{Mode: llm.ToolRequired}
-	if iv.Questions >= t.Assistant().MaxQuestions {
+	if iv.Questions >= settingsOf(t.Assistant()).MaxQuestions {
 		choice = llm.ToolChoice{Mode: llm.ToolNamed, Name: deliverFinalTool}
 	}
 	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: t.Prompts().System}}, iv.Transcript...)
@@ -196,7 +245,7 @@ func interviewAnswer(t *turn.Turn, iv *interview, tr *turn.InterviewTrace, resp 
 	case askUserTool:
 		q, p := parseAsk(call.Arguments)
 		switch {
-		case iv.Questions >= t.Assistant().MaxQuestions:
+		case iv.Questions >= settingsOf(t.Assistant()).MaxQuestions:
 			return fmt.Sprintf("no questions are left (%d asked): call %s now with the best result you can give", iv.Questions, deliverFinalTool), false
 		case p != "":
 			return p, false
@@ -207,7 +256,7 @@ func interviewAnswer(t *turn.Turn, iv *interview, tr *turn.InterviewTrace, resp 
 		iv.Questions++
 		iv.Pending = call.ID
 		iv.Transcript = append(iv.Transcript, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}})
-		t.SetSlot(interviewSlot, iv)
+		t.SetSlot(Slot, iv)
 		tr.Questions, tr.Reasoning = iv.Questions, turn.Clip(q.Reasoning, 2000)
 		t.Reply(q.Question, t.Options(q.Options)...)
 		return "", true
@@ -293,9 +342,9 @@ func withoutReasoning(args json.RawMessage) json.RawMessage {
 // deliver ends the interview: the result as the reply and as Final; with
 // no result, a server text saying so.
 func deliver(t *turn.Turn, iv interview, content string, confidence *float64) {
-	t.DropSlot(interviewSlot)
+	t.DropSlot(Slot)
 	content = strings.TrimSpace(content)
-	if n := t.Assistant().MaxReplyChars; len([]rune(content)) > n {
+	if n := settingsOf(t.Assistant()).MaxReplyChars; len([]rune(content)) > n {
 		content = string([]rune(content)[:n]) + "\n" + fmt.Sprintf(cutAtText.In(t.Language()), n)
 	}
 	t.SetFinal(chat.Final{Content: content, ConfidenceScore: confidence})
@@ -316,11 +365,11 @@ var (
 )
 
 // loadInterview returns the conversation's interview, or a fresh one. An
-// interview older than its lifetime (turn.Lifetimes.Interview after the
-// last question) is gone from the state already.
+// interview older than its lifetime (after the last question) is gone
+// from the state already.
 func loadInterview(t *turn.Turn) interview {
 	var iv interview
-	t.Slot(interviewSlot, &iv)
+	t.Slot(Slot, &iv)
 	return iv
 }
 

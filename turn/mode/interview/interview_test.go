@@ -9,8 +9,8 @@ import (
 )
 
 // The interview in progress is a task of the conversation (a reset, a
-// cancel or a closed case ends it) that waits for its answer as long as
-// the lifetimes' Interview says; the mode takes every message.
+// cancel or a closed case ends it) that waits for its answer a day unless
+// the lifetimes say otherwise; the mode takes every message.
 func TestInterviewKeepsItsTask(t *testing.T) {
 	m := interview.New()
 	if _, ok := m.(turn.MessageTaker); !ok {
@@ -21,7 +21,7 @@ func TestInterviewKeepsItsTask(t *testing.T) {
 		t.Fatalf("slot keeper %v", ok)
 	}
 	sl := k.Slots()[0]
-	if !sl.Task || sl.Lifetime == nil || sl.Lifetime(turn.Lifetimes{Interview: 3 * time.Hour, Offer: time.Hour}) != 3*time.Hour {
-		t.Errorf("slot %q: task %v, lifetime of the interview's lifetimes", sl.Name, sl.Task)
+	if !sl.Task || sl.Name != interview.Slot || sl.Default != 24*time.Hour || interview.DefaultLifetime != 24*time.Hour {
+		t.Errorf("slot %q: task %v, default lifetime %v, want the interview's task for a day", sl.Name, sl.Task, sl.Default)
 	}
 }

@@ -17,6 +17,7 @@ import (
 type call struct {
 	call llm.ToolCall
 	c    turn.Cleared
+	key  string // c.Key(), once
 	veto *turn.Veto
 	x    turn.Executed
 	// proposed is what the model reads of the action stored for the
@@ -107,7 +108,7 @@ func (k *task) runCalls(turnCtx, taskCtx context.Context, calls []llm.ToolCall, 
 // assistant offers (and no registered tool has its name).
 func (k *task) handsOff(calls []llm.ToolCall) bool {
 	t := k.t
-	if !t.Assistant().HandOff {
+	if !settingsOf(t.Assistant()).HandOff {
 		return false
 	}
 	for _, c := range calls {
@@ -140,12 +141,12 @@ func (k *task) guardCalls(turnCtx, taskCtx context.Context, calls []llm.ToolCall
 		if c.c, c.veto = t.Authorize(taskCtx, turn.CallRequest{Tool: tc.Name, Args: tc.Arguments, Attachments: true}); c.veto != nil {
 			continue
 		}
-		if c.dropped = t.Repeats(c.c, k.writes); c.dropped {
+		if c.key = c.c.Key(); t.Repeats(c.c, k.writes) {
+			c.dropped = true
 			continue
 		}
-		key := c.c.Key()
-		if k.runs[key]++; k.runs[key] > k.lim.SameCall {
-			t.HandOff(turn.ReviewRepeatedCall, c.c.Spec().Name+" called "+strconv.Itoa(k.runs[key])+" times with the same arguments", k.draft)
+		if k.runs[c.key]++; k.runs[c.key] > k.lim.SameCall {
+			t.HandOff(turn.ReviewRepeatedCall, c.c.Spec().Name+" called "+strconv.Itoa(k.runs[c.key])+" times with the same arguments", k.draft)
 			return nil, false
 		}
 		switch {
@@ -179,7 +180,7 @@ func (k *task) tellResults(cs []call, native bool) bool {
 		c := &cs[i]
 		content := k.content(c)
 		if c.veto == nil && !c.dropped && c.c.Writes() {
-			k.told[c.c.Key()] = content
+			k.told[c.key] = content
 		}
 		if !k.withinLimits(c, content) {
 			return false
@@ -201,7 +202,7 @@ func (k *task) content(c *call) string {
 	case c.veto != nil:
 		return turn.RefusalContent(c.veto)
 	case c.dropped:
-		return repeatContent(c.c.Spec().Name, k.told[c.c.Key()])
+		return repeatContent(c.c.Spec().Name, k.told[c.key])
 	case c.proposed != "":
 		return c.proposed
 	}
@@ -222,8 +223,8 @@ func (k *task) withinLimits(c *call, content string) bool {
 	case k.trace.ResultBytes+len(content) > k.lim.TotalBytes:
 		t.HandOff(turn.ReviewTotalBytes, "tool results passed "+strconv.Itoa(k.lim.TotalBytes)+" bytes", k.draft)
 		return false
-	case c.veto == nil && c.x.Failed() && k.runs[c.c.Key()] >= k.lim.SameCall:
-		t.HandOff(turn.ReviewDependencyDown, c.call.Name+" failed "+strconv.Itoa(k.runs[c.c.Key()])+" times: "+turn.Clip(c.x.Result.Error, 200), k.draft)
+	case c.veto == nil && c.x.Failed() && k.runs[c.key] >= k.lim.SameCall:
+		t.HandOff(turn.ReviewDependencyDown, c.call.Name+" failed "+strconv.Itoa(k.runs[c.key])+" times: "+turn.Clip(c.x.Result.Error, 200), k.draft)
 		return false
 	}
 	return true

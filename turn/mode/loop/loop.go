@@ -1,6 +1,6 @@
 // Package loop is the tool-calling loop mode: the model calls tools, sees
 // their results and calls again, until it answers without a call or a
-// limit of the assistant (turn.Limits) ends the task, handed to a person
+// limit of the assistant (Settings.Limits) ends the task, handed to a person
 // with the reason. Every call goes through the engine's guards
 // (turn.Turn.Authorize); a write that waits for the user's yes or its
 // approvers' ends the task until they decide, and the task goes on after
@@ -29,9 +29,43 @@ func New() turn.Mode { return mode{} }
 // mode is the loop; a task that waited for a person goes on.
 type mode struct{}
 
+// Settings are a loop assistant's own (turn.Assistant.Settings); none
+// are needed.
+type Settings struct {
+	// Limits bound a task; zero fields take the defaults.
+	Limits Limits
+	// Preflight are reads the task runs first, in this order and before
+	// the model is asked, so the model starts from the case's facts (the
+	// payment and the subscription of the ticket). They pass the same
+	// guards as the model's calls; a write is refused.
+	Preflight []turn.Command
+	// HandOff offers the model the server's hand_off_to_human tool, to
+	// hand the case to a person with a reason. Off by default; a task
+	// that reaches a limit is handed over either way.
+	HandOff bool
+}
+
+// settingsOf is an assistant's loop settings, after Check: never nil.
+func settingsOf(a turn.Assistant) *Settings {
+	if s, ok := a.Settings.(*Settings); ok && s != nil {
+		return s
+	}
+	return &Settings{Limits: Limits{}.WithDefaults()}
+}
+
+// TakesSettings: a loop's are *Settings.
+func (mode) TakesSettings(s any) bool {
+	_, ok := s.(*Settings)
+	return ok
+}
+
+// Check fills the limits' defaults, in a copy of the settings, and
+// refuses a preflight read that is not a registered read.
 func (mode) Check(a *turn.Assistant, in turn.CheckInput) error {
-	a.Limits = a.Limits.WithDefaults()
-	for _, c := range a.Preflight {
+	s := turn.SettingsCopy[Settings](*a)
+	s.Limits = s.Limits.WithDefaults()
+	a.Settings = &s
+	for _, c := range s.Preflight {
 		entry, ok := in.Tools.Lookup(c.Tool)
 		switch {
 		case !ok:
@@ -44,12 +78,12 @@ func (mode) Check(a *turn.Assistant, in turn.CheckInput) error {
 }
 
 func (mode) Prompts(in turn.PromptInput) turn.Prompts {
-	a := in.Assistant
-	r := rules{handOff: a.HandOff, live: in.Live, approvals: turn.WaitsForPeople(in.Tools)}
+	a, handOff := in.Assistant, settingsOf(in.Assistant).HandOff
+	r := rules{handOff: handOff, live: in.Live, approvals: turn.WaitsForPeople(in.Tools)}
 	p := turn.Prompts{System: prompt(in.Tenant, in.Language, a.Prompt, r), Tools: in.Defs}
 	r.native = true
 	p.Native = prompt(in.Tenant, in.Language, a.Prompt, r)
-	if a.HandOff {
+	if handOff {
 		p.Tools = append(slices.Clip(in.Defs), handOffDef)
 	}
 	return p
@@ -57,17 +91,13 @@ func (mode) Prompts(in turn.PromptInput) turn.Prompts {
 
 func (mode) Run(ctx context.Context, t *turn.Turn) { run(ctx, t) }
 
-// TakesLoopSettings: a loop runs the assistant's preflight reads and
-// offers its hand-off tool.
-func (mode) TakesLoopSettings() {}
-
 // Resume goes on with the task after the calls a yes or an approval ran.
 func (mode) Resume(ctx context.Context, t *turn.Turn) { run(ctx, t) }
 
 // task is one loop's running state.
 type task struct {
 	t    *turn.Turn
-	lim  turn.Limits
+	lim  Limits
 	msgs []llm.Message
 	// runs counts runs per call (turn.Cleared.Key).
 	runs map[string]int
@@ -88,6 +118,13 @@ type task struct {
 func run(ctx context.Context, t *turn.Turn) {
 	k := newTask(t)
 	t.Trace().Loop = &k.trace
+	defer func() {
+		// However the task was handed over (a limit here, a claim the
+		// engine refused), its record says so.
+		if t.Trace().Status == turn.StatusNeedsReview {
+			k.trace.Ended = string(turn.StatusNeedsReview)
+		}
+	}()
 	taskCtx, cancel := context.WithTimeout(ctx, k.lim.Deadline)
 	defer cancel()
 	if !t.Resuming() && !k.preflight(taskCtx) {
@@ -181,14 +218,15 @@ type savedTask struct {
 // is counted from now: waiting for the user is not the task's time), or,
 // when that is not kept, with the confirmed calls counted.
 func newTask(t *turn.Turn) *task {
-	k := &task{t: t, lim: t.Assistant().Limits, runs: map[string]int{}}
+	k := &task{t: t, lim: settingsOf(t.Assistant()).Limits, runs: map[string]int{}}
+	confirmed := t.Confirmed()
+	if confirmed == "" {
+		t.DropSlot(taskSlot)
+		return k
+	}
 	var saved savedTask
 	kept := t.Slot(taskSlot, &saved)
 	t.DropSlot(taskSlot)
-	confirmed := t.Confirmed()
-	if confirmed == "" {
-		return k
-	}
 	if kept && saved.Pending == confirmed {
 		k.trace.ModelCalls, k.trace.ToolCalls, k.trace.ResultBytes = saved.ModelCalls, saved.ToolCalls, saved.ResultBytes
 		for key, n := range saved.Runs {
@@ -250,7 +288,7 @@ func (k *task) confirmedResults() {
 // It reports false when a limit ended the task.
 func (k *task) preflight(ctx context.Context) bool {
 	t := k.t
-	for _, c := range t.Assistant().Preflight {
+	for _, c := range settingsOf(t.Assistant()).Preflight {
 		if k.trace.ToolCalls >= k.lim.ToolCalls {
 			t.HandOff(turn.ReviewToolCalls, "the preflight reads passed "+strconv.Itoa(k.lim.ToolCalls)+" tool calls", "")
 			return false

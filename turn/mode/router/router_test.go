@@ -1,8 +1,9 @@
-package turn_test
+package router_test
 
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/arbiterhq/arbiter/store/sqlitestore"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/router"
 	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
@@ -25,6 +27,9 @@ type routerBench struct {
 	st    *sqlitestore.Store
 	model *llmtest.Scripted
 	ran   map[string][]string
+	// proposed are the router's calls in the record the observer saw
+	// last.
+	proposed []string
 }
 
 type recTool struct {
@@ -38,13 +43,13 @@ func (r recTool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	return tool.Result{Status: tool.StatusOK, Text: "done " + r.spec.Name}, nil
 }
 
-func newRouterBench(t *testing.T, router turn.Router) *routerBench {
-	return newRouterBenchOver(t, router, nil)
+func newRouterBench(t *testing.T, settings router.Settings) *routerBench {
+	return newRouterBenchOver(t, settings, nil)
 }
 
 // newRouterBenchOver is newRouterBench with the scripted model behind
 // wrap (nil: the model itself).
-func newRouterBenchOver(t *testing.T, router turn.Router, wrap func(llm.Provider) llm.Provider) *routerBench {
+func newRouterBenchOver(t *testing.T, settings router.Settings, wrap func(llm.Provider) llm.Provider) *routerBench {
 	b := &routerBench{t: t, model: llmtest.NewScripted(), ran: map[string][]string{}}
 	var model llm.Provider = b.model
 	if wrap != nil {
@@ -56,12 +61,18 @@ func newRouterBenchOver(t *testing.T, router turn.Router, wrap func(llm.Provider
 		recTool{tool.Spec{Name: "web_search", Description: "search", Risk: tool.RiskRead, InputSchema: schema}, b},
 		recTool{tool.Spec{Name: "gmail_search", Description: "mail", Risk: tool.RiskRead, Requires: "google", InputSchema: schema}, b},
 		recTool{tool.Spec{Name: "save_note", Description: "note", Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmNever, InputSchema: schema}, b},
+		recTool{tool.Spec{Name: "card_status", Description: "card", Risk: tool.RiskRead, Redact: []string{"card"}, InputSchema: schema}, b},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := turntest.New(t, turn.Config{Tools: reg,
-		Assistants: map[string]turn.Assistant{"main": {Mode: turn.ModeRouter, Router: &router}},
+	observe := func(tr *turn.Trace) {
+		if tr.Router != nil {
+			b.proposed = slices.Clone(tr.Router.Proposed)
+		}
+	}
+	e := turntest.New(t, turn.Config{Tools: reg, Observe: observe,
+		Assistants: map[string]turn.Assistant{"main": {Mode: router.Name, Settings: &settings}},
 		Tenants:    map[string]turn.Tenant{"t": {ID: "t", Language: "ru", Assistant: "main", Roles: map[string]turn.Role{"user": {Tools: []string{"*"}}}}}},
 		turntest.WithModel(model))
 	b.eng, b.st = e.Engine, e.Store
@@ -88,7 +99,7 @@ var user = chat.Identity{TenantID: "t", UserID: "u", Role: "user", Scopes: []cha
 // A tool that needs an integration is shown to the router only for a user
 // who connected it, and does not run for anyone else.
 func TestConditionalCatalog(t *testing.T) {
-	b := newRouterBench(t, turn.Router{})
+	b := newRouterBench(t, router.Settings{})
 	search := llm.ToolCall{ID: "g", Name: "gmail_search", Arguments: json.RawMessage(`{"query":"банк"}`)}
 	b.model.Push(llmtest.ToolCalls("", search), respond("Писем не нашёл."))
 	b.send(user, chat.Inbound{Text: "найди письмо от банка"})
@@ -114,7 +125,7 @@ func toolNames(defs []llm.ToolDef) string {
 
 // While a generation mode is on, the text is its prompt: no model call.
 func TestGenerationIntercept(t *testing.T) {
-	b := newRouterBench(t, turn.Router{Intercepts: []string{"generation"}, Generation: map[string]string{"image": "generate_image"}})
+	b := newRouterBench(t, router.Settings{Intercepts: []string{"generation"}, Generation: map[string]string{"image": "generate_image"}})
 	out := b.send(user, chat.Inbound{Text: "кот в космосе, акварель", Client: &chat.ClientHint{ActiveMode: "image"}})
 	if got := b.ran["generate_image"]; len(got) != 1 || got[0] != `{"prompt":"кот в космосе, акварель"}` || b.model.Calls() != 0 || out.Say != "done generate_image" {
 		t.Errorf("ran %v, model calls %d, reply %q", b.ran, b.model.Calls(), out.Say)
@@ -145,7 +156,7 @@ func TestRouterCallLimits(t *testing.T) {
 		want    time.Duration
 	}{{0, 15 * time.Second}, {3 * time.Second, 3 * time.Second}} {
 		d := &deadlines{left: map[string]time.Duration{}}
-		b := newRouterBenchOver(t, turn.Router{Timeout: c.timeout}, func(p llm.Provider) llm.Provider { d.Provider = p; return d })
+		b := newRouterBenchOver(t, router.Settings{Timeout: c.timeout}, func(p llm.Provider) llm.Provider { d.Provider = p; return d })
 		b.model.Push(llmtest.Text("no tool"), respond("Привет!"))
 		b.send(user, chat.Inbound{Text: "привет"})
 		left, ok := d.left["route"]
@@ -153,7 +164,7 @@ func TestRouterCallLimits(t *testing.T) {
 			t.Errorf("timeout %v: the router's call was given %v (deadline set: %v), want %v", c.timeout, left, ok, c.want)
 		}
 		r := b.model.Requests()[0]
-		if r.Operation != "route" || r.Temperature != 0 || r.MaxTokens != turn.RouterMaxTokens || r.ToolChoice.Mode != llm.ToolAuto || turn.RouterMaxTokens != 500 || turn.RouterMessages != 6 {
+		if r.Operation != "route" || r.Temperature != 0 || r.MaxTokens != router.MaxTokens || r.ToolChoice.Mode != llm.ToolAuto || router.MaxTokens != 500 || router.Messages != 6 {
 			t.Errorf("router request: operation %q, temperature %v, max tokens %d, tool choice %v", r.Operation, r.Temperature, r.MaxTokens, r.ToolChoice)
 		}
 	}
@@ -161,7 +172,7 @@ func TestRouterCallLimits(t *testing.T) {
 
 // A call that succeeded before with the same arguments is not repeated.
 func TestRepeatedCallGuard(t *testing.T) {
-	b := newRouterBench(t, turn.Router{Guards: []turn.GuardRule{{Guard: "repeated_call"}}})
+	b := newRouterBench(t, router.Settings{Guards: []router.GuardRule{{Guard: "repeated_call"}}})
 	again := llm.ToolCall{ID: "w", Name: "web_search", Arguments: json.RawMessage(`{"query": "погода"}`)}
 	for i := range 2 {
 		b.model.Push(llmtest.ToolCalls("", again), respond("ok"))
@@ -178,14 +189,14 @@ func TestRouterConfigErrors(t *testing.T) {
 		a    map[string]turn.Assistant
 		want string
 	}{
-		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter}}, "needs a router section"},
-		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Intercepts: []string{"telepathy"}}}}, `unknown intercept "telepathy"`},
-		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Guards: []turn.GuardRule{{Guard: "vibes"}}}}}, `unknown guard "vibes"`},
-		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Skills: []turn.Skill{{ID: "health", Assistant: "nobody"}}}}}, `no assistant "nobody"`},
-		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{WebSearch: "bing"}}}, `router tool "bing" is not registered`},
-		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Intercepts: []string{"photo"}}}}, "intercept photo needs generation.image"},
-		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Guards: []turn.GuardRule{{Guard: "creation"}}}}}, "creation needs the word lists create_verbs, content_nouns"},
-		{map[string]turn.Assistant{"m": {Mode: turn.ModeRouter, Router: &turn.Router{Skills: []turn.Skill{{ID: "health", Assistant: "h"}}}}, "h": {}}, "skills needs the word lists leave_skill"},
+		{map[string]turn.Assistant{"m": {Mode: router.Name}}, "needs a router section"},
+		{map[string]turn.Assistant{"m": {Mode: router.Name, Settings: &router.Settings{Intercepts: []string{"telepathy"}}}}, `unknown intercept "telepathy"`},
+		{map[string]turn.Assistant{"m": {Mode: router.Name, Settings: &router.Settings{Guards: []router.GuardRule{{Guard: "vibes"}}}}}, `unknown guard "vibes"`},
+		{map[string]turn.Assistant{"m": {Mode: router.Name, Settings: &router.Settings{Skills: []router.Skill{{ID: "health", Assistant: "nobody"}}}}}, `no assistant "nobody"`},
+		{map[string]turn.Assistant{"m": {Mode: router.Name, Settings: &router.Settings{WebSearch: "bing"}}}, `router tool "bing" is not registered`},
+		{map[string]turn.Assistant{"m": {Mode: router.Name, Settings: &router.Settings{Intercepts: []string{"photo"}}}}, "intercept photo needs generation.image"},
+		{map[string]turn.Assistant{"m": {Mode: router.Name, Settings: &router.Settings{Guards: []router.GuardRule{{Guard: "creation"}}}}}, "creation needs the word lists create_verbs, content_nouns"},
+		{map[string]turn.Assistant{"m": {Mode: router.Name, Settings: &router.Settings{Skills: []router.Skill{{ID: "health", Assistant: "h"}}}}, "h": {}}, "skills needs the word lists leave_skill"},
 	} {
 		_, err := turntest.Build(t, turn.Config{Assistants: tt.a}, turntest.WithStore(st), turntest.WithModel(nil))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -197,7 +208,7 @@ func TestRouterConfigErrors(t *testing.T) {
 // One write twice in the router's answer is one write: the repeat is
 // journaled as dropped.
 func TestRouterRepeatedWriteIsOne(t *testing.T) {
-	b := newRouterBench(t, turn.Router{})
+	b := newRouterBench(t, router.Settings{})
 	writer := user
 	writer.Scopes = []chat.Scope{chat.ScopeRead, chat.ScopeWriteSafe}
 	b.model.Push(llmtest.ToolCalls("",
@@ -211,5 +222,59 @@ func TestRouterRepeatedWriteIsOne(t *testing.T) {
 	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
 	if err != nil || !strings.Contains(string(rec.Trace), `"guard":"router","tool":"save_note","reason":"repeat_dropped"`) {
 		t.Errorf("the repeat is not journaled as dropped (%v): %s", err, rec.Trace)
+	}
+}
+
+// The router and the answer each read the user's message once, and the
+// conversation remembers it once: the engine records it before the mode
+// runs, and the mode does not again.
+func TestRouterReadsTheMessageOnce(t *testing.T) {
+	b := newRouterBench(t, router.Settings{})
+	b.model.Push(respond("Привет!"), respond("Привет!"), respond("Снова привет!"), respond("Снова привет!"))
+	b.send(user, chat.Inbound{Text: "привет"})
+	b.send(user, chat.Inbound{Text: "и снова"})
+	reqs := b.model.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want the router's and the answer's of each turn", len(reqs))
+	}
+	for i, want := range map[int]map[string]int{0: {"привет": 1}, 1: {"привет": 1}, 2: {"привет": 1, "и снова": 1}, 3: {"привет": 1, "и снова": 1}} {
+		seen := map[string]int{}
+		for _, m := range reqs[i].Messages {
+			if m.Role == llm.RoleUser {
+				seen[m.Content]++
+			}
+		}
+		for text, n := range want {
+			if seen[text] != n {
+				t.Errorf("request %d holds %q %d times, want %d: %v", i, text, seen[text], n, seen)
+			}
+		}
+	}
+}
+
+// A value of a field its tool redacts is never written down as it was:
+// not in the journal's record (the user's own words included), and not
+// among the router's proposed calls the observer sees.
+func TestRouterProposalsAreRedacted(t *testing.T) {
+	b := newRouterBench(t, router.Settings{})
+	const card = "4111111111111111"
+	b.model.Push(llmtest.ToolCalls("", llm.ToolCall{ID: "c", Name: "card_status", Arguments: json.RawMessage(`{"card":"` + card + `"}`)}), respond("Карта активна."))
+	out := b.send(user, chat.Inbound{Text: "проверь карту " + card})
+	if len(b.ran["card_status"]) != 1 {
+		t.Fatalf("card_status ran %v", b.ran)
+	}
+	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr turn.Trace
+	if err := json.Unmarshal(rec.Trace, &tr); err != nil || tr.Router == nil || len(tr.Router.Proposed) != 1 || !strings.Contains(tr.Router.Proposed[0], "hmac:") {
+		t.Fatalf("router record %+v (%v), want the proposed call with its card hashed", tr.Router, err)
+	}
+	if strings.Contains(string(rec.Trace), card) {
+		t.Errorf("the card is journaled as it was: %s", rec.Trace)
+	}
+	if len(b.proposed) != 1 || strings.Contains(b.proposed[0], card) {
+		t.Errorf("the observer saw the router's calls %q, want the card hashed", b.proposed)
 	}
 }

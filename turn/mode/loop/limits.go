@@ -1,4 +1,4 @@
-package turn
+package loop
 
 import "time"
 
@@ -12,7 +12,7 @@ const (
 	DefaultSameCall    = 2
 )
 
-// Limits bound one task of a loop assistant. Reaching any of them ends the
+// Limits bound one task of a loop assistant (Settings.Limits). Reaching any of them ends the
 // task as needs_review, handed to a person with the reason; zero fields
 // take the defaults.
 type Limits struct {
