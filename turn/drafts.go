@@ -72,11 +72,10 @@ func (e *Engine) showDraft(s *state, res tool.Result) {
 		{Label: say(s.lang, txtDraftEdit), Value: ref + draftEdit}, {Label: say(s.lang, txtDraftCancel), Value: ref + draftCancel}})
 }
 
-// shownDraft returns the draft the user sees now and can still publish.
-func (e *Engine) shownDraft(s *state) (draft, bool) {
-	var d draft
-	ok := getSlot(s, draftSlot, &d) && d.Text != "" && s.now.Before(d.Created.Add(e.lifetimesFor(s.assistant).Offer))
-	return d, ok
+// draftShown reports whether the conversation's draft d is one the user
+// sees now and can still publish.
+func (e *Engine) draftShown(s *state, d draft) bool {
+	return d.Text != "" && s.now.Before(d.Created.Add(e.lifetimesFor(s.assistant).Offer))
 }
 
 // offerChoices keeps res's choices as the conversation's draft and returns

@@ -82,8 +82,7 @@ func (t *Turn) Draft() (DraftState, bool) {
 	if !getSlot(t.s, draftSlot, &d) || d.Text == "" {
 		return DraftState{}, false
 	}
-	_, shown := t.e.shownDraft(t.s)
-	return DraftState{Text: d.Text, Editing: d.Editing, Shown: shown}, true
+	return DraftState{Text: d.Text, Editing: d.Editing, Shown: t.e.draftShown(t.s, d)}, true
 }
 
 // Neutralize shows as "‹" every "<" of text that would start a tag of a

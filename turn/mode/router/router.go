@@ -12,6 +12,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -132,7 +133,7 @@ func (k *run) pressSkill(id string) {
 	if k.skill == "" {
 		k.t.Reply(skillOffText.In(k.t.Language()))
 	} else {
-		k.t.Reply(fmtText(skillOnText, k.t.Language(), findSkill(k.r, id).Label))
+		k.t.Reply(fmt.Sprintf(skillOnText.In(k.t.Language()), findSkill(k.r, id).Label))
 	}
 }
 

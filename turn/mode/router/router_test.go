@@ -132,6 +132,25 @@ func TestGenerationIntercept(t *testing.T) {
 	}
 }
 
+// A call an intercept makes goes through the same guards, and a refusal
+// is journaled under the rule that made it ("router:generation"), not as
+// one of the engine's own paths.
+func TestInterceptCallIsGuardedUnderItsRule(t *testing.T) {
+	b := newRouterBench(t, router.Settings{Intercepts: []string{"generation"}, Generation: map[string]string{"image": "gmail_search"}})
+	out := b.send(user, chat.Inbound{Text: "кот в космосе", Client: &chat.ClientHint{ActiveMode: "image"}})
+	if len(b.ran["gmail_search"]) != 0 || b.model.Calls() != 0 {
+		t.Fatalf("ran %v, model calls %d: a tool the user has not connected ran", b.ran, b.model.Calls())
+	}
+	rec, err := b.st.GetTurn(context.Background(), "t", out.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr turn.Trace
+	if err := json.Unmarshal(rec.Trace, &tr); err != nil || len(tr.Vetoes) != 1 || tr.Vetoes[0].Guard != "router:generation" || tr.Vetoes[0].Tool != "gmail_search" {
+		t.Errorf("vetoes %+v (%v), want the call refused under router:generation", tr.Vetoes, err)
+	}
+}
+
 // deadlines records how long each call was given, by operation.
 type deadlines struct {
 	llm.Provider

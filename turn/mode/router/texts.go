@@ -1,10 +1,6 @@
 package router
 
-import (
-	"fmt"
-
-	"github.com/arbiterhq/arbiter/tool"
-)
+import "github.com/arbiterhq/arbiter/tool"
 
 // The router's own lines: the skill's switch and its steps, as a
 // streaming channel shows them.
@@ -14,8 +10,3 @@ var (
 	routingText   = tool.Localized{"ru": "Разбираю запрос…", "en": "Reading your request…"}
 	switchingText = tool.Localized{"ru": "Переключаю режим…", "en": "Switching mode…"}
 )
-
-// fmtText is text in lang with args in its verbs.
-func fmtText(text tool.Localized, lang string, args ...any) string {
-	return fmt.Sprintf(text.In(lang), args...)
-}
