@@ -39,9 +39,10 @@ type Kinds struct {
 	ToolNames map[string]ToolNamesKind
 	Channels  map[string]ChannelKind
 	// Modes are the assistant modes (assistants.*.mode); Builtin gives
-	// turn/mode/builtin's, and the engine runs on no fewer than the
-	// default one (turn.DefaultMode).
-	Modes turn.Modes
+	// turn/mode/builtin's. DefaultMode is the mode of an assistant that
+	// names none (turn.Config.DefaultMode).
+	Modes       turn.Modes
+	DefaultMode turn.ModeName
 	// ModeSettings read the settings section of an assistant
 	// (assistants.<name>.settings) for a mode the program registers, into
 	// the mode's own type (turn.Assistant.Settings). The built-in modes

@@ -167,7 +167,7 @@ func Check(cfg *config.Config, kinds Kinds) error {
 	for _, name := range slices.Sorted(maps.Keys(cfg.Assistants)) {
 		if m := turn.ModeName(cfg.Assistants[name].Mode); m != "" && kinds.Modes[m] == nil {
 			unknown("assistants."+name+".mode", "mode", string(m), kinds.Modes.Names())
-		} else if problem := checkSettingsSection(cfg, name, kinds.ModeSettings); problem != "" {
+		} else if problem := checkSettingsSection(cfg, name, kinds); problem != "" {
 			errs = append(errs, problem)
 		}
 	}
@@ -181,14 +181,14 @@ func Check(cfg *config.Config, kinds Kinds) error {
 // checkSettingsSection decodes assistant name's settings section, if it
 // has one, and returns what is wrong with it: a mode that reads none, or
 // what its kind refused.
-func checkSettingsSection(cfg *config.Config, name string, decode map[turn.ModeName]ModeSettingsKind) string {
+func checkSettingsSection(cfg *config.Config, name string, kinds Kinds) string {
 	a := cfg.Assistants[name]
 	if a.Settings.Kind == 0 {
 		return ""
 	}
-	kind := decode[turn.ModeName(a.Mode)]
+	kind := kinds.ModeSettings[turn.ModeName(a.Mode)]
 	if kind == nil || a.Mode == "" {
-		return cfg.Problem("assistants."+name+".settings", "mode %s takes no settings section", orDefault(a.Mode, string(turn.DefaultMode)))
+		return cfg.Problem("assistants."+name+".settings", "mode %s takes no settings section", orDefault(a.Mode, string(kinds.DefaultMode)))
 	}
 	if _, err := kind(Section{Kind: "assistants." + name + ".settings", Node: &a.Settings}); err != nil {
 		return err.Error()
@@ -279,7 +279,7 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	if err != nil {
 		return err
 	}
-	tc.Locker, tc.Journal, tc.Modes = s.Locker, s.Journal, kinds.Modes
+	tc.Locker, tc.Journal, tc.Modes, tc.DefaultMode = s.Locker, s.Journal, kinds.Modes, kinds.DefaultMode
 	s.Engine, err = turn.New(tc)
 	if err != nil {
 		return err

@@ -88,7 +88,7 @@ func TestCatalogPerConnectedIntegrations(t *testing.T) {
 	}
 	want := map[string][]string{"": {"notes_read"}, "google": {"calendar_read", "notes_read"}, "slack": {"chat_read", "notes_read"}}
 	for _, order := range [][]chat.Identity{{caller(), caller("google"), caller("slack")}, {caller("slack"), caller("google"), caller()}} {
-		e := &Engine{cfg: Config{Tools: reg, Tenants: tenants, Modes: Modes{DefaultMode: slotKeeper{}}}}
+		e := &Engine{cfg: Config{Tools: reg, Tenants: tenants, Modes: Modes{"only": slotKeeper{}}, DefaultMode: "only"}}
 		for _, id := range order {
 			var got []string
 			for _, sp := range e.Catalog(id) {

@@ -50,7 +50,7 @@ func ExampleNew() {
 	}
 	model := llmtest.NewScripted(llmtest.Text(
 		`{"tool":"add_task","args":{"title":"check the signup form"},"say":"","done":false,"newTopic":false,"buttons":[]}`))
-	engine, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: tools, Model: model, Modes: builtin.Modes(),
+	engine, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: tools, Model: model, Modes: builtin.Modes(), DefaultMode: builtin.DefaultMode,
 		Tenants: map[string]turn.Tenant{"acme": {ID: "acme", Language: "en", Roles: map[string]turn.Role{"owner": {Tools: []string{"*"}}}}}})
 	if err != nil {
 		fmt.Println(err)

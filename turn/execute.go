@@ -108,7 +108,7 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 // auditCall adds the journal's row for a tool call that started at start.
 func (e *Engine) auditCall(s *state, tg target, idemKey string, args []byte, tr ExecutionTrace, res tool.Result, start time.Time) {
 	spec := tg.spec
-	s.trace.mu.Lock() // a loop's reads run in parallel
+	s.trace.mu.Lock() // a mode's reads may run in parallel
 	defer s.trace.mu.Unlock()
 	s.trace.ToolCalls = append(s.trace.ToolCalls, store.ToolCall{
 		Tool: spec.Name, Server: spec.Server, RemoteTool: spec.RemoteName, IdempotencyKey: idemKey,

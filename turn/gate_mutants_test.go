@@ -16,6 +16,7 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/mode/loop"
+	"github.com/arbiterhq/arbiter/turn/mode/single"
 	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
@@ -102,7 +103,7 @@ func TestBatchConfirmedAfterAModeChangeRunsEveryCall(t *testing.T) {
 		t.Fatalf("the two refunds should wait for one yes: pending %+v, runs %v", out.Pending, b.runs)
 	}
 	b.eng = b.engine(turn.Config{
-		Assistants: map[string]turn.Assistant{"support": {Mode: turn.DefaultMode}},
+		Assistants: map[string]turn.Assistant{"support": {Mode: single.Name}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
 	id := confirmID(t, out)

@@ -162,7 +162,7 @@ func (b *loopBench) ran(name string) int {
 
 type loopView struct {
 	Status string
-	Loop   *turn.LoopTrace
+	Loop   *loop.Trace
 	Review *turn.ReviewTrace
 	Vetoes []turn.Veto
 }
@@ -194,7 +194,7 @@ func TestLoopAnswersFromToolResults(t *testing.T) {
 	if out.Say != "The payment of 990 RUB is confirmed; access is not open yet." {
 		t.Errorf("reply = %q", out.Say)
 	}
-	if tv.Status != "ok" || tv.Loop == nil || *tv.Loop != (turn.LoopTrace{ModelCalls: 2, ToolCalls: 2, ResultBytes: tv.Loop.ResultBytes, Ended: "answer"}) || tv.Loop.ResultBytes == 0 {
+	if tv.Status != "ok" || tv.Loop == nil || *tv.Loop != (loop.Trace{ModelCalls: 2, ToolCalls: 2, ResultBytes: tv.Loop.ResultBytes, Ended: "answer"}) || tv.Loop.ResultBytes == 0 {
 		t.Errorf("status %s, loop %+v", tv.Status, tv.Loop)
 	}
 	if len(out.Executed) != 2 || out.Executed[0].Status != "ok" || out.Executed[1].Status != "ok" {

@@ -124,13 +124,10 @@ func (e *Engine) redactTrace(s *state) *strings.Replacer {
 	for i := range t.Notes {
 		t.Notes[i] = r.Replace(t.Notes[i])
 	}
-	if t.Router != nil {
-		for i := range t.Router.Proposed {
-			t.Router.Proposed[i] = r.Replace(t.Router.Proposed[i])
+	for name, section := range t.Sections {
+		if raw, err := json.Marshal(section); err == nil {
+			t.Sections[name] = json.RawMessage(r.Replace(string(raw)))
 		}
-	}
-	for name, section := range t.Modes {
-		t.Modes[name] = json.RawMessage(r.Replace(string(section)))
 	}
 	return r
 }

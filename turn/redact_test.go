@@ -49,13 +49,21 @@ func TestRedactTraceReachesTheModesRecords(t *testing.T) {
 	const card = "4111111111111111"
 	s := &state{trace: Trace{
 		Executed: []ExecutionTrace{{Tool: "card_status", Args: json.RawMessage(`{"card":"` + card + `"}`)}},
-		Router:   &RouterTrace{Proposed: []string{`card_status {"card":"` + card + `"}`}},
-		Modes:    map[string]json.RawMessage{"tally": json.RawMessage(`{"last":"` + card + `"}`)},
+		Sections: Sections{
+			"router": &struct{ Proposed []string }{[]string{`card_status {"card":"` + card + `"}`}},
+			"tally":  json.RawMessage(`{"last":"` + card + `"}`),
+		},
 	}}
 	if e.redactTrace(s) == nil {
 		t.Fatal("no secret found in the executed call")
 	}
-	for what, text := range map[string]string{"args": string(s.trace.Executed[0].Args), "router": s.trace.Router.Proposed[0], "modes": string(s.trace.Modes["tally"])} {
+	var router struct{ Proposed []string }
+	if !s.trace.Section("router", &router) || len(router.Proposed) != 1 {
+		t.Fatalf("router section %+v", s.trace.Sections["router"])
+	}
+	var tally json.RawMessage
+	s.trace.Section("tally", &tally)
+	for what, text := range map[string]string{"args": string(s.trace.Executed[0].Args), "router": router.Proposed[0], "tally": string(tally)} {
 		if strings.Contains(text, card) || !strings.Contains(text, "hmac:") {
 			t.Errorf("%s: %s, want the card hashed", what, text)
 		}
