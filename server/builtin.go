@@ -54,7 +54,8 @@ func Builtin() Kinds {
 		Channels:  map[string]ChannelKind{"telegram": telegramKind},
 		Modes:     builtin.Modes(),
 		// An assistant that names no mode takes one decision a turn.
-		DefaultMode: builtin.DefaultMode,
+		DefaultMode:  builtin.DefaultMode,
+		ModeSettings: builtinModeSettings(),
 	}
 	for name, p := range openaicompat.Presets {
 		k.Models[name] = ModelKind{Preset: p, Prices: openaicompat.Prices, New: newOpenAICompat}
