@@ -32,7 +32,7 @@ func ExampleNew() {
 	defer st.Close()
 
 	var created []string
-	addTask, err := tool.Func(tool.Spec{Name: "add_task", Title: "Add a task", Description: "Add a task to the list.", Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmAlways},
+	addTask, err := tool.Func(tool.Spec{Name: "add_task", Title: "Add a task", Description: "Add a task to the list.", Policy: tool.Policy{Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmAlways}},
 		func(_ context.Context, _ tool.Call, in struct {
 			Title string `json:"title" jsonschema:"the task's title"`
 		}) (string, error) {

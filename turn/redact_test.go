@@ -40,8 +40,12 @@ func TestRedactionReplacer(t *testing.T) {
 // arguments, the router's proposed calls and the sections of modes from
 // outside the engine among them.
 func TestRedactTraceReachesTheModesRecords(t *testing.T) {
-	reg, err := tool.NewRegistry(specTool{tool.Spec{Name: "card_status", Description: "card", Risk: tool.RiskRead, Redact: []string{"card"},
-		InputSchema: json.RawMessage(`{"type":"object"}`)}})
+	reg, err := tool.NewRegistry(specTool{tool.Spec{
+		Name:        "card_status",
+		Description: "card",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Policy:      tool.Policy{Risk: tool.RiskRead, Redact: []string{"card"}},
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

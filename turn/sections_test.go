@@ -29,7 +29,7 @@ func TestSectionsAtTheRecordsTopLevel(t *testing.T) {
 	}
 	var got tally
 	if back.TurnID != "t1" || len(back.Sections) != 2 || !back.Section("tally", &got) || got.Count != 2 {
-		t.Errorf("read back %+v, sections %v, tally %+v", back, back.Sections, got)
+		t.Errorf("read back %q, sections %v, tally %+v", back.TurnID, back.Sections, got)
 	}
 	if back.Section("loop", &got) || back.Section("abacus", &[]int{}) {
 		t.Error("Section decoded what is not there, or into the wrong type")

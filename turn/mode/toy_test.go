@@ -100,8 +100,12 @@ type noteTool struct {
 }
 
 func (n *noteTool) Spec() tool.Spec {
-	return tool.Spec{Name: n.name, Description: "Add a note.", Risk: tool.RiskWriteSafe, Idempotent: true, Confirm: n.confirm,
-		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"}}}`)}
+	return tool.Spec{
+		Name:        n.name,
+		Description: "Add a note.",
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"}}}`),
+		Policy:      tool.Policy{Risk: tool.RiskWriteSafe, Idempotent: true, Confirm: n.confirm},
+	}
 }
 
 func (n *noteTool) Call(_ context.Context, c tool.Call) (tool.Result, error) {

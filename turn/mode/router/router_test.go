@@ -57,11 +57,11 @@ func newRouterBenchOver(t *testing.T, settings router.Settings, wrap func(llm.Pr
 	}
 	schema := json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string"},"query":{"type":"string"}}}`)
 	reg, err := tool.NewRegistry(
-		recTool{tool.Spec{Name: "generate_image", Description: "draw", Risk: tool.RiskRead, InputSchema: schema}, b},
-		recTool{tool.Spec{Name: "web_search", Description: "search", Risk: tool.RiskRead, InputSchema: schema}, b},
-		recTool{tool.Spec{Name: "gmail_search", Description: "mail", Risk: tool.RiskRead, Requires: "google", InputSchema: schema}, b},
-		recTool{tool.Spec{Name: "save_note", Description: "note", Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmNever, InputSchema: schema}, b},
-		recTool{tool.Spec{Name: "card_status", Description: "card", Risk: tool.RiskRead, Redact: []string{"card"}, InputSchema: schema}, b},
+		recTool{tool.Spec{Name: "generate_image", Description: "draw", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead}}, b},
+		recTool{tool.Spec{Name: "web_search", Description: "search", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead}}, b},
+		recTool{tool.Spec{Name: "gmail_search", Description: "mail", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead, Requires: "google"}}, b},
+		recTool{tool.Spec{Name: "save_note", Description: "note", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmNever}}, b},
+		recTool{tool.Spec{Name: "card_status", Description: "card", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead, Redact: []string{"card"}}}, b},
 	)
 	if err != nil {
 		t.Fatal(err)
