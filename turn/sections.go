@@ -46,12 +46,15 @@ func (t *Trace) MarshalJSON() ([]byte, error) { return t.encode() }
 // encode is MarshalJSON without encoding/json's second pass over the
 // result, for the journal's own write.
 func (t *Trace) encode() ([]byte, error) {
+	if len(t.Sections) == 0 {
+		return json.Marshal((*traceFields)(t))
+	}
 	raw, err := json.Marshal((*traceFields)(t))
-	if err != nil || len(t.Sections) == 0 {
-		return raw, err
+	if err != nil {
+		return nil, err
 	}
 	b := raw[:len(raw)-1]
-	for _, name := range slices.Sorted(maps.Keys(t.Sections)) {
+	for _, name := range t.sectionNames() {
 		section, err := json.Marshal(t.Sections[name])
 		if err != nil {
 			return nil, fmt.Errorf("section of mode %s: %w", name, err)
@@ -60,6 +63,17 @@ func (t *Trace) encode() ([]byte, error) {
 		b = append(b, section...)
 	}
 	return append(b, '}'), nil
+}
+
+// sectionNames are the sections' names in order (a record mostly has
+// one: the mode's that took the turn).
+func (t *Trace) sectionNames() []ModeName {
+	if len(t.Sections) == 1 {
+		for name := range t.Sections {
+			return []ModeName{name}
+		}
+	}
+	return slices.Sorted(maps.Keys(t.Sections))
 }
 
 // UnmarshalJSON reads a record: the keys the engine does not know are
