@@ -294,7 +294,7 @@ func (e *Engine) record(s *state) (store.TurnRecord, error) {
 	if t.Decision == nil {
 		t.Decision = json.RawMessage("null")
 	}
-	redact := e.redactTrace(s)
+	redact := e.redactTrace(t)
 	raw, err := t.encode()
 	if err != nil {
 		return store.TurnRecord{}, fmt.Errorf("encode trace of turn %s: %w", s.id, err)

@@ -80,26 +80,24 @@ func (e *Engine) journalInterrupted(ctx context.Context, s *state) {
 		LLMCalls: []store.LLMCall{}, Vetoes: []Veto{}, Executed: []ExecutionTrace{},
 		Notes: []string{"the turn stopped before it completed (the process ended); turn " + s.id + " took the redelivered message over"},
 	}
-	var secrets []string
 	for _, rec := range s.unfinished {
-		entry, _ := e.cfg.Tools.Lookup(rec.Tool)
 		var spec tool.Spec
-		if entry != nil {
+		if entry, ok := e.cfg.Tools.Lookup(rec.Tool); ok {
 			spec = entry.Spec
 		}
 		tr := ExecutionTrace{Tool: rec.Tool, Args: rec.Args, IdempotencyKey: rec.IdempotencyKey, Status: rec.State}
 		t.Executed = append(t.Executed, tr)
 		t.ToolCalls = append(t.ToolCalls, store.ToolCall{Tool: rec.Tool, IdempotencyKey: rec.IdempotencyKey,
 			ArgsHash: e.auditHash(spec, rec.Args), Status: rec.State, At: rec.StartedAt})
-		secrets = append(secrets, secretValues(spec.Redact, rec.Args)...)
 	}
-	raw, err := json.Marshal(&t)
+	redact := e.redactTrace(&t) // as any record: the calls' redacted values hashed
+	raw, err := t.encode()
 	if err != nil {
 		e.cfg.Logger.Error("encode interrupted turn", "turn", s.interrupted, "err", err)
 		return
 	}
-	if len(secrets) > 0 { // the calls' redacted values, hashed as in any record
-		raw = []byte(e.redactionReplacer(secrets).Replace(string(raw)))
+	if redact != nil {
+		raw = []byte(redact.Replace(string(raw)))
 	}
 	rec := store.TurnRecord{
 		TurnID: s.interrupted, Tenant: s.key.Tenant, Chat: s.key.Chat, UserID: s.key.User,

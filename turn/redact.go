@@ -85,10 +85,10 @@ func appendLeaves(out []string, v any) []string {
 	return out
 }
 
-// redactTrace replaces the turn's redacted values in its record: the
-// fields the observer reads, then, in raw, every other occurrence.
-func (e *Engine) redactTrace(s *state) *strings.Replacer {
-	t := &s.trace
+// redactTrace replaces the redacted values of the calls in record t:
+// the fields the observer reads, then, in raw (with the replacer it
+// returns), every other occurrence.
+func (e *Engine) redactTrace(t *Trace) *strings.Replacer {
 	var secrets []string
 	for _, ex := range t.Executed {
 		entry, ok := e.cfg.Tools.Lookup(ex.Tool)

@@ -66,7 +66,7 @@ func TestRedactTraceReachesTheModesRecords(t *testing.T) {
 			"tally":  json.RawMessage(`{"last":"` + card + `"}`),
 		},
 	}}
-	if e.redactTrace(s) == nil {
+	if e.redactTrace(&s.trace) == nil {
 		t.Fatal("no secret found in the executed call")
 	}
 	var router struct{ Proposed []string }

@@ -46,12 +46,9 @@ func (t *Trace) MarshalJSON() ([]byte, error) { return t.encode() }
 // encode is MarshalJSON without encoding/json's second pass over the
 // result, for the journal's own write.
 func (t *Trace) encode() ([]byte, error) {
-	if len(t.Sections) == 0 {
-		return json.Marshal((*traceFields)(t))
-	}
 	raw, err := json.Marshal((*traceFields)(t))
-	if err != nil {
-		return nil, err
+	if err != nil || len(t.Sections) == 0 {
+		return raw, err
 	}
 	b := raw[:len(raw)-1]
 	for _, name := range t.sectionNames() {
