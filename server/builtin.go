@@ -53,6 +53,9 @@ func Builtin() Kinds {
 		ToolNames: builtinToolNames(),
 		Channels:  map[string]ChannelKind{"telegram": telegramKind},
 		Modes:     builtin.Modes(),
+		// An assistant that names no mode takes one decision a turn.
+		DefaultMode:  builtin.DefaultMode,
+		ModeSettings: builtinModeSettings(),
 	}
 	for name, p := range openaicompat.Presets {
 		k.Models[name] = ModelKind{Preset: p, Prices: openaicompat.Prices, New: newOpenAICompat}

@@ -70,7 +70,7 @@ func TestSectionDecodeIsStrict(t *testing.T) {
 func TestBuildRefusesACommandForAToolNoKindBuilt(t *testing.T) {
 	kinds := server.Builtin()
 	kinds.Tools["shout"] = func(_ context.Context, _ *server.Env, _ server.Section) (server.ToolSet, error) {
-		shout, err := tool.Func(tool.Spec{Name: "shout_out", Description: "Shouts.", Risk: tool.RiskRead},
+		shout, err := tool.Func(tool.Spec{Name: "shout_out", Description: "Shouts.", Policy: tool.Policy{Risk: tool.RiskRead}},
 			func(_ context.Context, _ tool.Call, in struct{}) (string, error) { return "HEY", nil })
 		return server.ToolSet{Tools: []tool.Tool{shout}}, err
 	}

@@ -37,7 +37,7 @@ func shoutKind(_ context.Context, _ *server.Env, sec server.Section) (server.Too
 	if err := sec.Decode(&set); err != nil {
 		return server.ToolSet{}, err
 	}
-	t, err := tool.Func(tool.Spec{Name: "shout", Description: "Upper-case a text.", Risk: tool.RiskRead},
+	t, err := tool.Func(tool.Spec{Name: "shout", Description: "Upper-case a text.", Policy: tool.Policy{Risk: tool.RiskRead}},
 		func(_ context.Context, _ tool.Call, in shoutInput) (string, error) {
 			return strings.ToUpper(in.Text) + set.Suffix, nil
 		})

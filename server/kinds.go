@@ -39,14 +39,15 @@ type Kinds struct {
 	ToolNames map[string]ToolNamesKind
 	Channels  map[string]ChannelKind
 	// Modes are the assistant modes (assistants.*.mode); Builtin gives
-	// turn/mode/builtin's, and the engine runs on no fewer than the
-	// default one (turn.DefaultMode).
-	Modes turn.Modes
-	// ModeSettings read the settings section of an assistant
-	// (assistants.<name>.settings) for a mode the program registers, into
-	// the mode's own type (turn.Assistant.Settings). The built-in modes
-	// read their fields of the assistant's section instead, and take no
-	// settings section.
+	// turn/mode/builtin's. DefaultMode is the mode of an assistant that
+	// names none (turn.Config.DefaultMode).
+	Modes       turn.Modes
+	DefaultMode turn.ModeName
+	// ModeSettings read an assistant's settings for its mode, into the
+	// mode's own type (turn.Assistant.Settings): a mode the program
+	// registers from its settings section (assistants.<name>.settings);
+	// the built-in modes from their fields of the assistant's section,
+	// with no settings section. A mode without one takes none.
 	ModeSettings map[turn.ModeName]ModeSettingsKind
 	// Observers see every finished turn (metrics, traces); each runs
 	// whatever the configuration says, including nothing.
@@ -124,10 +125,21 @@ type Channel struct {
 	Run    func(ctx context.Context) error
 }
 
-// ModeSettingsKind decodes an assistant's settings section into its
-// mode's settings (with section.Decode, which names the line of a field
-// the type lacks).
-type ModeSettingsKind func(section Section) (any, error)
+// ModeSettingsKind reads an assistant's settings as its mode takes them
+// (turn.Assistant.Settings): called for every assistant of its mode, it
+// decodes the settings section (ModeSection.Decode, which names the line
+// of a field the type lacks; nothing when there is none), or reads the
+// assistant's own fields, as the built-in modes do.
+type ModeSettingsKind func(s ModeSection) (any, error)
+
+// ModeSection is what a mode's settings are read from: the assistant's
+// settings section (Node nil when it has none), the rest of the
+// assistant's section, and the folder of the file (for the paths in it).
+type ModeSection struct {
+	Section
+	Assistant config.Assistant
+	Dir       string
+}
 
 // ObserverKind sets up an observer of finished turns.
 type ObserverKind func(ctx context.Context, env *Env) (Observer, error)

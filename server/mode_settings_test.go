@@ -48,10 +48,10 @@ func (echoMode) Run(ctx context.Context, t *turn.Turn) {
 func echoKinds() server.Kinds {
 	kinds := server.Builtin()
 	kinds.Modes["echo"] = echoMode{}
-	kinds.ModeSettings = map[turn.ModeName]server.ModeSettingsKind{"echo": func(sec server.Section) (any, error) {
+	kinds.ModeSettings["echo"] = func(sec server.ModeSection) (any, error) {
 		var s echoSettings
 		return &s, sec.Decode(&s)
-	}}
+	}
 	return kinds
 }
 

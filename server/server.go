@@ -41,16 +41,12 @@ import (
 	"github.com/arbiterhq/arbiter/channel/webchat"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/config"
-	"github.com/arbiterhq/arbiter/intent"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/media"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/taskboard"
 	"github.com/arbiterhq/arbiter/turn"
-	"github.com/arbiterhq/arbiter/turn/mode/interview"
-	"github.com/arbiterhq/arbiter/turn/mode/loop"
-	"github.com/arbiterhq/arbiter/turn/mode/router"
 )
 
 // Server is a built arbiter: the engine, its HTTP handler and channels,
@@ -167,7 +163,7 @@ func Check(cfg *config.Config, kinds Kinds) error {
 	for _, name := range slices.Sorted(maps.Keys(cfg.Assistants)) {
 		if m := turn.ModeName(cfg.Assistants[name].Mode); m != "" && kinds.Modes[m] == nil {
 			unknown("assistants."+name+".mode", "mode", string(m), kinds.Modes.Names())
-		} else if problem := checkSettingsSection(cfg, name, kinds.ModeSettings); problem != "" {
+		} else if problem := checkSettingsSection(cfg, name, kinds); problem != "" {
 			errs = append(errs, problem)
 		}
 	}
@@ -181,16 +177,17 @@ func Check(cfg *config.Config, kinds Kinds) error {
 // checkSettingsSection decodes assistant name's settings section, if it
 // has one, and returns what is wrong with it: a mode that reads none, or
 // what its kind refused.
-func checkSettingsSection(cfg *config.Config, name string, decode map[turn.ModeName]ModeSettingsKind) string {
+func checkSettingsSection(cfg *config.Config, name string, kinds Kinds) string {
 	a := cfg.Assistants[name]
 	if a.Settings.Kind == 0 {
 		return ""
 	}
-	kind := decode[turn.ModeName(a.Mode)]
-	if kind == nil || a.Mode == "" {
-		return cfg.Problem("assistants."+name+".settings", "mode %s takes no settings section", orDefault(a.Mode, string(turn.DefaultMode)))
+	mode := orDefault(a.Mode, string(kinds.DefaultMode))
+	kind := kinds.ModeSettings[turn.ModeName(mode)]
+	if kind == nil {
+		return cfg.Problem("assistants."+name+".settings", "mode %s takes no settings section", mode)
 	}
-	if _, err := kind(Section{Kind: "assistants." + name + ".settings", Node: &a.Settings}); err != nil {
+	if _, err := kind(ModeSection{Section: settingsSection(name, a), Assistant: a, Dir: cfg.Dir}); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -275,11 +272,11 @@ func (s *Server) build(kinds Kinds, opts Options) error {
 	if err != nil {
 		return err
 	}
-	tc, err := engineConfig(cfg, env, registry, tools, models, kinds.ModeSettings, observers)
+	tc, err := engineConfig(cfg, env, registry, tools, models, kinds, observers)
 	if err != nil {
 		return err
 	}
-	tc.Locker, tc.Journal, tc.Modes = s.Locker, s.Journal, kinds.Modes
+	tc.Locker, tc.Journal, tc.Modes, tc.DefaultMode = s.Locker, s.Journal, kinds.Modes, kinds.DefaultMode
 	s.Engine, err = turn.New(tc)
 	if err != nil {
 		return err
@@ -400,65 +397,36 @@ func buildObservers(ctx context.Context, env *Env, kinds Kinds) (func(*turn.Trac
 }
 
 // modeSettings are assistant name's settings as its mode takes them
-// (turn.Assistant.Settings): a loop's limits and preflight reads, an
-// interview's bounds, a router's section with its word lists compiled;
-// for a mode the program registers, its settings section as its kind in
-// decode reads it. The configuration's checks and Check have refused a
-// mode's fields on another and a section no kind reads.
-func modeSettings(name string, a config.Assistant, dir string, decode map[turn.ModeName]ModeSettingsKind) (any, error) {
-	mode := turn.ModeName(a.Mode)
-	if kind := decode[mode]; a.Settings.Kind != 0 && kind != nil {
-		return kind(Section{Kind: "assistants." + name + ".settings", Node: &a.Settings})
+// (turn.Assistant.Settings), as the mode's kind in kinds.ModeSettings
+// reads them; nil for a mode without one. The configuration's checks and
+// Check have refused a mode's fields on another and a section no kind
+// reads.
+func modeSettings(name string, a config.Assistant, dir string, kinds Kinds) (any, error) {
+	kind := kinds.ModeSettings[turn.ModeName(orDefault(a.Mode, string(kinds.DefaultMode)))]
+	if kind == nil {
+		return nil, nil
 	}
-	switch mode {
-	case loop.Name:
-		s := &loop.Settings{HandOff: a.HandOff, Limits: loop.Limits{ModelCalls: a.Limits.ModelCalls, ToolCalls: a.Limits.ToolCalls,
-			Deadline: time.Duration(a.Limits.Deadline), ResultBytes: a.Limits.ResultBytes, TotalBytes: a.Limits.TotalBytes, SameCall: a.Limits.SameCall}}
-		for _, c := range a.Preflight {
-			s.Preflight = append(s.Preflight, turn.Command{Tool: c.Tool, Args: c.Args})
-		}
-		return s, nil
-	case interview.Name:
-		return &interview.Settings{MaxQuestions: a.MaxQuestions, MaxReplyChars: a.MaxReplyChars}, nil
-	case router.Name:
-		return routerSettings(a.Router, dir)
-	}
-	return nil, nil
+	return kind(ModeSection{Section: settingsSection(name, a), Assistant: a, Dir: dir})
 }
 
-// routerSettings are a router section as the router mode takes it, with
-// its word lists compiled.
-func routerSettings(r *config.Router, dir string) (*router.Settings, error) {
-	if r == nil {
-		return nil, errors.New("mode router needs a router section")
+// settingsSection is assistant name's settings section (Node nil when it
+// has none).
+func settingsSection(name string, a config.Assistant) Section {
+	s := Section{Kind: "assistants." + name + ".settings"}
+	if a.Settings.Kind != 0 {
+		s.Node = &a.Settings
 	}
-	words, err := r.LoadWords(dir)
-	if err != nil {
-		return nil, err
-	}
-	lexicon, err := intent.CompileLexicon(words)
-	if err != nil {
-		return nil, fmt.Errorf("router words: %w", err)
-	}
-	settings := &router.Settings{Prompt: r.Prompt, WebSearch: r.WebSearch, Intercepts: r.Intercepts, Generation: r.Generation, EditTool: r.EditTool,
-		Timeout: time.Duration(r.Timeout), Words: lexicon}
-	for _, g := range r.Guards {
-		settings.Guards = append(settings.Guards, router.GuardRule{Guard: g.Guard, Tools: g.Tools})
-	}
-	for _, sk := range r.Skills {
-		settings.Skills = append(settings.Skills, router.Skill{ID: sk.ID, Assistant: sk.Assistant, Label: sk.Label, Auto: sk.Auto})
-	}
-	return settings, nil
+	return s
 }
 
-func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, decode map[turn.ModeName]ModeSettingsKind, observe func(*turn.Trace)) (turn.Config, error) {
+func engineConfig(cfg *config.Config, env *Env, registry *tool.Registry, tools ToolSet, m models, kinds Kinds, observe func(*turn.Trace)) (turn.Config, error) {
 	assistants := map[string]turn.Assistant{}
 	for name, a := range cfg.Assistants {
 		prompt, err := a.LoadPrompt(cfg.Dir)
 		if err != nil {
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
-		settings, err := modeSettings(name, a, cfg.Dir, decode)
+		settings, err := modeSettings(name, a, cfg.Dir, kinds)
 		if err != nil {
 			return turn.Config{}, fmt.Errorf("assistant %s: %w", name, err)
 		}
@@ -700,22 +668,6 @@ func linkHosts(publicURL string, configured, tools []string) []string {
 		hosts = append(hosts, u.Hostname())
 	}
 	return append(append(hosts, configured...), tools...)
-}
-
-// lifetimes are a configuration's lifetimes for the engine (zero fields:
-// the engine's and the modes' defaults); skill and interview are the
-// router's and the interview's slots.
-func lifetimes(l config.Lifetimes) turn.Lifetimes {
-	out := turn.Lifetimes{Case: time.Duration(l.Case), Offer: time.Duration(l.Offer)}
-	for slot, d := range map[string]config.Duration{router.SkillSlot: l.Skill, interview.Slot: l.Interview} {
-		if d > 0 {
-			if out.Slots == nil {
-				out.Slots = map[string]time.Duration{}
-			}
-			out.Slots[slot] = time.Duration(d)
-		}
-	}
-	return out
 }
 
 // DefaultRedactionKeyEnv names the environment variable of the key of the

@@ -200,6 +200,18 @@ type Lease interface {
 	Release()
 }
 
+// Extender is a Lease that does not renew itself while its holder runs
+// (an in-process lock, whose holder cannot stall apart from the process
+// that judges it): taken over once its TTL has passed, unless the holder
+// says how long its work may take. Extend protects the lease from
+// takeover for d from now (never for less than its TTL); a holder stuck
+// past that is taken over as before. A lease that renews itself needs
+// no Extend.
+type Extender interface {
+	Lease
+	Extend(d time.Duration)
+}
+
 // Locker serializes the turns of one conversation, across every process
 // sharing the backend. Safe for concurrent use.
 type Locker interface {

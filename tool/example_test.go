@@ -16,7 +16,7 @@ import (
 // arguments against the schema before it calls a tool; Call itself only
 // decodes them.)
 func ExampleFunc() {
-	shout, err := tool.Func(tool.Spec{Name: "shout", Description: "Upper-case a text.", Risk: tool.RiskRead},
+	shout, err := tool.Func(tool.Spec{Name: "shout", Description: "Upper-case a text.", Policy: tool.Policy{Risk: tool.RiskRead}},
 		func(_ context.Context, _ tool.Call, in struct {
 			Text  string `json:"text" jsonschema:"the text to shout"`
 			Marks int    `json:"marks,omitempty" jsonschema:"description=how many exclamation marks,maximum=3"`

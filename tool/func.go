@@ -20,7 +20,7 @@ import (
 // StatusError with the error's text. spec.InputSchema, when set, is used
 // instead of the derived one. fn must be safe for concurrent use.
 //
-//	shout := tool.Func(tool.Spec{Name: "shout", Risk: tool.RiskRead},
+//	shout := tool.Func(tool.Spec{Name: "shout", Policy: tool.Policy{Risk: tool.RiskRead}},
 //		func(ctx context.Context, c tool.Call, in struct{ Text string `json:"text"` }) (string, error) {
 //			return strings.ToUpper(in.Text), nil
 //		})

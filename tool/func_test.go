@@ -16,7 +16,7 @@ type shoutIn struct {
 }
 
 func TestFunc(t *testing.T) {
-	shout, err := tool.Func(tool.Spec{Name: "shout", Risk: tool.RiskRead}, func(_ context.Context, c tool.Call, in shoutIn) (string, error) {
+	shout, err := tool.Func(tool.Spec{Name: "shout", Policy: tool.Policy{Risk: tool.RiskRead}}, func(_ context.Context, c tool.Call, in shoutIn) (string, error) {
 		if in.Text == "" {
 			return "", errors.New("nothing to shout")
 		}

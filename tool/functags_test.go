@@ -43,7 +43,7 @@ type property struct {
 
 func funcSchema[In any](t *testing.T) (property, tool.Tool) {
 	t.Helper()
-	ft, err := tool.Func(tool.Spec{Name: "weather", Risk: tool.RiskRead}, func(_ context.Context, _ tool.Call, in In) (In, error) { return in, nil })
+	ft, err := tool.Func(tool.Spec{Name: "weather", Policy: tool.Policy{Risk: tool.RiskRead}}, func(_ context.Context, _ tool.Call, in In) (In, error) { return in, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,5 +148,5 @@ func TestFuncMalformedTags(t *testing.T) {
 }
 
 func newFunc[In any]() (tool.Tool, error) {
-	return tool.Func(tool.Spec{Name: "f", Risk: tool.RiskRead}, func(_ context.Context, _ tool.Call, in In) (string, error) { return "", nil })
+	return tool.Func(tool.Spec{Name: "f", Policy: tool.Policy{Risk: tool.RiskRead}}, func(_ context.Context, _ tool.Call, in In) (string, error) { return "", nil })
 }

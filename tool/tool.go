@@ -53,15 +53,57 @@ const (
 	DefaultMaxResultBytes = 16 << 10
 )
 
-// Spec describes a tool to the model (name, description, input schema) and
-// to the server (risk, confirmation, limits).
+// Spec describes a tool: what the model sees of it (Name, Description,
+// InputSchema: the function definition it may call), how people read it
+// (the titles, labels and sentences of its confirmations, receipts and
+// progress), where it runs, and the server's Policy for it — what a call
+// needs and what the engine enforces around it, none of which the model
+// is shown. Policy is embedded: its fields read as the Spec's own
+// (spec.Risk), and a Spec encodes as one JSON object.
 type Spec struct {
 	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"` // human name used in confirmations
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
-	Risk        Risk            `json:"risk"`
-	Confirm     Confirm         `json:"confirm"`
+
+	Title string `json:"title,omitempty"` // human name used in confirmations
+	// Titles are Title in each language people read it in; Labels name
+	// the arguments for people, per argument and language — a
+	// confirmation shows «Срок» / "Due", not dueIso. Without a label the
+	// schema property's title is used, then the argument's name.
+	Titles Localized            `json:"titles,omitempty"`
+	Labels map[string]Localized `json:"labels,omitempty"`
+	// Doing names a call as an activity, per language, for a sentence
+	// about it: «Создание задачи», "Creating the task" (a pending call a
+	// new message replaced is reported as «Создание задачи «…» отменено»).
+	// Without one in a language, the sentence names the call by its title.
+	Doing Localized `json:"doing,omitempty"`
+	// Receipt names one call of a write in the line the server adds to a
+	// reply about it, per language, with {argument} placeholders: «Возврат
+	// {amount} ₽ по платежу {payment_id}». Empty: the title in quotes.
+	Receipt Localized `json:"receipt,omitempty"`
+	// Chip is what a person reads while a call runs, per language: «Ищу
+	// в вашей почте…», "Searching your mail…". Empty: the engine's
+	// sentence naming the call by its title.
+	Chip Localized `json:"chip,omitempty"`
+
+	// Server and RemoteName say where a tool of another process runs —
+	// an MCP server's name and its own name for the tool — so the journal
+	// can record every remote call by server and tool. Empty for tools of
+	// this process.
+	Server     string `json:"server,omitempty"`
+	RemoteName string `json:"remote_name,omitempty"`
+
+	Policy
+}
+
+// Policy is what the server enforces for a tool, beside what the model
+// sees of it: its risk and confirmation, its limits, where its values may
+// come from, who approves it and what a reply may claim of it (the MCP
+// analogue is a tool's annotations, which arbiter does not take on
+// trust).
+type Policy struct {
+	Risk    Risk    `json:"risk"`
+	Confirm Confirm `json:"confirm"`
 	// Timeout bounds one call; zero means DefaultTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// MaxResultBytes caps the encoded Result.Data; zero means
@@ -77,12 +119,6 @@ type Spec struct {
 	// Attachment object), so a file reference never comes from model text.
 	// The input schema must accept both forms.
 	AttachmentArg string `json:"attachment_arg,omitempty"`
-	// Server and RemoteName say where a tool of another process runs —
-	// an MCP server's name and its own name for the tool — so the journal
-	// can record every remote call by server and tool. Empty for tools of
-	// this process.
-	Server     string `json:"server,omitempty"`
-	RemoteName string `json:"remote_name,omitempty"`
 	// ExternalResults says the tool's results carry what others wrote
 	// even when it writes — a fetched page, a record of a system this
 	// process does not own — so the engine weighs them as it weighs what
@@ -141,26 +177,6 @@ type Spec struct {
 	// Requires names the integration the user must have connected for
 	// the tool to be shown or run at all ("google"); empty: none.
 	Requires string `json:"requires,omitempty"`
-	// Titles are Title in each language people read it in; Labels name
-	// the arguments for people, per argument and language — a
-	// confirmation shows «Срок» / "Due", not dueIso. Without a label the
-	// schema property's title is used, then the argument's name.
-	Titles Localized            `json:"titles,omitempty"`
-	Labels map[string]Localized `json:"labels,omitempty"`
-	// Doing names a call as an activity, per language, for a sentence
-	// about it: «Создание задачи», "Creating the task" (a pending call a
-	// new message replaced is reported as «Создание задачи «…» отменено»).
-	// Without one in a language, the sentence names the call by its title.
-	Doing Localized `json:"doing,omitempty"`
-
-	// Receipt names one call of a write in the line the server adds to a
-	// reply about it, per language, with {argument} placeholders: «Возврат
-	// {amount} ₽ по платежу {payment_id}». Empty: the title in quotes.
-	Receipt Localized `json:"receipt,omitempty"`
-	// Chip is what a person reads while a call runs, per language: «Ищу
-	// в вашей почте…», "Searching your mail…". Empty: the engine's
-	// sentence naming the call by its title.
-	Chip Localized `json:"chip,omitempty"`
 }
 
 // Outcome is something a reply can say happened. Name is one of the

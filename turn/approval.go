@@ -232,8 +232,8 @@ func actionView(a store.Action) chat.ActionView {
 
 // runResume handles the turn of a decided action (Engine.resume):
 // an approved one is carried out here, under the conversation's lock, and
-// the conversation is answered — by the executor's result, or in a loop
-// by the model reading it. It reports whether the turn was such a turn.
+// the conversation is answered — by the executor's result, or by a mode
+// whose task goes on after it (Resumer). It reports whether the turn was such a turn.
 func (e *Engine) runResume(ctx context.Context, s *state) bool {
 	if s.resume == "" {
 		return false

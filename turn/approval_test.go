@@ -49,10 +49,14 @@ type refundTool struct {
 }
 
 func (r *refundTool) Spec() tool.Spec {
-	return tool.Spec{Name: "create_refund", Title: "Refund", Description: "Refund a payment.", Risk: tool.RiskWriteFull, Idempotent: r.idempotent,
-		Approve: []string{"staff"}, BoundArgs: []string{"ticket_id"}, Claims: []string{"возврат выполнен"}, Timeout: 200 * time.Millisecond,
+	return tool.Spec{
+		Name:        "create_refund",
+		Title:       "Refund",
+		Description: "Refund a payment.",
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["ticket_id","payment_id","amount"],` +
-			`"properties":{"ticket_id":{"type":"string"},"payment_id":{"type":"string"},"amount":{"type":"integer"},"reason":{"type":"string"}}}`)}
+			`"properties":{"ticket_id":{"type":"string"},"payment_id":{"type":"string"},"amount":{"type":"integer"},"reason":{"type":"string"}}}`),
+		Policy: tool.Policy{Risk: tool.RiskWriteFull, Idempotent: r.idempotent, Approve: []string{"staff"}, BoundArgs: []string{"ticket_id"}, Claims: []string{"возврат выполнен"}, Timeout: 200 * time.Millisecond},
+	}
 }
 
 func (r *refundTool) payment(c tool.Call) string {

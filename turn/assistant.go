@@ -20,26 +20,24 @@ type Assistant struct {
 	// run, by any path. Empty: everything the role allows.
 	Tools []string
 	// Mode names the assistant's mode in Config.Modes; empty means
-	// DefaultMode.
+	// Config.DefaultMode.
 	Mode ModeName
 	// LiveContext says when the request carries the live context (the
 	// user, the local time, the case, the context sources' sections).
 	// Default LiveContextAuto.
 	LiveContext LiveContextPolicy
 	// MaxTokens bounds one model answer of this assistant where its mode
-	// reads it; zero means the engine's or the mode's default (an
-	// interview's deliverable may be long).
+	// reads it; zero means the engine's or the mode's default (a mode
+	// whose deliverable is long has a larger one).
 	MaxTokens int
-	// Memory overrides the engine's memory policy where set: an
-	// interview is not cut by the task assistant's pause (its defaults
-	// are a day).
+	// Memory overrides the engine's memory policy where set: a
+	// conversation that spans days is not cut by a short pause.
 	Memory MemoryPolicy
-	// Lifetimes override the engine's where set (an interview assistant's
-	// Interview, a router's Skill).
+	// Lifetimes override the engine's where set (a mode's slot in
+	// Lifetimes.Slots).
 	Lifetimes Lifetimes
 	// Settings are the mode's own settings, of the type its package
-	// declares (a loop's *loop.Settings: its limits and preflight reads;
-	// an interview's, a router's), checked by its Check (SettingsTaker).
+	// declares (a pointer to it), checked by its Check (SettingsTaker).
 	Settings any
 	// Receipts: a reply the model wrote ends with the server's line on
 	// each write of the turn, its true state (chat.Outbound.Actions holds
@@ -70,12 +68,12 @@ const (
 // assistant's mode (after every assistant has its mode's name, which a
 // mode may look at in another).
 func checkAssistants(cfg *Config) error {
-	if cfg.Modes[DefaultMode] == nil {
-		return fmt.Errorf("turn: the modes lack %q, the mode of the default assistant", DefaultMode)
+	if err := checkDefaultMode(cfg); err != nil {
+		return err
 	}
 	for name, a := range cfg.Assistants {
 		if a.Mode == "" {
-			a.Mode = DefaultMode
+			a.Mode = cfg.DefaultMode
 		}
 		if cfg.Modes[a.Mode] == nil {
 			return fmt.Errorf("assistant %s: unknown mode %q (one of: %s)", name, a.Mode, strings.Join(cfg.Modes.Names(), ", "))
@@ -112,6 +110,21 @@ func checkAssistants(cfg *Config) error {
 	return nil
 }
 
+// checkDefaultMode settles the mode of an assistant that names none: the
+// one the configuration names, or the only one there is.
+func checkDefaultMode(cfg *Config) error {
+	if cfg.DefaultMode == "" && len(cfg.Modes) == 1 {
+		for name := range cfg.Modes {
+			cfg.DefaultMode = name
+		}
+	}
+	if cfg.Modes[cfg.DefaultMode] == nil {
+		return fmt.Errorf("turn: Config.DefaultMode %q is none of the modes (%s): name the mode of an assistant that names none (builtin.DefaultMode for the built-in ones)",
+			cfg.DefaultMode, strings.Join(cfg.Modes.Names(), ", "))
+	}
+	return checkModeNames(cfg.Modes)
+}
+
 // memoryFor is the engine's memory policy with a's own values.
 func (e *Engine) memoryFor(a Assistant) MemoryPolicy {
 	m := e.cfg.Memory
@@ -128,12 +141,12 @@ func (e *Engine) memoryFor(a Assistant) MemoryPolicy {
 }
 
 // assistantFor returns the profile tenant t's turns run under: its
-// assistant, or the default one (DefaultMode, no settings).
+// assistant, or the default one (Config.DefaultMode, no settings).
 func (e *Engine) assistantFor(t Tenant) Assistant {
 	if a, ok := e.cfg.Assistants[t.Assistant]; ok && t.Assistant != "" {
 		return a
 	}
-	return Assistant{Mode: DefaultMode}
+	return Assistant{Mode: e.cfg.DefaultMode}
 }
 
 // approvesAny reports whether a tool the patterns admit (all when empty)

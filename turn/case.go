@@ -54,7 +54,7 @@ func (e *Engine) checkCase(ctx context.Context, s *state) error {
 // message's new values added, and stores it with the conversation. A
 // message that closes the case first ends the binding and everything the
 // conversation held in it: the messages, the pending confirmation, the
-// interview and the offers.
+// modes' tasks and the offers.
 func (e *Engine) bindCase(s *state) {
 	if s.in.CloseCase {
 		s.trace.Notes = append(s.trace.Notes, "case closed")

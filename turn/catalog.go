@@ -169,7 +169,7 @@ func writeOwn(b *strings.Builder, own string) {
 	}
 }
 
-// Rules both single-decision prompts give.
+// Rules both one-decision prompts give.
 const (
 	argsRule = "the tool's arguments exactly as its schema describes; resolve relative dates (\"завтра\", \"tomorrow\") to ISO dates using the current local time given below; use names of people and columns as they appear in the live context.\n"
 	// argsRuleQuiet is argsRule for a catalog whose requests carry no

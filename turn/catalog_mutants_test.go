@@ -45,7 +45,7 @@ func TestMatchesAnyPatterns(t *testing.T) {
 // is connected and the scopes allow its risk — each condition alone denies.
 func TestPermittedNeedsRoleIntegrationAndScope(t *testing.T) {
 	tenant := Tenant{ID: "t", Roles: map[string]Role{"member": {Tools: []string{"calendar_*"}}}}
-	spec := tool.Spec{Name: "calendar_read", Risk: tool.RiskRead, Requires: "google"}
+	spec := tool.Spec{Name: "calendar_read", Policy: tool.Policy{Risk: tool.RiskRead, Requires: "google"}}
 	id := chat.Identity{TenantID: "t", Role: "member", Scopes: []chat.Scope{chat.Scope(tool.RiskRead)}, Connected: []string{"google"}}
 	if !permitted(id, tenant, spec) {
 		t.Errorf("role, integration and scope all given: not permitted")
@@ -75,9 +75,9 @@ func TestPermittedNeedsRoleIntegrationAndScope(t *testing.T) {
 func TestCatalogPerConnectedIntegrations(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{}}`)
 	reg, err := tool.NewRegistry(
-		specTool{tool.Spec{Name: "calendar_read", Description: "events", Risk: tool.RiskRead, Requires: "google", InputSchema: schema}},
-		specTool{tool.Spec{Name: "chat_read", Description: "chats", Risk: tool.RiskRead, Requires: "slack", InputSchema: schema}},
-		specTool{tool.Spec{Name: "notes_read", Description: "notes", Risk: tool.RiskRead, InputSchema: schema}},
+		specTool{tool.Spec{Name: "calendar_read", Description: "events", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead, Requires: "google"}}},
+		specTool{tool.Spec{Name: "chat_read", Description: "chats", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead, Requires: "slack"}}},
+		specTool{tool.Spec{Name: "notes_read", Description: "notes", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead}}},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestCatalogPerConnectedIntegrations(t *testing.T) {
 	}
 	want := map[string][]string{"": {"notes_read"}, "google": {"calendar_read", "notes_read"}, "slack": {"chat_read", "notes_read"}}
 	for _, order := range [][]chat.Identity{{caller(), caller("google"), caller("slack")}, {caller("slack"), caller("google"), caller()}} {
-		e := &Engine{cfg: Config{Tools: reg, Tenants: tenants, Modes: Modes{DefaultMode: slotKeeper{}}}}
+		e := &Engine{cfg: Config{Tools: reg, Tenants: tenants, Modes: Modes{"only": slotKeeper{}}, DefaultMode: "only"}}
 		for _, id := range order {
 			var got []string
 			for _, sp := range e.Catalog(id) {
@@ -103,8 +103,8 @@ func TestCatalogPerConnectedIntegrations(t *testing.T) {
 
 func TestSystemPromptParts(t *testing.T) {
 	schema := json.RawMessage(`{ "type": "object", "properties": { "title": { "type": "string", "pattern": "<b>" } } }`)
-	write := &tool.Entry{Spec: tool.Spec{Name: "create_task", Description: "creates a task", Risk: tool.RiskWriteSafe, InputSchema: schema}}
-	read := &tool.Entry{Spec: tool.Spec{Name: "list_tasks", Description: "lists tasks", Risk: tool.RiskRead, InputSchema: json.RawMessage(`not json`)}}
+	write := &tool.Entry{Spec: tool.Spec{Name: "create_task", Description: "creates a task", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskWriteSafe}}}
+	read := &tool.Entry{Spec: tool.Spec{Name: "list_tasks", Description: "lists tasks", InputSchema: json.RawMessage(`not json`), Policy: tool.Policy{Risk: tool.RiskRead}}}
 	tenant := Tenant{ID: "acme"}
 
 	p := systemPrompt(tenant, "en", "  ", []*tool.Entry{write, read}, false)
@@ -135,7 +135,7 @@ func TestSystemPromptParts(t *testing.T) {
 
 func TestToolsPromptParts(t *testing.T) {
 	tenant := Tenant{ID: "acme"}
-	entry := &tool.Entry{Spec: tool.Spec{Name: "list_tasks", Risk: tool.RiskRead}}
+	entry := &tool.Entry{Spec: tool.Spec{Name: "list_tasks", Policy: tool.Policy{Risk: tool.RiskRead}}}
 	const (
 		none     = "- No tools are available to this user: answer in text only.\n"
 		callOne  = "- Call one tool when an action or a lookup is needed"
@@ -169,7 +169,7 @@ func TestToolsPromptParts(t *testing.T) {
 // Only a write that a person confirms or approves waits for people.
 func TestWaitsForPeople(t *testing.T) {
 	entry := func(risk tool.Risk, confirm tool.Confirm, approve ...string) []*tool.Entry {
-		return []*tool.Entry{{Spec: tool.Spec{Name: "x", Risk: risk, Confirm: confirm, Approve: approve}}}
+		return []*tool.Entry{{Spec: tool.Spec{Name: "x", Policy: tool.Policy{Risk: risk, Confirm: confirm, Approve: approve}}}}
 	}
 	for _, tt := range []struct {
 		name    string

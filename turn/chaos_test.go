@@ -27,8 +27,12 @@ type lookupTool struct {
 }
 
 func (l *lookupTool) Spec() tool.Spec {
-	return tool.Spec{Name: "lookup", Description: "Look a ticket up.", Risk: tool.RiskRead,
-		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["q"],"properties":{"q":{"type":"string","pattern":"^turn-[0-9]+$"}}}`)}
+	return tool.Spec{
+		Name:        "lookup",
+		Description: "Look a ticket up.",
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["q"],"properties":{"q":{"type":"string","pattern":"^turn-[0-9]+$"}}}`),
+		Policy:      tool.Policy{Risk: tool.RiskRead},
+	}
 }
 
 func (l *lookupTool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {

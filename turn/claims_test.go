@@ -22,9 +22,13 @@ func outcomeBench(t *testing.T) *loopBench {
 	b := newLoopBench(t, turn.Assistant{})
 	schema := json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ticket_id":{"type":"string"},"text":{"type":"string"}}}`)
 	reg, err := tool.NewRegistry(
-		&deskTool{b: b, spec: tool.Spec{Name: "get_subscription_status", Description: "The subscription.", Risk: tool.RiskRead, InputSchema: schema,
-			Outcomes: []tool.Outcome{{Name: "subscription_active", When: map[string]string{"status": "active"}}}}},
-		&deskTool{b: b, spec: tool.Spec{Name: "add_note", Description: "A note.", Risk: tool.RiskWriteSafe, Idempotent: true, InputSchema: schema}},
+		&deskTool{b: b, spec: tool.Spec{
+			Name:        "get_subscription_status",
+			Description: "The subscription.",
+			InputSchema: schema,
+			Policy:      tool.Policy{Risk: tool.RiskRead, Outcomes: []tool.Outcome{{Name: "subscription_active", When: map[string]string{"status": "active"}}}},
+		}},
+		&deskTool{b: b, spec: tool.Spec{Name: "add_note", Description: "A note.", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskWriteSafe, Idempotent: true}}},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -103,8 +107,12 @@ func TestOutcomeConfiguration(t *testing.T) {
 		{tool.Outcome{Name: "ticket_closed", Patterns: []string{"... closed"}}, nil, "a gap must stand between two words"},
 		{tool.Outcome{Name: "refund_done"}, []string{"ticket_closed"}, `unconfirmable outcome "ticket_closed"`},
 	} {
-		reg, err := tool.NewRegistry(&deskTool{b: b, spec: tool.Spec{Name: "close_ticket", Description: "Close.", Risk: tool.RiskWriteSafe,
-			InputSchema: json.RawMessage(`{"type":"object"}`), Outcomes: []tool.Outcome{c.outcome}}})
+		reg, err := tool.NewRegistry(&deskTool{b: b, spec: tool.Spec{
+			Name:        "close_ticket",
+			Description: "Close.",
+			InputSchema: json.RawMessage(`{"type":"object"}`),
+			Policy:      tool.Policy{Risk: tool.RiskWriteSafe, Outcomes: []tool.Outcome{c.outcome}},
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,8 +121,12 @@ func TestOutcomeConfiguration(t *testing.T) {
 			t.Errorf("%+v: err %v, want %q", c.outcome, err, c.want)
 		}
 	}
-	reg, _ := tool.NewRegistry(&deskTool{b: b, spec: tool.Spec{Name: "close_ticket", Description: "Close.", Risk: tool.RiskWriteSafe,
-		InputSchema: json.RawMessage(`{"type":"object"}`), Outcomes: []tool.Outcome{{Name: "ticket_closed", Patterns: []string{"ticket* ... closed"}}}}})
+	reg, _ := tool.NewRegistry(&deskTool{b: b, spec: tool.Spec{
+		Name:        "close_ticket",
+		Description: "Close.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Policy:      tool.Policy{Risk: tool.RiskWriteSafe, Outcomes: []tool.Outcome{{Name: "ticket_closed", Patterns: []string{"ticket* ... closed"}}}},
+	}})
 	if _, err := turntest.Build(t, turn.Config{Tools: reg}, turntest.WithStore(b.st), turntest.WithModel(nil)); err != nil {
 		t.Errorf("an outcome with its own patterns: %v", err)
 	}

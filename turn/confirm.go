@@ -216,7 +216,7 @@ func confirmButtons(lang, id string) []chat.Button {
 	}
 }
 
-// resolvePending is the deterministic router's handling of a waiting
+// resolvePending is the deterministic routes' handling of a waiting
 // action: an affirmative from this user runs exactly the stored call, a
 // negative cancels it, a stale button does nothing and says so, and any
 // other message drops it — saying so (supersede.go) — and goes on as a new
@@ -291,7 +291,7 @@ func (e *Engine) resolveNothingPending(s *state) bool {
 	case r.kind == routeAffirm && !r.thanks && !e.awaitsAnswer(s):
 		// A "yes" is consent to what the user was shown, never to what
 		// a model would propose next (a burst of "да да да"). When the
-		// mode asked a question of its own (a skill's interview) it is
+		// mode asked a question of its own (AnswerAwaiter) it is
 		// the answer; with thanks ("ок, спасибо") it is a message of its
 		// own.
 		s.trace.Route = RouteConfirm
@@ -304,8 +304,8 @@ func (e *Engine) resolveNothingPending(s *state) bool {
 }
 
 // confirmedCalls are the calls a confirmation ran in a turn: the pending
-// action's id, each call's tool and canonical arguments, and in a loop
-// that goes on, the calls as they ran, for the task's transcript.
+// action's id, each call's tool and canonical arguments, and for a mode
+// whose task goes on, the calls as they ran, for the task's transcript.
 type confirmedCalls struct {
 	id  string
 	ran []Executed
@@ -316,8 +316,8 @@ type confirmedCalls struct {
 // runConfirmed carries out a confirmed pending action. Each stored call is
 // authorized again now — this caller's key, the target its arguments
 // resolve to today — and if any may no longer run, none does; then each
-// runs exactly as stored, once, under its own idempotency key. In single
-// mode the reply is the executor's result. In a loop the task goes on:
+// runs exactly as stored, once, under its own idempotency key. The reply
+// is the executor's result, unless the mode's task goes on (Resumer):
 // the model reads the results as the results of its calls and takes its
 // next step within the task's limits, and a write it proposes then is
 // held by its own policy again — unless an outcome is unknown, which is

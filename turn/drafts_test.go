@@ -15,7 +15,7 @@ import (
 // draftTools are a drafting tool (a read: it writes nothing) and the
 // write its draft's publish button makes; published counts the writes.
 func draftTools(t *testing.T, published *[]string) *tool.Registry {
-	draft, err := tool.Func(tool.Spec{Name: "draft_post", Description: "draft a post", Risk: tool.RiskRead},
+	draft, err := tool.Func(tool.Spec{Name: "draft_post", Description: "draft a post", Policy: tool.Policy{Risk: tool.RiskRead}},
 		func(_ context.Context, _ tool.Call, in struct {
 			Topic string `json:"topic"`
 		}) (tool.Result, error) {
@@ -25,7 +25,7 @@ func draftTools(t *testing.T, published *[]string) *tool.Registry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	publish, err := tool.Func(tool.Spec{Name: "publish_post", Description: "publish", Risk: tool.RiskWriteSafe, PublishesDraft: true},
+	publish, err := tool.Func(tool.Spec{Name: "publish_post", Description: "publish", Policy: tool.Policy{Risk: tool.RiskWriteSafe, PublishesDraft: true}},
 		func(_ context.Context, _ tool.Call, in struct {
 			Text string `json:"text"`
 		}) (string, error) {

@@ -66,7 +66,8 @@ type Tenant struct {
 	// tenant's turns; empty means Config.Strategy.
 	Strategy string
 	// Assistant names the entry of Config.Assistants this tenant's turns
-	// run under; empty means the default single-decision assistant.
+	// run under; empty means the default one (Config.DefaultMode, no
+	// settings).
 	Assistant string
 }
 
@@ -130,13 +131,16 @@ type Config struct {
 	Tenants  map[string]Tenant
 	// Assistants are the named profiles tenants choose (Tenant.Assistant).
 	Assistants map[string]Assistant
-	// Modes are the modes an assistant may name (Assistant.Mode), the
-	// default one among them (DefaultMode); required. Package
-	// turn/mode/builtin has arbiter's own.
-	Modes  Modes
-	Memory MemoryPolicy
+	// Modes are the modes an assistant may name (Assistant.Mode);
+	// required. Package turn/mode/builtin has arbiter's own.
+	Modes Modes
+	// DefaultMode is the mode of an assistant that names none, and of
+	// the assistant a tenant without one runs under (builtin.DefaultMode
+	// for the built-in modes); it may be left out when Modes holds one.
+	DefaultMode ModeName
+	Memory      MemoryPolicy
 	// Lifetimes are how long the conversation's state beside the memory
-	// is kept: its case, skill, interview and offers.
+	// is kept: its case, its offers and the modes' slots.
 	Lifetimes Lifetimes
 	// Media bounds what is read of attached files: a PDF's size, pages
 	// and characters, a picture's size (zero fields: media's defaults).

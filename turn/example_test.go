@@ -32,7 +32,7 @@ func ExampleNew() {
 	defer st.Close()
 
 	var created []string
-	addTask, err := tool.Func(tool.Spec{Name: "add_task", Title: "Add a task", Description: "Add a task to the list.", Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmAlways},
+	addTask, err := tool.Func(tool.Spec{Name: "add_task", Title: "Add a task", Description: "Add a task to the list.", Policy: tool.Policy{Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmAlways}},
 		func(_ context.Context, _ tool.Call, in struct {
 			Title string `json:"title" jsonschema:"the task's title"`
 		}) (string, error) {
@@ -50,7 +50,7 @@ func ExampleNew() {
 	}
 	model := llmtest.NewScripted(llmtest.Text(
 		`{"tool":"add_task","args":{"title":"check the signup form"},"say":"","done":false,"newTopic":false,"buttons":[]}`))
-	engine, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: tools, Model: model, Modes: builtin.Modes(),
+	engine, err := turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: tools, Model: model, Modes: builtin.Modes(), DefaultMode: builtin.DefaultMode,
 		Tenants: map[string]turn.Tenant{"acme": {ID: "acme", Language: "en", Roles: map[string]turn.Role{"owner": {Tools: []string{"*"}}}}}})
 	if err != nil {
 		fmt.Println(err)

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -108,22 +109,30 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 // auditCall adds the journal's row for a tool call that started at start.
 func (e *Engine) auditCall(s *state, tg target, idemKey string, args []byte, tr ExecutionTrace, res tool.Result, start time.Time) {
 	spec := tg.spec
-	s.trace.mu.Lock() // a loop's reads run in parallel
+	s.trace.mu.Lock() // a mode's reads may run in parallel
 	defer s.trace.mu.Unlock()
 	s.trace.ToolCalls = append(s.trace.ToolCalls, store.ToolCall{
 		Tool: spec.Name, Server: spec.Server, RemoteTool: spec.RemoteName, IdempotencyKey: idemKey,
-		ArgsHash: auditHash(args), Risk: string(spec.Risk), Scope: string(spec.Risk),
+		ArgsHash: e.auditHash(spec, args), Risk: string(spec.Risk), Scope: string(spec.Risk),
 		ConfirmationID: tg.confirmation, Status: tr.Status, Error: res.Error, At: start,
 		DurationMS: e.cfg.Now().Sub(start).Milliseconds(),
 	})
 }
 
-// auditHash is the SHA-256 (hex) of arguments as run.
-func auditHash(args []byte) string {
-	digest := sha256.Sum256(args)
-	var text [2 * sha256.Size]byte
-	hex.Encode(text[:], digest[:])
-	return string(text[:])
+// auditHash is the journal's hash of a call's arguments as run: their
+// SHA-256 (hex), or, for a tool that redacts fields, "hmac:" and their
+// HMAC-SHA256 under the redaction key, so that whoever reads the journal
+// cannot test a guess of a redacted value against it.
+func (e *Engine) auditHash(spec tool.Spec, args []byte) string {
+	if len(spec.Redact) == 0 {
+		digest := sha256.Sum256(args)
+		var text [2 * sha256.Size]byte
+		hex.Encode(text[:], digest[:])
+		return string(text[:])
+	}
+	m := hmac.New(sha256.New, e.cfg.RedactionKey)
+	m.Write(args)
+	return "hmac:" + hex.EncodeToString(m.Sum(nil))
 }
 
 // call invokes the tool under its timeout and caps the result size. A

@@ -16,6 +16,7 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/mode/loop"
+	"github.com/arbiterhq/arbiter/turn/mode/single"
 	"github.com/arbiterhq/arbiter/turn/turntest"
 )
 
@@ -102,7 +103,7 @@ func TestBatchConfirmedAfterAModeChangeRunsEveryCall(t *testing.T) {
 		t.Fatalf("the two refunds should wait for one yes: pending %+v, runs %v", out.Pending, b.runs)
 	}
 	b.eng = b.engine(turn.Config{
-		Assistants: map[string]turn.Assistant{"support": {Mode: turn.DefaultMode}},
+		Assistants: map[string]turn.Assistant{"support": {Mode: single.Name}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "support",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
 	id := confirmID(t, out)
@@ -245,8 +246,12 @@ func TestCompletionWordsAfterTheApprovedWriteRan(t *testing.T) {
 type sized struct{ data json.RawMessage }
 
 func (z *sized) Spec() tool.Spec {
-	return tool.Spec{Name: "read_blob", Description: "Read a blob.", Risk: tool.RiskRead, MaxResultBytes: 64,
-		InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)}
+	return tool.Spec{
+		Name:        "read_blob",
+		Description: "Read a blob.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+		Policy:      tool.Policy{Risk: tool.RiskRead, MaxResultBytes: 64},
+	}
 }
 
 func (z *sized) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
@@ -301,8 +306,12 @@ func TestCompletionWordsWhileAnOldActionIsExecuting(t *testing.T) {
 type countTool struct{ got []string }
 
 func (c *countTool) Spec() tool.Spec {
-	return tool.Spec{Name: "count_items", Description: "Count items.", Risk: tool.RiskRead,
-		InputSchema: json.RawMessage(`{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}},"additionalProperties":false}`)}
+	return tool.Spec{
+		Name:        "count_items",
+		Description: "Count items.",
+		InputSchema: json.RawMessage(`{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}},"additionalProperties":false}`),
+		Policy:      tool.Policy{Risk: tool.RiskRead},
+	}
 }
 
 func (c *countTool) Call(ctx context.Context, call tool.Call) (tool.Result, error) {

@@ -3,7 +3,6 @@ package turn
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -177,20 +176,16 @@ func (t *Turn) EvidenceBlocks() string {
 // section of the record among them).
 func (t *Turn) Trace() *Trace { return &t.s.trace }
 
-// RecordSection keeps v, as JSON, as the mode's own section of the
-// turn's record (Trace.Modes, under the mode's name), in place of an
-// earlier one: what a mode from outside the engine journals of its turn.
-// Values of fields a tool redacts are hashed in it as everywhere.
-func (t *Turn) RecordSection(v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("record section of mode %s: %w", t.s.assistant.Mode, err)
+// RecordSection keeps v as the mode's own section of the turn's record
+// (Trace.Sections, under the mode's name), in place of an earlier one.
+// It is encoded when the record is written, so a pointer the mode goes on
+// filling records how the turn ended; values of fields a tool redacts are
+// hashed in it as everywhere.
+func (t *Turn) RecordSection(v any) {
+	if t.s.trace.Sections == nil {
+		t.s.trace.Sections = Sections{}
 	}
-	if t.s.trace.Modes == nil {
-		t.s.trace.Modes = map[string]json.RawMessage{}
-	}
-	t.s.trace.Modes[string(t.s.assistant.Mode)] = raw
-	return nil
+	t.s.trace.Sections[t.s.assistant.Mode] = v
 }
 
 // Note adds a line to the turn's record.

@@ -11,8 +11,8 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 )
 
-// The part of Turn a mode that runs its model's calls itself (a loop, a
-// router) takes them through: Authorize is the one way to a Cleared call,
+// The part of Turn a mode that runs its model's calls itself takes them
+// through: Authorize is the one way to a Cleared call,
 // Execute the one way to run it, and what needs a person goes to Confirm
 // or ProposeApproval instead. The types carry no way around that: a
 // Cleared cannot be built outside this package, belongs to the turn that
@@ -243,7 +243,7 @@ func (t *Turn) ProposeApproval(ctx context.Context, c Cleared) (string, bool) {
 func (t *Turn) ClaimsUnconfirmed(reply string) bool { return t.e.claimsUnconfirmed(t.s, reply) }
 
 // Ask is Complete for a call that decides nothing the user reads (a
-// router's, a classifier's): journaled with its attempts, the turn's
+// classifier's, a dispatcher's): journaled with its attempts, the turn's
 // decider left as it is.
 func (t *Turn) Ask(ctx context.Context, req llm.Request) (llm.Response, error) {
 	req.Strategy = t.s.strategy

@@ -55,16 +55,11 @@ type Trace struct {
 	CostUnknown bool            `json:"cost_unknown,omitempty"`
 	Decision    json.RawMessage `json:"decision"`
 	Repair      *RepairTrace    `json:"repair,omitempty"`
-	// Loop is a loop assistant's task; Review why it went to a person.
-	Loop      *LoopTrace      `json:"loop,omitempty"`
-	Interview *InterviewTrace `json:"interview,omitempty"`
-	Router    *RouterTrace    `json:"router,omitempty"`
-	// Modes are the sections of modes without a typed one here, by the
-	// mode's name, as each recorded it (Turn.RecordSection).
-	Modes        map[string]json.RawMessage `json:"modes,omitempty"`
-	Review       *ReviewTrace               `json:"review,omitempty"`
-	Vetoes       []Veto                     `json:"vetoes"`
-	Confirmation *ConfirmationTrace         `json:"confirmation,omitempty"`
+	// Sections are the modes' own parts of the record (Turn.RecordSection).
+	Sections     Sections           `json:"-"`
+	Review       *ReviewTrace       `json:"review,omitempty"`
+	Vetoes       []Veto             `json:"vetoes"`
+	Confirmation *ConfirmationTrace `json:"confirmation,omitempty"`
 	// Approvals are the actions waiting for approvers that this turn
 	// proposed or carried out.
 	Approvals []ApprovalTrace  `json:"approvals,omitempty"`
@@ -80,54 +75,6 @@ type Trace struct {
 	Error     string           `json:"error,omitempty"`
 
 	mu sync.Mutex
-}
-
-// RouterTrace is what the router mode (package turn/mode/router) did in
-// a turn.
-type RouterTrace struct {
-	// Intercept names the pre-model rule that took the message, if any.
-	Intercept string `json:"intercept,omitempty"`
-	// WebSearch is the detector's pattern when it fired.
-	WebSearch string `json:"web_search,omitempty"`
-	// Proposed are the router's calls (name and arguments), in order.
-	Proposed []string `json:"proposed,omitempty"`
-	// Failed says why the router gave no decision; a plain answer
-	// followed, with no sign of it to the user.
-	Failed string `json:"failed,omitempty"`
-	// Switched is a skill change: the new skill, "none", or a refused id.
-	Switched string `json:"switched,omitempty"`
-	Skill    string `json:"skill,omitempty"` // the skill after the turn
-}
-
-// LoopTrace is what a loop task did and how it ended.
-type LoopTrace struct {
-	ModelCalls  int `json:"model_calls"`
-	ToolCalls   int `json:"tool_calls"`
-	ResultBytes int `json:"result_bytes"`
-	// Ended is "answer" (the model's final reply was sent),
-	// "confirmation" (a write waits for the user's yes), "needs_review",
-	// or "refused" (a call could not be put to its approvers).
-	Ended string `json:"ended"`
-}
-
-// InterviewTrace is an interview's step in the turn's record (the mode
-// of package turn/mode/interview).
-type InterviewTrace struct {
-	Questions int `json:"questions"`
-	// Ended is "" while a question waits; "final", "text" (a model that
-	// answered in plain text), "no_result" (questions exhausted and no
-	// result given) or "failed".
-	Ended      string   `json:"ended,omitempty"`
-	Confidence *float64 `json:"confidence_score,omitempty"`
-	// Reasoning is why the model asked: never shown to the user, and in
-	// the record only for a key that reads every turn (turns:read_all);
-	// the HTTP API leaves it out for any other.
-	Reasoning string `json:"reasoning,omitempty"`
-	// Dropped are what an answer held beyond one question — further
-	// calls, further questions — journaled, not shown.
-	Dropped []string `json:"dropped,omitempty"`
-	// Problems are what the repair requests told the model.
-	Problems []string `json:"problems,omitempty"`
 }
 
 // DecidedBy names the model that decided a turn.
@@ -347,8 +294,8 @@ func (e *Engine) record(s *state) (store.TurnRecord, error) {
 	if t.Decision == nil {
 		t.Decision = json.RawMessage("null")
 	}
-	redact := e.redactTrace(s)
-	raw, err := json.Marshal(t)
+	redact := e.redactTrace(t)
+	raw, err := t.encode()
 	if err != nil {
 		return store.TurnRecord{}, fmt.Errorf("encode trace of turn %s: %w", s.id, err)
 	}

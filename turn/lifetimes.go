@@ -16,7 +16,7 @@ const (
 // the conversation's last turn, by what the part means — apart from the
 // messages the model sees, which follow the MemoryPolicy. A part also goes
 // when its own end comes first (the offer is taken, a mode ends its own:
-// the user leaves the skill, the interview delivers; /reset), and with the retention of the
+// the user leaves it, its task delivers; /reset), and with the retention of the
 // records that hold it; never because another part's time ran out. A
 // pending confirmation lives by PendingTTL, and an action waiting for
 // approval by its own record until it ends: its resumed turn needs nothing
@@ -31,8 +31,7 @@ type Lifetimes struct {
 	// and long buttons pressed. Default a day.
 	Offer time.Duration
 	// Slots are the lifetimes of the modes' own slots, by the slot's
-	// name (a router's skill, "skill"; an interview waiting for its
-	// answer, "interview"); a slot not here lasts its ModeSlot.Default.
+	// name (ModeSlot.Name); a slot not here lasts its ModeSlot.Default.
 	Slots map[string]time.Duration
 }
 
@@ -75,7 +74,7 @@ func (l Lifetimes) slot(sl ModeSlot) time.Duration {
 	return sl.Default
 }
 
-// taskLifetime is the longest lifetime of the modes' tasks (an interview
+// taskLifetime is the longest lifetime of the modes' tasks (a question
 // waiting for its answer): what a question's buttons last.
 func (e *Engine) taskLifetime(l Lifetimes) time.Duration {
 	var d time.Duration

@@ -35,7 +35,7 @@ func TestToolLiveEndsWithTheCall(t *testing.T) {
 	channel := &countingLive{}
 	ctx := context.Background()
 	s.in.Live = channel
-	live := e.sessionFor(s, tool.Spec{Title: "Отчёт", Risk: tool.RiskRead})
+	live := e.sessionFor(s, tool.Spec{Title: "Отчёт", Policy: tool.Policy{Risk: tool.RiskRead}})
 	live.Progress(chat.Progress{Done: 1, Total: 2})
 	if a, err := live.Ask(ctx, chat.Question{Text: "?", Choices: []chat.Button{{Label: "ok", Value: "accept"}}}); err != nil || a.Choice != "accept" {
 		t.Fatalf("Ask = %+v, %v", a, err)
@@ -54,7 +54,7 @@ func TestToolLiveEndsWithTheCall(t *testing.T) {
 
 	// Without a channel the question is refused and traced as such.
 	s = &state{}
-	live = e.sessionFor(s, tool.Spec{Title: "Форма", Risk: tool.RiskRead})
+	live = e.sessionFor(s, tool.Spec{Title: "Форма", Policy: tool.Policy{Risk: tool.RiskRead}})
 	defer live.end()
 	if _, err := live.Ask(ctx, chat.Question{Text: "?"}); !errors.Is(err, chat.ErrNoLive) {
 		t.Errorf("Ask without a channel = %v", err)

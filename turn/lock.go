@@ -3,6 +3,8 @@ package turn
 import (
 	"context"
 	"fmt"
+
+	"github.com/arbiterhq/arbiter/store"
 )
 
 // lock takes the conversation lock, so the turns of one tenant + chat + user
@@ -17,5 +19,11 @@ func (e *Engine) lock(ctx context.Context, s *state) error {
 	}
 	s.lease = lease
 	s.trace.Fence = lease.Fence()
+	// A lease that does not renew itself (the embedded store's) is kept
+	// from takeover for as long as the turn may run and commit: a slow
+	// model's turn is not lost to the conversation's next message.
+	if x, ok := lease.(store.Extender); ok {
+		x.Extend(e.cfg.TurnTimeout + journalTimeout)
+	}
 	return nil
 }

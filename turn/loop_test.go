@@ -68,8 +68,12 @@ func newLoopBenchAt(t *testing.T, a turn.Assistant, clock *storetest.Clock, conf
 				return // the caller brings its own
 			}
 		}
-		tools = append(tools, &deskTool{b: b, spec: tool.Spec{Name: name, Description: name + ".", Risk: risk, Confirm: confirm, Idempotent: true, Claims: claims[name], BoundArgs: bound[name],
-			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ticket_id":{"type":"string"},"query":{"type":"string"},"text":{"type":"string"}}}`)}})
+		tools = append(tools, &deskTool{b: b, spec: tool.Spec{
+			Name:        name,
+			Description: name + ".",
+			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ticket_id":{"type":"string"},"query":{"type":"string"},"text":{"type":"string"}}}`),
+			Policy:      tool.Policy{Risk: risk, Confirm: confirm, Idempotent: true, Claims: claims[name], BoundArgs: bound[name]},
+		}})
 	}
 	add("get_payment_status", tool.RiskRead, "")
 	add("get_subscription_status", tool.RiskRead, "")
@@ -162,7 +166,7 @@ func (b *loopBench) ran(name string) int {
 
 type loopView struct {
 	Status string
-	Loop   *turn.LoopTrace
+	Loop   *loop.Trace
 	Review *turn.ReviewTrace
 	Vetoes []turn.Veto
 }
@@ -194,7 +198,7 @@ func TestLoopAnswersFromToolResults(t *testing.T) {
 	if out.Say != "The payment of 990 RUB is confirmed; access is not open yet." {
 		t.Errorf("reply = %q", out.Say)
 	}
-	if tv.Status != "ok" || tv.Loop == nil || *tv.Loop != (turn.LoopTrace{ModelCalls: 2, ToolCalls: 2, ResultBytes: tv.Loop.ResultBytes, Ended: "answer"}) || tv.Loop.ResultBytes == 0 {
+	if tv.Status != "ok" || tv.Loop == nil || *tv.Loop != (loop.Trace{ModelCalls: 2, ToolCalls: 2, ResultBytes: tv.Loop.ResultBytes, Ended: "answer"}) || tv.Loop.ResultBytes == 0 {
 		t.Errorf("status %s, loop %+v", tv.Status, tv.Loop)
 	}
 	if len(out.Executed) != 2 || out.Executed[0].Status != "ok" || out.Executed[1].Status != "ok" {
@@ -589,7 +593,7 @@ func TestLoopPreflight(t *testing.T) {
 }
 
 func TestPreflightConfig(t *testing.T) {
-	reg, _ := tool.NewRegistry(&deskTool{spec: tool.Spec{Name: "pay", Description: "p", Risk: tool.RiskWriteFull, InputSchema: json.RawMessage(`{"type":"object"}`)}})
+	reg, _ := tool.NewRegistry(&deskTool{spec: tool.Spec{Name: "pay", Description: "p", InputSchema: json.RawMessage(`{"type":"object"}`), Policy: tool.Policy{Risk: tool.RiskWriteFull}}})
 	st := turntest.OpenStore(t, nil)
 	for _, tt := range []struct {
 		a    turn.Assistant
@@ -656,8 +660,12 @@ func TestLoopHandOffOnlyWhereGiven(t *testing.T) {
 // external says so.
 func newFetchBench(t *testing.T, external bool, page string) *loopBench {
 	t.Helper()
-	fetch := &deskTool{spec: tool.Spec{Name: "fetch_page", Description: "Fetches a page.", Risk: tool.RiskWriteSafe, ExternalResults: external,
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}}}`)}}
+	fetch := &deskTool{spec: tool.Spec{
+		Name:        "fetch_page",
+		Description: "Fetches a page.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}}}`),
+		Policy:      tool.Policy{Risk: tool.RiskWriteSafe, ExternalResults: external},
+	}}
 	b := newLoopBench(t, turn.Assistant{}, fetch)
 	fetch.b = b
 	b.result["fetch_page"] = func(string) (tool.Result, error) {
@@ -704,8 +712,12 @@ func TestExternalWriteResults(t *testing.T) {
 // same read runs at once.
 func TestDeclaredSensitiveArg(t *testing.T) {
 	for _, declared := range []bool{false, true} {
-		spec := tool.Spec{Name: "lookup_customer", Description: "Looks a customer up.", Risk: tool.RiskRead,
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"customer":{"type":"string"}}}`)}
+		spec := tool.Spec{
+			Name:        "lookup_customer",
+			Description: "Looks a customer up.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"customer":{"type":"string"}}}`),
+			Policy:      tool.Policy{Risk: tool.RiskRead},
+		}
 		if declared {
 			spec.Sensitive = []string{"customer"}
 		}
@@ -732,14 +744,14 @@ func TestDeclaredSensitiveArg(t *testing.T) {
 func TestBasisConfig(t *testing.T) {
 	st := turntest.OpenStore(t, nil)
 	schema := json.RawMessage(`{"type":"object"}`)
-	read := &deskTool{spec: tool.Spec{Name: "read", Description: "r", Risk: tool.RiskRead, InputSchema: schema}}
+	read := &deskTool{spec: tool.Spec{Name: "read", Description: "r", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead}}}
 	for _, tt := range []struct {
 		spec tool.Spec
 		want string
 	}{
-		{tool.Spec{Name: "pay", Description: "p", Risk: tool.RiskWriteFull, InputSchema: schema, Approve: []string{"staff"}, Basis: []string{"nope"}}, "not registered"},
-		{tool.Spec{Name: "pay", Description: "p", Risk: tool.RiskWriteFull, InputSchema: schema, Approve: []string{"staff"}, Basis: []string{"pay"}}, "writes"},
-		{tool.Spec{Name: "pay", Description: "p", Risk: tool.RiskWriteFull, InputSchema: schema, Basis: []string{"read"}}, "approve is empty"},
+		{tool.Spec{Name: "pay", Description: "p", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskWriteFull, Approve: []string{"staff"}, Basis: []string{"nope"}}}, "not registered"},
+		{tool.Spec{Name: "pay", Description: "p", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskWriteFull, Approve: []string{"staff"}, Basis: []string{"pay"}}}, "writes"},
+		{tool.Spec{Name: "pay", Description: "p", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskWriteFull, Basis: []string{"read"}}}, "approve is empty"},
 	} {
 		reg, err := tool.NewRegistry(read, &deskTool{spec: tt.spec})
 		if err != nil {

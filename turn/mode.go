@@ -34,11 +34,6 @@ type Mode interface {
 // ModeName names a mode in Config.Modes (Assistant.Mode).
 type ModeName string
 
-// DefaultMode is the mode of an assistant that names none, and of the
-// assistant a tenant without one runs under: the single-decision mode
-// (package turn/mode/single), which Config.Modes must hold.
-const DefaultMode ModeName = "single"
-
 // OpTurn labels a turn's answer in the journal's model calls.
 const OpTurn = opTurn
 
@@ -95,7 +90,7 @@ type ModeSlot struct {
 	// it where Lifetimes.Slots sets nothing for it; zero: as long as the
 	// messages.
 	Default time.Duration
-	// Task: the slot is a task in progress (an interview), which /reset,
+	// Task: the slot is a task in progress (questions to answer), which /reset,
 	// /cancel and a closed case end; the buttons of its questions last as
 	// long as it.
 	Task bool

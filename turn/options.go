@@ -9,7 +9,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 )
 
-// Buttons a model or a tool suggests — an interview's options, a tool's
+// Buttons a model or a tool suggests — a mode's question's options, a tool's
 // candidates, a decision's quick replies — carry a value space of their
 // own: a press sends "opt:<offer>:<n>", which the server answers as the
 // n-th option's text, read as words the user typed. So an option whose

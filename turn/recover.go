@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/tool"
 )
 
 // maxDirectWrites bounds the direct writes looked up for one interrupted
@@ -80,15 +81,23 @@ func (e *Engine) journalInterrupted(ctx context.Context, s *state) {
 		Notes: []string{"the turn stopped before it completed (the process ended); turn " + s.id + " took the redelivered message over"},
 	}
 	for _, rec := range s.unfinished {
+		var spec tool.Spec
+		if entry, ok := e.cfg.Tools.Lookup(rec.Tool); ok {
+			spec = entry.Spec
+		}
 		tr := ExecutionTrace{Tool: rec.Tool, Args: rec.Args, IdempotencyKey: rec.IdempotencyKey, Status: rec.State}
 		t.Executed = append(t.Executed, tr)
 		t.ToolCalls = append(t.ToolCalls, store.ToolCall{Tool: rec.Tool, IdempotencyKey: rec.IdempotencyKey,
-			ArgsHash: auditHash(rec.Args), Status: rec.State, At: rec.StartedAt})
+			ArgsHash: e.auditHash(spec, rec.Args), Status: rec.State, At: rec.StartedAt})
 	}
-	raw, err := json.Marshal(&t)
+	redact := e.redactTrace(&t) // as any record: the calls' redacted values hashed
+	raw, err := t.encode()
 	if err != nil {
 		e.cfg.Logger.Error("encode interrupted turn", "turn", s.interrupted, "err", err)
 		return
+	}
+	if redact != nil {
+		raw = []byte(redact.Replace(string(raw)))
 	}
 	rec := store.TurnRecord{
 		TurnID: s.interrupted, Tenant: s.key.Tenant, Chat: s.key.Chat, UserID: s.key.User,

@@ -85,10 +85,10 @@ func appendLeaves(out []string, v any) []string {
 	return out
 }
 
-// redactTrace replaces the turn's redacted values in its record: the
-// fields the observer reads, then, in raw, every other occurrence.
-func (e *Engine) redactTrace(s *state) *strings.Replacer {
-	t := &s.trace
+// redactTrace replaces the redacted values of the calls in record t:
+// the fields the observer reads, then, in raw (with the replacer it
+// returns), every other occurrence.
+func (e *Engine) redactTrace(t *Trace) *strings.Replacer {
 	var secrets []string
 	for _, ex := range t.Executed {
 		entry, ok := e.cfg.Tools.Lookup(ex.Tool)
@@ -124,13 +124,10 @@ func (e *Engine) redactTrace(s *state) *strings.Replacer {
 	for i := range t.Notes {
 		t.Notes[i] = r.Replace(t.Notes[i])
 	}
-	if t.Router != nil {
-		for i := range t.Router.Proposed {
-			t.Router.Proposed[i] = r.Replace(t.Router.Proposed[i])
+	for name, section := range t.Sections {
+		if raw, err := json.Marshal(section); err == nil {
+			t.Sections[name] = json.RawMessage(r.Replace(string(raw)))
 		}
-	}
-	for name, section := range t.Modes {
-		t.Modes[name] = json.RawMessage(r.Replace(string(section)))
 	}
 	return r
 }

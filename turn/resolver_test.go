@@ -19,8 +19,12 @@ import (
 type dispatcher struct{ calls []string }
 
 func (d *dispatcher) Spec() tool.Spec {
-	return tool.Spec{Name: "act", Description: "Run a target.", Risk: tool.RiskRead,
-		InputSchema: json.RawMessage(`{"type":"object","required":["target"],"properties":{"target":{"type":"string"}},"additionalProperties":false}`)}
+	return tool.Spec{
+		Name:        "act",
+		Description: "Run a target.",
+		InputSchema: json.RawMessage(`{"type":"object","required":["target"],"properties":{"target":{"type":"string"}},"additionalProperties":false}`),
+		Policy:      tool.Policy{Risk: tool.RiskRead},
+	}
 }
 
 func (d *dispatcher) Resolve(ctx context.Context, c tool.Caller, args json.RawMessage) (tool.Spec, error) {
@@ -28,9 +32,9 @@ func (d *dispatcher) Resolve(ctx context.Context, c tool.Caller, args json.RawMe
 	_ = json.Unmarshal(args, &a)
 	switch a.Target {
 	case "peek":
-		return tool.Spec{Name: "act:peek", Title: "Peek", Risk: tool.RiskRead}, nil
+		return tool.Spec{Name: "act:peek", Title: "Peek", Policy: tool.Policy{Risk: tool.RiskRead}}, nil
 	case "wipe":
-		return tool.Spec{Name: "act:wipe", Title: "Wipe everything", Risk: tool.RiskWriteFull, Confirm: tool.ConfirmAlways}, nil
+		return tool.Spec{Name: "act:wipe", Title: "Wipe everything", Policy: tool.Policy{Risk: tool.RiskWriteFull, Confirm: tool.ConfirmAlways}}, nil
 	}
 	return tool.Spec{}, errors.New("no such target")
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 )
 
-// routeKind is what the deterministic router makes of a message before any
+// routeKind is what the deterministic routes make of a message before any
 // state is loaded.
 type routeKind int
 

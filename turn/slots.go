@@ -3,9 +3,9 @@ package turn
 import "encoding/json"
 
 // A conversation's slots (store.Conversation.Slots) are its durable state
-// beside the memory window, committed with each turn: the skill, the case,
-// the interview, the draft, kept long buttons, the last attachment, the
-// prompt's fingerprint.
+// beside the memory window, committed with each turn: the case, the
+// modes' own slots, the draft, kept long buttons, the last attachment,
+// the prompt's fingerprint.
 
 // getSlot decodes slot name into v; false when the slot is absent or does
 // not decode.

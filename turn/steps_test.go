@@ -168,9 +168,9 @@ func TestConfirmationAPersonCanCheck(t *testing.T) {
 
 func TestPermitted(t *testing.T) {
 	tenant := Tenant{Roles: map[string]Role{"owner": {Tools: []string{"*"}}, "viewer": {Tools: []string{"list_*"}}}}
-	read := tool.Spec{Name: "list_my_tasks", Risk: tool.RiskRead}
-	write := tool.Spec{Name: "create_task", Risk: tool.RiskWriteSafe}
-	full := tool.Spec{Name: "pay", Risk: tool.RiskWriteFull}
+	read := tool.Spec{Name: "list_my_tasks", Policy: tool.Policy{Risk: tool.RiskRead}}
+	write := tool.Spec{Name: "create_task", Policy: tool.Policy{Risk: tool.RiskWriteSafe}}
+	full := tool.Spec{Name: "pay", Policy: tool.Policy{Risk: tool.RiskWriteFull}}
 	id := func(role string, scopes ...chat.Scope) chat.Identity {
 		return chat.Identity{Role: role, Scopes: scopes}
 	}

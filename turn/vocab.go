@@ -61,8 +61,8 @@ const (
 	ReviewDependencyDown ReviewReason = "dependency_down"
 	ReviewModelDown      ReviewReason = "model_down"
 	ReviewInvalidOutput  ReviewReason = "invalid_output"
-	// ReviewMissingFacts: the model handed the case over itself (the
-	// loop's hand_off_to_human), saying what is missing.
+	// ReviewMissingFacts: the model handed the case over itself (a hand-off
+	// tool such as hand_off_to_human), saying what is missing.
 	ReviewMissingFacts ReviewReason = "missing_facts"
 	// ReviewUnconfirmedClaim: the reply says an action happened that no
 	// successful call of its tool confirms (tool.Spec.Claims).

@@ -38,16 +38,32 @@ func (f *fake) Catalog(id chat.Identity) []tool.Spec {
 		panic("catalog of another identity")
 	}
 	return []tool.Spec{
-		{Name: "list", Title: "Список", Titles: tool.Localized{"ru": "Список", "en": "List"}, Description: "List things.", Risk: tool.RiskRead, Confirm: tool.ConfirmNever,
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"additionalProperties":false}`)},
-		{Name: "note", Title: "Note", Description: "Write a note.", Risk: tool.RiskWriteSafe, Idempotent: true,
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
-		{Name: "pay", Title: "Pay", Description: "Pay someone.", Risk: tool.RiskWriteFull, Confirm: tool.ConfirmAlways,
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer"},"to":{"type":"string"}}}`)},
-		{Name: "fail", Risk: tool.RiskRead, InputSchema: json.RawMessage(`{"type":"object"}`)},
-		{Name: "boom", Risk: tool.RiskRead, InputSchema: json.RawMessage(`{"type":"object"}`)},
-		{Name: "odd", Risk: tool.RiskRead, InputSchema: json.RawMessage(`{"type":"string"}`)},
-		{Name: "ask", Risk: tool.RiskRead, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		{
+			Name:        "list",
+			Title:       "Список",
+			Titles:      tool.Localized{"ru": "Список", "en": "List"},
+			Description: "List things.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"additionalProperties":false}`),
+			Policy:      tool.Policy{Risk: tool.RiskRead, Confirm: tool.ConfirmNever},
+		},
+		{
+			Name:        "note",
+			Title:       "Note",
+			Description: "Write a note.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+			Policy:      tool.Policy{Risk: tool.RiskWriteSafe, Idempotent: true},
+		},
+		{
+			Name:        "pay",
+			Title:       "Pay",
+			Description: "Pay someone.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer"},"to":{"type":"string"}}}`),
+			Policy:      tool.Policy{Risk: tool.RiskWriteFull, Confirm: tool.ConfirmAlways},
+		},
+		{Name: "fail", InputSchema: json.RawMessage(`{"type":"object"}`), Policy: tool.Policy{Risk: tool.RiskRead}},
+		{Name: "boom", InputSchema: json.RawMessage(`{"type":"object"}`), Policy: tool.Policy{Risk: tool.RiskRead}},
+		{Name: "odd", InputSchema: json.RawMessage(`{"type":"string"}`), Policy: tool.Policy{Risk: tool.RiskRead}},
+		{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`), Policy: tool.Policy{Risk: tool.RiskRead}},
 	}
 }
 

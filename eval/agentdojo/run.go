@@ -131,7 +131,7 @@ func newWorker(s *Suite, dir string) (*worker, error) {
 		return nil, err
 	}
 	w.eng, err = turn.New(turn.Config{
-		State: w.st, Locker: w.st, Journal: w.st, Tools: reg, Model: w.model, Modes: builtin.Modes(),
+		State: w.st, Locker: w.st, Journal: w.st, Tools: reg, Model: w.model, Modes: builtin.Modes(), DefaultMode: builtin.DefaultMode,
 		Assistants: map[string]turn.Assistant{"agentdojo": {Mode: loop.Name, Settings: &loop.Settings{Limits: loop.Limits{
 			ModelCalls: 30, ToolCalls: 40, ResultBytes: 128 << 10, TotalBytes: 1 << 20, SameCall: 3, Deadline: time.Minute}}}},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", Assistant: "agentdojo",

@@ -49,7 +49,7 @@ func run(configPath string) error {
 func kinds() server.Kinds {
 	k := server.Builtin()
 	k.Tools["shout"] = func(context.Context, *server.Env, server.Section) (server.ToolSet, error) {
-		t, err := tool.Func(tool.Spec{Name: "shout", Title: "Shout", Description: "Upper-case a text.", Risk: tool.RiskRead}, shout)
+		t, err := tool.Func(tool.Spec{Name: "shout", Title: "Shout", Description: "Upper-case a text.", Policy: tool.Policy{Risk: tool.RiskRead}}, shout)
 		return server.ToolSet{Tools: []tool.Tool{t}}, err
 	}
 	return k

@@ -29,7 +29,7 @@ func (f *feed) publish(item string) int {
 func draftTools(f *feed) []func() (tool.Tool, error) {
 	return []func() (tool.Tool, error){
 		func() (tool.Tool, error) {
-			return tool.Func(tool.Spec{Name: "create_post_draft", Title: "Черновик поста", Description: "Draft a post or an article for the user's feed; the user sees the draft and publishes, edits or cancels it. While a draft is shown, call it again with the changed topic to revise it.", Risk: tool.RiskRead},
+			return tool.Func(tool.Spec{Name: "create_post_draft", Title: "Черновик поста", Description: "Draft a post or an article for the user's feed; the user sees the draft and publishes, edits or cancels it. While a draft is shown, call it again with the changed topic to revise it.", Policy: tool.Policy{Risk: tool.RiskRead}},
 				func(_ context.Context, _ tool.Call, in struct {
 					Topic string `json:"topic" jsonschema:"what the post is about"`
 				}) (tool.Result, error) {
@@ -38,7 +38,7 @@ func draftTools(f *feed) []func() (tool.Tool, error) {
 				})
 		},
 		func() (tool.Tool, error) {
-			return tool.Func(tool.Spec{Name: "publish_post", Title: "Публикация поста", Description: "Publish a drafted post.", Risk: tool.RiskWriteFull, PublishesDraft: true},
+			return tool.Func(tool.Spec{Name: "publish_post", Title: "Публикация поста", Description: "Publish a drafted post.", Policy: tool.Policy{Risk: tool.RiskWriteFull, PublishesDraft: true}},
 				func(_ context.Context, _ tool.Call, in struct {
 					Text string `json:"text" jsonschema:"the post as drafted"`
 				}) (string, error) {
@@ -46,7 +46,7 @@ func draftTools(f *feed) []func() (tool.Tool, error) {
 				})
 		},
 		func() (tool.Tool, error) {
-			return tool.Func(tool.Spec{Name: "create_sell_card", Title: "Карточка на продажу", Description: "Draft a card that sells the user's own item or course; the user sees the draft and publishes, edits or cancels it.", Risk: tool.RiskRead},
+			return tool.Func(tool.Spec{Name: "create_sell_card", Title: "Карточка на продажу", Description: "Draft a card that sells the user's own item or course; the user sees the draft and publishes, edits or cancels it.", Policy: tool.Policy{Risk: tool.RiskRead}},
 				func(_ context.Context, _ tool.Call, in struct {
 					Title string `json:"title" jsonschema:"what is sold"`
 					Price int    `json:"price" jsonschema:"price in roubles"`
@@ -56,7 +56,7 @@ func draftTools(f *feed) []func() (tool.Tool, error) {
 				})
 		},
 		func() (tool.Tool, error) {
-			return tool.Func(tool.Spec{Name: "publish_sell_card", Title: "Выставить на продажу", Description: "Publish a drafted sell card.", Risk: tool.RiskWriteFull, PublishesDraft: true},
+			return tool.Func(tool.Spec{Name: "publish_sell_card", Title: "Выставить на продажу", Description: "Publish a drafted sell card.", Policy: tool.Policy{Risk: tool.RiskWriteFull, PublishesDraft: true}},
 				func(_ context.Context, _ tool.Call, in struct {
 					Title string `json:"title" jsonschema:"what is sold"`
 					Price int    `json:"price" jsonschema:"price in roubles"`

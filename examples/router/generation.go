@@ -13,7 +13,7 @@ import (
 func generationTools() []func() (tool.Tool, error) {
 	out := []func() (tool.Tool, error){
 		func() (tool.Tool, error) {
-			return tool.Func(tool.Spec{Name: "generate_image", Title: "Картинка", Description: "Draw an image from a prompt, with the user's photo when they sent one.", Risk: tool.RiskRead},
+			return tool.Func(tool.Spec{Name: "generate_image", Title: "Картинка", Description: "Draw an image from a prompt, with the user's photo when they sent one.", Policy: tool.Policy{Risk: tool.RiskRead}},
 				func(_ context.Context, _ tool.Call, in struct {
 					Prompt string           `json:"prompt" jsonschema:"what to draw"`
 					Photo  *tool.Attachment `json:"photo,omitempty" jsonschema:"the user's photo to draw from"`
@@ -30,7 +30,7 @@ func generationTools() []func() (tool.Tool, error) {
 		{"generate_video", "Видео", "a short video"}, {"generate_music", "Музыка", "a piece of music"}, {"generate_voice", "Озвучка", "a voice-over"},
 	} {
 		out = append(out, func() (tool.Tool, error) {
-			return tool.Func(tool.Spec{Name: g.name, Title: g.title, Description: "Make " + g.what + " from a prompt.", Risk: tool.RiskRead},
+			return tool.Func(tool.Spec{Name: g.name, Title: g.title, Description: "Make " + g.what + " from a prompt.", Policy: tool.Policy{Risk: tool.RiskRead}},
 				func(_ context.Context, _ tool.Call, in struct {
 					Prompt string `json:"prompt" jsonschema:"what to make"`
 				}) (any, error) {

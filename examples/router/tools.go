@@ -20,7 +20,7 @@ func kinds() server.Kinds {
 		var set server.ToolSet
 		builders := []func() (tool.Tool, error){
 			func() (tool.Tool, error) {
-				return tool.Func(tool.Spec{Name: "web_search", Title: "Поиск в интернете", Description: "Search the web; returns titles, links and snippets.", Risk: tool.RiskRead},
+				return tool.Func(tool.Spec{Name: "web_search", Title: "Поиск в интернете", Description: "Search the web; returns titles, links and snippets.", Policy: tool.Policy{Risk: tool.RiskRead}},
 					func(_ context.Context, _ tool.Call, in struct {
 						Query string `json:"query" jsonschema:"what to search for"`
 					}) (any, error) {
@@ -31,7 +31,7 @@ func kinds() server.Kinds {
 					})
 			},
 			func() (tool.Tool, error) {
-				return tool.Func(tool.Spec{Name: "product_search", Title: "Подбор товаров", Description: "Find products to buy on the marketplace; returns product cards.", Risk: tool.RiskRead},
+				return tool.Func(tool.Spec{Name: "product_search", Title: "Подбор товаров", Description: "Find products to buy on the marketplace; returns product cards.", Policy: tool.Policy{Risk: tool.RiskRead}},
 					func(_ context.Context, _ tool.Call, in struct {
 						Query string `json:"query" jsonschema:"what to buy, with constraints"`
 					}) (any, error) {
@@ -42,7 +42,7 @@ func kinds() server.Kinds {
 					})
 			},
 			func() (tool.Tool, error) {
-				return tool.Func(tool.Spec{Name: "delete_metrika_goal", Title: "Удалить цель в Метрике", Description: "Delete a goal of the site's web analytics counter.", Risk: tool.RiskWriteFull, Confirm: tool.ConfirmAlways},
+				return tool.Func(tool.Spec{Name: "delete_metrika_goal", Title: "Удалить цель в Метрике", Description: "Delete a goal of the site's web analytics counter.", Policy: tool.Policy{Risk: tool.RiskWriteFull, Confirm: tool.ConfirmAlways}},
 					func(_ context.Context, _ tool.Call, in struct {
 						Goal string `json:"goal" jsonschema:"the goal's name"`
 					}) (string, error) {
@@ -50,7 +50,7 @@ func kinds() server.Kinds {
 					})
 			},
 			func() (tool.Tool, error) {
-				return tool.Func(tool.Spec{Name: "edit_document", Title: "Правка документа", Description: "Change a document the user names (a table, a text).", Risk: tool.RiskWriteSafe},
+				return tool.Func(tool.Spec{Name: "edit_document", Title: "Правка документа", Description: "Change a document the user names (a table, a text).", Policy: tool.Policy{Risk: tool.RiskWriteSafe}},
 					func(_ context.Context, _ tool.Call, in struct {
 						Document string `json:"document" jsonschema:"the document's name"`
 						Change   string `json:"change" jsonschema:"what to change"`

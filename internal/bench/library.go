@@ -87,8 +87,13 @@ func NewLibrary(dir string, model Model) (*Library, error) {
 	}
 	kinds := server.Builtin()
 	kinds.Tools["bench_tasks"] = func(context.Context, *server.Env, server.Section) (server.ToolSet, error) {
-		spec := tool.Spec{Name: writeTool, Title: "Create task", Description: "Create a task card on the team board.",
-			InputSchema: json.RawMessage(writeSchema), Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmNever}
+		spec := tool.Spec{
+			Name:        writeTool,
+			Title:       "Create task",
+			Description: "Create a task card on the team board.",
+			InputSchema: json.RawMessage(writeSchema),
+			Policy:      tool.Policy{Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmNever},
+		}
 		t, err := tool.Func(spec, func(ctx context.Context, _ tool.Call, in taskArgs) (taskResult, error) {
 			return createTask(ctx, in)
 		})

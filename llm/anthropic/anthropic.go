@@ -305,7 +305,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		return p.completeStreamed(ctx, &req, body, protocol, forced)
 	}
 
-	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
+	callCtx, cancel := wire.CallContext(ctx, p.timeout)
 	defer cancel()
 	var (
 		httpResp *http.Response

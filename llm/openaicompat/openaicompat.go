@@ -294,7 +294,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		return p.completeStreamed(ctx, &req, body.Bytes(), tools)
 	}
 
-	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
+	callCtx, cancel := wire.CallContext(ctx, p.timeout)
 	defer cancel()
 	// The answer is decoded into completion with plain encoding/json: the
 	// API's fields this package uses, content given as parts accepted.

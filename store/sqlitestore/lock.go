@@ -199,6 +199,21 @@ func (l *locker) takeOver(key string, e *lockEntry) {
 	l.handOff(key, e)
 }
 
+// The in-process lease does not renew itself: its holder extends it.
+var _ store.Extender = (*lease)(nil)
+
+// Extend protects the lease from takeover for d from now on the store
+// clock, if that is later than it is protected already (store.Extender).
+// A lease no longer its key's holder (released, or lost) stays as it is.
+func (ls *lease) Extend(d time.Duration) {
+	l := ls.lk
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if until := l.s.now().Add(d); ls.e.holder == ls && until.After(ls.expires) {
+		ls.expires = until
+	}
+}
+
 // abandon removes a waiter that gave up. If the lock was handed to it in
 // the meantime, it is passed on. Called without mu.
 func (l *locker) abandon(key string, e *lockEntry, w *waiter) {

@@ -20,6 +20,7 @@ var lockTests = []subtest{
 	{name: "ReleaseTwice", run: testReleaseTwice},
 	{name: "DifferentKeys", run: testLockDifferentKeys},
 	{name: "TTLTakeover", opts: func(o *Options) { o.LockTTL = 200 * time.Millisecond }, run: testLockTakeover},
+	{name: "Extend", opts: func(o *Options) { o.LockTTL = 200 * time.Millisecond }, run: testLockExtend},
 	{name: "CommitFenced", run: testCommitFenced},
 	{name: "SerializedTurns", run: testSerializedTurns},
 	{name: "FIFO", run: testLockFIFO},
@@ -261,6 +262,47 @@ func testLockTakeover(t *testing.T, e env) {
 		t.Errorf("takeover fence %d, want > %d", c.Fence(), b.Fence())
 	}
 	b.Release()
+}
+
+// testLockExtend: a lease its holder extended (store.Extender) is not
+// taken over past its TTL while the extension lasts — by a waiter queued
+// before the TTL passed or one arriving after — a shorter extension does
+// not shorten it, and past the extension it is taken over as any other.
+// A backend whose leases renew themselves has nothing to extend.
+func testLockExtend(t *testing.T, e env) {
+	key := testKey("t1", "c1").String()
+	a := mustLock(t, e.l, key)
+	defer a.Release()
+	x, ok := a.(store.Extender)
+	if !ok {
+		t.Skip("the backend's leases renew themselves")
+	}
+	x.Extend(time.Hour)
+	x.Extend(time.Millisecond)
+	ctx, cancel := context.WithCancel(t.Context())
+	queued := goLock(ctx, e.l, key)
+	waitQueued(t, e, key, 1)
+	e.clock.Advance(e.opts.LockTTL + time.Second)
+	late := goLock(ctx, e.l, key)
+	wantBlocked(t, "Lock queued before the TTL passed, within the extension", queued)
+	wantBlocked(t, "Lock after the TTL, within the extension", late)
+	if isClosed(a.Lost()) {
+		t.Fatal("an extended lease reports Lost within its extension")
+	}
+	cancel()
+	for _, ch := range []<-chan lockResult{queued, late} {
+		if r := <-ch; r.err == nil {
+			r.lease.Release()
+			t.Fatal("a Lock its caller gave up on was granted")
+		}
+	}
+
+	e.clock.Advance(time.Hour)
+	b := wantGranted(t, "Lock past the extension", goLock(t.Context(), e.l, key))
+	defer b.Release()
+	if !isClosed(a.Lost()) || b.Fence() <= a.Fence() {
+		t.Errorf("past its extension: lost %v, fences %d then %d", isClosed(a.Lost()), a.Fence(), b.Fence())
+	}
 }
 
 // overrun lets the holder of l run past LockTTL: on the clock and, for a

@@ -77,7 +77,7 @@ func (s *Store) newAction(name string, run func(context.Context, tool.Call) tool
 // spec describes action name.
 func (s *Store) spec(name string) tool.Spec {
 	list := strings.Join(s.platforms, ", ")
-	spec := tool.Spec{Name: name, Confirm: s.confirm[name]}
+	spec := tool.Spec{Name: name, Policy: tool.Policy{Confirm: s.confirm[name]}}
 	switch name {
 	case ActionIdea:
 		spec.Title = "Сохранить контент-идею"

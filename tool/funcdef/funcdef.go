@@ -51,12 +51,10 @@ type Def struct {
 // answers from a system of others, whatever it writes.
 func (d Def) Spec(risk tool.Risk) tool.Spec {
 	s := tool.Spec{
-		Name:            d.Name,
-		Description:     d.Description,
-		InputSchema:     d.InputSchema,
-		Risk:            risk,
-		Confirm:         tool.ConfirmNever,
-		ExternalResults: true,
+		Name:        d.Name,
+		Description: d.Description,
+		InputSchema: d.InputSchema,
+		Policy:      tool.Policy{Risk: risk, Confirm: tool.ConfirmNever, ExternalResults: true},
 	}
 	if risk.Writes() {
 		s.Confirm = tool.ConfirmAlways

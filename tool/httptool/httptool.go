@@ -246,26 +246,12 @@ func New(cfg Config) (*Tool, error) {
 	}
 	t.precheck, t.reconcile = extra[0], extra[1]
 	t.spec = tool.Spec{
-		Name:            cfg.Name,
-		Title:           cfg.Title,
-		Description:     cfg.Description,
-		InputSchema:     bytes.Clone(cfg.InputSchema),
-		Risk:            cfg.Risk,
-		Confirm:         confirm,
-		Timeout:         t.timeout,
-		MaxResultBytes:  t.maxBytes,
-		Idempotent:      cfg.Idempotent,
-		Outcomes:        slices.Clone(cfg.Outcomes),
-		Claims:          slices.Clone(cfg.Claims),
-		Receipt:         maps.Clone(cfg.Receipt),
-		BoundArgs:       slices.Clone(cfg.BoundArgs),
-		Sensitive:       slices.Clone(cfg.Sensitive),
-		ExternalResults: cfg.ExternalResults,
-		Approve:         slices.Clone(cfg.Approve),
-		Basis:           slices.Clone(cfg.Basis),
-		FreshFor:        cfg.FreshFor,
-		Redact:          slices.Clone(cfg.Redact),
-		Requires:        cfg.Requires,
+		Name:        cfg.Name,
+		Title:       cfg.Title,
+		Description: cfg.Description,
+		InputSchema: bytes.Clone(cfg.InputSchema),
+		Receipt:     maps.Clone(cfg.Receipt),
+		Policy:      tool.Policy{Risk: cfg.Risk, Confirm: confirm, Timeout: t.timeout, MaxResultBytes: t.maxBytes, Idempotent: cfg.Idempotent, Outcomes: slices.Clone(cfg.Outcomes), Claims: slices.Clone(cfg.Claims), BoundArgs: slices.Clone(cfg.BoundArgs), Sensitive: slices.Clone(cfg.Sensitive), ExternalResults: cfg.ExternalResults, Approve: slices.Clone(cfg.Approve), Basis: slices.Clone(cfg.Basis), FreshFor: cfg.FreshFor, Redact: slices.Clone(cfg.Redact), Requires: cfg.Requires},
 	}
 	return t, nil
 }

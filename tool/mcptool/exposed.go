@@ -105,7 +105,7 @@ func (s *Server) refuse(name string, call tool.Call, err error) tool.Result {
 		outcome = OutcomeNotPermitted
 	}
 	tg := &target{info: ToolInfo{Server: s.cfg.Name, Name: name, Resolved: "mcp:" + s.cfg.Name + "/" + mapName(name)},
-		spec: tool.Spec{MaxResultBytes: s.cfg.MaxResultBytes}}
+		spec: tool.Spec{Policy: tool.Policy{MaxResultBytes: s.cfg.MaxResultBytes}}}
 	args := orEmpty(call.Args)
 	inv := &invocation{s: s, tg: tg, caller: call.Caller, args: args, start: s.cfg.Now()}
 	inv.data = resultData{Server: s.cfg.Name, Tool: name, Audit: auditData{ArgsSHA256: argsHash(args)}}
@@ -172,10 +172,7 @@ func NewAction(servers ...*Server) (*Action, error) {
 			`"args":{"type":"object"}},"additionalProperties":false}`),
 		// The action itself only reads; the engine checks the target's
 		// risk and confirmation, resolved from the arguments.
-		Risk:           tool.RiskRead,
-		Confirm:        tool.ConfirmNever,
-		Timeout:        timeout,
-		MaxResultBytes: maxBytes,
+		Policy: tool.Policy{Risk: tool.RiskRead, Confirm: tool.ConfirmNever, Timeout: timeout, MaxResultBytes: maxBytes},
 	}
 	return a, nil
 }

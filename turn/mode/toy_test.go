@@ -68,9 +68,7 @@ func (tally) Run(ctx context.Context, t *turn.Turn) {
 		return
 	}
 	t.Note(fmt.Sprintf("tally %d", n))
-	if err := t.RecordSection(map[string]int{"count": n}); err != nil {
-		t.Note(err.Error())
-	}
+	t.RecordSection(map[string]int{"count": n})
 	t.Reply(fmt.Sprintf("%d: %s", n, resp.Text))
 }
 
@@ -102,8 +100,12 @@ type noteTool struct {
 }
 
 func (n *noteTool) Spec() tool.Spec {
-	return tool.Spec{Name: n.name, Description: "Add a note.", Risk: tool.RiskWriteSafe, Idempotent: true, Confirm: n.confirm,
-		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"}}}`)}
+	return tool.Spec{
+		Name:        n.name,
+		Description: "Add a note.",
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"}}}`),
+		Policy:      tool.Policy{Risk: tool.RiskWriteSafe, Idempotent: true, Confirm: n.confirm},
+	}
 }
 
 func (n *noteTool) Call(_ context.Context, c tool.Call) (tool.Result, error) {
@@ -153,7 +155,7 @@ func newBenchNamed(t *testing.T, a turn.Assistant, name turn.ModeName, m turn.Mo
 	if a.Mode == "" {
 		a.Mode = name
 	}
-	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: b.model, Modes: modes,
+	b.eng, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Tools: reg, Model: b.model, Modes: modes, DefaultMode: builtin.DefaultMode,
 		Assistants: map[string]turn.Assistant{"counter": a},
 		Tenants: map[string]turn.Tenant{"t": {ID: "t", Language: "en", AssistantName: "Tally", Assistant: "counter",
 			Roles: map[string]turn.Role{"desk": {Tools: []string{"*"}}}}}})
@@ -199,7 +201,7 @@ func TestToyModeRunsTurns(t *testing.T) {
 	if !slices.Contains(rec.Notes, "tally 2") {
 		t.Errorf("notes %q, want the mode's", rec.Notes)
 	}
-	if got := string(rec.Modes["tally"]); got != `{"count":2}` {
+	if got := string(rec.Tally); got != `{"count":2}` {
 		t.Errorf("the mode's own section of the record %q, want its count", got)
 	}
 	reqs := b.model.Requests()
@@ -350,22 +352,35 @@ func TestToyModeResumesAfterTheYes(t *testing.T) {
 	}
 }
 
-// The engine refuses modes without the default one, which the turns of a
-// tenant without an assistant run under, and no modes at all: it has
-// none of its own to fall back on.
+// The engine refuses modes that leave unclear what an assistant naming
+// none runs (the turns of a tenant without an assistant run under it),
+// a mode named after a key of the turn's record, and no modes at all: it
+// has none of its own to fall back on. One mode is the default by itself.
 func TestModesNeedTheDefault(t *testing.T) {
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "toy.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	_, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Modes: turn.Modes{"tally": tally{}}})
-	if err == nil || !strings.Contains(err.Error(), `the modes lack "single"`) {
-		t.Errorf("err = %v", err)
+	tally := turn.Modes{"tally": tally{}}
+	for _, c := range []struct {
+		modes turn.Modes
+		def   turn.ModeName
+		want  string
+	}{
+		{builtin.Modes(), "", `Config.DefaultMode "" is none of the modes (interview, loop, router, single)`},
+		{builtin.Modes(), "tally", `Config.DefaultMode "tally" is none of the modes`},
+		{turn.Modes{"status": tally["tally"]}, "", `mode "status" is named after a key of the turn's record`},
+		{turn.Modes{"tally": tally["tally"], "say": tally["tally"]}, "tally", `mode "say" is named after a key`},
+		{nil, "", "Config.Modes is empty"},
+	} {
+		_, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Modes: c.modes, DefaultMode: c.def})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("modes %v, default %q: err = %v, want %q", c.modes.Names(), c.def, err, c.want)
+		}
 	}
-	_, err = turn.New(turn.Config{State: st, Locker: st, Journal: st})
-	if err == nil || !strings.Contains(err.Error(), "Config.Modes is empty") {
-		t.Errorf("no modes: err = %v", err)
+	if _, err = turn.New(turn.Config{State: st, Locker: st, Journal: st, Modes: tally}); err != nil {
+		t.Errorf("one mode, the default by itself: %v", err)
 	}
 }
 
@@ -393,7 +408,7 @@ func TestToyModeCheck(t *testing.T) {
 type record struct {
 	Notes  []string                               `json:"notes"`
 	Vetoes []struct{ Guard, Tool, Reason string } `json:"vetoes"`
-	Modes  map[string]json.RawMessage             `json:"modes"`
+	Tally  json.RawMessage                        `json:"tally"`
 }
 
 func (b *bench) record(out chat.Outbound) record {

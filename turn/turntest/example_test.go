@@ -39,7 +39,7 @@ func Example() {
 	t := &exampleT{dir: dir}
 	defer t.done()
 
-	weather, _ := tool.Func(tool.Spec{Name: "weather", Description: "Today's weather in a city.", Risk: tool.RiskRead},
+	weather, _ := tool.Func(tool.Spec{Name: "weather", Description: "Today's weather in a city.", Policy: tool.Policy{Risk: tool.RiskRead}},
 		func(_ context.Context, _ tool.Call, in struct {
 			City string `json:"city"`
 		}) (string, error) {

@@ -127,6 +127,9 @@ func Build(t TB, cfg turn.Config, opts ...Option) (*Engine, error) {
 	if cfg.Modes == nil {
 		cfg.Modes = builtin.Modes()
 	}
+	if cfg.DefaultMode == "" && cfg.Modes[builtin.DefaultMode] != nil {
+		cfg.DefaultMode = builtin.DefaultMode
+	}
 	if cfg.Now == nil && now != nil {
 		cfg.Now = now
 	}

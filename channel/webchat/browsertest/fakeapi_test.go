@@ -22,6 +22,7 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn"
+	"github.com/arbiterhq/arbiter/turn/mode/loop"
 )
 
 // fakeAPI is a small stand-in for the HTTP API: the same paths, the same
@@ -585,7 +586,7 @@ func (f *fakeAPI) record(id string, req httpapi.MessageRequest, say string, exec
 		CostUSD:      0.00041,
 		Decision:     json.RawMessage(`{"say":"<script>window.__pwned=5</script>","tool":"create_task","args":{"title":"Check the signup form"},"done":false,"newTopic":false,"buttons":[]}`),
 		Repair:       &turn.RepairTrace{Output: `{"say": <oops`, Problems: []decision.Problem{{Location: "/", Message: "invalid JSON <b>"}}, Repaired: true, SecondOutput: `{"say":"ok"}`},
-		Loop:         &turn.LoopTrace{ModelCalls: 3, ToolCalls: 5, ResultBytes: 777, Ended: "needs_review"},
+		Sections:     turn.Sections{"loop": &loop.Trace{ModelCalls: 3, ToolCalls: 5, ResultBytes: 777, Ended: "needs_review"}},
 		Review:       &turn.ReviewTrace{Reason: turn.ReviewRepeatedCall, Detail: "lookup called 3 times <b>", Draft: "draft <i>reply</i>"},
 		Vetoes:       []turn.Veto{{Guard: "catalog", Tool: "delete_task", Reason: "not_granted"}},
 		Confirmation: confirmation,

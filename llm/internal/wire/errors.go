@@ -66,6 +66,17 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
+// CallContext is ctx bounded by timeout, for one call: ctx itself where
+// its own deadline comes first, since a timer of the call's could then
+// never be the one that ends it, and Interrupted, which asks ctx first,
+// classifies the end the same either way.
+func CallContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if deadline, ok := ctx.Deadline(); ok && !deadline.After(time.Now().Add(timeout)) {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, timeout)
+}
+
 // Interrupted classifies a failed call by its contexts: ctx is the
 // caller's, callCtx the call's own, ctx bounded by timeout. If ctx has
 // ended the call was canceled; if only callCtx has, it timed out, which is

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/arbiterhq/arbiter/llm"
@@ -135,6 +136,37 @@ func TestInterrupted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A call's context is the caller's where the caller's deadline comes
+// first, and its own timeout otherwise; the call ends as a timeout only
+// where its own came first (synctest's clock: no waiting).
+func TestCallContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		soon, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		ctx, done := CallContext(soon, time.Minute)
+		defer done()
+		if ctx != soon {
+			t.Error("a caller whose deadline comes first got a timer of the call's")
+		}
+		for _, parent := range []context.Context{context.Background(), soon} {
+			callCtx, done := CallContext(parent, 10*time.Millisecond)
+			deadline, ok := callCtx.Deadline()
+			if !ok || !deadline.Equal(time.Now().Add(10*time.Millisecond)) {
+				t.Errorf("deadline %v, %v: want the call's own", deadline, ok)
+			}
+			<-callCtx.Done()
+			if kind, _, _ := Interrupted(parent, callCtx, 10*time.Millisecond); kind != llm.ErrTransient {
+				t.Errorf("the call's own timeout classified %q", kind)
+			}
+			done()
+		}
+		<-ctx.Done()
+		if kind, _, _ := Interrupted(soon, ctx, time.Minute); kind != llm.ErrCanceled {
+			t.Errorf("the caller's deadline classified %q", kind)
+		}
+	})
 }
 
 // timeoutError is a net.Error that is not a *net.OpError.

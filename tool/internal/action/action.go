@@ -38,17 +38,14 @@ type Def struct {
 // apply each call's idempotency key at most once.
 func (d Def) Spec(name string, confirm tool.Confirm) tool.Spec {
 	return tool.Spec{
-		Name:           name,
-		Title:          d.Title,
-		Titles:         d.Titles,
-		Doing:          d.Doing,
-		Labels:         d.Labels,
-		Description:    d.Description,
-		InputSchema:    json.RawMessage(d.Schema),
-		Risk:           d.Risk,
-		Confirm:        confirm,
-		MaxResultBytes: d.MaxResult,
-		Idempotent:     d.Risk.Writes(),
+		Name:        name,
+		Title:       d.Title,
+		Titles:      d.Titles,
+		Doing:       d.Doing,
+		Labels:      d.Labels,
+		Description: d.Description,
+		InputSchema: json.RawMessage(d.Schema),
+		Policy:      tool.Policy{Risk: d.Risk, Confirm: confirm, MaxResultBytes: d.MaxResult, Idempotent: d.Risk.Writes()},
 	}
 }
 

@@ -18,12 +18,21 @@ func TestDefSpec(t *testing.T) {
 	}{
 		{"write", Def{Title: "Создать", Description: "Create it.", Risk: tool.RiskWriteSafe, Schema: `{"type":"object"}`},
 			tool.ConfirmAlways,
-			tool.Spec{Name: "write", Title: "Создать", Description: "Create it.", InputSchema: json.RawMessage(`{"type":"object"}`),
-				Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmAlways, Idempotent: true}},
+			tool.Spec{
+				Name:        "write",
+				Title:       "Создать",
+				Description: "Create it.",
+				InputSchema: json.RawMessage(`{"type":"object"}`),
+				Policy:      tool.Policy{Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmAlways, Idempotent: true},
+			}},
 		{"read", Def{Title: "Список", Risk: tool.RiskRead, Schema: `{}`, MaxResult: 32 << 10},
 			tool.ConfirmNever,
-			tool.Spec{Name: "read", Title: "Список", InputSchema: json.RawMessage(`{}`), Risk: tool.RiskRead,
-				Confirm: tool.ConfirmNever, MaxResultBytes: 32 << 10}},
+			tool.Spec{
+				Name:        "read",
+				Title:       "Список",
+				InputSchema: json.RawMessage(`{}`),
+				Policy:      tool.Policy{Risk: tool.RiskRead, Confirm: tool.ConfirmNever, MaxResultBytes: 32 << 10},
+			}},
 	}
 	for _, tt := range tests {
 		got, _ := json.Marshal(tt.def.Spec(tt.name, tt.confirm))

@@ -11,6 +11,10 @@ import (
 	"github.com/arbiterhq/arbiter/turn/mode/single"
 )
 
+// DefaultMode is the built-in modes' default (turn.Config.DefaultMode):
+// one decision a turn.
+const DefaultMode = single.Name
+
 // Modes are the built-in modes by name, in a fresh map the caller may
 // extend with its own: a new mode is a package under turn/mode and a row
 // here, or a row a program adds.

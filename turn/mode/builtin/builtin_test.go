@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/arbiterhq/arbiter/turn"
 	"github.com/arbiterhq/arbiter/turn/mode/builtin"
 )
 
@@ -12,13 +11,13 @@ import (
 // map of its own that a program may extend without touching another's.
 func TestModesHoldTheDefault(t *testing.T) {
 	modes := builtin.Modes()
-	if modes[turn.DefaultMode] == nil {
-		t.Fatalf("modes %v lack the default %q", modes.Names(), turn.DefaultMode)
+	if modes[builtin.DefaultMode] == nil {
+		t.Fatalf("modes %v lack the default %q", modes.Names(), builtin.DefaultMode)
 	}
 	if want := []string{"interview", "loop", "router", "single"}; !slices.Equal(modes.Names(), want) {
 		t.Errorf("modes %v, want %v", modes.Names(), want)
 	}
-	modes["tally"] = modes[turn.DefaultMode]
+	modes["tally"] = modes[builtin.DefaultMode]
 	if again := builtin.Modes(); again["tally"] != nil {
 		t.Errorf("a caller's row is in the next registry: %v", again.Names())
 	}

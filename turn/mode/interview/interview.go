@@ -170,8 +170,8 @@ func runInterview(ctx context.Context, t *turn.Turn) {
 		iv.Transcript = append(iv.Transcript, llm.Message{Role: llm.RoleTool, ToolCallID: iv.Pending, Content: text})
 		iv.Pending = ""
 	}
-	tr := &turn.InterviewTrace{Questions: iv.Questions}
-	t.Trace().Interview = tr
+	tr := &Trace{Questions: iv.Questions}
+	t.RecordSection(tr)
 	for attempt := 0; ; attempt++ {
 		resp, ok := askInterviewer(ctx, t, &iv, attempt)
 		if !ok {
@@ -222,10 +222,30 @@ func askInterviewer(ctx context.Context, t *turn.Turn, iv *interview, attempt in
 	return resp, true
 }
 
+// Trace is an interview's step: the mode's section of the turn's record
+// ("interview").
+type Trace struct {
+	Questions int `json:"questions"`
+	// Ended is "" while a question waits; "final", "text" (a model that
+	// answered in plain text), "no_result" (questions exhausted and no
+	// result given) or "failed".
+	Ended      string   `json:"ended,omitempty"`
+	Confidence *float64 `json:"confidence_score,omitempty"`
+	// Reasoning is why the model asked: never shown to the user, and in
+	// the record only for a key that reads every turn (turns:read_all);
+	// the HTTP API leaves it out for any other.
+	Reasoning string `json:"reasoning,omitempty"`
+	// Dropped are what an answer held beyond one question — further
+	// calls, further questions — journaled, not shown.
+	Dropped []string `json:"dropped,omitempty"`
+	// Problems are what the repair requests told the model.
+	Problems []string `json:"problems,omitempty"`
+}
+
 // interviewAnswer acts on one answer of the interviewer: a question is
 // shown and the interview stored, a result delivered. Otherwise it returns
 // what is wrong with the answer, for the repair.
-func interviewAnswer(t *turn.Turn, iv *interview, tr *turn.InterviewTrace, resp llm.Response) (string, bool) {
+func interviewAnswer(t *turn.Turn, iv *interview, tr *Trace, resp llm.Response) (string, bool) {
 	if resp.Protocol != llm.ProtocolTools || len(resp.ToolCalls) == 0 {
 		if isQuestionText(resp.Text, iv, resp) {
 			return "a question is not a result: ask it with " + askUserTool + ", or call " + deliverFinalTool + " with the result", false

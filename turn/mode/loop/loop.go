@@ -105,11 +105,23 @@ type task struct {
 	// with what the model was told of each.
 	writes map[string]bool
 	told   map[string]string
-	trace  turn.LoopTrace
+	trace  Trace
 	draft  string // the model's latest text
 	// fresh are the task's reads whose results stand for the current
 	// state only for a while (tool.Spec.FreshFor), by call.
 	fresh map[string]*freshRead
+}
+
+// Trace is what a loop task did and how it ended: the mode's section of
+// the turn's record ("loop").
+type Trace struct {
+	ModelCalls  int `json:"model_calls"`
+	ToolCalls   int `json:"tool_calls"`
+	ResultBytes int `json:"result_bytes"`
+	// Ended is "answer" (the model's final reply was sent),
+	// "confirmation" (a write waits for the user's yes), "needs_review",
+	// or "refused" (a call could not be put to its approvers).
+	Ended string `json:"ended"`
 }
 
 // run is the loop. What cannot be answered within the limits — a limit
@@ -117,7 +129,7 @@ type task struct {
 // — is handed to a person (needs_review) with the reason, never guessed.
 func run(ctx context.Context, t *turn.Turn) {
 	k := newTask(t)
-	t.Trace().Loop = &k.trace
+	t.RecordSection(&k.trace)
 	defer func() {
 		// However the task was handed over (a limit here, a claim the
 		// engine refused), its record says so.

@@ -46,17 +46,34 @@ const opRoute = "route"
 // skill ("skill:health", "skill:none" — the × on the skill's badge).
 const skillButtonPrefix = "skill:"
 
+// Trace is what the router did in a turn: the mode's section of the
+// turn's record ("router").
+type Trace struct {
+	// Intercept names the pre-model rule that took the message, if any.
+	Intercept string `json:"intercept,omitempty"`
+	// WebSearch is the detector's pattern when it fired.
+	WebSearch string `json:"web_search,omitempty"`
+	// Proposed are the router's calls (name and arguments), in order.
+	Proposed []string `json:"proposed,omitempty"`
+	// Failed says why the router gave no decision; a plain answer
+	// followed, with no sign of it to the user.
+	Failed string `json:"failed,omitempty"`
+	// Switched is a skill change: the new skill, "none", or a refused id.
+	Switched string `json:"switched,omitempty"`
+	Skill    string `json:"skill,omitempty"` // the skill after the turn
+}
+
 // run is one turn of the router: the settings, the turn and its record.
 type run struct {
 	t     *turn.Turn
 	r     *Settings
-	trace *turn.RouterTrace
+	trace *Trace
 	skill string // the chat's skill as the turn goes
 }
 
 func (mode) Run(ctx context.Context, t *turn.Turn) {
-	k := &run{t: t, r: settingsOf(t.Assistant()), trace: &turn.RouterTrace{}}
-	t.Trace().Router = k.trace
+	k := &run{t: t, r: settingsOf(t.Assistant()), trace: &Trace{}}
+	t.RecordSection(k.trace)
 	k.skill = currentSkill(t, k.r)
 	defer k.showSkill()
 	text := t.Input()

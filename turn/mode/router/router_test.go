@@ -57,18 +57,19 @@ func newRouterBenchOver(t *testing.T, settings router.Settings, wrap func(llm.Pr
 	}
 	schema := json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string"},"query":{"type":"string"}}}`)
 	reg, err := tool.NewRegistry(
-		recTool{tool.Spec{Name: "generate_image", Description: "draw", Risk: tool.RiskRead, InputSchema: schema}, b},
-		recTool{tool.Spec{Name: "web_search", Description: "search", Risk: tool.RiskRead, InputSchema: schema}, b},
-		recTool{tool.Spec{Name: "gmail_search", Description: "mail", Risk: tool.RiskRead, Requires: "google", InputSchema: schema}, b},
-		recTool{tool.Spec{Name: "save_note", Description: "note", Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmNever, InputSchema: schema}, b},
-		recTool{tool.Spec{Name: "card_status", Description: "card", Risk: tool.RiskRead, Redact: []string{"card"}, InputSchema: schema}, b},
+		recTool{tool.Spec{Name: "generate_image", Description: "draw", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead}}, b},
+		recTool{tool.Spec{Name: "web_search", Description: "search", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead}}, b},
+		recTool{tool.Spec{Name: "gmail_search", Description: "mail", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead, Requires: "google"}}, b},
+		recTool{tool.Spec{Name: "save_note", Description: "note", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskWriteSafe, Confirm: tool.ConfirmNever}}, b},
+		recTool{tool.Spec{Name: "card_status", Description: "card", InputSchema: schema, Policy: tool.Policy{Risk: tool.RiskRead, Redact: []string{"card"}}}, b},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	observe := func(tr *turn.Trace) {
-		if tr.Router != nil {
-			b.proposed = slices.Clone(tr.Router.Proposed)
+		var rt router.Trace
+		if tr.Section(router.Name, &rt) {
+			b.proposed = slices.Clone(rt.Proposed)
 		}
 	}
 	e := turntest.New(t, turn.Config{Tools: reg, Observe: observe,
@@ -287,8 +288,9 @@ func TestRouterProposalsAreRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tr turn.Trace
-	if err := json.Unmarshal(rec.Trace, &tr); err != nil || tr.Router == nil || len(tr.Router.Proposed) != 1 || !strings.Contains(tr.Router.Proposed[0], "hmac:") {
-		t.Fatalf("router record %+v (%v), want the proposed call with its card hashed", tr.Router, err)
+	var rt router.Trace
+	if err := json.Unmarshal(rec.Trace, &tr); err != nil || !tr.Section(router.Name, &rt) || len(rt.Proposed) != 1 || !strings.Contains(rt.Proposed[0], "hmac:") {
+		t.Fatalf("router record %+v (%v), want the proposed call with its card hashed", rt, err)
 	}
 	if strings.Contains(string(rec.Trace), card) {
 		t.Errorf("the card is journaled as it was: %s", rec.Trace)

@@ -9,9 +9,10 @@ import (
 	"github.com/arbiterhq/arbiter/turn"
 )
 
-// Name is the mode's name in turn.Config.Modes: the engine's default,
-// the mode of an assistant that names none.
-const Name = turn.DefaultMode
+// Name is the mode's name in turn.Config.Modes: the built-in modes'
+// default (builtin.DefaultMode), the mode of an assistant that names
+// none.
+const Name turn.ModeName = "single"
 
 // New returns the single-decision mode.
 func New() turn.Mode { return mode{} }
