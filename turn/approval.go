@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // DefaultApprovalTTL is how long an action waits for its approvers.
@@ -54,7 +55,7 @@ func (e *Engine) proposeApproval(ctx context.Context, s *state, a authorized) (s
 	}
 	act := store.Action{
 		ID: e.cfg.NewID(), Tenant: s.key.Tenant, Key: s.key, Requester: s.in.Identity, Case: s.caseVals,
-		Tool: a.tg.spec.Name, Title: a.tg.spec.TitleIn(s.lang), Args: a.args, ArgsHash: argsHash(a.tg.spec.Name, a.args),
+		Tool: a.tg.spec.Name, Title: a.tg.spec.TitleIn(s.lang), Args: a.args, ArgsHash: gate.Hash(a.tg.spec.Name, a.args),
 		Fields: renderFields(s.lang, s.loc, a.tg.spec, a.args, resolved), Approvers: a.tg.spec.Approve, Status: store.ActionProposed,
 		TurnID: s.id, CreatedAt: s.now, ExpiresAt: s.now.Add(e.cfg.ApprovalTTL), UpdatedAt: s.now,
 		Basis: e.basisOf(ctx, s, a.tg.spec),
@@ -402,5 +403,5 @@ func (e *Engine) noteExecution(s *state, auth authorized, res tool.Result, et Ex
 func approvalKey(a store.Action) string {
 	caseJSON, _ := json.Marshal(a.Case)
 	origin := "approval:" + a.Tenant + "\x00" + string(caseJSON) + "\x00" + a.ID + "\x00" + a.DecidedBy + "\x00" + a.DecidedAt.UTC().Format(time.RFC3339Nano)
-	return "a:" + argsHash(origin, nil)[:40]
+	return "a:" + gate.Hash(origin, nil)[:40]
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // ConfirmationTrace is what happened to a pending action in this turn.
@@ -64,7 +65,7 @@ func (e *Engine) storePending(s *state, name string, args []byte) store.PendingA
 		Key:            s.key,
 		Tool:           name,
 		Args:           args,
-		ArgsHash:       argsHash(name, args),
+		ArgsHash:       gate.Hash(name, args),
 		IdempotencyKey: "pending:" + id,
 		TurnID:         s.id,
 		CreatedAt:      s.now,

@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // ExecutionTrace is one tool execution as the journal keeps it.
@@ -52,7 +53,7 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 	writes := spec.Risk.Writes() && idemKey != ""
 	if writes {
 		rec := store.ExecutionRecord{
-			Tenant: s.key.Tenant, IdempotencyKey: idemKey, Tool: spec.Name, ArgsHash: argsHash(spec.Name, args),
+			Tenant: s.key.Tenant, IdempotencyKey: idemKey, Tool: spec.Name, ArgsHash: gate.Hash(spec.Name, args),
 			Args: args, TurnID: s.id, State: store.ExecStarted, StartedAt: s.now,
 		}
 		if s.in.MessageID != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // Veto records a proposal the server refused, and why. The reason is for
@@ -239,7 +240,7 @@ func (e *Engine) callArgs(s *state, entry *tool.Entry, r callRequest) ([]byte, *
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = []byte("{}")
 		}
-		canon, problems := validateArgs(entry, s.cat.required[r.name], args)
+		canon, problems := gate.Args(entry, s.cat.required[r.name], args)
 		if problems != nil {
 			return nil, &Veto{Guard: r.guard, Tool: r.name, Reason: reasonInvalidArgs, Problems: problems, say: txtNotAvailable}
 		}
