@@ -63,4 +63,3 @@ func TestTaintedArgsInNameOrder(t *testing.T) {
 		t.Errorf("with mallory in the user's words: tainted %+v, want beta alone", got)
 	}
 }
-
