@@ -11,7 +11,8 @@
 //   - Tainted and Sensitive: which arguments came from content of others
 //     (evidence, what tools read) rather than the user's own words, and
 //     which of them say where data goes or what unlocks it;
-//   - Claims: what a reply asserts against the calls that confirm it.
+//   - Claims: what a reply asserts against the calls that confirm it;
+//   - Inert: a value as a confirmation shows it, unable to fake its end.
 //
 // The engine (package turn) gathers the inputs from the turn — the
 // caller, the registered tool, the messages in view, the calls made —
