@@ -95,8 +95,11 @@ type Done struct {
 // a successful call of a tool that confirms it (done gives the turn's);
 // general words of completion need every write of the turn done for
 // certain (open describes one that is not, or returns ""). Both are asked
-// only of a reply that asserts something.
+// only of a reply that asserts something. No Claims (nil) hold nothing.
 func (c *Claims) Unconfirmed(reply string, done func() []Done, open func() string) string {
+	if c == nil {
+		return ""
+	}
 	var buf [4]intent.Assertion
 	var calls []Done
 	fetched := false

@@ -117,6 +117,9 @@ func TestUnconfirmedAsksOnlyWhenAsserted(t *testing.T) {
 	if got := c.Unconfirmed("Hello! How can I help?", ask, open); got != "" {
 		t.Errorf("Unconfirmed = %q", got)
 	}
+	if got := (*Claims)(nil).Unconfirmed("Done! The refund was issued.", ask, open); got != "" {
+		t.Errorf("no claims: Unconfirmed = %q", got)
+	}
 }
 
 func TestPhrasePattern(t *testing.T) {
