@@ -6,6 +6,8 @@
 //
 //   - Permitted and Matches: a caller's role, connected integrations and
 //     scopes against a tool;
+//   - Decide: whether a permitted call is refused (evidence alone asked
+//     for a write), runs, waits for its approvers or for the user's yes;
 //   - Args: arguments against the tool's schema, in canonical form, and
 //     Hash, the content key of a call;
 //   - Tainted and Sensitive: which arguments came from content of others
