@@ -380,7 +380,7 @@ func (e *Engine) writeAction(ctx context.Context, s *state, run *actionRun, auth
 		run.tr.Reconciled = true
 		return run.finish(ctx, status, rres, reconcileReason(status))
 	}
-	if et.Status == statusOutcomeUnknown || res.OutcomeUnknown {
+	if et.Status == gate.StatusOutcomeUnknown || res.OutcomeUnknown {
 		return run.finish(ctx, store.ActionUnknown, res, "the outcome is unknown: "+res.Error)
 	}
 	return run.finish(ctx, store.ActionFailed, res, res.Error)

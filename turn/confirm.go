@@ -320,7 +320,7 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 	for i, a := range ran {
 		res, tr := e.execute(ctx, s, a.tg, a.args, keys[i])
 		xs[i] = Executed{Cleared: Cleared{a: a, name: calls[i].Tool, turn: s.id}, Result: res, trace: tr}
-		unknown = unknown || tr.Status == statusOutcomeUnknown
+		unknown = unknown || tr.Status == gate.StatusOutcomeUnknown
 	}
 	if resumes && !unknown {
 		if s.model, s.strategy = e.providerFor(s.tenant); s.model != nil {
