@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -91,32 +90,35 @@ func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
-// hideReasoning takes an interviewer's reasoning — why it asked, never
-// shown to the user it interviews — out of a turn's record read with a
-// key without turns:read_all, and marks it hidden
-// ("interview":{…,"reasoning_hidden":true}). A record without one is
-// returned as it is.
+// hideReasoning takes the reasoning of the turn's mode — why its model
+// did what it did, which a mode records as its section's "reasoning" (an
+// interviewer's why it asked, never shown to the user it interviews) —
+// out of a turn's record read with a key without turns:read_all, and
+// marks it hidden ("<mode>":{…,"reasoning_hidden":true}). A record
+// without one is returned as it is; one that cannot be read is never
+// shown.
 func hideReasoning(rec json.RawMessage) json.RawMessage {
-	if !bytes.Contains(rec, []byte(`"interview"`)) {
-		return rec
-	}
 	var top map[string]json.RawMessage
-	var iv map[string]json.RawMessage
-	if json.Unmarshal(rec, &top) != nil || top["interview"] != nil && json.Unmarshal(top["interview"], &iv) != nil {
+	if json.Unmarshal(rec, &top) != nil {
 		return json.RawMessage(`{"error":"the record cannot be shown"}`) // never unread
 	}
-	if iv["reasoning"] == nil {
-		return rec
+	hidden := false
+	for name, raw := range top {
+		var section map[string]json.RawMessage
+		if json.Unmarshal(raw, &section) != nil || section["reasoning"] == nil {
+			continue // not a section, or one with nothing to hide
+		}
+		delete(section, "reasoning")
+		section["reasoning_hidden"] = json.RawMessage("true")
+		top[name], _ = json.Marshal(section)
+		hidden = true
 	}
-	delete(iv, "reasoning")
-	iv["reasoning_hidden"] = json.RawMessage("true")
-	var err error
-	if top["interview"], err = json.Marshal(iv); err != nil {
+	if !hidden {
 		return rec
 	}
 	out, err := json.Marshal(top)
 	if err != nil {
-		return rec
+		return json.RawMessage(`{"error":"the record cannot be shown"}`)
 	}
 	return out
 }
