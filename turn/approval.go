@@ -106,10 +106,10 @@ func (e *Engine) Actions(ctx context.Context, approver chat.Identity, status str
 	now := e.cfg.Now()
 	out := []chat.ActionView{}
 	for _, a := range list {
-		if !slices.Contains(a.Approvers, approver.Role) {
+		if !gate.Approves(approver, a) {
 			continue
 		}
-		if a.Status == store.ActionProposed && !now.Before(a.ExpiresAt) {
+		if gate.Expired(a, now) {
 			a = e.expire(ctx, as, a, now)
 			if status == store.ActionProposed {
 				continue
@@ -146,22 +146,17 @@ func (e *Engine) Decide(ctx context.Context, approver chat.Identity, id string, 
 		return chat.ActionView{}, chat.Outbound{}, fmt.Errorf("decide %s: %w", id, chat.ErrActionNotFound)
 	case err != nil:
 		return chat.ActionView{}, chat.Outbound{}, err
-	case !slices.Contains(a.Approvers, approver.Role) || approver.UserID == a.Requester.UserID:
-		// Four eyes: whoever asked for the action does not approve it.
+	case !gate.MayDecide(approver, a):
 		return chat.ActionView{}, chat.Outbound{}, fmt.Errorf("decide %s: %w", id, chat.ErrActionNotFound)
 	}
 	now := e.cfg.Now()
-	if a.Status == store.ActionProposed && !now.Before(a.ExpiresAt) {
+	if gate.Expired(a, now) {
 		a = e.expire(ctx, as, a, now)
 	}
 	if a.Status != store.ActionProposed {
 		return actionView(a), chat.Outbound{}, fmt.Errorf("decide %s: it is %s: %w", id, a.Status, chat.ErrActionClosed)
 	}
-	next := a
-	next.Status, next.DecidedBy, next.DecidedAt, next.UpdatedAt = store.ActionRejected, approver.UserID, now, now
-	if approve {
-		next.Status = store.ActionApproved
-	}
+	next := gate.Decided(a, approver, approve, now)
 	if got, err := as.UpdateAction(ctx, next, store.ActionProposed); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return actionView(got), chat.Outbound{}, fmt.Errorf("decide %s: it is %s: %w", id, got.Status, chat.ErrActionClosed)

@@ -85,7 +85,7 @@ func (e *Engine) openAction(s *state) string {
 			return "the actions could not be read: " + err.Error()
 		}
 		for _, a := range list {
-			if a.Key == s.key && (status != store.ActionProposed || s.now.Before(a.ExpiresAt)) {
+			if a.Key == s.key && !gate.Expired(a, s.now) {
 				return "the action " + a.ID + " of " + a.Tool + " is " + status
 			}
 		}
