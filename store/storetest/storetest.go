@@ -12,6 +12,7 @@ package storetest
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -297,6 +298,24 @@ func checkTurn(t *testing.T, what string, got, want store.TurnRecord) {
 	}
 	wantCalls(t, what, "llm call", got.LLMCalls, want.LLMCalls, func(c *store.LLMCall) *time.Time { return &c.At })
 	wantCalls(t, what, "tool call", got.ToolCalls, want.ToolCalls, func(c *store.ToolCall) *time.Time { return &c.At })
+}
+
+// idsOf lists the ids of items, in order, as id reads them.
+func idsOf[T any](items []T, id func(T) string) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = id(it)
+	}
+	return out
+}
+
+// wantIDList checks a list of ids, in order, against want; what names the
+// list in the error.
+func wantIDList(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("%s %q, want %q", what, got, want)
+	}
 }
 
 // wantCalls compares a turn's calls of one kind: the same fields, and At
