@@ -70,6 +70,15 @@ func mustCommit(t *testing.T, s store.State, c store.Commit) {
 	}
 }
 
+// putPending commits a new pending action id for key, made at now, and
+// returns it.
+func putPending(t *testing.T, s store.State, key chat.ConversationKey, id string, now time.Time) store.PendingAction {
+	t.Helper()
+	p := pending(key, id, now)
+	mustCommit(t, s, store.Commit{Key: key, PutPending: &p})
+	return p
+}
+
 func wantNotFound(t *testing.T, what string, err error) {
 	t.Helper()
 	if !errors.Is(err, store.ErrNotFound) {
@@ -153,8 +162,7 @@ func testCommitKeepsMemory(t *testing.T, e env) {
 	key, now := testKey("t1", "c1"), e.clock.Now()
 	conv := conversation(now, 2)
 	mustCommit(t, e.s, store.Commit{Key: key, Conversation: &conv})
-	p := pending(key, "p1", now)
-	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
+	putPending(t, e.s, key, "p1", now)
 	got, err := e.s.LoadConversation(t.Context(), key)
 	if err != nil {
 		t.Fatalf("LoadConversation after a commit without memory: %v", err)
@@ -164,8 +172,7 @@ func testCommitKeepsMemory(t *testing.T, e env) {
 
 func testDropPending(t *testing.T, e env) {
 	ctx, key, now := t.Context(), testKey("t1", "c1"), e.clock.Now()
-	p := pending(key, "p1", now)
-	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
+	putPending(t, e.s, key, "p1", now)
 	if _, err := e.s.GetPending(ctx, key); err != nil {
 		t.Fatalf("GetPending after put: %v", err)
 	}
@@ -203,8 +210,7 @@ func testPutPendingReplaces(t *testing.T, e env) {
 
 func testTakePendingWrongID(t *testing.T, e env) {
 	ctx, key, now := t.Context(), testKey("t1", "c1"), e.clock.Now()
-	p := pending(key, "p1", now)
-	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
+	p := putPending(t, e.s, key, "p1", now)
 	other := key
 	other.User = "u-2"
 	tests := []struct {
@@ -237,8 +243,7 @@ func testTakePendingWrongID(t *testing.T, e env) {
 
 func testTakePendingRace(t *testing.T, e env) {
 	key, now := testKey("t1", "c1"), e.clock.Now()
-	p := pending(key, "p1", now)
-	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
+	p := putPending(t, e.s, key, "p1", now)
 	const n = 16
 	var (
 		mu         sync.Mutex
@@ -421,8 +426,7 @@ func testConversationTTL(t *testing.T, e env) {
 
 func testPendingPastExpiry(t *testing.T, e env) {
 	ctx, key, now := t.Context(), testKey("t1", "c1"), e.clock.Now()
-	p := pending(key, "p1", now)
-	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
+	p := putPending(t, e.s, key, "p1", now)
 
 	// Past ExpiresAt the action is still there, so the engine can say
 	// "this confirmation expired" instead of "nothing to confirm".
