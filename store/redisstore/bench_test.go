@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
 // TestTurnRoundTrips pins the cost of a turn's state work: three round
@@ -21,7 +21,7 @@ func TestTurnRoundTrips(t *testing.T) {
 	var rt roundTrips
 	s.rdb.AddHook(&rt)
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
-	conv := benchConversation(time.Now())
+	conv := storetest.BenchConversation(time.Now())
 	if err := s.Commit(t.Context(), store.Commit{Key: key, Conversation: &conv}); err != nil {
 		t.Fatal(err)
 	}
@@ -32,21 +32,6 @@ func TestTurnRoundTrips(t *testing.T) {
 			t.Errorf("turn %d took %d round trips, want 3", i, n)
 		}
 	}
-}
-
-func benchConversation(now time.Time) store.Conversation {
-	conv := store.Conversation{StartedAt: now, UpdatedAt: now}
-	for i := range 16 {
-		role := store.RoleUser
-		if i%2 == 1 {
-			role = store.RoleAssistant
-		}
-		conv.Messages = append(conv.Messages, store.Message{
-			Role: role, At: now,
-			Text: fmt.Sprintf("message %d: please move the card about the quarterly report to done and tell me what is left", i),
-		})
-	}
-	return conv
 }
 
 // turnState is the store's share of one turn as the engine does it: lock,
@@ -84,7 +69,7 @@ func BenchmarkTurnState(b *testing.B) {
 	var rt roundTrips
 	s.rdb.AddHook(&rt)
 	key := chat.ConversationKey{Tenant: "tenant-1", Chat: "chat-1", User: "user-1"}
-	conv := benchConversation(time.Now())
+	conv := storetest.BenchConversation(time.Now())
 	if err := s.Commit(context.Background(), store.Commit{Key: key, Conversation: &conv}); err != nil {
 		b.Fatal(err)
 	}

@@ -298,17 +298,7 @@ func BenchmarkTurnState(b *testing.B) {
 			ctx := context.Background()
 			key := chat.ConversationKey{Tenant: "tenant-1", Chat: "chat-1", User: "user-1"}
 			now := time.Now()
-			conv := store.Conversation{StartedAt: now, UpdatedAt: now}
-			for i := range 16 {
-				role := store.RoleUser
-				if i%2 == 1 {
-					role = store.RoleAssistant
-				}
-				conv.Messages = append(conv.Messages, store.Message{
-					Role: role, At: now,
-					Text: fmt.Sprintf("message %d: please move the card about the quarterly report to done and tell me what is left", i),
-				})
-			}
+			conv := storetest.BenchConversation(now)
 			if err := s.Commit(ctx, store.Commit{Key: key, Conversation: &conv}); err != nil {
 				b.Fatal(err)
 			}

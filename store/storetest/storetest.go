@@ -11,6 +11,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -333,4 +334,21 @@ func wantCalls[C comparable](t *testing.T, what, kind string, got, want []C, at 
 			t.Errorf("%s: %s %d = %+v at %v, want %+v at %v", what, kind, i, g, gAt, w, wAt)
 		}
 	}
+}
+
+// BenchConversation is the conversation the backends' benchmarks commit:
+// sixteen messages, the user's and the assistant's in turn, all at now.
+func BenchConversation(now time.Time) store.Conversation {
+	conv := store.Conversation{StartedAt: now, UpdatedAt: now}
+	for i := range 16 {
+		role := store.RoleUser
+		if i%2 == 1 {
+			role = store.RoleAssistant
+		}
+		conv.Messages = append(conv.Messages, store.Message{
+			Role: role, At: now,
+			Text: fmt.Sprintf("message %d: please move the card about the quarterly report to done and tell me what is left", i),
+		})
+	}
+	return conv
 }
