@@ -54,9 +54,9 @@ func newCalendar(t *testing.T, backend Backend) *Calendar {
 }
 
 var (
-	dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru", Timezone: "Europe/Moscow"}
+	dmitry = tooltest.Dmitry
 	olga   = tool.Caller{TenantID: "acme", UserID: "u3", Name: "Ольга Смирнова", Language: "en", Timezone: "Europe/Berlin"}
-	hank   = tool.Caller{TenantID: "globex", UserID: "u1", Name: "Hank Scorpio", Language: "en"}
+	hank   = tooltest.Hank
 )
 
 func toolNamed(t *testing.T, c *Calendar, name string) tool.Tool {

@@ -49,11 +49,7 @@ func boardOn(t *testing.T, db *sql.DB) *Board {
 
 func newBoard(t *testing.T) *Board { return boardOn(t, sqlitetest.Open(t, sqlitetest.WAL)) }
 
-var (
-	dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru", Timezone: "Europe/Moscow"}
-	olga   = tool.Caller{TenantID: "acme", UserID: "u3", Name: "Ольга Смирнова", Language: "en"}
-	hank   = tool.Caller{TenantID: "globex", UserID: "u1", Name: "Hank Scorpio", Language: "en"}
-)
+var dmitry, olga, hank = tooltest.Dmitry, tooltest.Olga, tooltest.Hank
 
 func toolByName(t *testing.T, b *Board, name string) tool.Tool {
 	return tooltest.Named(t, b.Tools(), name)

@@ -26,6 +26,15 @@ type Case struct {
 // Caller is the caller Run's calls run for.
 var Caller = tool.Caller{TenantID: "tooltest", UserID: "u1", Name: "Tool Test", Language: "en", Timezone: "UTC"}
 
+// The team the tools' own tests call for: two members of tenant acme, one
+// writing Russian in Moscow and one English, and a member of another
+// tenant, globex, with the same user id as Dmitry.
+var (
+	Dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru", Timezone: "Europe/Moscow"}
+	Olga   = tool.Caller{TenantID: "acme", UserID: "u3", Name: "Ольга Смирнова", Language: "en"}
+	Hank   = tool.Caller{TenantID: "globex", UserID: "u1", Name: "Hank Scorpio", Language: "en"}
+)
+
 // Run checks tools against the contract and each case against its
 // tool's schema.
 func Run(t *testing.T, tools []tool.Tool, cases []Case) {

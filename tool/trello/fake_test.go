@@ -539,8 +539,8 @@ func pick(obj map[string]any, fields string) map[string]any {
 // Callers and helpers shared by the tests.
 
 var (
-	dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru", Timezone: "Europe/Moscow"}
-	olga   = tool.Caller{TenantID: "acme", UserID: "u3", Name: "Ольга Смирнова", Language: "en"}
+	dmitry = tooltest.Dmitry
+	olga   = tooltest.Olga
 	nobody = tool.Caller{TenantID: "acme", UserID: "u9", Name: "Гость", Language: "ru"}
 )
 
