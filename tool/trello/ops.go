@@ -242,13 +242,11 @@ func (c *Client) commentTask(ctx context.Context, call tool.Call, a board.Commen
 		return c.notConnected(caller)
 	}
 	key := call.IdempotencyKey
-	if key != "" {
-		unlock, err := c.locks.lock(ctx, caller.TenantID+"\x00"+key)
-		if err != nil {
-			return s.failure(err)
-		}
-		defer unlock()
+	unlock, err := c.lockKey(ctx, call)
+	if err != nil {
+		return s.failure(err)
 	}
+	defer unlock()
 	card, r := s.resolveCard(ctx, a.Card)
 	if r != nil {
 		return *r

@@ -314,6 +314,16 @@ type keyLocks struct {
 	count map[string]int
 }
 
+// lockKey takes the lock of the call's idempotency key in its tenant, or
+// returns ctx's error; unlock releases it. A call without a key takes no
+// lock.
+func (c *Client) lockKey(ctx context.Context, call tool.Call) (unlock func(), err error) {
+	if call.IdempotencyKey == "" {
+		return func() {}, nil
+	}
+	return c.locks.lock(ctx, call.Caller.TenantID+"\x00"+call.IdempotencyKey)
+}
+
 // lock takes the lock of key, or returns ctx's error; unlock releases it.
 func (l *keyLocks) lock(ctx context.Context, key string) (unlock func(), err error) {
 	l.mu.Lock()
