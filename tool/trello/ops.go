@@ -30,6 +30,18 @@ type attachment struct {
 // cardListQuery asks a card read for the card's list name too.
 var cardListQuery = url.Values{"list": {"true"}}
 
+// sessionCard is the caller's session and the card ref names in it
+// (resolveCard), or the Result that says why there is none.
+func (c *Client) sessionCard(ctx context.Context, caller tool.Caller, ref string) (*session, *apiCard, *tool.Result) {
+	s, ok := c.session(caller)
+	if !ok {
+		r := c.notConnected(caller)
+		return nil, nil, &r
+	}
+	card, r := s.resolveCard(ctx, ref)
+	return s, card, r
+}
+
 // resolveCard finds the board card named by ref (a card URL, a short link
 // or id, a title with a trailing "(shortLink)", or a title among the open
 // cards) and reads it from Trello now, so a write acts on its current
@@ -154,11 +166,7 @@ func (c *Client) updateTask(ctx context.Context, call tool.Call, a board.Update)
 	if r != nil {
 		return *r
 	}
-	s, ok := c.session(caller)
-	if !ok {
-		return c.notConnected(caller)
-	}
-	card, r := s.resolveCard(ctx, a.Card)
+	s, card, r := c.sessionCard(ctx, caller, a.Card)
 	if r != nil {
 		return *r
 	}
@@ -327,11 +335,7 @@ func (s *session) commentResult(card *apiCard, act *apiAction, replayed bool) to
 // reported as done and left as it is.
 func (c *Client) completeTask(ctx context.Context, call tool.Call, a board.Complete) tool.Result {
 	caller := call.Caller
-	s, ok := c.session(caller)
-	if !ok {
-		return c.notConnected(caller)
-	}
-	card, r := s.resolveCard(ctx, a.Card)
+	s, card, r := c.sessionCard(ctx, caller, a.Card)
 	if r != nil {
 		return *r
 	}
