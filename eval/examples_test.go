@@ -94,25 +94,10 @@ func TestExampleSuites(t *testing.T) {
 					t.Fatal(err)
 				}
 				rep, err := Run(context.Background(), suite, Options{Config: cfg, Record: rec, Kinds: server.Builtin(), Transport: transport, Getenv: none})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !rep.Passed() {
-					var b bytes.Buffer
-					rep.WriteText(&b)
-					t.Fatalf("recording:\n%s", b.String())
-				}
+				evaltest.MustPass(t, "recording", rep, err)
 			}
 			rep, err := Run(context.Background(), suite, Options{Config: cfg, K: 3, Replay: rec, Kinds: server.Builtin(), Getenv: none})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b bytes.Buffer
-			rep.WriteText(&b)
-			if !rep.Passed() {
-				t.Fatalf("offline:\n%s", b.String())
-			}
-			t.Log("\n" + b.String())
+			t.Log("\n" + evaltest.MustPass(t, "offline", rep, err))
 		})
 	}
 }

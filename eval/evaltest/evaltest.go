@@ -5,6 +5,8 @@
 package evaltest
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,6 +22,28 @@ func (t toFake) RoundTrip(r *http.Request) (*http.Response, error) {
 	out := r.Clone(r.Context())
 	out.URL.Scheme, out.URL.Host, out.Host = t.fake.Scheme, t.fake.Host, ""
 	return http.DefaultTransport.RoundTrip(out)
+}
+
+// Report is what MustPass reads of an eval.Report.
+type Report interface {
+	Passed() bool
+	WriteText(w io.Writer)
+}
+
+// MustPass fails the test with err, the error of the run that made rep, or
+// with rep's text under what unless every scenario passed; it returns the
+// text.
+func MustPass(t testing.TB, what string, rep Report, err error) string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	if !rep.Passed() {
+		t.Fatalf("%s:\n%s", what, b.String())
+	}
+	return b.String()
 }
 
 // FakeModel serves respond as the models' API until the test ends and
