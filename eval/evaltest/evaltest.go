@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,6 +74,35 @@ func Newest(r *llmtest.ChatRequest) string {
 		last = last[i:]
 	}
 	return last
+}
+
+// resultToolRE reads the tool a tool_result block names.
+var resultToolRE = regexp.MustCompile(`^<tool_result-[^ >]* tool="([a-z_]+)">`)
+
+// ToolResults are the results msgs hold: the model's calls' by call ID,
+// and the reads the server ran before asking (the preflight, tool_result
+// blocks in user messages) by tool name.
+func ToolResults(msgs []llmtest.ChatMessage) map[string]string {
+	out := map[string]string{}
+	for _, m := range msgs {
+		switch {
+		case m.Role == "tool":
+			out[m.ToolCallID] = m.Content
+		case m.Role == "user" && strings.HasPrefix(m.Content, "<tool_result-"):
+			if name := Match(resultToolRE, m.Content); name != "?" {
+				out[name] = m.Content
+			}
+		}
+	}
+	return out
+}
+
+// Match is the first group of re's first match in s, "?" without one.
+func Match(re *regexp.Regexp, s string) string {
+	if m := re.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return "?"
 }
 
 // Pick returns the key of script the text equals, else the longest key it
