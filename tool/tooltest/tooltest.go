@@ -109,6 +109,16 @@ func MustCall(t testing.TB, tl tool.Tool, caller tool.Caller, key, args string, 
 	return res
 }
 
+// Data decodes res.Data as a T, failing the test if it does not decode.
+func Data[T any](t testing.TB, res tool.Result) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(res.Data, &v); err != nil {
+		t.Fatalf("result data %s: %v", res.Data, err)
+	}
+	return v
+}
+
 // WantStatus fails the test unless res has status want.
 func WantStatus(t testing.TB, res tool.Result, want tool.Status) {
 	t.Helper()

@@ -562,9 +562,5 @@ func run(t *testing.T, c *Client, name string, caller tool.Caller, args, key str
 // data decodes a Result's data.
 func data(t *testing.T, res tool.Result) map[string]any {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(res.Data, &m); err != nil {
-		t.Fatalf("result data %s: %v", res.Data, err)
-	}
-	return m
+	return tooltest.Data[map[string]any](t, res)
 }
