@@ -112,13 +112,7 @@ func (s *session) resolveCard(ctx context.Context, ref string) (*apiCard, *tool.
 		cands = append(cands, fmt.Sprintf("%s (%s)", k.Name, k.ShortLink))
 		quoted = append(quoted, fmt.Sprintf("«%s» (%s)", k.Name, k.ShortLink))
 	}
-	more := ""
-	if len(found) > board.MaxCandidates {
-		more = reply.Tr(caller, fmt.Sprintf(" и ещё %d", len(found)-board.MaxCandidates), fmt.Sprintf(" and %d more", len(found)-board.MaxCandidates))
-	}
-	r := c.reply.Ambiguous("card", reply.Tr(caller,
-		fmt.Sprintf("По запросу «%s» нашлось несколько карточек: %s%s. Какую вы имеете в виду?", shown, strings.Join(quoted, ", "), more),
-		fmt.Sprintf("Several cards match %q: %s%s. Which one do you mean?", shown, strings.Join(quoted, ", "), more)), cands)
+	r := board.SeveralCards(c.reply, caller, shown, "карточек", cands, quoted, len(found))
 	return nil, &r
 }
 
