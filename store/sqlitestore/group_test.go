@@ -11,6 +11,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
 // Commits queued while the connection is busy share one transaction; a
@@ -135,17 +136,11 @@ func TestGroupCommitWithdrawn(t *testing.T) {
 // waitQueued waits until n commits are queued.
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	storetest.WaitQueued(t, "commits", n, func() int {
 		s.group.mu.Lock()
-		queued := len(s.group.queue)
-		s.group.mu.Unlock()
-		if queued == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d commits queued, want %d", queued, n)
-		}
-	}
+		defer s.group.mu.Unlock()
+		return len(s.group.queue)
+	})
 }
 
 // A turn's reads of a conversation the cache knows do not wait for the

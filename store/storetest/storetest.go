@@ -352,3 +352,18 @@ func BenchConversation(now time.Time) store.Conversation {
 	}
 	return conv
 }
+
+// WaitQueued waits until queued, the length of a backend's queue of
+// grouped writes (what names them), is n, failing the test after 5 s.
+func WaitQueued(t *testing.T, what string, n int, queued func() int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		got := queued()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d %s queued, want %d", got, what, n)
+		}
+	}
+}
