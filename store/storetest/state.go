@@ -70,6 +70,19 @@ func mustCommit(t *testing.T, s store.State, c store.Commit) {
 	}
 }
 
+// wantConversation loads key's conversation, failing the test if it
+// cannot, checks that it is want and returns it; what names the moment in
+// the errors.
+func wantConversation(t *testing.T, s store.State, key chat.ConversationKey, what string, want store.Conversation) store.Conversation {
+	t.Helper()
+	got, err := s.LoadConversation(t.Context(), key)
+	if err != nil {
+		t.Fatalf("LoadConversation, %s: %v", what, err)
+	}
+	checkConversation(t, what, got, want)
+	return got
+}
+
 // putPending commits a new pending action id for key, made at now, and
 // returns it.
 func putPending(t *testing.T, s store.State, key chat.ConversationKey, id string, now time.Time) store.PendingAction {
@@ -119,11 +132,7 @@ func testCommitAtomic(t *testing.T, e env) {
 	reply := json.RawMessage(`{"say":"Создать карточку?","buttons":[{"label":"Да","value":"yes"}]}`)
 	mustCommit(t, e.s, store.Commit{Key: key, Conversation: &conv, PutPending: &p, MessageID: "m1", Reply: reply})
 
-	got, err := e.s.LoadConversation(ctx, key)
-	if err != nil {
-		t.Fatalf("LoadConversation: %v", err)
-	}
-	checkConversation(t, "LoadConversation", got, conv)
+	wantConversation(t, e.s, key, "LoadConversation", conv)
 	gp, err := e.s.GetPending(ctx, key)
 	if err != nil {
 		t.Fatalf("GetPending: %v", err)
@@ -163,11 +172,7 @@ func testCommitKeepsMemory(t *testing.T, e env) {
 	conv := conversation(now, 2)
 	mustCommit(t, e.s, store.Commit{Key: key, Conversation: &conv})
 	putPending(t, e.s, key, "p1", now)
-	got, err := e.s.LoadConversation(t.Context(), key)
-	if err != nil {
-		t.Fatalf("LoadConversation after a commit without memory: %v", err)
-	}
-	checkConversation(t, "memory after a commit without memory", got, conv)
+	wantConversation(t, e.s, key, "memory after a commit without memory", conv)
 }
 
 func testDropPending(t *testing.T, e env) {
@@ -383,11 +388,7 @@ func testConversationTTL(t *testing.T, e env) {
 
 	e.clock.Advance(ttl - time.Second)
 	touch(t, e)
-	got, err := e.s.LoadConversation(ctx, key)
-	if err != nil {
-		t.Fatalf("LoadConversation 1s before the TTL: %v", err)
-	}
-	checkConversation(t, "before the TTL", got, conv)
+	got := wantConversation(t, e.s, key, "1s before the TTL", conv)
 
 	// The TTL slides from UpdatedAt.
 	got.UpdatedAt = e.clock.Now()
@@ -395,14 +396,10 @@ func testConversationTTL(t *testing.T, e env) {
 	mustCommit(t, e.s, store.Commit{Key: key, Conversation: &got})
 	e.clock.Advance(ttl - time.Second)
 	touch(t, e)
-	slid, err := e.s.LoadConversation(ctx, key)
-	if err != nil {
-		t.Fatalf("LoadConversation after an update, 1s before the new TTL: %v", err)
-	}
-	checkConversation(t, "after sliding", slid, got)
+	wantConversation(t, e.s, key, "after an update, 1s before the new TTL", got)
 
 	e.clock.Advance(2 * time.Second)
-	_, err = e.s.LoadConversation(ctx, key)
+	_, err := e.s.LoadConversation(ctx, key)
 	wantNotFound(t, "LoadConversation 1s past the TTL", err)
 	touch(t, e)
 	_, err = e.s.LoadConversation(ctx, key)
