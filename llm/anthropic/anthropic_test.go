@@ -467,11 +467,8 @@ func TestRefusalMessage(t *testing.T) {
 func TestWrongKeyIsAnAPIError(t *testing.T) {
 	srv := llmtest.NewAnthropicServer(llmtest.AnthropicServerConfig{APIKey: testKey})
 	defer srv.Close()
-	p, err := New(Config{BaseURL: srv.URL, APIKey: "sk-ant-wrong", Model: "m"})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	_, err = p.Complete(context.Background(), userRequest("hi"))
+	p := providertest.MustNew(t, New, Config{BaseURL: srv.URL, APIKey: "sk-ant-wrong", Model: "m"})
+	_, err := p.Complete(context.Background(), userRequest("hi"))
 	var ae *APIError
 	if k := llm.KindOf(err); k != llm.ErrAuth || !errors.As(err, &ae) || ae.Type != "authentication_error" || ae.RequestID == "" {
 		t.Errorf("kind = %s, APIError %+v, want auth (%v)", k, ae, err)
