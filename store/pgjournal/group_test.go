@@ -22,9 +22,7 @@ func TestGroupAppend(t *testing.T) {
 	countWrites(cfg, &writes)
 	j := openConfig(t, cfg, freshSchema(t))
 	ctx := t.Context()
-	if err := j.AppendTurn(ctx, sampleTurn("t1", "first", testNow)); err != nil {
-		t.Fatal(err)
-	}
+	mustAppend(t, j, sampleTurn("t1", "first", testNow))
 
 	const n = 8
 	for round, dup := range []bool{false, true} {
