@@ -104,11 +104,7 @@ func TestGroupCommit(t *testing.T) {
 // A commit whose caller gives up while it is still queued is withdrawn:
 // it reports the context's error and writes nothing.
 func TestGroupCommitWithdrawn(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
 	if err := s.acquireConn(t.Context()); err != nil {
 		t.Fatal(err)
@@ -123,7 +119,7 @@ func TestGroupCommitWithdrawn(t *testing.T) {
 	}()
 	waitQueued(t, s, 1)
 	cancel()
-	err = <-done
+	err := <-done
 	release()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("withdrawn commit: %v, want context.Canceled", err)
