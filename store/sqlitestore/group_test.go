@@ -144,11 +144,7 @@ func waitQueued(t *testing.T, s *Store, n int) {
 // a conversation the cache does not know still waits, and a closed store
 // answers no read.
 func TestCachedReadsNeedNoConnection(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { s.Close() }()
+	s := openTest(t, Options{})
 	ctx := t.Context()
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
 	pending := &store.PendingAction{ID: "a1", Tool: "create_task", Args: []byte(`{"title":"x"}`), ExpiresAt: time.Now().Add(time.Hour)}
