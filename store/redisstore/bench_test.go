@@ -13,18 +13,26 @@ import (
 	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
+// countedStore is a store that counts its round trips, holding the
+// benchmarks' conversation under key.
+func countedStore(tb testing.TB, key chat.ConversationKey) (*Store, *roundTrips) {
+	tb.Helper()
+	s := openTest(tb, Options{})
+	rt := &roundTrips{}
+	s.rdb.AddHook(rt)
+	conv := storetest.BenchConversation(time.Now())
+	if err := s.Commit(context.Background(), store.Commit{Key: key, Conversation: &conv}); err != nil {
+		tb.Fatal(err)
+	}
+	return s, rt
+}
+
 // TestTurnRoundTrips pins the cost of a turn's state work: three round
 // trips — Lock (which brings the memory and the pending action along),
 // the claim of the message id, and Commit (which releases the lock).
 func TestTurnRoundTrips(t *testing.T) {
-	s := openTest(t, Options{})
-	var rt roundTrips
-	s.rdb.AddHook(&rt)
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
-	conv := storetest.BenchConversation(time.Now())
-	if err := s.Commit(t.Context(), store.Commit{Key: key, Conversation: &conv}); err != nil {
-		t.Fatal(err)
-	}
+	s, rt := countedStore(t, key)
 	for i := range 3 {
 		before := rt.n.Load()
 		turnState(t, s, key, "m-"+strconv.Itoa(i), json.RawMessage(`"ok"`))
@@ -65,14 +73,8 @@ func turnState(tb testing.TB, s *Store, key chat.ConversationKey, msgID string, 
 // BenchmarkTurnState measures the store's share of one turn against the
 // test server (see turnState) and reports the round trips it took.
 func BenchmarkTurnState(b *testing.B) {
-	s := openTest(b, Options{})
-	var rt roundTrips
-	s.rdb.AddHook(&rt)
 	key := chat.ConversationKey{Tenant: "tenant-1", Chat: "chat-1", User: "user-1"}
-	conv := storetest.BenchConversation(time.Now())
-	if err := s.Commit(context.Background(), store.Commit{Key: key, Conversation: &conv}); err != nil {
-		b.Fatal(err)
-	}
+	s, rt := countedStore(b, key)
 	reply := json.RawMessage(`{"turn_id":"t","say":"Done: the card is in Done now.","buttons":[],"pending":null,"executed":[],"duplicate":false}`)
 	b.ReportAllocs()
 	i := 0
