@@ -121,26 +121,43 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.gatherer = prometheus.DefaultGatherer
 	}
 
-	m.turns = counterVec(reg, "arbiter_turns_total", "Finished turns by tenant, route and status.", "tenant", "route", "status")
-	m.turnDuration = histogramVec(reg, "arbiter_turn_duration_seconds", turnBuckets, "Turn latency from arrival to reply, lock wait included, by route and status.", "route", "status")
+	m.turns = counterVec(reg, "arbiter_turns_total",
+		"Finished turns by tenant, route and status.", "tenant", "route", "status")
+	m.turnDuration = histogramVec(reg, "arbiter_turn_duration_seconds", turnBuckets,
+		"Turn latency from arrival to reply, lock wait included, by route and status.", "route", "status")
 	m.lockWait = register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "arbiter_lock_wait_seconds",
 		Help:    "Time a turn waited for its conversation's lock.",
 		Buckets: lockBuckets,
 	}))
-	m.llmCalls = counterVec(reg, "arbiter_llm_calls_total", "Model calls by provider, model, status (ok or error kind) and attempt (first, retry, fallback, skipped).", "provider", "model", "status", "attempt")
-	m.llmDuration = histogramVec(reg, "arbiter_llm_call_duration_seconds", llmBuckets, "Duration of model calls that were made (skipped attempts excluded).", "provider", "model")
-	m.retries = counterVec(reg, "arbiter_llm_retries_total", "Model calls that retried the same model after a transient error.", "provider", "model")
-	m.fallbacks = counterVec(reg, "arbiter_llm_fallbacks_total", "Model calls to the next model of a chain after a failure, by the model fallen back to.", "provider", "model")
-	m.blocked = counterVec(reg, "arbiter_llm_blocked_total", "Model calls skipped because their provider was blocked.", "provider", "model")
-	m.tokens = counterVec(reg, "arbiter_llm_tokens_total", "Tokens by tenant, model and type: input, cached_input (part of input served from the prompt cache), output.", "tenant", "model", "type")
-	m.cost = counterVec(reg, "arbiter_llm_cost_usd_total", "Estimated cost of model calls in US dollars, by tenant and model.", "tenant", "model")
-	m.tools = counterVec(reg, "arbiter_tool_executions_total", "Tool executions by tool and result status.", "tool", "status")
-	m.toolDuration = histogramVec(reg, "arbiter_tool_duration_seconds", toolBuckets, "Tool execution duration by tool.", "tool")
-	m.vetoes = counterVec(reg, "arbiter_vetoes_total", "Proposals refused by a guard, by guard and reason.", "guard", "reason")
-	m.confirmations = counterVec(reg, "arbiter_confirmations_total", "Pending confirmations by outcome: proposed, confirmed, cancelled, expired, dropped, stale_button, refused.", "outcome")
-	m.duplicates = counterVec(reg, "arbiter_inbox_duplicates_total", "Redelivered messages answered from the inbox without running again, by channel.", "channel")
-	m.questions = counterVec(reg, "arbiter_questions_total", "Questions tools asked users during turns (MCP sampling and elicitation), by answer.", "answer")
+	m.llmCalls = counterVec(reg, "arbiter_llm_calls_total",
+		"Model calls by provider, model, status (ok or error kind) and attempt (first, retry, fallback, skipped).",
+		"provider", "model", "status", "attempt")
+	m.llmDuration = histogramVec(reg, "arbiter_llm_call_duration_seconds", llmBuckets,
+		"Duration of model calls that were made (skipped attempts excluded).", "provider", "model")
+	m.retries = counterVec(reg, "arbiter_llm_retries_total",
+		"Model calls that retried the same model after a transient error.", "provider", "model")
+	m.fallbacks = counterVec(reg, "arbiter_llm_fallbacks_total",
+		"Model calls to the next model of a chain after a failure, by the model fallen back to.", "provider", "model")
+	m.blocked = counterVec(reg, "arbiter_llm_blocked_total",
+		"Model calls skipped because their provider was blocked.", "provider", "model")
+	m.tokens = counterVec(reg, "arbiter_llm_tokens_total",
+		"Tokens by tenant, model and type: input, cached_input (part of input served from the prompt cache), output.",
+		"tenant", "model", "type")
+	m.cost = counterVec(reg, "arbiter_llm_cost_usd_total",
+		"Estimated cost of model calls in US dollars, by tenant and model.", "tenant", "model")
+	m.tools = counterVec(reg, "arbiter_tool_executions_total",
+		"Tool executions by tool and result status.", "tool", "status")
+	m.toolDuration = histogramVec(reg, "arbiter_tool_duration_seconds", toolBuckets,
+		"Tool execution duration by tool.", "tool")
+	m.vetoes = counterVec(reg, "arbiter_vetoes_total",
+		"Proposals refused by a guard, by guard and reason.", "guard", "reason")
+	m.confirmations = counterVec(reg, "arbiter_confirmations_total",
+		"Pending confirmations by outcome: proposed, confirmed, cancelled, expired, dropped, stale_button, refused.", "outcome")
+	m.duplicates = counterVec(reg, "arbiter_inbox_duplicates_total",
+		"Redelivered messages answered from the inbox without running again, by channel.", "channel")
+	m.questions = counterVec(reg, "arbiter_questions_total",
+		"Questions tools asked users during turns (MCP sampling and elicitation), by answer.", "answer")
 
 	for _, o := range turn.Outcomes {
 		m.confirmations.WithLabelValues(string(o))
