@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/wait"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/turn/internal/gate"
@@ -194,17 +195,5 @@ func sleepOr(f func(ctx context.Context, d time.Duration) error) func(ctx contex
 	if f != nil {
 		return f
 	}
-	return sleep
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return wait.Sleep
 }

@@ -39,6 +39,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/wait"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/action"
 	"github.com/arbiterhq/arbiter/tool/internal/board"
@@ -220,7 +221,7 @@ func New(cfg Config) (*Client, error) {
 		now:        cfg.Now,
 		maxRetries: cfg.MaxRetries,
 		ttl:        cfg.ContextTTL,
-		sleep:      sleepCtx,
+		sleep:      wait.Sleep,
 	}
 	if c.now == nil {
 		c.now = time.Now
