@@ -20,7 +20,7 @@ import (
 func everythingServer(t *testing.T) string {
 	t.Helper()
 	needCommand(t, "node")
-	entry, _ := filepath.Abs(filepath.Join("..", "..", "tool", "mcptool", "testdata", "everything",
+	entry, _ := filepath.Abs(filepath.Join("..", "..", "..", "tool", "mcptool", "testdata", "everything",
 		"node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
 	if _, err := os.Stat(entry); err != nil {
 		t.Skip("the MCP reference server is not installed (npm ci --prefix tool/mcptool/testdata/everything)")
