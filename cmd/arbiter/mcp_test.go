@@ -574,14 +574,8 @@ func TestMCPStreamableHTTP(t *testing.T) {
 
 // TestMCPBinary talks to the built binary over its real stdio once.
 func TestMCPBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := slowBinary(t, "builds the binary")
 	path, _ := mcpFixture(t)
-	bin := filepath.Join(t.TempDir(), "arbiter")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	cmd := exec.Command(bin, "mcp", "-config", path)
 	cmd.Env = append(os.Environ(), "ARBITER_KEY="+fullKey)
 	var stderr lockedBuffer
