@@ -180,13 +180,6 @@ log: {level: warn}
 // with its payment call, and the turn that recovered it.
 func checkJournalNoGap(t *testing.T, client *http.Client, addr, conv string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", addr+"/v1/turns?conversation_id="+conv, nil)
-	req.Header.Set("Authorization", "Bearer k-crash-test")
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("list turns: %v", err)
-	}
-	defer resp.Body.Close()
 	var list struct {
 		Turns []struct {
 			TurnID string `json:"turn_id"`
@@ -194,9 +187,7 @@ func checkJournalNoGap(t *testing.T, client *http.Client, addr, conv string) {
 			Status string `json:"status"`
 		} `json:"turns"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		t.Fatalf("list turns: %v", err)
-	}
+	getJSON(t, client, addr+"/v1/turns?conversation_id="+conv, &list)
 	routes := map[string]int{}
 	var interrupted string
 	for _, tr := range list.Turns {
@@ -209,24 +200,30 @@ func checkJournalNoGap(t *testing.T, client *http.Client, addr, conv string) {
 		t.Errorf("%s: journal has %v, want one interrupted turn and one recovered turn", conv, routes)
 		return
 	}
-	req, _ = http.NewRequest("GET", addr+"/v1/turns/"+interrupted, nil)
-	req.Header.Set("Authorization", "Bearer k-crash-test")
-	resp2, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("get turn: %v", err)
-	}
-	defer resp2.Body.Close()
 	var rec struct {
 		Executed []struct {
 			Tool string          `json:"tool"`
 			Args json.RawMessage `json:"args"`
 		} `json:"executed"`
 	}
-	if err := json.NewDecoder(resp2.Body).Decode(&rec); err != nil {
-		t.Fatalf("get turn: %v", err)
-	}
+	getJSON(t, client, addr+"/v1/turns/"+interrupted, &rec)
 	if len(rec.Executed) != 1 || rec.Executed[0].Tool != "pay" || !strings.Contains(string(rec.Executed[0].Args), "#") {
 		t.Errorf("%s: interrupted turn's record = %+v, want its pay call with the memo it sent", conv, rec)
+	}
+}
+
+// getJSON decodes the answer of GET url, asked with the test's key, into v.
+func getJSON(t *testing.T, client *http.Client, url string, v any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer k-crash-test")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
 	}
 }
 
