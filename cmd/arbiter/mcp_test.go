@@ -489,13 +489,7 @@ func TestMCPKeyRequired(t *testing.T) {
 // TestMCPLocalSetup: with no configuration the local user's key is used,
 // and stdout carries nothing but the protocol.
 func TestMCPLocalSetup(t *testing.T) {
-	wd, _ := os.Getwd()
-	if err := os.Chdir(t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("FIREWORKS_API_KEY", "")
+	localSetup(t)
 	r := startMCP(t, "", nil)
 	if tools := listTools(t, r.client); tools["create_task"] == nil || tools["list_my_tasks"] == nil {
 		t.Errorf("local tools: %v", toolNames(tools))
