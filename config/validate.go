@@ -18,6 +18,18 @@ func (v *validator) errorf(path, format string, args ...any) {
 	v.errs = append(v.errs, v.cfg.Problem(path, format, args...))
 }
 
+// uniqueKey checks field, the name or id key of the list entry at p: it
+// is required, and no entry before it (seen) has it, else twice, given key
+// and then args, is the error.
+func (v *validator) uniqueKey(seen map[string]bool, p, field, key, twice string, args ...any) {
+	if key == "" {
+		v.errorf(p, "%s is required", field)
+	} else if seen[key] {
+		v.errorf(p+"."+field, twice, append([]any{key}, args...)...)
+	}
+	seen[key] = true
+}
+
 // validate checks what c means once it decoded. Each section checks
 // itself, with the check method beside its type; a section that names
 // others (a tenant's assistant, a strategy's models) looks them up in
