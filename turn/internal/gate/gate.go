@@ -13,8 +13,9 @@
 //   - Tainted and Sensitive: which arguments came from content of others
 //     (evidence, what tools read) rather than the user's own words, and
 //     which of them say where data goes or what unlocks it;
-//   - MayDecide, Expired and Decided: who decides an action that waits
-//     for approvers (four eyes), until when, and how it reads decided;
+//   - Approves, MayDecide, Expired and Decided: who decides an action
+//     that waits for approvers (four eyes), until when, and how it reads
+//     decided;
 //   - Once: a write run at most once per idempotency key, over the
 //     store's execution records;
 //   - Claims: what a reply asserts against the calls that confirm it;
