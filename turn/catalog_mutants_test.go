@@ -155,3 +155,16 @@ func TestCarriesLiveContext(t *testing.T) {
 		}
 	}
 }
+
+// The tenant's role of the caller is the one whose tools count: another
+// role's grants, or a role the tenant lacks, show nothing.
+func TestPermittedByTheCallersRole(t *testing.T) {
+	tenant := Tenant{ID: "t", Roles: map[string]Role{"member": {Tools: []string{"list_*"}}, "owner": {Tools: []string{"*"}}}}
+	spec := tool.Spec{Name: "create_task", Policy: tool.Policy{Risk: tool.RiskWriteSafe}}
+	scopes := []chat.Scope{chat.Scope(tool.RiskWriteSafe)}
+	for role, want := range map[string]bool{"owner": true, "member": false, "guest": false} {
+		if got := permitted(chat.Identity{TenantID: "t", Role: role, Scopes: scopes}, tenant, spec); got != want {
+			t.Errorf("role %s: permitted = %v, want %v", role, got, want)
+		}
+	}
+}

@@ -95,15 +95,20 @@ func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) {
 // interviewer's why it asked, never shown to the user it interviews) —
 // out of a turn's record read with a key without turns:read_all, and
 // marks it hidden ("<mode>":{…,"reasoning_hidden":true}). A record
-// without one is returned as it is; one that cannot be read is never
-// shown.
+// without one is returned as it is. One that cannot be read, or whose
+// top-level list holds entries with a reasoning of their own (a section
+// malformed as a list), is never shown.
 func hideReasoning(rec json.RawMessage) json.RawMessage {
+	const unshown = `{"error":"the record cannot be shown"}`
 	var top map[string]json.RawMessage
 	if json.Unmarshal(rec, &top) != nil {
-		return json.RawMessage(`{"error":"the record cannot be shown"}`) // never unread
+		return json.RawMessage(unshown) // never unread
 	}
 	hidden := false
 	for name, raw := range top {
+		if listsReasoning(raw) {
+			return json.RawMessage(unshown)
+		}
 		var section map[string]json.RawMessage
 		if json.Unmarshal(raw, &section) != nil || section["reasoning"] == nil {
 			continue // not a section, or one with nothing to hide
@@ -118,7 +123,23 @@ func hideReasoning(rec json.RawMessage) json.RawMessage {
 	}
 	out, err := json.Marshal(top)
 	if err != nil {
-		return json.RawMessage(`{"error":"the record cannot be shown"}`)
+		return json.RawMessage(unshown)
 	}
 	return out
+}
+
+// listsReasoning reports whether raw is a list with an entry that holds a
+// "reasoning" member. The engine's own lists (calls, steps, vetoes) have
+// none at their entries' top level; what a tool returned sits deeper.
+func listsReasoning(raw json.RawMessage) bool {
+	var list []map[string]json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return false
+	}
+	for _, entry := range list {
+		if entry["reasoning"] != nil {
+			return true
+		}
+	}
+	return false
 }

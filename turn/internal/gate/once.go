@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/arbiterhq/arbiter/store"
@@ -41,8 +42,9 @@ type Ran struct {
 	// Attempted: this is an attempt the journal lists — the tool was
 	// called, or an earlier attempt was closed as unknown.
 	Attempted bool
-	// FinishErr is why the record could not be finished, for the log:
-	// the result stands, the record stays open for the next attempt.
+	// FinishErr is why the record could not be finished or closed as
+	// unknown, for the log: the result stands, the record stays open for
+	// the next attempt.
 	FinishErr error
 }
 
@@ -71,13 +73,19 @@ func Once(ctx context.Context, ex Executions, w Write, call func() tool.Result) 
 			res := tool.Result{Status: tool.StatusError, Error: StatusOutcomeUnknown, ObservedAt: w.Record.StartedAt}
 			ran := Ran{Result: res, Status: StatusOutcomeUnknown, Attempted: true}
 			if existing.State != store.ExecDone {
-				ran.FinishErr = finish(ctx, ex, w, res)
+				if err := finish(ctx, ex, w, res); err != nil {
+					ran.FinishErr = fmt.Errorf("close execution record as unknown: %w", err)
+				}
 			}
 			return ran
 		}
 	}
 	res := call()
-	return Ran{Result: res, Status: string(res.Status), Attempted: true, FinishErr: finish(ctx, ex, w, res)}
+	ran := Ran{Result: res, Status: string(res.Status), Attempted: true}
+	if err := finish(ctx, ex, w, res); err != nil {
+		ran.FinishErr = fmt.Errorf("finish execution record: %w", err)
+	}
+	return ran
 }
 
 func finish(ctx context.Context, ex Executions, w Write, res tool.Result) error {

@@ -100,13 +100,13 @@ func TestOnceFinishFails(t *testing.T) {
 	ok := tool.Result{Status: tool.StatusOK}
 	got := Once(context.Background(), st, Write{Record: store.ExecutionRecord{Tenant: "t", IdempotencyKey: "k"}, Now: time.Now},
 		func() tool.Result { return ok })
-	if got.FinishErr == nil || got.FinishErr.Error() != "disk full" || got.Status != "ok" || !got.Attempted {
+	if got.FinishErr == nil || got.FinishErr.Error() != "finish execution record: disk full" || got.Status != "ok" || !got.Attempted {
 		t.Errorf("Once = %+v, want the result with the finish error", got)
 	}
 	st = &records{existing: &store.ExecutionRecord{State: store.ExecStarted}, finishErr: errors.New("disk full")}
 	got = Once(context.Background(), st, Write{Record: store.ExecutionRecord{Tenant: "t", IdempotencyKey: "k"}, Now: time.Now},
 		func() tool.Result { t.Error("the tool was called again"); return ok })
-	if got.FinishErr == nil || got.Status != StatusOutcomeUnknown {
+	if got.FinishErr == nil || got.FinishErr.Error() != "close execution record as unknown: disk full" || got.Status != StatusOutcomeUnknown {
 		t.Errorf("closing as unknown: Once = %+v, want unknown with the finish error", got)
 	}
 }
