@@ -85,12 +85,7 @@ func (v *validator) checkModels(models []Model) {
 	names := map[string]bool{}
 	for i, m := range models {
 		p := fmt.Sprintf("models[%d]", i)
-		if m.Name == "" {
-			v.errorf(p, "name is required")
-		} else if names[m.Name] {
-			v.errorf(p+".name", "model name %q is used twice", m.Name)
-		}
-		names[m.Name] = true
+		v.uniqueKey(names, p, "name", m.Name, "model name %q is used twice")
 		m.check(v, p)
 	}
 }

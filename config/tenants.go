@@ -84,12 +84,7 @@ func (v *validator) checkTenants(tenants []Tenant) {
 	tokens := map[string]string{} // a token's owner, tenant/user
 	for i, t := range tenants {
 		p := fmt.Sprintf("tenants[%d]", i)
-		if t.ID == "" {
-			v.errorf(p, "id is required")
-		} else if ids[t.ID] {
-			v.errorf(p+".id", "tenant %q is defined twice", t.ID)
-		}
-		ids[t.ID] = true
+		v.uniqueKey(ids, p, "id", t.ID, "tenant %q is defined twice")
 		t.check(v, p, tokens)
 	}
 }
@@ -110,12 +105,7 @@ func (t Tenant) check(v *validator, p string, tokens map[string]string) {
 	users := map[string]bool{}
 	for j, u := range t.Users {
 		up := fmt.Sprintf("%s.users[%d]", p, j)
-		if u.ID == "" {
-			v.errorf(up, "id is required")
-		} else if users[u.ID] {
-			v.errorf(up+".id", "user %q is defined twice in tenant %s", u.ID, t.ID)
-		}
-		users[u.ID] = true
+		v.uniqueKey(users, up, "id", u.ID, "user %q is defined twice in tenant %s", t.ID)
 		u.check(v, up, t, tokens)
 	}
 }

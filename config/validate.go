@@ -1,6 +1,9 @@
 package config
 
-import "sort"
+import (
+	"maps"
+	"slices"
+)
 
 // validator collects the problems of a configuration, each with the line
 // of the value at fault.
@@ -13,6 +16,18 @@ type validator struct {
 // errorf records a problem at path (see Config.Problem).
 func (v *validator) errorf(path, format string, args ...any) {
 	v.errs = append(v.errs, v.cfg.Problem(path, format, args...))
+}
+
+// uniqueKey checks field, the name or id key of the list entry at p: it
+// is required, and no entry before it (seen) has it, else twice, given key
+// and then args, is the error.
+func (v *validator) uniqueKey(seen map[string]bool, p, field, key, twice string, args ...any) {
+	if key == "" {
+		v.errorf(p, "%s is required", field)
+	} else if seen[key] {
+		v.errorf(p+"."+field, twice, append([]any{key}, args...)...)
+	}
+	seen[key] = true
 }
 
 // validate checks what c means once it decoded. Each section checks
@@ -52,10 +67,5 @@ func (v *validator) role(path, name string) {
 }
 
 func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }

@@ -85,14 +85,7 @@ func recordUnit(t *testing.T, suite *Suite, cfg string) string {
 	rec := filepath.Join(t.TempDir(), "recordings")
 	rep, err := Run(context.Background(), suite, Options{Config: cfg, Record: rec, Kinds: server.Builtin(), Transport: transport,
 		Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.Passed() {
-		var b bytes.Buffer
-		rep.WriteText(&b)
-		t.Fatalf("recording run failed:\n%s", b.String())
-	}
+	evaltest.MustPass(t, "recording run failed", rep, err)
 	model.Close()
 	return rec
 }
@@ -108,27 +101,20 @@ func TestSuitePassesOfflineKTimes(t *testing.T) {
 
 	rep, err := Run(context.Background(), suite, Options{Config: cfg, K: 3, Replay: rec, Kinds: server.Builtin(),
 		Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	rep.WriteText(&out)
-	if !rep.Passed() {
-		t.Fatalf("replay failed:\n%s", out.String())
-	}
-	t.Log("\n" + out.String())
+	text := evaltest.MustPass(t, "replay failed", rep, err)
+	t.Log("\n" + text)
 	m := rep.Metrics
 	// From the journal: the vetoed call is a blocked invalid action though
 	// the reply is right, and the held-back claim is an unconfirmed claim.
 	if m.BlockedInvalid != 3 || m.UnconfirmedClaims != 3 || m.Turns != 12 || m.DuplicateWrites != 0 || m.ToolSelection != 1 {
-		t.Errorf("metrics %+v\n%s", m, out.String())
+		t.Errorf("metrics %+v\n%s", m, text)
 	}
 	if m.Tokens == 0 || m.CostUSD <= 0 {
 		t.Errorf("no tokens or cost: %+v", m)
 	}
 	for _, want := range []string{"Create and confirm", "PASS", "3/3", "blocked invalid actions 3", "unconfirmed claims 3", "3 of 3 scenarios passed 3 times in a row"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, out.String())
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
 		}
 	}
 
@@ -152,7 +138,7 @@ func TestSuitePassesOfflineKTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out.Reset()
+	var out bytes.Buffer
 	rep.WriteText(&out)
 	if rep.Passed() || !strings.Contains(out.String(), "Create and confirm, run 1:") ||
 		!strings.Contains(out.String(), `turn 1 "Поставь Ольге задачу проверить счёт"`) || !strings.Contains(out.String(), "tool: want update_task, got create_task") {

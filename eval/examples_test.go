@@ -94,25 +94,10 @@ func TestExampleSuites(t *testing.T) {
 					t.Fatal(err)
 				}
 				rep, err := Run(context.Background(), suite, Options{Config: cfg, Record: rec, Kinds: server.Builtin(), Transport: transport, Getenv: none})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !rep.Passed() {
-					var b bytes.Buffer
-					rep.WriteText(&b)
-					t.Fatalf("recording:\n%s", b.String())
-				}
+				evaltest.MustPass(t, "recording", rep, err)
 			}
 			rep, err := Run(context.Background(), suite, Options{Config: cfg, K: 3, Replay: rec, Kinds: server.Builtin(), Getenv: none})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b bytes.Buffer
-			rep.WriteText(&b)
-			if !rep.Passed() {
-				t.Fatalf("offline:\n%s", b.String())
-			}
-			t.Log("\n" + b.String())
+			t.Log("\n" + evaltest.MustPass(t, "offline", rep, err))
 		})
 	}
 }
@@ -139,7 +124,6 @@ var (
 	amountRE      = regexp.MustCompile(`"amount":([0-9]+)`)
 	discrepancyRE = regexp.MustCompile(`"discrepancy":"([^"]+)"`)
 	currencyRE    = regexp.MustCompile(`"currency":"([A-Z]{3})"`)
-	toolNameRE    = regexp.MustCompile(`^<tool_result-[^ >]* tool="([a-z_]+)">`)
 )
 
 // supportAgent plays the support agent from what the server gives it: the
@@ -150,18 +134,10 @@ var (
 // too); the questions of supportClaims make it claim an outcome outright.
 func supportAgent(r *llmtest.ChatRequest) llmtest.HTTPReply {
 	msgs := r.Messages
+	results := evaltest.ToolResults(msgs)
 	var customer string
-	results := map[string]string{}
 	for _, m := range msgs {
-		switch {
-		case m.Role == "tool":
-			results[m.ToolCallID] = m.Content
-		case m.Role == "user" && strings.HasPrefix(m.Content, "<tool_result-"):
-			// A read the server ran before asking (the preflight).
-			if name := first(toolNameRE, m.Content); name != "?" {
-				results[name] = m.Content
-			}
-		case m.Role == "user":
+		if m.Role == "user" && !strings.HasPrefix(m.Content, "<tool_result-") {
 			customer = m.Content
 		}
 	}
@@ -181,7 +157,7 @@ func supportAgent(r *llmtest.ChatRequest) llmtest.HTTPReply {
 			return llmtest.HTTPReply{Content: "Возврат оформить не удалось; обращение передано сотруднику."}
 		}
 		return llmtest.HTTPReply{Content: fmt.Sprintf("Платёж %s на %s RUB подтверждён. Записано расхождение: %s. Я запросил возврат — его одобрит сотрудник, до этого деньги не возвращены.",
-			first(paymentRE, pay), first(amountRE, pay), first(discrepancyRE, sub))}
+			evaltest.Match(paymentRE, pay), evaltest.Match(amountRE, pay), evaltest.Match(discrepancyRE, sub))}
 	}
 	for question, claim := range supportClaims {
 		if strings.Contains(customer, question) {
@@ -203,7 +179,7 @@ func supportAgent(r *llmtest.ChatRequest) llmtest.HTTPReply {
 		}}
 	}
 	return llmtest.HTTPReply{ToolCalls: []llmtest.WireToolCall{{ID: "c_refund", Name: "create_refund",
-		Arguments: fmt.Sprintf(`{"payment_id":%q,"amount":%s,"currency":%q,"reason":"оплата подтверждена, доступ не открыт"}`, first(paymentRE, pay), first(amountRE, pay), first(currencyRE, pay))}}}
+		Arguments: fmt.Sprintf(`{"payment_id":%q,"amount":%s,"currency":%q,"reason":"оплата подтверждена, доступ не открыт"}`, evaltest.Match(paymentRE, pay), evaltest.Match(amountRE, pay), evaltest.Match(currencyRE, pay))}}}
 }
 
 // supportClaims are the customers' questions the support agent answers
@@ -212,13 +188,6 @@ var supportClaims = map[string]string{
 	"Вы уже вернули деньги?":    "Возврат выполнен: деньги вернутся на карту в течение трёх дней.",
 	"Доступ уже открыли?":       "Доступ восстановлен, подписка активна.",
 	"Подписка теперь работает?": "Подписка активна — можно пользоваться.",
-}
-
-func first(re *regexp.Regexp, s string) string {
-	if m := re.FindStringSubmatch(s); m != nil {
-		return m[1]
-	}
-	return "?"
 }
 
 // A copy of a shipped suite with one wrong expectation makes the command

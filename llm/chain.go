@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/arbiterhq/arbiter/internal/wait"
 )
 
 // Defaults of ChainConfig.
@@ -136,23 +138,12 @@ func NewChain(cfg ChainConfig) (*Chain, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = wait.Sleep
 	}
 	if cfg.Breaker == nil {
 		cfg.Breaker = &Breaker{}
 	}
 	return &Chain{cfg: cfg}, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Name returns the strategy name.

@@ -121,75 +121,43 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.gatherer = prometheus.DefaultGatherer
 	}
 
-	m.turns = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_turns_total",
-		Help: "Finished turns by tenant, route and status.",
-	}, []string{"tenant", "route", "status"}))
-	m.turnDuration = register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "arbiter_turn_duration_seconds",
-		Help:    "Turn latency from arrival to reply, lock wait included, by route and status.",
-		Buckets: turnBuckets,
-	}, []string{"route", "status"}))
+	m.turns = counterVec(reg, "arbiter_turns_total",
+		"Finished turns by tenant, route and status.", "tenant", "route", "status")
+	m.turnDuration = histogramVec(reg, "arbiter_turn_duration_seconds", turnBuckets,
+		"Turn latency from arrival to reply, lock wait included, by route and status.", "route", "status")
 	m.lockWait = register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "arbiter_lock_wait_seconds",
 		Help:    "Time a turn waited for its conversation's lock.",
 		Buckets: lockBuckets,
 	}))
-	m.llmCalls = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_llm_calls_total",
-		Help: "Model calls by provider, model, status (ok or error kind) and attempt (first, retry, fallback, skipped).",
-	}, []string{"provider", "model", "status", "attempt"}))
-	m.llmDuration = register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "arbiter_llm_call_duration_seconds",
-		Help:    "Duration of model calls that were made (skipped attempts excluded).",
-		Buckets: llmBuckets,
-	}, []string{"provider", "model"}))
-	m.retries = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_llm_retries_total",
-		Help: "Model calls that retried the same model after a transient error.",
-	}, []string{"provider", "model"}))
-	m.fallbacks = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_llm_fallbacks_total",
-		Help: "Model calls to the next model of a chain after a failure, by the model fallen back to.",
-	}, []string{"provider", "model"}))
-	m.blocked = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_llm_blocked_total",
-		Help: "Model calls skipped because their provider was blocked.",
-	}, []string{"provider", "model"}))
-	m.tokens = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_llm_tokens_total",
-		Help: "Tokens by tenant, model and type: input, cached_input (part of input served from the prompt cache), output.",
-	}, []string{"tenant", "model", "type"}))
-	m.cost = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_llm_cost_usd_total",
-		Help: "Estimated cost of model calls in US dollars, by tenant and model.",
-	}, []string{"tenant", "model"}))
-	m.tools = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_tool_executions_total",
-		Help: "Tool executions by tool and result status.",
-	}, []string{"tool", "status"}))
-	m.toolDuration = register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "arbiter_tool_duration_seconds",
-		Help:    "Tool execution duration by tool.",
-		Buckets: toolBuckets,
-	}, []string{"tool"}))
-	m.vetoes = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_vetoes_total",
-		Help: "Proposals refused by a guard, by guard and reason.",
-	}, []string{"guard", "reason"}))
-	m.confirmations = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_confirmations_total",
-		Help: "Pending confirmations by outcome: proposed, confirmed, cancelled, expired, dropped, stale_button, refused.",
-	}, []string{"outcome"}))
-	m.duplicates = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_inbox_duplicates_total",
-		Help: "Redelivered messages answered from the inbox without running again, by channel.",
-	}, []string{"channel"}))
-
-	m.questions = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arbiter_questions_total",
-		Help: "Questions tools asked users during turns (MCP sampling and elicitation), by answer.",
-	}, []string{"answer"}))
+	m.llmCalls = counterVec(reg, "arbiter_llm_calls_total",
+		"Model calls by provider, model, status (ok or error kind) and attempt (first, retry, fallback, skipped).",
+		"provider", "model", "status", "attempt")
+	m.llmDuration = histogramVec(reg, "arbiter_llm_call_duration_seconds", llmBuckets,
+		"Duration of model calls that were made (skipped attempts excluded).", "provider", "model")
+	m.retries = counterVec(reg, "arbiter_llm_retries_total",
+		"Model calls that retried the same model after a transient error.", "provider", "model")
+	m.fallbacks = counterVec(reg, "arbiter_llm_fallbacks_total",
+		"Model calls to the next model of a chain after a failure, by the model fallen back to.", "provider", "model")
+	m.blocked = counterVec(reg, "arbiter_llm_blocked_total",
+		"Model calls skipped because their provider was blocked.", "provider", "model")
+	m.tokens = counterVec(reg, "arbiter_llm_tokens_total",
+		"Tokens by tenant, model and type: input, cached_input (part of input served from the prompt cache), output.",
+		"tenant", "model", "type")
+	m.cost = counterVec(reg, "arbiter_llm_cost_usd_total",
+		"Estimated cost of model calls in US dollars, by tenant and model.", "tenant", "model")
+	m.tools = counterVec(reg, "arbiter_tool_executions_total",
+		"Tool executions by tool and result status.", "tool", "status")
+	m.toolDuration = histogramVec(reg, "arbiter_tool_duration_seconds", toolBuckets,
+		"Tool execution duration by tool.", "tool")
+	m.vetoes = counterVec(reg, "arbiter_vetoes_total",
+		"Proposals refused by a guard, by guard and reason.", "guard", "reason")
+	m.confirmations = counterVec(reg, "arbiter_confirmations_total",
+		"Pending confirmations by outcome: proposed, confirmed, cancelled, expired, dropped, stale_button, refused.", "outcome")
+	m.duplicates = counterVec(reg, "arbiter_inbox_duplicates_total",
+		"Redelivered messages answered from the inbox without running again, by channel.", "channel")
+	m.questions = counterVec(reg, "arbiter_questions_total",
+		"Questions tools asked users during turns (MCP sampling and elicitation), by answer.", "answer")
 
 	for _, o := range turn.Outcomes {
 		m.confirmations.WithLabelValues(string(o))
@@ -198,6 +166,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.questions.WithLabelValues(o)
 	}
 	return m
+}
+
+// counterVec registers a counter vector under name with the given labels.
+func counterVec(reg prometheus.Registerer, name, help string, labels ...string) *prometheus.CounterVec {
+	return register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels))
+}
+
+// histogramVec registers a histogram vector under name with the given
+// buckets and labels.
+func histogramVec(reg prometheus.Registerer, name string, buckets []float64, help string, labels ...string) *prometheus.HistogramVec {
+	return register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels))
 }
 
 // register registers c with reg, or returns the equal collector reg

@@ -120,6 +120,18 @@ func attrMap(kvs []attribute.KeyValue) map[string]any {
 	return m
 }
 
+// checkSpan compares the status and the attributes of the span s, named
+// what in the errors, with the wanted ones.
+func checkSpan(t *testing.T, what string, s tracetest.SpanStub, code codes.Code, desc string, attrs map[string]any) {
+	t.Helper()
+	if s.Status.Code != code || s.Status.Description != desc {
+		t.Errorf("%s status %+v, want %v %q", what, s.Status, code, desc)
+	}
+	if got := attrMap(s.Attributes); !reflect.DeepEqual(got, attrs) {
+		t.Errorf("%s attributes\n got %v\nwant %v", what, got, attrs)
+	}
+}
+
 func TestTurnSpans(t *testing.T) {
 	tc := modelTurn()
 	before, _ := json.Marshal(tc)
@@ -189,62 +201,36 @@ func TestTurnSpans(t *testing.T) {
 		}
 	}
 
-	wantRoot := map[string]any{
+	checkSpan(t, "turn", root, codes.Unset, "", map[string]any{
 		"arbiter.turn.id": "turn-1", "arbiter.tenant": "acme", "arbiter.route": "model", "arbiter.status": "ok",
 		"arbiter.channel": "telegram", "gen_ai.conversation.id": (&Tracing{}).conversationID("acme", secretChat),
 		"arbiter.lock_wait_ms": int64(4), "arbiter.llm_calls": int64(2), "arbiter.cost_usd": 0.0042,
 		"arbiter.decided_by.provider": "anthropic", "arbiter.decided_by.model": "claude-haiku",
-	}
-	if got := attrMap(root.Attributes); !reflect.DeepEqual(got, wantRoot) {
-		t.Errorf("turn attributes\n got %v\nwant %v", got, wantRoot)
-	}
-	if root.Status.Code != codes.Unset {
-		t.Errorf("turn status %v", root.Status)
-	}
+	})
 
 	failed := byName(t, spans, "chat gpt-oss-20b")
-	wantFailed := map[string]any{
+	checkSpan(t, "failed call", failed, codes.Error, "rate_limited", map[string]any{
 		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "fireworks", "gen_ai.system": "fireworks",
 		"gen_ai.request.model": "gpt-oss-20b", "arbiter.attempt": "first", "arbiter.cost_usd": 0.0,
 		"arbiter.operation": "decide", "arbiter.strategy": "balanced", "error.type": "rate_limited",
-	}
-	if got := attrMap(failed.Attributes); !reflect.DeepEqual(got, wantFailed) {
-		t.Errorf("failed call attributes\n got %v\nwant %v", got, wantFailed)
-	}
-	if failed.Status.Code != codes.Error || failed.Status.Description != "rate_limited" {
-		t.Errorf("failed call status %+v, want error rate_limited", failed.Status)
-	}
+	})
 	if failed.SpanKind != trace.SpanKindClient {
 		t.Errorf("call span kind %v", failed.SpanKind)
 	}
 
-	okCall := byName(t, spans, "chat claude-haiku")
-	wantOK := map[string]any{
+	checkSpan(t, "ok call", byName(t, spans, "chat claude-haiku"), codes.Unset, "", map[string]any{
 		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic", "gen_ai.system": "anthropic",
 		"gen_ai.request.model": "claude-haiku", "gen_ai.response.model": "claude-haiku",
 		"gen_ai.usage.input_tokens": int64(1200), "gen_ai.usage.output_tokens": int64(90),
 		"gen_ai.usage.cache_read.input_tokens": int64(800),
 		"arbiter.attempt":                      "fallback", "arbiter.cost_usd": 0.0042, "arbiter.operation": "decide",
 		"arbiter.strategy": "balanced", "arbiter.note": "blocked provider fireworks for 5m0s",
-	}
-	if got := attrMap(okCall.Attributes); !reflect.DeepEqual(got, wantOK) {
-		t.Errorf("ok call attributes\n got %v\nwant %v", got, wantOK)
-	}
-	if okCall.Status.Code != codes.Unset {
-		t.Errorf("ok call status %+v", okCall.Status)
-	}
+	})
 
-	exec := byName(t, spans, "execute_tool create_task")
-	wantExec := map[string]any{
+	checkSpan(t, "tool", byName(t, spans, "execute_tool create_task"), codes.Error, "error", map[string]any{
 		"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "create_task",
 		"arbiter.tool.status": "error", "error.type": "error",
-	}
-	if got := attrMap(exec.Attributes); !reflect.DeepEqual(got, wantExec) {
-		t.Errorf("tool attributes\n got %v\nwant %v", got, wantExec)
-	}
-	if exec.Status.Code != codes.Error || exec.Status.Description != "error" {
-		t.Errorf("tool status %+v", exec.Status)
-	}
+	})
 
 	assertNoContent(t, spans)
 }

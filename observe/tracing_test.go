@@ -31,6 +31,23 @@ func clearOTelEnv(t *testing.T) {
 	}
 }
 
+// traceModelTurn traces modelTurn with a Tracing made from cfg and shuts it
+// down, which flushes the spans to the exporter.
+func traceModelTurn(t *testing.T, cfg Config) *Tracing {
+	t.Helper()
+	tr, shutdown, err := NewTracing(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Observe(modelTurn())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
 func TestExporterNames(t *testing.T) {
 	for _, tc := range []struct {
 		configured string
@@ -79,16 +96,8 @@ func TestStdoutExporterAndResource(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "arbiter-eu")
 	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=test")
 	var buf bytes.Buffer
-	tr, shutdown, err := NewTracing(context.Background(), Config{ServiceName: "from-config", Exporter: "stdout", Writer: &buf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !tr.Enabled() || tr.TracerProvider() == nil {
+	if tr := traceModelTurn(t, Config{ServiceName: "from-config", Exporter: "stdout", Writer: &buf}); !tr.Enabled() || tr.TracerProvider() == nil {
 		t.Fatal("stdout tracing disabled")
-	}
-	tr.Observe(modelTurn())
-	if err := shutdown(context.Background()); err != nil {
-		t.Fatal(err)
 	}
 	out := buf.String()
 	for _, want := range []string{`"Name":"arbiter.turn"`, `"Name":"chat claude-haiku"`, "arbiter-eu", "deployment.environment.name"} {
@@ -104,14 +113,7 @@ func TestStdoutExporterAndResource(t *testing.T) {
 func TestServiceNameDefault(t *testing.T) {
 	clearOTelEnv(t)
 	var buf bytes.Buffer
-	tr, shutdown, err := NewTracing(context.Background(), Config{Exporter: "console", Writer: &buf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.Observe(modelTurn())
-	if err := shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	traceModelTurn(t, Config{Exporter: "console", Writer: &buf})
 	if !strings.Contains(buf.String(), `"Value":"arbiter"`) {
 		t.Errorf("no service.name arbiter in %.300s", buf.String())
 	}
@@ -121,14 +123,7 @@ func TestSDKDisabled(t *testing.T) {
 	clearOTelEnv(t)
 	t.Setenv("OTEL_SDK_DISABLED", "TRUE")
 	var buf bytes.Buffer
-	tr, shutdown, err := NewTracing(context.Background(), Config{Exporter: "stdout", Writer: &buf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.Observe(modelTurn())
-	if err := shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tr := traceModelTurn(t, Config{Exporter: "stdout", Writer: &buf})
 	if tr.Enabled() || buf.Len() != 0 {
 		t.Errorf("OTEL_SDK_DISABLED: enabled %v, output %d bytes", tr.Enabled(), buf.Len())
 	}
@@ -216,18 +211,8 @@ func TestOTLPHTTPFromEnvironment(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=ops")
-	tr, shutdown, err := NewTracing(context.Background(), Config{ServiceName: "arbiter-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !tr.Enabled() {
+	if tr := traceModelTurn(t, Config{ServiceName: "arbiter-test"}); !tr.Enabled() {
 		t.Fatal("an OTLP endpoint in the environment did not enable tracing")
-	}
-	tr.Observe(modelTurn())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := shutdown(ctx); err != nil {
-		t.Fatal(err)
 	}
 	checkReceived(t, c)
 }
@@ -246,15 +231,6 @@ func TestOTLPGRPCFromEnvironment(t *testing.T) {
 	t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+lis.Addr().String())
-	tr, shutdown, err := NewTracing(context.Background(), Config{ServiceName: "arbiter-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.Observe(modelTurn())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
+	traceModelTurn(t, Config{ServiceName: "arbiter-test"})
 	checkReceived(t, c)
 }

@@ -53,8 +53,15 @@ func newE2E(t *testing.T) *servertest.Server {
 	t.Helper()
 	model := llmtest.NewServer(llmtest.ServerConfig{APIKey: "sk-test"})
 	t.Cleanup(model.Close)
+	return serveE2E(t, model, e2eConfig)
+}
+
+// serveE2E serves config, e2eConfig or a variant of it, with model at its
+// MODEL_URL and the key model wants.
+func serveE2E(t *testing.T, model *llmtest.Server, config string) *servertest.Server {
+	t.Helper()
 	env := map[string]string{"PRIMARY_KEY": "sk-test"}
-	return servertest.New(t, strings.Replace(e2eConfig, "MODEL_URL", model.URL, 1), server.Builtin(), model, func(k string) string { return env[k] })
+	return servertest.New(t, strings.Replace(config, "MODEL_URL", model.URL, 1), server.Builtin(), model, func(k string) string { return env[k] })
 }
 
 func TestEndToEndCreateConfirmAndTrace(t *testing.T) {

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/llm/llmtest"
-	"github.com/arbiterhq/arbiter/server"
-	"github.com/arbiterhq/arbiter/server/servertest"
 )
 
 // TestBurstOfYesRunsOnlyTheShownAction: with "A-GOOD" waiting for
@@ -31,8 +29,7 @@ func TestBurstOfYesRunsOnlyTheShownAction(t *testing.T) {
 				return llmtest.HTTPReply{Content: `{"say":"","tool":"create_task","args":{"title":"` + title + `"},"done":false,"newTopic":false,"buttons":[]}`}
 			}})
 			defer model.Close()
-			env := map[string]string{"PRIMARY_KEY": "sk-test"}
-			e := servertest.New(t, strings.Replace(e2eConfig, "MODEL_URL", model.URL, 1), server.Builtin(), model, func(k string) string { return env[k] })
+			e := serveE2E(t, model, e2eConfig)
 
 			code, reply := e.Post("k-dmitry", `{"conversation_id":"c1","message_id":"m0","text":"create task A-GOOD"}`)
 			if code != 200 || reply["pending"] == nil {

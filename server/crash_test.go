@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,15 +25,12 @@ import (
 // on the same store processes the inbox item again: it asks no model,
 // makes no second payment, and tells the user the outcome is unknown.
 func TestTelegramRedeliveryAfterCrashPaysOnce(t *testing.T) {
-	var mu sync.Mutex
-	var payments []string
+	var payments seen
 	arrived, hang := make(chan struct{}, 4), make(chan struct{})
 	pay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var args struct{ Memo string }
 		_ = json.NewDecoder(r.Body).Decode(&args)
-		mu.Lock()
-		payments = append(payments, args.Memo)
-		mu.Unlock()
+		payments.add(args.Memo)
 		arrived <- struct{}{}
 		select {
 		case <-hang:
@@ -121,9 +117,7 @@ tools:
 	if len(sent) != 1 || !strings.Contains(sent[0], "unknown") {
 		t.Errorf("the user was told %q, want one message saying the outcome is unknown", sent)
 	}
-	mu.Lock()
-	got := append([]string(nil), payments...)
-	mu.Unlock()
+	got := payments.list()
 	if len(got) != 1 || asked.Load() != 1 {
 		t.Errorf("payments %q after %d model calls; want exactly one payment and no second decision", got, asked.Load())
 	}

@@ -169,8 +169,7 @@ func TestTelegramPhotoAndPDFRead(t *testing.T) {
 func TestImagesOffForATextModel(t *testing.T) {
 	model := llmtest.NewServer(llmtest.ServerConfig{APIKey: "sk-test"})
 	t.Cleanup(model.Close)
-	yaml := strings.Replace(strings.Replace(e2eConfig, "MODEL_URL", model.URL, 1), "api_key_env: PRIMARY_KEY}", "api_key_env: PRIMARY_KEY, images: false}", 1)
-	e := servertest.New(t, yaml, server.Builtin(), model, func(k string) string { return map[string]string{"PRIMARY_KEY": "sk-test"}[k] })
+	e := serveE2E(t, model, strings.Replace(e2eConfig, "api_key_env: PRIMARY_KEY}", "api_key_env: PRIMARY_KEY, images: false}", 1))
 	e.Model.Enqueue(llmtest.HTTPReply{Content: `{"say":"Не вижу картинку.","tool":null,"args":null,"done":false,"newTopic":false,"buttons":[]}`})
 	status, body := e.Post("k-dmitry", `{"conversation_id":"c1","text":"Что на картинке?","evidence":[`+evidenceFile("shot.png", "image/png", mediatest.PNG())+`]}`)
 	if status != 200 {

@@ -18,13 +18,10 @@ import (
 // faithfully never reach it, however the model writes them; a whole number
 // written as 2.0 reaches it as 2.
 func TestNumbersToolsCannotHold(t *testing.T) {
-	var mu sync.Mutex
-	var bodies []string
+	var bodies seen
 	pay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, string(raw))
-		mu.Unlock()
+		bodies.add(string(raw))
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"ok":true}`)
 	}))
@@ -58,10 +55,8 @@ tools:
 	if ex, _ := r["executed"].([]any); len(ex) != 1 {
 		t.Fatalf("amount 2.0 did not run: %v", r)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(bodies) != 1 || !strings.Contains(bodies[0], `"amount":2}`) {
-		t.Errorf("the payment service got %q, want one call with amount 2", bodies)
+	if got := bodies.list(); len(got) != 1 || !strings.Contains(got[0], `"amount":2}`) {
+		t.Errorf("the payment service got %q, want one call with amount 2", got)
 	}
 }
 

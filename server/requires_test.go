@@ -34,11 +34,9 @@ tools:
 // the connected user's own ever reaches Trello.
 func TestBuiltinKindsRequireConnection(t *testing.T) {
 	var mu sync.Mutex
-	var tokens []string
+	var tokens seen
 	trelloAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		tokens = append(tokens, r.URL.Query().Get("token"))
-		mu.Unlock()
+		tokens.add(r.URL.Query().Get("token"))
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/lists"):
@@ -77,8 +75,8 @@ func TestBuiltinKindsRequireConnection(t *testing.T) {
 			t.Errorf("boris, connected to nothing, is offered %s: %v", name, offered[0])
 		}
 	}
-	if len(tokens) != 0 {
-		t.Errorf("Trello was called for boris with tokens %q", tokens)
+	if got := tokens.list(); len(got) != 0 {
+		t.Errorf("Trello was called for boris with tokens %q", got)
 	}
 	mu.Unlock()
 	if ex, _ := body["executed"].([]any); len(ex) != 0 {
@@ -96,10 +94,11 @@ func TestBuiltinKindsRequireConnection(t *testing.T) {
 			t.Errorf("anna, connected, is not offered %s: %v", name, last)
 		}
 	}
-	if len(tokens) == 0 {
+	got := tokens.list()
+	if len(got) == 0 {
 		t.Error("anna's call did not reach Trello")
 	}
-	for _, tok := range tokens {
+	for _, tok := range got {
 		if tok != "anna-token" {
 			t.Errorf("Trello got token %q, want only anna's own", tok)
 		}

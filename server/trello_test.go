@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/llm/llmtest"
@@ -18,12 +17,9 @@ import (
 // card link. The answer comes from GET /1/cards/<shortLink>, with no model
 // call for that turn and no task proposed.
 func TestForwardedTrelloLink(t *testing.T) {
-	var mu sync.Mutex
-	var paths []string
+	var paths seen
 	trelloAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		paths = append(paths, r.Method+" "+r.URL.Path)
-		mu.Unlock()
+		paths.add(r.Method + " " + r.URL.Path)
 		if r.URL.Query().Get("key") != "trello-key-1" {
 			http.Error(w, "invalid key", http.StatusUnauthorized)
 			return
@@ -97,16 +93,14 @@ tools:
 	if status, _ := e.Do("GET", "/v1/board", "k-dmitry", ""); status != 404 {
 		t.Errorf("GET /v1/board with Trello: %d, want 404", status)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	found := false
-	for _, p := range paths {
+	for _, p := range paths.list() {
 		found = found || p == "GET /1/cards/Ab12Cd34"
 		if strings.HasPrefix(p, "POST") || strings.HasPrefix(p, "PUT") {
 			t.Errorf("a write reached Trello: %s", p)
 		}
 	}
 	if !found {
-		t.Errorf("the card was not read from Trello: %v", paths)
+		t.Errorf("the card was not read from Trello: %v", paths.list())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // act carries out a valid proposal: a plain reply, a veto, a confirmation
@@ -70,7 +71,7 @@ func writeKey(s *state, n int) string {
 	if s.in.MessageID != "" {
 		origin = "msg:" + s.key.String() + "\x00" + s.in.MessageID
 	}
-	return "w:" + argsHash(origin, nil)[:32] + ":" + strconv.Itoa(n)
+	return "w:" + gate.Hash(origin, nil)[:32] + ":" + strconv.Itoa(n)
 }
 
 // runCommand handles slash commands without a model.

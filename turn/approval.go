@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // DefaultApprovalTTL is how long an action waits for its approvers.
@@ -54,7 +55,7 @@ func (e *Engine) proposeApproval(ctx context.Context, s *state, a authorized) (s
 	}
 	act := store.Action{
 		ID: e.cfg.NewID(), Tenant: s.key.Tenant, Key: s.key, Requester: s.in.Identity, Case: s.caseVals,
-		Tool: a.tg.spec.Name, Title: a.tg.spec.TitleIn(s.lang), Args: a.args, ArgsHash: argsHash(a.tg.spec.Name, a.args),
+		Tool: a.tg.spec.Name, Title: a.tg.spec.TitleIn(s.lang), Args: a.args, ArgsHash: gate.Hash(a.tg.spec.Name, a.args),
 		Fields: renderFields(s.lang, s.loc, a.tg.spec, a.args, resolved), Approvers: a.tg.spec.Approve, Status: store.ActionProposed,
 		TurnID: s.id, CreatedAt: s.now, ExpiresAt: s.now.Add(e.cfg.ApprovalTTL), UpdatedAt: s.now,
 		Basis: e.basisOf(ctx, s, a.tg.spec),
@@ -105,10 +106,10 @@ func (e *Engine) Actions(ctx context.Context, approver chat.Identity, status str
 	now := e.cfg.Now()
 	out := []chat.ActionView{}
 	for _, a := range list {
-		if !slices.Contains(a.Approvers, approver.Role) {
+		if !gate.Approves(approver, a) {
 			continue
 		}
-		if a.Status == store.ActionProposed && !now.Before(a.ExpiresAt) {
+		if gate.Expired(a, now) {
 			a = e.expire(ctx, as, a, now)
 			if status == store.ActionProposed {
 				continue
@@ -145,22 +146,17 @@ func (e *Engine) Decide(ctx context.Context, approver chat.Identity, id string, 
 		return chat.ActionView{}, chat.Outbound{}, fmt.Errorf("decide %s: %w", id, chat.ErrActionNotFound)
 	case err != nil:
 		return chat.ActionView{}, chat.Outbound{}, err
-	case !slices.Contains(a.Approvers, approver.Role) || approver.UserID == a.Requester.UserID:
-		// Four eyes: whoever asked for the action does not approve it.
+	case !gate.MayDecide(approver, a):
 		return chat.ActionView{}, chat.Outbound{}, fmt.Errorf("decide %s: %w", id, chat.ErrActionNotFound)
 	}
 	now := e.cfg.Now()
-	if a.Status == store.ActionProposed && !now.Before(a.ExpiresAt) {
+	if gate.Expired(a, now) {
 		a = e.expire(ctx, as, a, now)
 	}
 	if a.Status != store.ActionProposed {
 		return actionView(a), chat.Outbound{}, fmt.Errorf("decide %s: it is %s: %w", id, a.Status, chat.ErrActionClosed)
 	}
-	next := a
-	next.Status, next.DecidedBy, next.DecidedAt, next.UpdatedAt = store.ActionRejected, approver.UserID, now, now
-	if approve {
-		next.Status = store.ActionApproved
-	}
+	next := gate.Decided(a, approver, approve, now)
 	if got, err := as.UpdateAction(ctx, next, store.ActionProposed); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return actionView(got), chat.Outbound{}, fmt.Errorf("decide %s: it is %s: %w", id, got.Status, chat.ErrActionClosed)
@@ -379,7 +375,7 @@ func (e *Engine) writeAction(ctx context.Context, s *state, run *actionRun, auth
 		run.tr.Reconciled = true
 		return run.finish(ctx, status, rres, reconcileReason(status))
 	}
-	if et.Status == statusOutcomeUnknown || res.OutcomeUnknown {
+	if et.Status == gate.StatusOutcomeUnknown || res.OutcomeUnknown {
 		return run.finish(ctx, store.ActionUnknown, res, "the outcome is unknown: "+res.Error)
 	}
 	return run.finish(ctx, store.ActionFailed, res, res.Error)
@@ -402,5 +398,5 @@ func (e *Engine) noteExecution(s *state, auth authorized, res tool.Result, et Ex
 func approvalKey(a store.Action) string {
 	caseJSON, _ := json.Marshal(a.Case)
 	origin := "approval:" + a.Tenant + "\x00" + string(caseJSON) + "\x00" + a.ID + "\x00" + a.DecidedBy + "\x00" + a.DecidedAt.UTC().Format(time.RFC3339Nano)
-	return "a:" + argsHash(origin, nil)[:40]
+	return "a:" + gate.Hash(origin, nil)[:40]
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // Assistant is a named profile a tenant's turns run under: what the model
@@ -154,7 +155,7 @@ func (e *Engine) assistantFor(t Tenant) Assistant {
 func approvesAny(reg *tool.Registry, patterns []string) bool {
 	for _, name := range reg.Names() {
 		entry, _ := reg.Lookup(name)
-		if len(entry.Spec.Approve) > 0 && (len(patterns) == 0 || matchesAny(patterns, name)) {
+		if len(entry.Spec.Approve) > 0 && (len(patterns) == 0 || gate.Matches(patterns, name)) {
 			return true
 		}
 	}

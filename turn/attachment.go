@@ -8,6 +8,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // attachmentSlot keeps, in the conversation's state, the last file the
@@ -69,7 +70,7 @@ func fillAttachment(s *state, spec tool.Spec, args []byte) ([]byte, error) {
 		return nil, errNoAttachment
 	}
 	m[spec.AttachmentArg] = stored
-	return canonicalArgs(mustJSON(m), nil)
+	return gate.Canonical(mustJSON(m), nil)
 }
 
 func mustJSON(v any) []byte {

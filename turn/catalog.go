@@ -2,7 +2,6 @@ package turn
 
 import (
 	"encoding/json"
-	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // catalog is what one kind of caller (tenant, role, scopes, language) may
@@ -39,30 +39,10 @@ func (c *catalog) lookup(name string) (*tool.Entry, bool) {
 	return e, ok
 }
 
-// permitted reports whether the identity's role in its tenant shows the tool
-// and the identity's scopes allow its risk. It is the single rule for what
-// may run; the catalog is this rule applied in advance.
+// permitted reports whether the identity's role in its tenant shows the
+// tool and the rest of gate.Permitted holds.
 func permitted(id chat.Identity, tenant Tenant, spec tool.Spec) bool {
-	role, ok := tenant.Roles[id.Role]
-	if !ok || !matchesAny(role.Tools, spec.Name) {
-		return false
-	}
-	if spec.Requires != "" && !id.Connects(spec.Requires) {
-		return false // the integration is not connected for this user
-	}
-	return id.HasScope(chat.Scope(spec.Risk))
-}
-
-func matchesAny(patterns []string, name string) bool {
-	for _, p := range patterns {
-		if p == name || p == "*" {
-			return true
-		}
-		if ok, err := path.Match(p, name); err == nil && ok {
-			return true
-		}
-	}
-	return false
+	return gate.Permitted(id, tenant.Roles[id.Role].Tools, spec)
 }
 
 func catalogKey(id chat.Identity, tenant Tenant, lang string) string {
@@ -89,7 +69,7 @@ func (e *Engine) catalogFor(id chat.Identity, tenant Tenant, lang string) *catal
 	var schemas []decision.ToolSchema
 	for _, name := range e.cfg.Tools.Names() {
 		entry, _ := e.cfg.Tools.Lookup(name)
-		if !permitted(id, tenant, entry.Spec) || len(assistant.Tools) > 0 && !matchesAny(assistant.Tools, name) {
+		if !permitted(id, tenant, entry.Spec) || len(assistant.Tools) > 0 && !gate.Matches(assistant.Tools, name) {
 			continue
 		}
 		c.byName[name] = entry

@@ -3,14 +3,13 @@ package turn
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // ConfirmationTrace is what happened to a pending action in this turn.
@@ -64,7 +63,7 @@ func (e *Engine) storePending(s *state, name string, args []byte) store.PendingA
 		Key:            s.key,
 		Tool:           name,
 		Args:           args,
-		ArgsHash:       argsHash(name, args),
+		ArgsHash:       gate.Hash(name, args),
 		IdempotencyKey: "pending:" + id,
 		TurnID:         s.id,
 		CreatedAt:      s.now,
@@ -173,39 +172,6 @@ func argValue(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
-}
-
-// inert shows control characters (newlines included), bidirectional
-// overrides and isolates, and other invisible format characters as
-// escapes, so a value can neither fake the end of a confirmation nor
-// display as other text than it holds.
-func inert(v string) string {
-	clean := true
-	for _, r := range v {
-		if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return v
-	}
-	var b strings.Builder
-	for _, r := range v {
-		switch {
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp):
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // confirmButtons are the yes and no of pending action id.
@@ -354,7 +320,7 @@ func (e *Engine) runConfirmed(ctx context.Context, s *state, p *store.PendingAct
 	for i, a := range ran {
 		res, tr := e.execute(ctx, s, a.tg, a.args, keys[i])
 		xs[i] = Executed{Cleared: Cleared{a: a, name: calls[i].Tool, turn: s.id}, Result: res, trace: tr}
-		unknown = unknown || tr.Status == statusOutcomeUnknown
+		unknown = unknown || tr.Status == gate.StatusOutcomeUnknown
 	}
 	if resumes && !unknown {
 		if s.model, s.strategy = e.providerFor(s.tenant); s.model != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // Operations as they appear in the journal.
@@ -240,7 +241,7 @@ func (e *Engine) parseProposal(s *state, resp llm.Response) (proposal, []decisio
 	if bound, v := e.bindArgs(s, entry.Spec, raw); v == nil {
 		raw = bound // a refusal comes from authorize, after the schema
 	}
-	args, problems := validateArgs(entry, s.cat.required[d.Tool], raw)
+	args, problems := gate.Args(entry, s.cat.required[d.Tool], raw)
 	s.trace.step(StepValidate, d.Tool, start, e.cfg.Now(), problemNote(problems))
 	if problems != nil {
 		return proposal{}, problems

@@ -31,6 +31,7 @@ import (
 	"github.com/arbiterhq/arbiter/media"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // Defaults of Config, as in the seed system.
@@ -203,8 +204,8 @@ type Engine struct {
 	journalInState bool
 	catalogs       sync.Map // catalogKey -> *catalog
 	zones          sync.Map // name -> *time.Location
-	// claims are the registered tools' outcomes (see claims.go).
-	claims claimChecker
+	// claims are the registered tools' outcomes (gate.CompileClaims).
+	claims *gate.Claims
 	// slots are the slots the modes keep, by name (see SlotKeeper).
 	slots map[string]ModeSlot
 }
@@ -244,7 +245,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.RedactionKey = make([]byte, 32)
 		_, _ = rand.Read(cfg.RedactionKey)
 	}
-	claims, err := claimsOf(cfg.Tools, cfg.UnconfirmableOutcomes)
+	claims, err := gate.CompileClaims(cfg.Tools, cfg.UnconfirmableOutcomes)
 	if err != nil {
 		return nil, err
 	}

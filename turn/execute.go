@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // ExecutionTrace is one tool execution as the journal keeps it.
@@ -31,79 +32,47 @@ type ExecutionTrace struct {
 	DurationMS int64 `json:"duration_ms"`
 }
 
-// statusOutcomeUnknown marks a write whose earlier attempt may or may not
-// have happened, on a tool that cannot tell; it is not repeated.
-const statusOutcomeUnknown = "outcome_unknown"
-
 // execute runs one tool call with its timeout, size cap and idempotency
-// key. For writes, an execution record is written before the call and
-// completed after it, so a retry of the same stored action (a redelivered
-// message, a second "yes" racing the first) never causes a second effect.
+// key. A write with a key runs exactly once (gate.Once), so a retry of the
+// same stored action never causes a second effect.
 func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, idemKey string) (tool.Result, ExecutionTrace) {
 	spec := tg.spec
-	entry := tg.entry
 	tr := ExecutionTrace{Tool: spec.Name, Args: args, IdempotencyKey: idemKey}
 	start := e.cfg.Now()
 	defer func() {
 		tr.DurationMS = e.cfg.Now().Sub(start).Milliseconds()
 		s.trace.step(StepExecute, spec.Name, start, e.cfg.Now(), tr.Status)
 	}()
-
-	writes := spec.Risk.Writes() && idemKey != ""
-	if writes {
-		rec := store.ExecutionRecord{
-			Tenant: s.key.Tenant, IdempotencyKey: idemKey, Tool: spec.Name, ArgsHash: argsHash(spec.Name, args),
-			Args: args, TurnID: s.id, State: store.ExecStarted, StartedAt: s.now,
-		}
-		if s.in.MessageID != "" {
-			// The message's claim becomes durable with the record: a
-			// redelivery after a crash looks for this write.
-			rec.Key, rec.MessageID = s.key, s.in.MessageID
-		}
-		existing, fresh, err := e.cfg.State.BeginExecution(ctx, rec)
-		if err != nil {
-			res := tool.Result{Status: tool.StatusError, Error: "could not record the execution: the store is unavailable", ObservedAt: s.now}
-			tr.Status, tr.Result = string(res.Status), &res
-			return res, tr
-		}
-		if !fresh {
-			if existing.State == store.ExecDone {
-				var res tool.Result
-				if err := json.Unmarshal(existing.Result, &res); err == nil {
-					tr.Status, tr.Result, tr.Reused = string(res.Status), &res, true
-					return res, tr
-				}
-			}
-			if !spec.Idempotent {
-				// Nothing can tell whether the earlier attempt happened:
-				// the record is closed as unknown, so it is never repeated
-				// nor left open.
-				res := tool.Result{Status: tool.StatusError, Error: statusOutcomeUnknown, ObservedAt: s.now}
-				tr.Status, tr.Result = statusOutcomeUnknown, &res
-				if existing.State != store.ExecDone {
-					encoded, _ := json.Marshal(res)
-					if err := e.cfg.State.FinishExecution(ctx, s.key.Tenant, idemKey, encoded, e.cfg.Now()); err != nil {
-						e.cfg.Logger.Error("close execution record as unknown", "turn", s.id, "tool", spec.Name, "err", err)
-					}
-				}
-				e.auditCall(s, tg, idemKey, args, tr, res, start)
-				return res, tr
-			}
-			// The tool dedupes by key itself: asking again tells us the
-			// outcome of the earlier attempt without a second effect.
-		}
+	call := func() tool.Result { return e.call(ctx, s, tg.entry, spec, args, idemKey) }
+	if !spec.Risk.Writes() || idemKey == "" {
+		res := call()
+		tr.Status, tr.Result = string(res.Status), &res
+		e.auditCall(s, tg, idemKey, args, tr, res, start)
+		return res, tr
 	}
-
-	res := e.call(ctx, s, entry, spec, args, idemKey)
-	tr.Status, tr.Result = string(res.Status), &res
-	if writes {
-		encoded, _ := json.Marshal(res)
-		if err := e.cfg.State.FinishExecution(ctx, s.key.Tenant, idemKey, encoded, e.cfg.Now()); err != nil {
-			e.cfg.Logger.Error("finish execution record", "turn", s.id, "tool", spec.Name, "err", err)
-		}
+	ran := gate.Once(ctx, e.cfg.State, gate.Write{Record: executionRecord(s, spec, args, idemKey), Idempotent: spec.Idempotent, Now: e.cfg.Now}, call)
+	tr.Status, tr.Result, tr.Reused = ran.Status, &ran.Result, ran.Reused
+	if ran.FinishErr != nil {
+		e.cfg.Logger.Error("execution record", "turn", s.id, "tool", spec.Name, "err", ran.FinishErr)
 	}
-	e.auditCall(s, tg, idemKey, args, tr, res, start)
-	return res, tr
+	if ran.Attempted {
+		e.auditCall(s, tg, idemKey, args, tr, ran.Result, start)
+	}
+	return ran.Result, tr
+}
+
+// executionRecord is the record a write of the turn begins with.
+func executionRecord(s *state, spec tool.Spec, args []byte, idemKey string) store.ExecutionRecord {
+	rec := store.ExecutionRecord{
+		Tenant: s.key.Tenant, IdempotencyKey: idemKey, Tool: spec.Name, ArgsHash: gate.Hash(spec.Name, args),
+		Args: args, TurnID: s.id, State: store.ExecStarted, StartedAt: s.now,
+	}
+	if s.in.MessageID != "" {
+		// The message's claim becomes durable with the record: a
+		// redelivery after a crash looks for this write.
+		rec.Key, rec.MessageID = s.key, s.in.MessageID
+	}
+	return rec
 }
 
 // auditCall adds the journal's row for a tool call that started at start.

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/arbiterhq/arbiter/decision"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // Veto records a proposal the server refused, and why. The reason is for
@@ -194,26 +196,21 @@ func (e *Engine) authorizeCall(ctx context.Context, s *state, r callRequest) (au
 	if !e.allowed(s, tg) {
 		return authorized{}, &Veto{Guard: r.guard, Tool: tg.spec.Name, Reason: reasonNotGranted, say: txtNotAvailable}
 	}
-	if tg.spec.Risk.Writes() && !hasOwnWords(s) && r.approved == "" {
-		// Forwarded, attached or quoted material alone never asks for an
-		// action (the forwarded-Trello-link incident). An approved action
-		// was asked for in its own turn and decided by its approver.
+	verdict := gate.Decide(gate.Ask{
+		Spec: tg.spec, Args: args,
+		Approved: r.approved != "", Confirmed: r.confirmation != "",
+		EvidenceInTurn:   len(s.in.Evidence) > 0,
+		OwnWords:         func() bool { return hasOwnWords(s) },
+		OthersInView:     func() bool { return e.inView(s) },
+		SensitiveTainted: func() bool { return len(e.sensitiveFromUntrusted(s, tg.spec, args)) > 0 },
+	})
+	if verdict.EvidenceOnly {
 		return authorized{}, &Veto{Guard: "evidence", Tool: tg.spec.Name, Reason: reasonEvidenceOnly, say: txtEvidenceOnlyWrite}
 	}
-	a := authorized{tg: tg, args: args}
-	switch {
-	case r.approved != "":
-		a.tg.confirmation = r.approved
-		return a, nil
-	case tg.spec.Risk.Writes() && len(tg.spec.Approve) > 0:
-		// Only its approvers run it; the user's yes is not enough.
-		a.approve = true
-		return a, nil
-	case r.confirmation != "":
-		a.tg.confirmation = r.confirmation
-		return a, nil
+	a := authorized{tg: tg, args: args, approve: verdict.Approve, confirm: verdict.Confirm != "", why: verdict.Confirm}
+	if verdict.Decided {
+		a.tg.confirmation = cmp.Or(r.approved, r.confirmation)
 	}
-	a.confirm, a.why = e.needsConfirmation(s, tg.spec, args)
 	return a, nil
 }
 
@@ -239,7 +236,7 @@ func (e *Engine) callArgs(s *state, entry *tool.Entry, r callRequest) ([]byte, *
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = []byte("{}")
 		}
-		canon, problems := validateArgs(entry, s.cat.required[r.name], args)
+		canon, problems := gate.Args(entry, s.cat.required[r.name], args)
 		if problems != nil {
 			return nil, &Veto{Guard: r.guard, Tool: r.name, Reason: reasonInvalidArgs, Problems: problems, say: txtNotAvailable}
 		}
@@ -291,27 +288,6 @@ func wordsAwaitingForward(s *state) string {
 		}
 	}
 	return ""
-}
-
-// needsConfirmation: the tool's policy says so, or the model saw content
-// of others — evidence of this turn or an earlier one, what a tool read —
-// which may have steered the proposal; then even a write that is normally
-// run at once waits for the user's explicit "yes". A read waits too when
-// an argument that says where data goes (a link, an address, an account;
-// see sensitiveArg) took its value from that content: fetching a link an
-// injection wrote sends whatever the link holds to its host.
-func (e *Engine) needsConfirmation(s *state, spec tool.Spec, args []byte) (bool, string) {
-	switch {
-	case spec.Confirm == tool.ConfirmAlways:
-		return true, "policy"
-	case spec.Risk.Writes() && len(s.in.Evidence) > 0:
-		return true, "evidence_in_turn"
-	case spec.Risk.Writes() && e.inView(s):
-		return true, "untrusted_in_view"
-	case !spec.Risk.Writes() && string(args) != "{}" && len(e.sensitiveFromUntrusted(s, spec, args)) > 0:
-		return true, "sensitive_from_untrusted"
-	}
-	return false, ""
 }
 
 func (e *Engine) veto(s *state, v Veto, key textKey, args ...any) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // Buttons a model or a tool suggests — a mode's question's options, a tool's
@@ -62,7 +63,7 @@ func offerButtons(s *state, suggested []chat.Button) []chat.Button {
 		if v == "" || len(v) > maxOptionBytes || slices.Contains(offer.Values, v) {
 			continue
 		}
-		out = append(out, chat.Button{Label: inert(label), Value: optionPrefix + offer.ID + ":" + strconv.Itoa(len(offer.Values))})
+		out = append(out, chat.Button{Label: gate.Inert(label), Value: optionPrefix + offer.ID + ":" + strconv.Itoa(len(offer.Values))})
 		if offer.Values = append(offer.Values, v); len(offer.Values) == maxOptions {
 			break
 		}

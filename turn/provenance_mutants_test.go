@@ -63,27 +63,3 @@ func TestTaintedArgsInNameOrder(t *testing.T) {
 		t.Errorf("with mallory in the user's words: tainted %+v, want beta alone", got)
 	}
 }
-
-// The boundaries of matching: a line of exactly minPieceRunes is looked
-// for on its own, a value of exactly minProvenanceRunes anywhere in the
-// text, a short value as a token at the very start or end of a text, and
-// a blank one nowhere.
-func TestProvenanceBoundaries(t *testing.T) {
-	line := strings.Repeat("q", minPieceRunes)
-	if got := valueSource([]string{line + "\nnot in the source at all"}, []string{"the source says " + line + "."}, nil); got != 0 {
-		t.Errorf("a line of %d runes found in the source: valueSource = %d, want 0", minPieceRunes, got)
-	}
-	word := strings.Repeat("z", minProvenanceRunes)
-	if got := pieceSource(word, []string{"inside" + word + "inside"}, nil); got != 0 {
-		t.Errorf("a value of %d runes inside a word: pieceSource = %d, want 0", minProvenanceRunes, got)
-	}
-	// A blank value is in every text, so it is looked for in none.
-	if got := pieceSource(" \t", []string{"one source", "another"}, nil); got != -1 {
-		t.Errorf("a blank value: pieceSource = %d, want -1", got)
-	}
-	for _, text := range []string{"13 apples", "buy 13"} {
-		if !containsToken(text, "13") {
-			t.Errorf("containsToken(%q, 13) = false, want true", text)
-		}
-	}
-}

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/wait"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // A write whose answer was lost — a timeout after sending, a process that
@@ -115,7 +117,7 @@ func (e *Engine) settleBegun(ctx context.Context, s *state, run *actionRun, auth
 		run.tr.Reconciled = true
 		return run.finish(ctx, status, res, reconcileReason(status))
 	}
-	if done && !recorded.OutcomeUnknown && recorded.Error != statusOutcomeUnknown {
+	if done && !recorded.OutcomeUnknown && recorded.Error != gate.StatusOutcomeUnknown {
 		// The system answered the write with a refusal before the stop.
 		e.noteExecution(s, auth, recorded, ExecutionTrace{Status: string(recorded.Status), Reused: true})
 		return run.finish(ctx, store.ActionFailed, recorded, recorded.Error)
@@ -132,7 +134,7 @@ func (e *Engine) settleBegun(ctx context.Context, s *state, run *actionRun, auth
 		}
 		reason += "; asked again with its key: " + res.Error
 	}
-	res := tool.Result{Status: tool.StatusError, Error: statusOutcomeUnknown, OutcomeUnknown: true, ObservedAt: e.cfg.Now()}
+	res := tool.Result{Status: tool.StatusError, Error: gate.StatusOutcomeUnknown, OutcomeUnknown: true, ObservedAt: e.cfg.Now()}
 	return run.finish(ctx, store.ActionUnknown, res, reason)
 }
 
@@ -193,17 +195,5 @@ func sleepOr(f func(ctx context.Context, d time.Duration) error) func(ctx contex
 	if f != nil {
 		return f
 	}
-	return sleep
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return wait.Sleep
 }

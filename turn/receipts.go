@@ -10,6 +10,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // receiptStatusAwaitingYes is the status of a write put to the user for
@@ -80,7 +81,7 @@ func (e *Engine) actionLines(ctx context.Context, s *state) []chat.ActionLine {
 		}
 		status := store.ActionConfirmed
 		switch {
-		case x.Status == statusOutcomeUnknown || x.Result != nil && x.Result.OutcomeUnknown:
+		case x.Status == gate.StatusOutcomeUnknown || x.Result != nil && x.Result.OutcomeUnknown:
 			status = store.ActionUnknown
 		case x.Status != string(tool.StatusOK):
 			status = store.ActionFailed

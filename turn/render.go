@@ -11,6 +11,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // A confirmation is the last check a person makes before a write runs, so
@@ -119,7 +120,7 @@ func confirmationFields(lang string, loc *time.Location, spec tool.Spec, args []
 		if !ok {
 			v = valueText(lang, loc, k, m[k])
 		}
-		out = append(out, field{name: k, label: inert(argLabel(spec, lang, k)), value: inert(v)})
+		out = append(out, field{name: k, label: gate.Inert(argLabel(spec, lang, k)), value: gate.Inert(v)})
 	}
 	return out
 }
@@ -279,7 +280,7 @@ func sourceName(lang string, m store.Message, tools *tool.Registry) string {
 	}
 	origin := ""
 	if m.Source != "" {
-		origin = " «" + Clip(inert(m.Source), 60) + "»"
+		origin = " «" + Clip(gate.Inert(m.Source), 60) + "»"
 	}
 	switch m.Name {
 	case "forward":

@@ -8,6 +8,7 @@ import (
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // maxToolMemory bounds a tool result kept in conversation memory.
@@ -82,7 +83,7 @@ func (e *Engine) rememberResult(s *state, toolName, status string, res tool.Resu
 // not resolve, would say) with the status it ended in.
 func (e *Engine) replyResult(s *state, title, status string, res tool.Result) {
 	switch {
-	case status == statusOutcomeUnknown:
+	case status == gate.StatusOutcomeUnknown:
 		e.replyText(s, say(s.lang, txtOutcomeUnknown, title), nil)
 	case drafted(res):
 		e.showDraft(s, res)

@@ -86,37 +86,6 @@ func TestApplyMemoryPolicy(t *testing.T) {
 	}
 }
 
-func TestCanonicalArgs(t *testing.T) {
-	tests := []struct {
-		in, want string
-		required []string
-	}{
-		{`{"b":1,"a":"x"}`, `{"a":"x","b":1}`, nil},
-		{`{"title":"x","dueIso":null}`, `{"title":"x"}`, nil},
-		{`{"title":null}`, `{"title":null}`, []string{"title"}},
-		{`{"n":1.50,"big":12345678901234567890}`, `{"big":12345678901234567890,"n":1.50}`, nil},
-		{`{"html":"<b>&"}`, `{"html":"<b>&"}`, nil},
-		{`{"limit":2.0,"n":[5e1,-3.000],"o":{"x":1E0}}`, `{"limit":2,"n":[50,-3],"o":{"x":1}}`, nil},
-		{`{"big":1e20,"huge":1e999}`, `{"big":1e20,"huge":1e999}`, nil}, // left for the schema check to refuse
-	}
-	for _, tc := range tests {
-		req := map[string]bool{}
-		for _, r := range tc.required {
-			req[r] = true
-		}
-		got, err := canonicalArgs([]byte(tc.in), req)
-		if err != nil || string(got) != tc.want {
-			t.Errorf("canonicalArgs(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
-		}
-	}
-	if _, err := canonicalArgs([]byte(`[1]`), nil); err == nil {
-		t.Error("canonicalArgs accepted an array")
-	}
-	if argsHash("t", []byte(`{"a":1}`)) == argsHash("t", []byte(`{"a":2}`)) || argsHash("t", []byte(`{}`)) == argsHash("u", []byte(`{}`)) {
-		t.Error("argsHash collides on different calls")
-	}
-}
-
 func TestRenderConfirmation(t *testing.T) {
 	spec := tool.Spec{Name: "create_task", Title: "Создать задачу"}
 	got := renderConfirmation("ru", time.UTC, spec, []byte(`{"title":"Проверить форму","assignee":"Дмитрий","n":3}`), nil, nil, nil, nil)
@@ -163,36 +132,6 @@ func TestConfirmationAPersonCanCheck(t *testing.T) {
 	}
 	if strings.Contains(ru+en, "10:00") || strings.Contains(ru+en, "T10") {
 		t.Errorf("a raw UTC time is shown:\n%s\n%s", ru, en)
-	}
-}
-
-func TestPermitted(t *testing.T) {
-	tenant := Tenant{Roles: map[string]Role{"owner": {Tools: []string{"*"}}, "viewer": {Tools: []string{"list_*"}}}}
-	read := tool.Spec{Name: "list_my_tasks", Policy: tool.Policy{Risk: tool.RiskRead}}
-	write := tool.Spec{Name: "create_task", Policy: tool.Policy{Risk: tool.RiskWriteSafe}}
-	full := tool.Spec{Name: "pay", Policy: tool.Policy{Risk: tool.RiskWriteFull}}
-	id := func(role string, scopes ...chat.Scope) chat.Identity {
-		return chat.Identity{Role: role, Scopes: scopes}
-	}
-	tests := []struct {
-		name string
-		id   chat.Identity
-		spec tool.Spec
-		want bool
-	}{
-		{"owner read", id("owner", "read"), read, true},
-		{"owner write without scope", id("owner", "read"), write, false},
-		{"owner write", id("owner", "read", "write:safe"), write, true},
-		{"full needs write:full", id("owner", "read", "write:safe"), full, false},
-		{"full", id("owner", "write:full"), full, true},
-		{"viewer glob", id("viewer", "read", "write:safe"), read, true},
-		{"viewer outside role", id("viewer", "read", "write:safe"), write, false},
-		{"unknown role", id("admin", "read"), read, false},
-	}
-	for _, tc := range tests {
-		if got := permitted(tc.id, tenant, tc.spec); got != tc.want {
-			t.Errorf("%s: permitted = %v, want %v", tc.name, got, tc.want)
-		}
 	}
 }
 

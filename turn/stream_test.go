@@ -9,6 +9,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/tool"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // streamRecorder is a chat.Streamer that keeps what it was shown.
@@ -33,7 +34,7 @@ func TestReplyStreamShowsOnlyWhatIsSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, err := claimsOf(reg, []string{"refund_done"})
+	claims, err := gate.CompileClaims(reg, []string{"refund_done"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/turn/internal/gate"
 )
 
 // An action waiting for a "yes" that a new message replaces is not
@@ -43,7 +44,7 @@ func (e *Engine) noteSuperseded(s *state) {
 func supersededText(e *Engine, s *state, p *store.PendingAction) string {
 	entry, ok := e.cfg.Tools.Lookup(p.Tool)
 	if !ok {
-		return say(s.lang, txtSuperseded, say(s.lang, txtSupersededAction, inert(p.Tool)))
+		return say(s.lang, txtSuperseded, say(s.lang, txtSupersededAction, gate.Inert(p.Tool)))
 	}
 	spec := entry.Spec
 	var value string

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -91,32 +90,56 @@ func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
-// hideReasoning takes an interviewer's reasoning — why it asked, never
-// shown to the user it interviews — out of a turn's record read with a
-// key without turns:read_all, and marks it hidden
-// ("interview":{…,"reasoning_hidden":true}). A record without one is
-// returned as it is.
+// hideReasoning takes the reasoning of the turn's mode — why its model
+// did what it did, which a mode records as its section's "reasoning" (an
+// interviewer's why it asked, never shown to the user it interviews) —
+// out of a turn's record read with a key without turns:read_all, and
+// marks it hidden ("<mode>":{…,"reasoning_hidden":true}). A record
+// without one is returned as it is. One that cannot be read, or whose
+// top-level list holds entries with a reasoning of their own (a section
+// malformed as a list), is never shown.
 func hideReasoning(rec json.RawMessage) json.RawMessage {
-	if !bytes.Contains(rec, []byte(`"interview"`)) {
-		return rec
-	}
+	const unshown = `{"error":"the record cannot be shown"}`
 	var top map[string]json.RawMessage
-	var iv map[string]json.RawMessage
-	if json.Unmarshal(rec, &top) != nil || top["interview"] != nil && json.Unmarshal(top["interview"], &iv) != nil {
-		return json.RawMessage(`{"error":"the record cannot be shown"}`) // never unread
+	if json.Unmarshal(rec, &top) != nil {
+		return json.RawMessage(unshown) // never unread
 	}
-	if iv["reasoning"] == nil {
-		return rec
+	hidden := false
+	for name, raw := range top {
+		if listsReasoning(raw) {
+			return json.RawMessage(unshown)
+		}
+		var section map[string]json.RawMessage
+		if json.Unmarshal(raw, &section) != nil || section["reasoning"] == nil {
+			continue // not a section, or one with nothing to hide
+		}
+		delete(section, "reasoning")
+		section["reasoning_hidden"] = json.RawMessage("true")
+		top[name], _ = json.Marshal(section)
+		hidden = true
 	}
-	delete(iv, "reasoning")
-	iv["reasoning_hidden"] = json.RawMessage("true")
-	var err error
-	if top["interview"], err = json.Marshal(iv); err != nil {
+	if !hidden {
 		return rec
 	}
 	out, err := json.Marshal(top)
 	if err != nil {
-		return rec
+		return json.RawMessage(unshown)
 	}
 	return out
+}
+
+// listsReasoning reports whether raw is a list with an entry that holds a
+// "reasoning" member. The engine's own lists (calls, steps, vetoes) have
+// none at their entries' top level; what a tool returned sits deeper.
+func listsReasoning(raw json.RawMessage) bool {
+	var list []map[string]json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return false
+	}
+	for _, entry := range list {
+		if entry["reasoning"] != nil {
+			return true
+		}
+	}
+	return false
 }

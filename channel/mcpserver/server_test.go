@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/arbiterhq/arbiter/channel/mcpserver/mcpservertest"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/tool"
 )
@@ -161,23 +162,7 @@ func connect(t *testing.T, copts *mcp.ClientOptions, version string, timeout tim
 
 func (s *setup) call(t *testing.T, name string, args any) *mcp.CallToolResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := s.client.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("call %s: %v", name, err)
-	}
-	return res
-}
-
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
+	return mcpservertest.Call(t, s.client, name, args)
 }
 
 func status(t *testing.T, res *mcp.CallToolResult) map[string]any {
@@ -195,14 +180,7 @@ var versions = []string{"", "2025-11-25", "2025-06-18"}
 
 func TestToolsListed(t *testing.T) {
 	s := connect(t, nil, "", 0)
-	res, err := s.client.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools := map[string]*mcp.Tool{}
-	for _, tl := range res.Tools {
-		tools[tl.Name] = tl
-	}
+	tools := mcpservertest.Tools(t, s.client)
 	if len(tools) != 6 || tools["odd"] != nil {
 		t.Fatalf("tools %v; want the six with object schemas", keys(tools))
 	}
@@ -249,8 +227,8 @@ func keys[V any](m map[string]V) []string {
 func TestCallRunsAsTurn(t *testing.T) {
 	s := connect(t, nil, "", 0)
 	res := s.call(t, "list", map[string]any{"q": "x"})
-	if res.IsError || text(res) != "2 things" {
-		t.Fatalf("result %v %q", res.IsError, text(res))
+	if res.IsError || mcpservertest.Text(res) != "2 things" {
+		t.Fatalf("result %v %q", res.IsError, mcpservertest.Text(res))
 	}
 	st := status(t, res)
 	if st["status"] != "ok" || !reflect.DeepEqual(st["result"], map[string]any{"n": float64(2)}) {
@@ -279,7 +257,7 @@ func TestParallelCallsHaveTheirOwnConversations(t *testing.T) {
 		wg.Go(func() { s.call(t, "list", nil) })
 		wg.Go(func() {
 			if res := s.call(t, "pay", map[string]any{"amount": 5}); res.IsError {
-				t.Errorf("pay: %q", text(res))
+				t.Errorf("pay: %q", mcpservertest.Text(res))
 			}
 		})
 	}
@@ -314,8 +292,8 @@ func TestRefusalsAndFailures(t *testing.T) {
 		{"boom", StatusFailed, "arbiter could not process the call: store unavailable"},
 	} {
 		res := s.call(t, c.tool, nil)
-		if !res.IsError || !strings.Contains(text(res), c.text) || status(t, res)["status"] != c.status {
-			t.Errorf("%s: isError %v %q %v", c.tool, res.IsError, text(res), res.StructuredContent)
+		if !res.IsError || !strings.Contains(mcpservertest.Text(res), c.text) || status(t, res)["status"] != c.status {
+			t.Errorf("%s: isError %v %q %v", c.tool, res.IsError, mcpservertest.Text(res), res.StructuredContent)
 		}
 	}
 }
@@ -336,8 +314,8 @@ func TestConfirmationAccepted(t *testing.T) {
 				return accept(ctx, req)
 			}}, v, 0)
 			res := s.call(t, "pay", map[string]any{"amount": 5, "to": "Bob"})
-			if res.IsError || text(res) != "Paid." || status(t, res)["status"] != "ok" {
-				t.Fatalf("isError %v %q %v", res.IsError, text(res), res.StructuredContent)
+			if res.IsError || mcpservertest.Text(res) != "Paid." || status(t, res)["status"] != "ok" {
+				t.Fatalf("isError %v %q %v", res.IsError, mcpservertest.Text(res), res.StructuredContent)
 			}
 			if len(asked) != 1 || asked[0].Message != payConfirmation {
 				t.Fatalf("asked %+v", asked)
@@ -367,8 +345,8 @@ func TestConfirmationRefused(t *testing.T) {
 			t.Run(name+"/v="+v, func(t *testing.T) {
 				s := connect(t, &mcp.ClientOptions{ElicitationHandler: h}, v, 0)
 				res := s.call(t, "pay", map[string]any{"amount": 5})
-				if !res.IsError || text(res) != txtDeclined || status(t, res)["status"] != StatusDeclined {
-					t.Fatalf("isError %v %q", res.IsError, text(res))
+				if !res.IsError || mcpservertest.Text(res) != txtDeclined || status(t, res)["status"] != StatusDeclined {
+					t.Fatalf("isError %v %q", res.IsError, mcpservertest.Text(res))
 				}
 				if got := s.fake.buttons(); !reflect.DeepEqual(got, []string{"cancel:p1"}) {
 					t.Errorf("buttons %v", got)
@@ -385,8 +363,8 @@ func TestConfirmationAskFails(t *testing.T) {
 				return nil, errors.New("no UI")
 			}}, v, 0)
 			res := s.call(t, "pay", nil)
-			if !res.IsError || !strings.Contains(text(res), "could not be asked") {
-				t.Fatalf("isError %v %q", res.IsError, text(res))
+			if !res.IsError || !strings.Contains(mcpservertest.Text(res), "could not be asked") {
+				t.Fatalf("isError %v %q", res.IsError, mcpservertest.Text(res))
 			}
 			if got := s.fake.buttons(); !reflect.DeepEqual(got, []string{"cancel:p1"}) {
 				t.Errorf("buttons %v", got)
@@ -419,8 +397,8 @@ func TestClientWithoutElicitation(t *testing.T) {
 		t.Run("v="+v, func(t *testing.T) {
 			s := connect(t, nil, v, 0)
 			res := s.call(t, "pay", map[string]any{"amount": 5})
-			if !res.IsError || text(res) != txtUnconfirmed || status(t, res)["status"] != StatusUnconfirmed {
-				t.Fatalf("isError %v %q", res.IsError, text(res))
+			if !res.IsError || mcpservertest.Text(res) != txtUnconfirmed || status(t, res)["status"] != StatusUnconfirmed {
+				t.Fatalf("isError %v %q", res.IsError, mcpservertest.Text(res))
 			}
 			if got := s.fake.buttons(); !reflect.DeepEqual(got, []string{"cancel:p1"}) {
 				t.Errorf("buttons %v", got)
@@ -443,8 +421,8 @@ func TestConfirmationTimeout(t *testing.T) {
 		}}, "2025-11-25", 150*time.Millisecond)
 		start := time.Now()
 		res := s.call(t, "pay", nil)
-		if !res.IsError || text(res) != txtNoAnswer || time.Since(start) > 3*time.Second {
-			t.Fatalf("isError %v %q after %v", res.IsError, text(res), time.Since(start))
+		if !res.IsError || mcpservertest.Text(res) != txtNoAnswer || time.Since(start) > 3*time.Second {
+			t.Fatalf("isError %v %q after %v", res.IsError, mcpservertest.Text(res), time.Since(start))
 		}
 		if got := s.fake.buttons(); !reflect.DeepEqual(got, []string{"cancel:p1"}) {
 			t.Errorf("buttons %v", got)
@@ -458,8 +436,8 @@ func TestConfirmationTimeout(t *testing.T) {
 				return accept(ctx, req)
 			}}, "", 100*time.Millisecond)
 			res := s.call(t, "pay", nil)
-			if !res.IsError || text(res) != txtExpired {
-				t.Fatalf("isError %v %q", res.IsError, text(res))
+			if !res.IsError || mcpservertest.Text(res) != txtExpired {
+				t.Fatalf("isError %v %q", res.IsError, mcpservertest.Text(res))
 			}
 			if got := s.fake.buttons(); !reflect.DeepEqual(got, []string{"cancel:p1"}) {
 				t.Errorf("buttons %v", got)
@@ -497,23 +475,23 @@ func TestRetryState(t *testing.T) {
 	}
 
 	first := ask("pay")
-	if res := retry("pay", "forged", yes); !res.IsError || text(res) != txtExpired {
-		t.Errorf("forged state: %q", text(res))
+	if res := retry("pay", "forged", yes); !res.IsError || mcpservertest.Text(res) != txtExpired {
+		t.Errorf("forged state: %q", mcpservertest.Text(res))
 	}
-	if res := retry("pay", first.RequestState, yes); res.IsError || text(res) != "Paid." {
-		t.Errorf("answer: %q", text(res))
+	if res := retry("pay", first.RequestState, yes); res.IsError || mcpservertest.Text(res) != "Paid." {
+		t.Errorf("answer: %q", mcpservertest.Text(res))
 	}
-	if res := retry("pay", first.RequestState, yes); !res.IsError || text(res) != txtExpired {
-		t.Errorf("second answer: %q", text(res))
+	if res := retry("pay", first.RequestState, yes); !res.IsError || mcpservertest.Text(res) != txtExpired {
+		t.Errorf("second answer: %q", mcpservertest.Text(res))
 	}
 	second := ask("pay")
-	if res := retry("list", second.RequestState, yes); !res.IsError || text(res) != txtExpired {
-		t.Errorf("answer on another tool: %q", text(res))
+	if res := retry("list", second.RequestState, yes); !res.IsError || mcpservertest.Text(res) != txtExpired {
+		t.Errorf("answer on another tool: %q", mcpservertest.Text(res))
 	}
 	third := ask("pay")
 	s.server.Close()
-	if res := retry("pay", third.RequestState, yes); !res.IsError || text(res) != txtExpired {
-		t.Errorf("answer after close: %q", text(res))
+	if res := retry("pay", third.RequestState, yes); !res.IsError || mcpservertest.Text(res) != txtExpired {
+		t.Errorf("answer after close: %q", mcpservertest.Text(res))
 	}
 	if got := s.fake.buttons(); !reflect.DeepEqual(got, []string{"confirm:p1", "cancel:p2", "cancel:p3"}) {
 		t.Errorf("buttons %v", got)
@@ -556,7 +534,7 @@ func TestLive(t *testing.T) {
 	s := connect(t, &mcp.ClientOptions{ElicitationHandler: answer("b"), ProgressNotificationHandler: onProgress}, "2025-11-25", 0)
 	res := call(s)
 	if res.IsError || !reflect.DeepEqual(status(t, res)["result"], map[string]any{"choice": "b"}) {
-		t.Errorf("answered: %q %v", text(res), res.StructuredContent)
+		t.Errorf("answered: %q %v", mcpservertest.Text(res), res.StructuredContent)
 	}
 	select {
 	case p := <-progress:

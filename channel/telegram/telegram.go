@@ -18,6 +18,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/channel/internal/questions"
 	"github.com/arbiterhq/arbiter/chat"
+	"github.com/arbiterhq/arbiter/internal/wait"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -343,7 +344,7 @@ func (c *Channel) retryCall(ctx context.Context, what string, call func(context.
 			return fmt.Errorf("telegram %s: %w", what, err)
 		}
 		c.cfg.Logger.Warn("telegram call failed, retrying", "method", what, "attempt", attempt+1, "err", err)
-		if !sleep(ctx, max(after, backoff(c.cfg.RetryBackoff, attempt+1))) {
+		if wait.Sleep(ctx, max(after, backoff(c.cfg.RetryBackoff, attempt+1))) != nil {
 			return ctx.Err()
 		}
 	}
@@ -474,7 +475,7 @@ func (c *Channel) poll(ctx context.Context) error {
 			failures++
 			_, after := transient(err)
 			c.cfg.Logger.Warn("telegram: getUpdates failed", "err", err)
-			sleep(ctx, max(after, backoff(c.cfg.RetryBackoff, failures)))
+			_ = wait.Sleep(ctx, max(after, backoff(c.cfg.RetryBackoff, failures)))
 			continue
 		}
 		failures = 0
@@ -513,7 +514,7 @@ func (c *Channel) acceptPolled(ctx context.Context, raw []byte) error {
 			return nil
 		}
 		c.cfg.Logger.Warn("telegram: inbox accept failed", "update", u.UpdateID, "err", err)
-		if !sleep(ctx, backoff(c.cfg.RetryBackoff, attempt)) {
+		if wait.Sleep(ctx, backoff(c.cfg.RetryBackoff, attempt)) != nil {
 			return ctx.Err()
 		}
 	}
@@ -526,19 +527,4 @@ func backoff(base time.Duration, attempt int) time.Duration {
 		d *= 2
 	}
 	return min(d, 30*time.Second)
-}
-
-// sleep waits d or until ctx ends; it reports whether the wait completed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -81,6 +81,16 @@ func arbiterBinary(t *testing.T) string {
 	return binPath
 }
 
+// slowBinary is arbiterBinary for a test that skips under -short; what
+// says what it does with the binary.
+func slowBinary(t *testing.T, what string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(what)
+	}
+	return arbiterBinary(t)
+}
+
 func randomName(prefix string) string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
@@ -145,13 +155,19 @@ models:
 retry: {delay: 10ms}
 limits: {model_timeout: 20s}
 log: {level: warn}
-tenants:
+`, redisAddr, prefix, pgURL, schema, modelURL) + ownerTenant("k-cluster-user")
+}
+
+// ownerTenant is the tenant of the tests' configurations: acme, in
+// English, whose one user u1 holds token with every write scope.
+func ownerTenant(token string) string {
+	return fmt.Sprintf(`tenants:
   - id: acme
     language: en
     roles: {owner: {tools: ["*"]}}
     users:
-      - {id: u1, name: User, role: owner, keys: [{token: "k-cluster-user", scopes: [read, "write:safe", "write:full"]}]}
-`, redisAddr, prefix, pgURL, schema, modelURL)
+      - {id: u1, name: User, role: owner, keys: [{token: %q, scopes: [read, "write:safe", "write:full"]}]}
+`, token)
 }
 
 // sendOnce posts a message, retrying on 503 or a dead connection with the
@@ -537,40 +553,18 @@ func TestClusterRedeliveryAfterKillPaysOnce(t *testing.T) {
 	bin := arbiterBinary(t)
 	model, ledger, paySrv, asked := unsteadyPayment(t, "transfer")
 	prefix, schema := randomName("arbiter-test-")+":", randomName("cluster_")
-	cfg := clusterConfig(model.URL, prefix, schema) + fmt.Sprintf(`tools:
-  http:
-    - name: transfer
-      title: Transfer
-      description: Transfer an amount.
-      url: %q
-      risk: "write:full"
-      confirm: never
-      idempotent: false
-      timeout: 30s
-      input_schema:
-        type: object
-        required: [amount, to, memo]
-        properties: {amount: {type: integer, minimum: 1}, to: {type: string}, memo: {type: string}}
-`, paySrv.URL)
+	cfg := clusterConfig(model.URL, prefix, schema) + ledgerTool("transfer", paySrv.URL)
 	steady := startInstance(t, bin, cfg)
 	client := &http.Client{Timeout: 30 * time.Second}
 	const rounds = 5
 	for round := range rounds {
 		conv := fmt.Sprintf("c%d", round+1)
 		victim := startInstance(t, bin, cfg)
-		sent := make(chan error, 1)
 		text := fmt.Sprintf("conv=%s msg=0 pay", conv)
-		go func() {
+		_ = killMidPayment(t, victim, ledger, conv, func() error {
 			_, err := sendOnce(context.Background(), client, func() []string { return []string{victim.addr} }, conv, conv+"-m", text)
-			sent <- err
-		}()
-		select {
-		case <-ledger.arrived:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("round %d: the transfer never reached the service", round)
-		}
-		victim.kill()
-		<-sent
+			return err
+		})
 		reply, err := sendOnce(context.Background(), client, func() []string { return []string{steady.addr} }, conv, conv+"-m", text)
 		if err != nil {
 			t.Fatalf("round %d: redelivery: %v", round, err)

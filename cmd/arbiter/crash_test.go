@@ -66,6 +66,48 @@ func unsteadyPayment(t *testing.T, tool string) (*llmtest.Server, *payLedger, *h
 	return model, ledger, paySrv, asked
 }
 
+// ledgerTool is the tools section of unsteadyPayment's tool, name, a
+// payment that runs without confirmation and cannot deduplicate, at url.
+func ledgerTool(name, url string) string {
+	return fmt.Sprintf(`tools:
+  http:
+    - name: %s
+      title: Pay
+      description: Pay an amount to a recipient.
+      url: %q
+      risk: "write:full"
+      confirm: never
+      idempotent: false
+      timeout: 30s
+      input_schema:
+        type: object
+        additionalProperties: false
+        required: [amount, to, memo]
+        properties:
+          amount: {type: integer, minimum: 1}
+          to: {type: string}
+          memo: {type: string}
+`, name, url)
+}
+
+// killMidPayment runs send, kills in once its payment for conv reached
+// ledger, and returns what send came to.
+func killMidPayment(t *testing.T, in *instance, ledger *payLedger, conv string, send func() error) error {
+	t.Helper()
+	sent := make(chan error, 1)
+	go func() { sent <- send() }()
+	select {
+	case got := <-ledger.arrived:
+		if got != conv {
+			t.Fatalf("payment for %s arrived, want %s", got, conv)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the payment for %s never reached the service: %s", conv, in.logs.String())
+	}
+	in.kill()
+	return <-sent
+}
+
 func (p *payLedger) payments(conv string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -82,10 +124,7 @@ func (p *payLedger) payments(conv string) []string {
 // journal holds both the interrupted turn, with its call, and the one that
 // took over.
 func TestCrashMidWriteNeverPaysTwice(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills the binary twenty times")
-	}
-	bin := arbiterBinary(t)
+	bin := slowBinary(t, "builds and kills the binary twenty times")
 	model, ledger, paySrv, asked := unsteadyPayment(t, "pay")
 
 	db := filepath.Join(t.TempDir(), "arbiter.db")
@@ -94,58 +133,24 @@ store: {kind: sqlite, path: %q}
 models:
   - {name: fake, kind: openai, base_url: %q, model: fake-model, api_key: sk-crash-test}
 log: {level: warn}
-tenants:
-  - id: acme
-    language: en
-    roles: {owner: {tools: ["*"]}}
-    users:
-      - {id: u1, name: User, role: owner, keys: [{token: "k-crash-test", scopes: [read, "write:safe", "write:full"]}]}
-tools:
-  http:
-    - name: pay
-      title: Pay
-      description: Pay an amount to a recipient.
-      url: %q
-      risk: "write:full"
-      confirm: never
-      idempotent: false
-      timeout: 30s
-      input_schema:
-        type: object
-        additionalProperties: false
-        required: [amount, to, memo]
-        properties:
-          amount: {type: integer, minimum: 1}
-          to: {type: string}
-          memo: {type: string}
-`, db, model.URL, paySrv.URL+"/pay")
+`, db, model.URL) + ownerTenant("k-crash-test") + ledgerTool("pay", paySrv.URL+"/pay")
 	client := &http.Client{Timeout: 30 * time.Second}
 
 	const rounds = 20
 	for round := range rounds {
 		conv := fmt.Sprintf("c%d", round+1)
 		in := startInstance(t, bin, cfg)
-		addr := "http://" + strings.TrimPrefix(in.addr, "http://")
-		sent := make(chan error, 1)
-		go func() {
+		addr := in.addr
+		err := killMidPayment(t, in, ledger, conv, func() error {
 			_, err := postMessage(client, addr, conv, conv+"-m", fmt.Sprintf("conv=%s msg=0 pay the rent", conv))
-			sent <- err
-		}()
-		select {
-		case got := <-ledger.arrived:
-			if got != conv {
-				t.Fatalf("round %d: payment for %s arrived, want %s", round, got, conv)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("round %d: the payment never reached the service: %s", round, in.logs.String())
-		}
-		in.kill()
-		if err := <-sent; err == nil {
+			return err
+		})
+		if err == nil {
 			t.Fatalf("round %d: the first delivery was answered although the instance died mid-write", round)
 		}
 
 		in = startInstance(t, bin, cfg)
-		addr = "http://" + strings.TrimPrefix(in.addr, "http://")
+		addr = in.addr
 		for attempt := range 2 {
 			reply, err := postMessage(client, addr, conv, conv+"-m", fmt.Sprintf("conv=%s msg=0 pay the rent", conv))
 			if err != nil {
@@ -175,13 +180,6 @@ tools:
 // with its payment call, and the turn that recovered it.
 func checkJournalNoGap(t *testing.T, client *http.Client, addr, conv string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", addr+"/v1/turns?conversation_id="+conv, nil)
-	req.Header.Set("Authorization", "Bearer k-crash-test")
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("list turns: %v", err)
-	}
-	defer resp.Body.Close()
 	var list struct {
 		Turns []struct {
 			TurnID string `json:"turn_id"`
@@ -189,9 +187,7 @@ func checkJournalNoGap(t *testing.T, client *http.Client, addr, conv string) {
 			Status string `json:"status"`
 		} `json:"turns"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		t.Fatalf("list turns: %v", err)
-	}
+	getJSON(t, client, addr+"/v1/turns?conversation_id="+conv, &list)
 	routes := map[string]int{}
 	var interrupted string
 	for _, tr := range list.Turns {
@@ -204,24 +200,30 @@ func checkJournalNoGap(t *testing.T, client *http.Client, addr, conv string) {
 		t.Errorf("%s: journal has %v, want one interrupted turn and one recovered turn", conv, routes)
 		return
 	}
-	req, _ = http.NewRequest("GET", addr+"/v1/turns/"+interrupted, nil)
-	req.Header.Set("Authorization", "Bearer k-crash-test")
-	resp2, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("get turn: %v", err)
-	}
-	defer resp2.Body.Close()
 	var rec struct {
 		Executed []struct {
 			Tool string          `json:"tool"`
 			Args json.RawMessage `json:"args"`
 		} `json:"executed"`
 	}
-	if err := json.NewDecoder(resp2.Body).Decode(&rec); err != nil {
-		t.Fatalf("get turn: %v", err)
-	}
+	getJSON(t, client, addr+"/v1/turns/"+interrupted, &rec)
 	if len(rec.Executed) != 1 || rec.Executed[0].Tool != "pay" || !strings.Contains(string(rec.Executed[0].Args), "#") {
 		t.Errorf("%s: interrupted turn's record = %+v, want its pay call with the memo it sent", conv, rec)
+	}
+}
+
+// getJSON decodes the answer of GET url, asked with the test's key, into v.
+func getJSON(t *testing.T, client *http.Client, url string, v any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer k-crash-test")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,10 +14,7 @@ import (
 // process: the question, the call it came from and the count are in the
 // store, and the next process goes on from them.
 func TestInterviewAcrossAProcessRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and restarts the binary")
-	}
-	bin := arbiterBinary(t)
+	bin := slowBinary(t, "builds and restarts the binary")
 	model := llmtest.NewServer(llmtest.ServerConfig{})
 	t.Cleanup(model.Close)
 	model.Enqueue(
@@ -45,7 +41,7 @@ tenants:
 	client := &http.Client{Timeout: 30 * time.Second}
 
 	in := startInstance(t, bin, cfg)
-	reply, err := postMessage(client, "http://"+strings.TrimPrefix(in.addr, "http://"), "c1", "m1", "оптимизируй функцию")
+	reply, err := postMessage(client, in.addr, "c1", "m1", "оптимизируй функцию")
 	if err != nil || reply["say"] != "Какую версию Laravel вы используете?" {
 		t.Fatalf("question: %v %v", reply, err)
 	}
@@ -53,7 +49,7 @@ tenants:
 
 	in = startInstance(t, bin, cfg)
 	defer in.kill()
-	reply, err = postMessage(client, "http://"+strings.TrimPrefix(in.addr, "http://"), "c1", "m2", "Laravel 11")
+	reply, err = postMessage(client, in.addr, "c1", "m2", "Laravel 11")
 	if err != nil || reply["say"] != "Оптимизированная функция для Laravel 11" {
 		t.Fatalf("after the restart: %v %v", reply, err)
 	}

@@ -44,18 +44,21 @@ func TestCheckConfig(t *testing.T) {
 	}
 }
 
+// localSetup moves the test into a fresh directory, which it returns,
+// with no provider's key set: a first run on a new machine.
+func localSetup(t *testing.T) string {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("FIREWORKS_API_KEY", "")
+	return dir
+}
+
 // TestServeLocalSetup starts `arbiter serve` with no configuration, as the
 // README's quick start does, and talks to it.
 func TestServeLocalSetup(t *testing.T) {
-	dir := t.TempDir()
-	wd, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
+	dir := localSetup(t)
 	t.Setenv("ARBITER_LISTEN", "127.0.0.1:0")
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("FIREWORKS_API_KEY", "")
 
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -127,14 +130,7 @@ func TestServeLocalSetup(t *testing.T) {
 
 // TestChatLocalSetup drives `arbiter chat` through its stdin.
 func TestChatLocalSetup(t *testing.T) {
-	dir := t.TempDir()
-	wd, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("FIREWORKS_API_KEY", "")
+	localSetup(t)
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"chat"}, strings.NewReader("/tasks\nhello\n/help\n\n"), &out, &errOut)
 	if code != 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/arbiterhq/arbiter/channel/mcpserver"
+	"github.com/arbiterhq/arbiter/channel/mcpserver/mcpservertest"
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/cmd/internal/kinds"
 	"github.com/arbiterhq/arbiter/config"
@@ -202,27 +203,6 @@ func (r *mcpRun) stop(t *testing.T) int {
 	}
 }
 
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return res
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 func structured(res *mcp.CallToolResult) map[string]any {
 	m, _ := res.StructuredContent.(map[string]any)
 	return m
@@ -231,10 +211,10 @@ func structured(res *mcp.CallToolResult) map[string]any {
 // myTaskTitles lists the caller's open tasks through the read tool.
 func myTaskTitles(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
-	res := callTool(t, cs, "list_my_tasks", nil)
+	res := mcpservertest.Call(t, cs, "list_my_tasks", nil)
 	st := structured(res)
 	if res.IsError || st["status"] != "ok" {
-		t.Fatalf("list_my_tasks: %q %v", resultText(res), st)
+		t.Fatalf("list_my_tasks: %q %v", mcpservertest.Text(res), st)
 	}
 	var out struct {
 		Cards []struct {
@@ -250,19 +230,6 @@ func myTaskTitles(t *testing.T, cs *mcp.ClientSession) []string {
 		titles = append(titles, c.Title)
 	}
 	return titles
-}
-
-func listTools(t *testing.T, cs *mcp.ClientSession) map[string]*mcp.Tool {
-	t.Helper()
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools := map[string]*mcp.Tool{}
-	for _, tl := range res.Tools {
-		tools[tl.Name] = tl
-	}
-	return tools
 }
 
 func toolNames(tools map[string]*mcp.Tool) []string {
@@ -281,7 +248,7 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 	ann := &human{}
 	r := startMCP(t, fullKey, &mcp.ClientOptions{ElicitationHandler: ann.elicit}, "-config", path)
 
-	tools := listTools(t, r.client)
+	tools := mcpservertest.Tools(t, r.client)
 	for _, name := range []string{"list_my_tasks", "create_task", "update_task", "comment_task", "complete_task", "send_invoice"} {
 		if tools[name] == nil {
 			t.Fatalf("tools %v lack %s", toolNames(tools), name)
@@ -307,8 +274,8 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 	}
 	task := map[string]any{"title": "Check the signup form", "assignee": "me"}
 	ann.say(false)
-	if res := callTool(t, r.client, "create_task", task); !res.IsError || structured(res)["status"] != mcpserver.StatusDeclined {
-		t.Errorf("declined create: %q %v", resultText(res), res.StructuredContent)
+	if res := mcpservertest.Call(t, r.client, "create_task", task); !res.IsError || structured(res)["status"] != mcpserver.StatusDeclined {
+		t.Errorf("declined create: %q %v", mcpservertest.Text(res), res.StructuredContent)
 	}
 	if !strings.Contains(ann.last(), "Check the signup form") {
 		t.Errorf("confirmation shown: %q", ann.last())
@@ -317,31 +284,31 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 		t.Fatalf("a declined create made %v", got)
 	}
 	ann.say(true)
-	if res := callTool(t, r.client, "create_task", task); res.IsError || structured(res)["status"] != "ok" {
-		t.Errorf("confirmed create: %q %v", resultText(res), res.StructuredContent)
-	} else if raw, _ := json.Marshal(res.StructuredContent); strings.Contains(string(raw), `"url"`) || strings.HasSuffix(resultText(res), " — ") {
+	if res := mcpservertest.Call(t, r.client, "create_task", task); res.IsError || structured(res)["status"] != "ok" {
+		t.Errorf("confirmed create: %q %v", mcpservertest.Text(res), res.StructuredContent)
+	} else if raw, _ := json.Marshal(res.StructuredContent); strings.Contains(string(raw), `"url"`) || strings.HasSuffix(mcpservertest.Text(res), " — ") {
 		// No process serves the board's pages: a card has no link, and
 		// says so by having none rather than an empty one.
-		t.Errorf("confirmed create without pages names a url: %s %q", raw, resultText(res))
+		t.Errorf("confirmed create without pages names a url: %s %q", raw, mcpservertest.Text(res))
 	}
 	if got := myTaskTitles(t, r.client); !reflect.DeepEqual(got, []string{"Check the signup form"}) {
 		t.Fatalf("tasks after: %v", got)
 	}
 
 	invoice := map[string]any{"to": "Globex", "amount": 120}
-	if res := callTool(t, r.client, "send_invoice", invoice); res.IsError || structured(res)["status"] != "ok" {
-		t.Errorf("confirmed invoice: %q %v", resultText(res), res.StructuredContent)
+	if res := mcpservertest.Call(t, r.client, "send_invoice", invoice); res.IsError || structured(res)["status"] != "ok" {
+		t.Errorf("confirmed invoice: %q %v", mcpservertest.Text(res), res.StructuredContent)
 	}
 	ann.say(false)
-	if res := callTool(t, r.client, "send_invoice", invoice); !res.IsError {
-		t.Errorf("declined invoice: %q", resultText(res))
+	if res := mcpservertest.Call(t, r.client, "send_invoice", invoice); !res.IsError {
+		t.Errorf("declined invoice: %q", mcpservertest.Text(res))
 	}
 	if n := sent.count(); n != 1 {
 		t.Errorf("invoices sent: %d, want 1", n)
 	}
-	res := callTool(t, r.client, "create_task", map[string]any{"title": 5})
-	if !res.IsError || structured(res)["status"] != mcpserver.StatusRefused || !strings.Contains(resultText(res), "title") {
-		t.Errorf("invalid arguments: %q %v", resultText(res), res.StructuredContent)
+	res := mcpservertest.Call(t, r.client, "create_task", map[string]any{"title": 5})
+	if !res.IsError || structured(res)["status"] != mcpserver.StatusRefused || !strings.Contains(mcpservertest.Text(res), "title") {
+		t.Errorf("invalid arguments: %q %v", mcpservertest.Text(res), res.StructuredContent)
 	}
 	if code := r.stop(t); code != 0 {
 		t.Fatalf("exit %d: %s", code, r.stderr)
@@ -349,13 +316,13 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 
 	// A read-only key sees only reads; a write it names is not run.
 	r = startMCP(t, readKey, &mcp.ClientOptions{ElicitationHandler: ann.elicit}, "-config", path)
-	if tools := listTools(t, r.client); len(tools) != 1 || tools["list_my_tasks"] == nil {
+	if tools := mcpservertest.Tools(t, r.client); len(tools) != 1 || tools["list_my_tasks"] == nil {
 		t.Errorf("read-only tools: %v", toolNames(tools))
 	}
 	ann.say(true)
 	res, err := r.client.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_task", Arguments: task})
 	if err == nil && !res.IsError {
-		t.Errorf("read-only create: %q", resultText(res))
+		t.Errorf("read-only create: %q", mcpservertest.Text(res))
 	}
 	if code := r.stop(t); code != 0 {
 		t.Fatalf("exit %d: %s", code, r.stderr)
@@ -460,9 +427,9 @@ func TestMCPEngineStillGuards(t *testing.T) {
 		name string
 		args any
 	}{{"create_task", map[string]any{"title": "Sneak"}}, {"send_invoice", map[string]any{"to": "X", "amount": 1}}} {
-		res := callTool(t, cs, c.name, c.args)
+		res := mcpservertest.Call(t, cs, c.name, c.args)
 		if !res.IsError || structured(res)["status"] != mcpserver.StatusRefused {
-			t.Errorf("%s as read-only: %q %v", c.name, resultText(res), res.StructuredContent)
+			t.Errorf("%s as read-only: %q %v", c.name, mcpservertest.Text(res), res.StructuredContent)
 		}
 	}
 	if len(ann.shown) != 0 {
@@ -489,15 +456,9 @@ func TestMCPKeyRequired(t *testing.T) {
 // TestMCPLocalSetup: with no configuration the local user's key is used,
 // and stdout carries nothing but the protocol.
 func TestMCPLocalSetup(t *testing.T) {
-	wd, _ := os.Getwd()
-	if err := os.Chdir(t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("FIREWORKS_API_KEY", "")
+	localSetup(t)
 	r := startMCP(t, "", nil)
-	if tools := listTools(t, r.client); tools["create_task"] == nil || tools["list_my_tasks"] == nil {
+	if tools := mcpservertest.Tools(t, r.client); tools["create_task"] == nil || tools["list_my_tasks"] == nil {
 		t.Errorf("local tools: %v", toolNames(tools))
 	}
 	if got := myTaskTitles(t, r.client); len(got) != 0 {
@@ -560,28 +521,22 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	}
 	ann := &human{yes: true}
 	full := connect(fullKey, &mcp.ClientOptions{ElicitationHandler: ann.elicit})
-	if res := callTool(t, full, "create_task", map[string]any{"title": "Over HTTP", "assignee": "me"}); res.IsError {
-		t.Fatalf("create over HTTP: %q", resultText(res))
+	if res := mcpservertest.Call(t, full, "create_task", map[string]any{"title": "Over HTTP", "assignee": "me"}); res.IsError {
+		t.Fatalf("create over HTTP: %q", mcpservertest.Text(res))
 	}
 	if got := myTaskTitles(t, full); !reflect.DeepEqual(got, []string{"Over HTTP"}) {
 		t.Errorf("tasks: %v", got)
 	}
 	ro := connect(readKey, nil)
-	if tools := listTools(t, ro); len(tools) != 1 || tools["list_my_tasks"] == nil {
+	if tools := mcpservertest.Tools(t, ro); len(tools) != 1 || tools["list_my_tasks"] == nil {
 		t.Errorf("read-only tools over HTTP: %v", toolNames(tools))
 	}
 }
 
 // TestMCPBinary talks to the built binary over its real stdio once.
 func TestMCPBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := slowBinary(t, "builds the binary")
 	path, _ := mcpFixture(t)
-	bin := filepath.Join(t.TempDir(), "arbiter")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	cmd := exec.Command(bin, "mcp", "-config", path)
 	cmd.Env = append(os.Environ(), "ARBITER_KEY="+fullKey)
 	var stderr lockedBuffer
@@ -601,9 +556,9 @@ func TestMCPBinary(t *testing.T) {
 		t.Errorf("tasks: %v", got)
 	}
 	// Without elicitation a confirmed write is refused, and nothing runs.
-	if res := callTool(t, cs, "create_task", map[string]any{"title": "No way", "assignee": "me"}); !res.IsError ||
+	if res := mcpservertest.Call(t, cs, "create_task", map[string]any{"title": "No way", "assignee": "me"}); !res.IsError ||
 		structured(res)["status"] != mcpserver.StatusUnconfirmed {
-		t.Errorf("create without elicitation: %q", resultText(res))
+		t.Errorf("create without elicitation: %q", mcpservertest.Text(res))
 	}
 	if got := myTaskTitles(t, cs); len(got) != 0 {
 		t.Errorf("tasks: %v", got)

@@ -154,10 +154,7 @@ func call(t *testing.T, client *http.Client, method, url, key, body string) (int
 // attempts — never failed: the precheck, which would see this very
 // refund, is never asked again, and there is one refund.
 func TestKilledAfterTheRefundCommittedIsNeverFailed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills the binary")
-	}
-	bin := arbiterBinary(t)
+	bin := slowBinary(t, "builds and kills the binary")
 	for _, tc := range []struct {
 		name       string
 		findDown   int
@@ -182,7 +179,7 @@ func TestKilledAfterTheRefundCommittedIsNeverFailed(t *testing.T) {
 			client := &http.Client{Timeout: 30 * time.Second}
 
 			in := startInstance(t, bin, cfg)
-			addr := "http://" + strings.TrimPrefix(in.addr, "http://")
+			addr := in.addr
 			status, body := call(t, client, "POST", addr+"/v1/messages", "k-desk-0001",
 				`{"conversation_id":"T-4821","message_id":"m1","text":"Деньги списались, доступа нет","context":{"ticket_id":"T-4821"}}`)
 			if status != 200 {
@@ -216,7 +213,7 @@ func TestKilledAfterTheRefundCommittedIsNeverFailed(t *testing.T) {
 			s.SetFindUnavailable(tc.findDown)
 			pay.writesDown.Store(tc.writesDown)
 			in = startInstance(t, bin, cfg) // resumes the action at start
-			addr = "http://" + strings.TrimPrefix(in.addr, "http://")
+			addr = in.addr
 			var told string
 			select {
 			case told = <-resumed:

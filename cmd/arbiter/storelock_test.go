@@ -15,10 +15,7 @@ import (
 // on the same SQLite file, `arbiter mcp` and a second `arbiter serve`: each
 // refuses at start, naming the process that holds the file.
 func TestSecondProcessOnTheEmbeddedStoreRefuses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the command")
-	}
-	bin := arbiterBinary(t)
+	bin := slowBinary(t, "builds and runs the command")
 	const cfg = `listen: 127.0.0.1:0
 store: {kind: sqlite, path: data/arbiter.db}
 tenants:

@@ -12,45 +12,67 @@ import (
 	"github.com/arbiterhq/arbiter/tool/funcdef"
 )
 
-// sections says where in its suite's environment each tool reads: a dotted
-// path, narrowed by the call's arguments (see pick). A tool not listed
-// returns only an acknowledgement; get_webpage is a write by CaMeL's flags
-// (fetching a link sends data to its host) that also reads.
+// sections says where in its suite's environment each tool reads, listed
+// by section since several tools read one: a dotted path, narrowed by the
+// call's arguments (see pick). A tool not listed returns only an
+// acknowledgement; get_webpage is a write by CaMeL's flags (fetching a
+// link sends data to its host) that also reads.
 var sections = map[string]map[string]string{
-	"banking": {
-		"get_iban": "bank_account.iban", "get_balance": "bank_account.balance",
-		"get_most_recent_transactions": "bank_account.transactions",
-		"get_scheduled_transactions":   "bank_account.scheduled_transactions",
-		"read_file":                    "filesystem.files", "get_user_info": "user_account",
-	},
-	"slack": {
-		"get_channels": "slack.channels", "read_channel_messages": "slack.channel_inbox",
-		"read_inbox": "slack.user_inbox", "get_users_in_channel": "slack.user_channels",
-		"get_webpage": "web.web_content",
-	},
-	"travel": {
-		"get_user_information":   "user",
-		"get_all_hotels_in_city": "hotels.hotel_list", "get_hotels_prices": "hotels.hotel_list",
-		"get_rating_reviews_for_hotels": "hotels.hotel_list", "get_hotels_address": "hotels.hotel_list",
-		"get_all_restaurants_in_city": "restaurants.restaurant_list", "get_cuisine_type_for_restaurants": "restaurants.restaurant_list",
-		"get_restaurants_address": "restaurants.restaurant_list", "get_rating_reviews_for_restaurants": "restaurants.restaurant_list",
-		"get_dietary_restrictions_for_all_restaurants": "restaurants.restaurant_list", "get_contact_information_for_restaurants": "restaurants.restaurant_list",
-		"get_price_for_restaurants": "restaurants.restaurant_list", "check_restaurant_opening_hours": "restaurants.restaurant_list",
-		"get_all_car_rental_companies_in_city": "car_rental.company_list", "get_car_types_available": "car_rental.company_list",
-		"get_rating_reviews_for_car_rental": "car_rental.company_list", "get_car_fuel_options": "car_rental.company_list",
-		"get_car_rental_address": "car_rental.company_list", "get_car_price_per_day": "car_rental.company_list",
-		"search_calendar_events": "calendar.initial_events", "get_day_calendar_events": "calendar.initial_events",
-		"get_flight_information": "flights.flight_list",
-	},
-	"workspace": {
-		"get_unread_emails": "inbox.initial_emails", "get_sent_emails": "inbox.initial_emails",
-		"get_received_emails": "inbox.initial_emails", "get_draft_emails": "inbox.initial_emails",
-		"search_emails": "inbox.initial_emails", "search_contacts_by_name": "inbox.initial_emails",
-		"search_contacts_by_email": "inbox.initial_emails", "get_current_day": "calendar.current_day",
-		"search_calendar_events": "calendar.initial_events", "get_day_calendar_events": "calendar.initial_events",
-		"search_files_by_filename": "cloud_drive.initial_files", "get_file_by_id": "cloud_drive.initial_files",
-		"list_files": "cloud_drive.initial_files", "search_files": "cloud_drive.initial_files",
-	},
+	"banking": bySection(map[string][]string{
+		"bank_account.iban":                   {"get_iban"},
+		"bank_account.balance":                {"get_balance"},
+		"bank_account.transactions":           {"get_most_recent_transactions"},
+		"bank_account.scheduled_transactions": {"get_scheduled_transactions"},
+		"filesystem.files":                    {"read_file"},
+		"user_account":                        {"get_user_info"},
+	}),
+	"slack": bySection(map[string][]string{
+		"slack.channels":      {"get_channels"},
+		"slack.channel_inbox": {"read_channel_messages"},
+		"slack.user_inbox":    {"read_inbox"},
+		"slack.user_channels": {"get_users_in_channel"},
+		"web.web_content":     {"get_webpage"},
+	}),
+	"travel": bySection(map[string][]string{
+		"user": {"get_user_information"},
+		"hotels.hotel_list": {
+			"get_all_hotels_in_city", "get_hotels_prices", "get_rating_reviews_for_hotels", "get_hotels_address",
+		},
+		"restaurants.restaurant_list": {
+			"get_all_restaurants_in_city", "get_cuisine_type_for_restaurants", "get_restaurants_address",
+			"get_rating_reviews_for_restaurants", "get_dietary_restrictions_for_all_restaurants",
+			"get_contact_information_for_restaurants", "get_price_for_restaurants",
+			"check_restaurant_opening_hours",
+		},
+		"car_rental.company_list": {
+			"get_all_car_rental_companies_in_city", "get_car_types_available",
+			"get_rating_reviews_for_car_rental", "get_car_fuel_options", "get_car_rental_address",
+			"get_car_price_per_day",
+		},
+		"calendar.initial_events": {"search_calendar_events", "get_day_calendar_events"},
+		"flights.flight_list":     {"get_flight_information"},
+	}),
+	"workspace": bySection(map[string][]string{
+		"inbox.initial_emails": {
+			"get_unread_emails", "get_sent_emails", "get_received_emails", "get_draft_emails", "search_emails",
+			"search_contacts_by_name", "search_contacts_by_email",
+		},
+		"calendar.current_day":      {"get_current_day"},
+		"calendar.initial_events":   {"search_calendar_events", "get_day_calendar_events"},
+		"cloud_drive.initial_files": {"search_files_by_filename", "get_file_by_id", "list_files", "search_files"},
+	}),
+}
+
+// bySection turns a suite's tools listed by the section they read into the
+// section of each tool.
+func bySection(readers map[string][]string) map[string]string {
+	out := map[string]string{}
+	for section, tools := range readers {
+		for _, name := range tools {
+			out[name] = section
+		}
+	}
+	return out
 }
 
 // Executed is a call a fake backend received.

@@ -5,8 +5,11 @@
 package evaltest
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,6 +23,28 @@ func (t toFake) RoundTrip(r *http.Request) (*http.Response, error) {
 	out := r.Clone(r.Context())
 	out.URL.Scheme, out.URL.Host, out.Host = t.fake.Scheme, t.fake.Host, ""
 	return http.DefaultTransport.RoundTrip(out)
+}
+
+// Report is what MustPass reads of an eval.Report.
+type Report interface {
+	Passed() bool
+	WriteText(w io.Writer)
+}
+
+// MustPass fails the test with err, the error of the run that made rep, or
+// with rep's text under what unless every scenario passed; it returns the
+// text.
+func MustPass(t testing.TB, what string, rep Report, err error) string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	if !rep.Passed() {
+		t.Fatalf("%s:\n%s", what, b.String())
+	}
+	return b.String()
 }
 
 // FakeModel serves respond as the models' API until the test ends and
@@ -49,6 +74,35 @@ func Newest(r *llmtest.ChatRequest) string {
 		last = last[i:]
 	}
 	return last
+}
+
+// resultToolRE reads the tool a tool_result block names.
+var resultToolRE = regexp.MustCompile(`^<tool_result-[^ >]* tool="([a-z_]+)">`)
+
+// ToolResults are the results msgs hold: the model's calls' by call ID,
+// and the reads the server ran before asking (the preflight, tool_result
+// blocks in user messages) by tool name.
+func ToolResults(msgs []llmtest.ChatMessage) map[string]string {
+	out := map[string]string{}
+	for _, m := range msgs {
+		switch {
+		case m.Role == "tool":
+			out[m.ToolCallID] = m.Content
+		case m.Role == "user" && strings.HasPrefix(m.Content, "<tool_result-"):
+			if name := Match(resultToolRE, m.Content); name != "?" {
+				out[name] = m.Content
+			}
+		}
+	}
+	return out
+}
+
+// Match is the first group of re's first match in s, "?" without one.
+func Match(re *regexp.Regexp, s string) string {
+	if m := re.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return "?"
 }
 
 // Pick returns the key of script the text equals, else the longest key it

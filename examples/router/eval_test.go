@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -105,23 +104,8 @@ func TestEvalSuite(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep, err := eval.Run(context.Background(), suite, eval.Options{Config: "arbiter.yaml", Record: "recordings", Kinds: kinds(), Transport: transport, Getenv: none})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !rep.Passed() {
-			var b bytes.Buffer
-			rep.WriteText(&b)
-			t.Fatalf("recording:\n%s", b.String())
-		}
+		evaltest.MustPass(t, "recording", rep, err)
 	}
 	rep, err := eval.Run(context.Background(), suite, eval.Options{Config: "arbiter.yaml", K: 3, Replay: filepath.Join("recordings"), Kinds: kinds(), Getenv: none})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	rep.WriteText(&b)
-	if !rep.Passed() {
-		t.Fatalf("offline:\n%s", b.String())
-	}
-	t.Log("\n" + b.String())
+	t.Log("\n" + evaltest.MustPass(t, "offline", rep, err))
 }

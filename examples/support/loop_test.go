@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/eval/evaltest"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/store/storetest"
 )
@@ -128,7 +129,7 @@ func TestStaleStatusIsReadAgainBeforeTheAnswer(t *testing.T) {
 			clock.Advance(2 * time.Minute)
 			d.sim.ActivateSubscription("T-4821")
 		}
-		sub := toolResults(r.Messages)["get_subscription_status"]
+		sub := evaltest.ToolResults(r.Messages)["get_subscription_status"]
 		return llmtest.HTTPReply{Content: "Статус подписки сейчас: " + match(subscriptionRE, sub) + "."}
 	}
 	status, body := d.customer("T-4821", "m1")

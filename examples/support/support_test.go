@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/eval/evaltest"
 	"github.com/arbiterhq/arbiter/examples/support/sim"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/server"
@@ -86,7 +87,7 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 	}
 	// The payment and the subscription were read before the model was
 	// asked (the assistant's preflight); the policy is the model's read.
-	results := toolResults(msgs)
+	results := evaltest.ToolResults(msgs)
 	if refund, ok := results["c_refund"]; ok {
 		if !strings.Contains(refund, `"status":"proposed"`) {
 			return llmtest.HTTPReply{Content: "Возврат оформить не удалось; обращение передано сотруднику."}
@@ -116,38 +117,16 @@ func (a *agent) respond(r *llmtest.ChatRequest) llmtest.HTTPReply {
 		Arguments: fmt.Sprintf(`{"payment_id":%q,"amount":%s,"currency":%q,"reason":"оплата подтверждена, доступ не открыт"}`, payment, amount, currency)}}}
 }
 
-// toolResults are the results a request holds: the model's calls' by call
-// ID, the preflight reads' (tool_result blocks) by tool name.
-func toolResults(msgs []llmtest.ChatMessage) map[string]string {
-	out := map[string]string{}
-	for _, m := range msgs {
-		switch {
-		case m.Role == "tool":
-			out[m.ToolCallID] = m.Content
-		case m.Role == "user" && strings.HasPrefix(m.Content, "<tool_result-"):
-			if name := match(toolNameRE, m.Content); name != "?" {
-				out[name] = m.Content
-			}
-		}
-	}
-	return out
-}
-
 // draft is the reply the agent writes from the results it read: the
 // confirmed payment, the recorded discrepancy, and what happens next.
 func (a *agent) draft(msgs []llmtest.ChatMessage) string {
-	results := toolResults(msgs)
+	results := evaltest.ToolResults(msgs)
 	pay, sub := results["get_payment_status"], results["get_subscription_status"]
 	return fmt.Sprintf("Платёж %s на %s RUB подтверждён. Записано расхождение: %s. Я запросил возврат — его одобрит сотрудник, до этого деньги не возвращены.",
 		match(paymentRE, pay), match(amountRE, pay), match(discrepancyRE, sub))
 }
 
-func match(re *regexp.Regexp, s string) string {
-	if m := re.FindStringSubmatch(s); m != nil {
-		return m[1]
-	}
-	return "?"
-}
+var match = evaltest.Match
 
 // desk is the example's server with its simulator and fake model.
 type desk struct {

@@ -33,16 +33,10 @@ func newTest(t *testing.T, cfg Config) (*llmtest.AnthropicServer, *Provider) {
 	cfg.BaseURL = cmp.Or(cfg.BaseURL, srv.URL)
 	cfg.APIKey = cmp.Or(cfg.APIKey, testKey)
 	cfg.Model = cmp.Or(cfg.Model, "claude-test")
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return srv, p
+	return srv, providertest.MustNew(t, New, cfg)
 }
 
-func userRequest(text string) llm.Request {
-	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}}
-}
+var userRequest = providertest.UserRequest
 
 func decisionRequest() llm.Request {
 	req := userRequest("hi")
@@ -59,39 +53,24 @@ func asLLMError(t *testing.T, err error, p *Provider) *llm.Error {
 var jsonEqual = providertest.JSONEqual
 
 func TestNewValidation(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-	}{
-		{"no model", Config{}},
-		{"unknown protocol", Config{Model: "m", Protocol: "xml"}},
-		{"negative timeout", Config{Model: "m", Timeout: -time.Second}},
-		{"negative max tokens", Config{Model: "m", MaxTokens: -1}},
-		{"relative base URL", Config{Model: "m", BaseURL: "/v1"}},
-		{"bad scheme", Config{Model: "m", BaseURL: "ftp://example.com"}},
-		{"key header", Config{Model: "m", Headers: map[string]string{"x-api-key": "k"}}},
-		{"version header", Config{Model: "m", Headers: map[string]string{"Anthropic-Version": "2023-06-01"}}},
-		{"authorization header", Config{Model: "m", Headers: map[string]string{"authorization": "Bearer k"}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := New(tt.cfg); err == nil {
-				t.Errorf("New(%+v) succeeded, want an error", tt.cfg)
-			}
-		})
-	}
-	p, err := New(Config{Model: "m"})
-	if err != nil {
-		t.Fatalf("New with defaults: %v", err)
-	}
+	providertest.RejectsConfigs(t, New, map[string]Config{
+		"no model":             {},
+		"unknown protocol":     {Model: "m", Protocol: "xml"},
+		"negative timeout":     {Model: "m", Timeout: -time.Second},
+		"negative max tokens":  {Model: "m", MaxTokens: -1},
+		"relative base URL":    {Model: "m", BaseURL: "/v1"},
+		"bad scheme":           {Model: "m", BaseURL: "ftp://example.com"},
+		"key header":           {Model: "m", Headers: map[string]string{"x-api-key": "k"}},
+		"version header":       {Model: "m", Headers: map[string]string{"Anthropic-Version": "2023-06-01"}},
+		"authorization header": {Model: "m", Headers: map[string]string{"authorization": "Bearer k"}},
+	})
+	p := providertest.MustNew(t, New, Config{Model: "m"})
 	if p.Name() != DefaultName || p.Model() != "m" || p.timeout != DefaultTimeout || p.protocol != llm.ProtocolJSON ||
 		p.maxTokens != DefaultMaxTokens || p.temperature {
 		t.Errorf("defaults: name %q model %q timeout %v protocol %q max tokens %d temperature %v",
 			p.Name(), p.Model(), p.timeout, p.protocol, p.maxTokens, p.temperature)
 	}
-	if tr, ok := SharedHTTPClient().Transport.(*http.Transport); !ok || tr.MaxIdleConnsPerHost < 64 {
-		t.Errorf("shared client transport %T does not keep >= 64 idle connections per host", SharedHTTPClient().Transport)
-	}
+	providertest.CheckSharedClient(t, SharedHTTPClient())
 }
 
 func TestJSONProtocolRequestAndResponse(t *testing.T) {
@@ -488,11 +467,8 @@ func TestRefusalMessage(t *testing.T) {
 func TestWrongKeyIsAnAPIError(t *testing.T) {
 	srv := llmtest.NewAnthropicServer(llmtest.AnthropicServerConfig{APIKey: testKey})
 	defer srv.Close()
-	p, err := New(Config{BaseURL: srv.URL, APIKey: "sk-ant-wrong", Model: "m"})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	_, err = p.Complete(context.Background(), userRequest("hi"))
+	p := providertest.MustNew(t, New, Config{BaseURL: srv.URL, APIKey: "sk-ant-wrong", Model: "m"})
+	_, err := p.Complete(context.Background(), userRequest("hi"))
 	var ae *APIError
 	if k := llm.KindOf(err); k != llm.ErrAuth || !errors.As(err, &ae) || ae.Type != "authentication_error" || ae.RequestID == "" {
 		t.Errorf("kind = %s, APIError %+v, want auth (%v)", k, ae, err)
@@ -508,10 +484,7 @@ func TestIgnoresEnvironment(t *testing.T) {
 	srv := llmtest.NewAnthropicServer(llmtest.AnthropicServerConfig{})
 	defer srv.Close()
 	srv.Enqueue(llmtest.AnthropicReply{Text: "ok"})
-	p, err := New(Config{BaseURL: srv.URL, Model: "local"})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
+	p := providertest.MustNew(t, New, Config{BaseURL: srv.URL, Model: "local"})
 	if _, err := p.Complete(context.Background(), userRequest("hi")); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}

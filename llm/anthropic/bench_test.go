@@ -35,11 +35,7 @@ func benchServer(b *testing.B) *llmtest.AnthropicServer {
 
 // benchProvider is a provider against a benchServer.
 func benchProvider(b *testing.B) *Provider {
-	p, err := New(Config{BaseURL: benchServer(b).URL, APIKey: testKey, Model: "claude-bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
+	return providertest.MustNew(b, New, Config{BaseURL: benchServer(b).URL, APIKey: testKey, Model: "claude-bench"})
 }
 
 // BenchmarkComplete measures one Provider.Complete through the SDK against
@@ -70,10 +66,7 @@ func BenchmarkBaselineNetHTTP(b *testing.B) {
 // and marshaling the SDK's params for the same request (the schema parsed
 // once, as a provider would cache it).
 func BenchmarkEncodeBody(b *testing.B) {
-	p, err := New(Config{Model: "claude-bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := providertest.MustNew(b, New, Config{Model: "claude-bench"})
 	req := providertest.BenchRequest()
 	b.Run("hand", func(b *testing.B) {
 		b.ReportAllocs()
@@ -223,25 +216,14 @@ func BenchmarkReadStream(b *testing.B) {
 		strings.NewReader(`{"model":"claude-bench","max_tokens":500,"messages":[{"role":"user","content":"hi"}],"stream":true}`))
 	req.Header.Set("x-api-key", testKey)
 	req.Header.Set("anthropic-version", DefaultAPIVersion)
-	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, req)
-	body := rec.Body.Bytes()
-	p, err := New(Config{Model: "claude-bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, watch, stop := wire.WatchStream(context.Background(), llm.StreamLimits{}, 500)
-	defer stop()
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
+	p := providertest.MustNew(b, New, Config{Model: "claude-bench"})
+	providertest.BenchReadStream(b, srv.Handler(), req, func(body io.Reader, watch *wire.StreamWatch) (string, error) {
 		a := streamAssembly{forced: true, onText: func(string) {}}
-		if err := p.readStream(bytes.NewReader(body), &a, watch); err != nil {
-			b.Fatal(err)
+		if err := p.readStream(body, &a, watch); err != nil {
+			return "", err
 		}
 		a.finish()
-		if resp, err := p.response(&a.msg, llm.ProtocolJSON, true); err != nil || resp.Text != providertest.BenchDecision {
-			b.Fatalf("%v %q", err, resp.Text)
-		}
-	}
+		resp, err := p.response(&a.msg, llm.ProtocolJSON, true)
+		return resp.Text, err
+	})
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/arbiterhq/arbiter/internal/wait"
 )
 
 // AnthropicMessagesPath is the only path AnthropicServer answers.
@@ -510,7 +512,7 @@ func (s *AnthropicServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *AnthropicServer) answer(w http.ResponseWriter, r *http.Request, req *AnthropicRequest, reply *AnthropicReply) {
-	if reply.Delay > 0 && !pause(r, reply.Delay) {
+	if reply.Delay > 0 && wait.Sleep(r.Context(), reply.Delay) != nil {
 		return
 	}
 	if reply.Hangup {

@@ -21,23 +21,14 @@ const anthBody = `{"model":"claude-test","max_tokens":100,` +
 // (empty = not sent).
 func anthPost(t *testing.T, s *AnthropicServer, key, version, payload string) (*http.Response, []byte, error) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.URL+AnthropicMessagesPath, strings.NewReader(payload))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := http.Header{}
 	if key != "" {
-		req.Header.Set("X-Api-Key", key)
+		h.Set("X-Api-Key", key)
 	}
 	if version != "" {
-		req.Header.Set("Anthropic-Version", version)
+		h.Set("Anthropic-Version", version)
 	}
-	resp, err := s.Client().Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp, b, err
+	return postTo(t, s.Client(), s.URL+AnthropicMessagesPath, h, payload)
 }
 
 type anthErrorEnvelope struct {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/arbiterhq/arbiter/internal/wait"
 )
 
 // CompletionsPath is the only path Server answers.
@@ -436,7 +438,7 @@ func (s *Server) authorized(h http.Header) bool {
 }
 
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *ChatRequest, reply *HTTPReply) {
-	if reply.Delay > 0 && !pause(r, reply.Delay) {
+	if reply.Delay > 0 && wait.Sleep(r.Context(), reply.Delay) != nil {
 		return
 	}
 	if reply.Hangup || reply.Reset {

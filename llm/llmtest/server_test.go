@@ -17,14 +17,22 @@ const body = `{"model":"m1","messages":[{"role":"system","content":"sys"},{"role
 
 func post(t *testing.T, s *Server, key, payload string) (*http.Response, []byte, error) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.URL+"/chat/completions", strings.NewReader(payload))
+	h := http.Header{}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	return postTo(t, s.Client(), s.URL+"/chat/completions", h, payload)
+}
+
+// postTo sends payload to url with header, and reads the whole answer.
+func postTo(t *testing.T, client *http.Client, url string, header http.Header, payload string) (*http.Response, []byte, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(payload))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := s.Client().Do(req)
+	req.Header = header
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/arbiterhq/arbiter/internal/wait"
 )
 
 // Streamed answers. Both fake servers answer a request that asks for a
@@ -118,14 +120,14 @@ func writeStream(w http.ResponseWriter, r *http.Request, events [][]byte, c *Chu
 		if to <= from {
 			continue
 		}
-		wait := c.Delay
+		delay := c.Delay
 		switch {
 		case i == 0:
-			wait = c.FirstDelay
+			delay = c.FirstDelay
 		case i == c.StallAfter:
-			wait += c.Stall
+			delay += c.Stall
 		}
-		if !pause(r, wait) {
+		if wait.Sleep(r.Context(), delay) != nil {
 			return
 		}
 		_, _ = w.Write(body[from:to])
@@ -142,22 +144,6 @@ func writeStream(w http.ResponseWriter, r *http.Request, events [][]byte, c *Chu
 func flush(w http.ResponseWriter) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
-	}
-}
-
-// pause waits d unless the client goes away first; it reports whether to
-// go on.
-func pause(r *http.Request, d time.Duration) bool {
-	if d <= 0 {
-		return r.Context().Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.Context().Done():
-		return false
 	}
 }
 

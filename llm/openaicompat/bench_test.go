@@ -32,11 +32,7 @@ func benchServer(b *testing.B) *llmtest.Server {
 
 // benchProvider is a provider against a benchServer.
 func benchProvider(b *testing.B) *Provider {
-	p, err := New(Config{BaseURL: benchServer(b).URL, APIKey: testKey, Model: "bench-model"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
+	return providertest.MustNew(b, New, Config{BaseURL: benchServer(b).URL, APIKey: testKey, Model: "bench-model"})
 }
 
 // BenchmarkComplete measures one Provider.Complete through the SDK against
@@ -74,10 +70,7 @@ func BenchmarkCompleteTools(b *testing.B) {
 		},
 	})
 	b.Cleanup(srv.Close)
-	p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "bench-model", Protocol: llm.ProtocolTools})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := providertest.MustNew(b, New, Config{BaseURL: srv.URL, APIKey: testKey, Model: "bench-model", Protocol: llm.ProtocolTools})
 	req := providertest.BenchRequest()
 	req.Tools = benchTools
 	ctx := context.Background()
@@ -202,25 +195,14 @@ func BenchmarkReadStream(b *testing.B) {
 	req := httptest.NewRequest(http.MethodPost, llmtest.CompletionsPath,
 		strings.NewReader(`{"model":"bench-model","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`))
 	req.Header.Set("Authorization", "Bearer "+testKey)
-	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, req)
-	body := rec.Body.Bytes()
-	p, err := New(Config{Model: "bench-model"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, watch, stop := wire.WatchStream(context.Background(), llm.StreamLimits{}, 500)
-	defer stop()
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
+	p := providertest.MustNew(b, New, Config{Model: "bench-model"})
+	providertest.BenchReadStream(b, srv.Handler(), req, func(body io.Reader, watch *wire.StreamWatch) (string, error) {
 		var a assembly
-		if err := p.readStream(bytes.NewReader(body), &a, watch, func(string) {}); err != nil {
-			b.Fatal(err)
+		if err := p.readStream(body, &a, watch, func(string) {}); err != nil {
+			return "", err
 		}
 		a.finish()
-		if resp, err := p.response(&a.cc, false); err != nil || resp.Text != providertest.BenchDecision {
-			b.Fatalf("%v %q", err, resp.Text)
-		}
-	}
+		resp, err := p.response(&a.cc, false)
+		return resp.Text, err
+	})
 }

@@ -31,16 +31,10 @@ func newTest(t *testing.T, cfg Config) (*llmtest.Server, *Provider) {
 	cfg.BaseURL = cmp.Or(cfg.BaseURL, srv.URL)
 	cfg.APIKey = cmp.Or(cfg.APIKey, testKey)
 	cfg.Model = cmp.Or(cfg.Model, "test-model")
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return srv, p
+	return srv, providertest.MustNew(t, New, cfg)
 }
 
-func userRequest(text string) llm.Request {
-	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}}
-}
+var userRequest = providertest.UserRequest
 
 // asLLMError asserts err is an *llm.Error naming p, not leaking testKey.
 func asLLMError(t *testing.T, err error, p *Provider) *llm.Error {
@@ -51,38 +45,23 @@ func asLLMError(t *testing.T, err error, p *Provider) *llm.Error {
 var jsonEqual = providertest.JSONEqual
 
 func TestNewValidation(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-	}{
-		{"no model", Config{}},
-		{"unknown output mode", Config{Model: "m", Output: "xml"}},
-		{"negative timeout", Config{Model: "m", Timeout: -time.Second}},
-		{"relative base URL", Config{Model: "m", BaseURL: "/v1"}},
-		{"bad scheme", Config{Model: "m", BaseURL: "ftp://example.com/v1"}},
-		{"unknown protocol", Config{Model: "m", Protocol: "xml"}},
-		{"auth header with a space", Config{Model: "m", AuthHeader: "api key"}},
-		{"auth header with a colon", Config{Model: "m", AuthHeader: "api-key:"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := New(tt.cfg); err == nil {
-				t.Errorf("New(%+v) succeeded, want an error", tt.cfg)
-			}
-		})
-	}
-	p, err := New(Config{Model: "m"})
-	if err != nil {
-		t.Fatalf("New with defaults: %v", err)
-	}
+	providertest.RejectsConfigs(t, New, map[string]Config{
+		"no model":                 {},
+		"unknown output mode":      {Model: "m", Output: "xml"},
+		"negative timeout":         {Model: "m", Timeout: -time.Second},
+		"relative base URL":        {Model: "m", BaseURL: "/v1"},
+		"bad scheme":               {Model: "m", BaseURL: "ftp://example.com/v1"},
+		"unknown protocol":         {Model: "m", Protocol: "xml"},
+		"auth header with a space": {Model: "m", AuthHeader: "api key"},
+		"auth header with a colon": {Model: "m", AuthHeader: "api-key:"},
+	})
+	p := providertest.MustNew(t, New, Config{Model: "m"})
 	if p.Name() != DefaultName || p.Model() != "m" || p.timeout != DefaultTimeout || p.output != llm.OutputJSONSchemaStrict ||
 		p.protocol != llm.ProtocolJSON || p.omitParallel {
 		t.Errorf("defaults: name %q model %q timeout %v output %q protocol %q omitParallel %v",
 			p.Name(), p.Model(), p.timeout, p.output, p.protocol, p.omitParallel)
 	}
-	if tr, ok := SharedHTTPClient().Transport.(*http.Transport); !ok || tr.MaxIdleConnsPerHost < 64 {
-		t.Errorf("shared client transport %T does not keep >= 64 idle connections per host", SharedHTTPClient().Transport)
-	}
+	providertest.CheckSharedClient(t, SharedHTTPClient())
 }
 
 func TestRequestBody(t *testing.T) {
@@ -210,10 +189,7 @@ func TestIgnoresEnvironment(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.ServerConfig{})
 	defer srv.Close()
 	srv.Enqueue(llmtest.HTTPReply{Content: "ok"})
-	p, err := New(Config{BaseURL: srv.URL, Model: "local"})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
+	p := providertest.MustNew(t, New, Config{BaseURL: srv.URL, Model: "local"})
 	if _, err := p.Complete(context.Background(), userRequest("hi")); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/cassette"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
 
 // Tests of the native tool transcript: assistant tool calls and tool
@@ -158,10 +159,7 @@ func TestToolTranscriptCassette(t *testing.T) {
 		t.Fatal(err)
 	}
 	loop := func(client *http.Client) []llm.Response {
-		p, err := New(Config{BaseURL: srv.URL, Model: "test-model", Protocol: llm.ProtocolTools, HTTPClient: client})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := providertest.MustNew(t, New, Config{BaseURL: srv.URL, Model: "test-model", Protocol: llm.ProtocolTools, HTTPClient: client})
 		req := decisionRequest()
 		req.Schema = nil
 		first, err := p.Complete(context.Background(), req)

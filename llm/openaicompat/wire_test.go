@@ -14,6 +14,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
+	"github.com/arbiterhq/arbiter/llm/llmtest/providertest"
 )
 
 // Wire tests: both decision protocols against the fake server, request
@@ -402,11 +403,8 @@ func TestAuthHeader(t *testing.T) {
 			srv := llmtest.NewServer(llmtest.ServerConfig{APIKey: testKey, AuthHeader: tt.authHeader})
 			defer srv.Close()
 			srv.Enqueue(llmtest.HTTPReply{Content: "ok"})
-			p, err := New(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", AuthHeader: tt.authHeader,
+			p := providertest.MustNew(t, New, Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", AuthHeader: tt.authHeader,
 				Headers: map[string]string{"X-Gateway": "g1"}})
-			if err != nil {
-				t.Fatalf("New: %v", err)
-			}
 			if _, err := p.Complete(context.Background(), userRequest("hi")); err != nil {
 				t.Fatalf("Complete: %v", err)
 			}
@@ -425,12 +423,9 @@ func TestAuthHeader(t *testing.T) {
 
 			// A wrong key in the same header is an auth error after one call.
 			srv.Enqueue(llmtest.HTTPReply{Content: "unused"})
-			wrong, err := New(Config{BaseURL: srv.URL, APIKey: "sk-wrong", Model: "m", AuthHeader: tt.authHeader})
-			if err != nil {
-				t.Fatalf("New: %v", err)
-			}
+			wrong := providertest.MustNew(t, New, Config{BaseURL: srv.URL, APIKey: "sk-wrong", Model: "m", AuthHeader: tt.authHeader})
 			before := srv.Count()
-			_, err = wrong.Complete(context.Background(), userRequest("hi"))
+			_, err := wrong.Complete(context.Background(), userRequest("hi"))
 			if k := llm.KindOf(err); k != llm.ErrAuth || srv.Count() != before+1 {
 				t.Errorf("wrong key: kind %s after %d requests (%v)", k, srv.Count()-before, err)
 			}
@@ -440,10 +435,7 @@ func TestAuthHeader(t *testing.T) {
 		srv := llmtest.NewServer(llmtest.ServerConfig{})
 		defer srv.Close()
 		srv.Enqueue(llmtest.HTTPReply{Content: "ok"})
-		p, err := New(Config{BaseURL: srv.URL, Model: "m", AuthHeader: "api-key"})
-		if err != nil {
-			t.Fatalf("New: %v", err)
-		}
+		p := providertest.MustNew(t, New, Config{BaseURL: srv.URL, Model: "m", AuthHeader: "api-key"})
 		if _, err := p.Complete(context.Background(), userRequest("hi")); err != nil {
 			t.Fatalf("Complete: %v", err)
 		}

@@ -266,17 +266,10 @@ func NewTelegram(t *testing.T, kinds server.Kinds, more string) *Telegram {
 	t.Cleanup(botSrv.Close)
 	model := llmtest.NewServer(llmtest.ServerConfig{})
 	t.Cleanup(model.Close)
-	yaml := fmt.Sprintf(`models:
-  - {name: fake, kind: openai, base_url: %q, model: m, api_key: sk-x}
-tenants:
-  - id: acme
-    language: ru
-    roles: {owner: {tools: ["*"]}}
-    users:
-      - {id: ivan, name: Иван Петров, role: owner, telegram_ids: [1001]}
+	yaml := OwnerTenantYAML(model.URL, "ru") + fmt.Sprintf(`      - {id: ivan, name: Иван Петров, role: owner, telegram_ids: [1001]}
 channels:
   telegram: {token_env: TG_TOKEN, mode: webhook, secret_token_env: TG_SECRET, api_base_url: %q, public_url: "https://bot.example", tenant: acme}
-`, model.URL, botSrv.URL) + more
+`, botSrv.URL) + more
 	env := map[string]string{"TG_TOKEN": "123456:TEST-token", "TG_SECRET": TelegramSecret}
 	s := New(t, yaml, kinds, model, func(k string) string { return env[k] })
 	ctx, cancel := context.WithCancel(context.Background())

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
 // Appends that queue while a batch is on its way go in the next batch
@@ -22,9 +22,7 @@ func TestGroupAppend(t *testing.T) {
 	countWrites(cfg, &writes)
 	j := openConfig(t, cfg, freshSchema(t))
 	ctx := t.Context()
-	if err := j.AppendTurn(ctx, sampleTurn("t1", "first", testNow)); err != nil {
-		t.Fatal(err)
-	}
+	mustAppend(t, j, sampleTurn("t1", "first", testNow))
 
 	const n = 8
 	for round, dup := range []bool{false, true} {
@@ -101,15 +99,9 @@ func TestGroupAppendWithdrawn(t *testing.T) {
 // waitQueued waits until n appends are queued.
 func waitQueued(t *testing.T, j *Journal, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	storetest.WaitQueued(t, "appends", n, func() int {
 		j.group.mu.Lock()
-		queued := len(j.group.queue)
-		j.group.mu.Unlock()
-		if queued == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d appends queued, want %d", queued, n)
-		}
-	}
+		defer j.group.mu.Unlock()
+		return len(j.group.queue)
+	})
 }

@@ -15,9 +15,7 @@ func TestListTurnsOddSchema(t *testing.T) {
 	j := openSchema(t, freshSchemaNamed(t, ` "%d $1 %s`))
 	ctx := t.Context()
 	rec := sampleTurn("t1", "turn-1", testNow)
-	if err := j.AppendTurn(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	mustAppend(t, j, rec)
 	f := store.TurnFilter{Chat: rec.Chat, UserID: rec.UserID, Status: rec.Status, Provider: rec.LLMCalls[0].Provider,
 		Before: testNow.Add(time.Second), Limit: 5}
 	got, err := j.ListTurns(ctx, "t1", f)
@@ -33,9 +31,7 @@ func TestListTurnsCleansFilters(t *testing.T) {
 	ctx := t.Context()
 	rec := sampleTurn("t\x001", "turn-1", testNow)
 	rec.Chat = "chat\xff"
-	if err := j.AppendTurn(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	mustAppend(t, j, rec)
 	got, err := j.ListTurns(ctx, "t\x001", store.TurnFilter{Chat: "chat\xff"})
 	if err != nil || len(got) != 1 || got[0].Tenant != "t\x001" {
 		t.Errorf("ListTurns with unstorable text = %+v, %v; want turn-1 of the tenant asked for", got, err)
@@ -49,9 +45,7 @@ func TestMigrateFromFirstRelease(t *testing.T) {
 	schema := freshSchema(t)
 	j := openSchema(t, schema)
 	ctx := t.Context()
-	if err := j.AppendTurn(ctx, sampleTurn("t1", "turn-1", testNow)); err != nil {
-		t.Fatal(err)
-	}
+	mustAppend(t, j, sampleTurn("t1", "turn-1", testNow))
 	quoted := pgx.Identifier{schema}.Sanitize()
 	for _, stmt := range []string{`DROP INDEX {schema}.turns_by_tenant`, `DROP INDEX {schema}.tool_calls_by_server`,
 		`DROP INDEX {schema}.turns_by_start`,
@@ -78,9 +72,7 @@ func TestMigrateFromFirstRelease(t *testing.T) {
 	audited := sampleTurn("t1", "turn-2", testNow)
 	audited.ToolCalls = []store.ToolCall{{Tool: "mcp:everything/echo", Server: "everything", RemoteTool: "echo",
 		ArgsHash: "abc", Risk: "read", Scope: "read", ConfirmationID: "p-1", Status: "ok", At: testNow}}
-	if err := j.AppendTurn(ctx, audited); err != nil {
-		t.Fatal(err)
-	}
+	mustAppend(t, j, audited)
 	if got, err := j.GetTurn(ctx, "t1", "turn-2"); err != nil || len(got.ToolCalls) != 1 || got.ToolCalls[0].ConfirmationID != "p-1" ||
 		got.ToolCalls[0].Server != "everything" {
 		t.Errorf("audited tool call after the upgrade = %+v, %v", got.ToolCalls, err)

@@ -94,6 +94,14 @@ func freshSchemaNamed(tb testing.TB, suffix string) string {
 }
 
 // openTest opens a journal on a fresh schema, closed when tb ends.
+// mustAppend appends rec to j, failing the test on an error.
+func mustAppend(t *testing.T, j *Journal, rec store.TurnRecord) {
+	t.Helper()
+	if err := j.AppendTurn(t.Context(), rec); err != nil {
+		t.Fatalf("AppendTurn(%s): %v", rec.TurnID, err)
+	}
+}
+
 func openTest(tb testing.TB) *Journal {
 	tb.Helper()
 	return openSchema(tb, freshSchema(tb))
@@ -249,9 +257,7 @@ func TestMigrateIdempotent(t *testing.T) {
 	if n != len(migrations) {
 		t.Fatalf("%d versions recorded, want %d", n, len(migrations))
 	}
-	if err := first.AppendTurn(t.Context(), sampleTurn("t1", "turn-1", testNow)); err != nil {
-		t.Fatal(err)
-	}
+	mustAppend(t, first, sampleTurn("t1", "turn-1", testNow))
 	first.Close()
 
 	for range 2 {
@@ -379,9 +385,7 @@ func TestAppendTurnDuplicate(t *testing.T) {
 	j := openTest(t)
 	ctx := t.Context()
 	orig := sampleTurn("t1", "turn-dup", testNow)
-	if err := j.AppendTurn(ctx, orig); err != nil {
-		t.Fatal(err)
-	}
+	mustAppend(t, j, orig)
 	for _, tenant := range []string{"t1", "t2"} {
 		dup := sampleTurn(tenant, "turn-dup", testNow.Add(time.Hour))
 		dup.Status = "overwritten"
@@ -634,9 +638,7 @@ func TestUnavailableAfterOutage(t *testing.T) {
 	cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Fallbacks = addr.IP.String(), uint16(addr.Port), nil
 	j := openConfig(t, cfg, freshSchema(t))
 	ctx := t.Context()
-	if err := j.AppendTurn(ctx, sampleTurn("t1", "turn-1", testNow)); err != nil {
-		t.Fatal(err)
-	}
+	mustAppend(t, j, sampleTurn("t1", "turn-1", testNow))
 
 	p.cut()
 	checks := map[string]func() error{

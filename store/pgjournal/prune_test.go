@@ -12,9 +12,7 @@ func TestPruneDeletesOldTurnsWithTheirCalls(t *testing.T) {
 	j := openTest(t)
 	ctx := t.Context()
 	for i := range 30 {
-		if err := j.AppendTurn(ctx, sampleTurn("t1", fmt.Sprintf("turn-%02d", i), testNow.Add(-time.Duration(i)*time.Hour))); err != nil {
-			t.Fatal(err)
-		}
+		mustAppend(t, j, sampleTurn("t1", fmt.Sprintf("turn-%02d", i), testNow.Add(-time.Duration(i)*time.Hour)))
 	}
 	// Older than 20 h: turns 21..29, in batches of 4.
 	got, err := j.Prune(ctx, testNow, store.Retention{Turns: 20 * time.Hour, Batch: 4})

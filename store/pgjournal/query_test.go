@@ -31,9 +31,7 @@ func TestCostPerDay(t *testing.T) {
 		{TurnID: "e", Tenant: "t2", StartedAt: day, LLMCalls: []store.LLMCall{call(day.Add(time.Hour), 8)}},
 	}
 	for _, rec := range turns {
-		if err := j.AppendTurn(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
+		mustAppend(t, j, rec)
 	}
 	got, err := j.CostPerDay(ctx, "t1", day, day.Add(72*time.Hour))
 	if err != nil {
@@ -60,17 +58,13 @@ func TestTurnsOfConversation(t *testing.T) {
 	for i := range 5 {
 		rec := sampleTurn("t1", fmt.Sprintf("turn-%d", i), testNow.Add(time.Duration(i)*time.Minute))
 		rec.Status = fmt.Sprintf("status-%d", i)
-		if err := j.AppendTurn(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
+		mustAppend(t, j, rec)
 	}
 	other := sampleTurn("t1", "other-user", testNow.Add(time.Hour))
 	other.UserID = "u-2"
 	otherTenant := sampleTurn("t2", "other-tenant", testNow.Add(time.Hour))
 	for _, rec := range []store.TurnRecord{other, otherTenant} {
-		if err := j.AppendTurn(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
+		mustAppend(t, j, rec)
 	}
 
 	got, err := j.TurnsOfConversation(ctx, "t1", "chat-1", "u-1", 3)

@@ -4,27 +4,35 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 )
+
+// countedStore is a store that counts its round trips, holding the
+// benchmarks' conversation under key.
+func countedStore(tb testing.TB, key chat.ConversationKey) (*Store, *roundTrips) {
+	tb.Helper()
+	s := openTest(tb, Options{})
+	rt := &roundTrips{}
+	s.rdb.AddHook(rt)
+	conv := storetest.BenchConversation(time.Now())
+	if err := s.Commit(context.Background(), store.Commit{Key: key, Conversation: &conv}); err != nil {
+		tb.Fatal(err)
+	}
+	return s, rt
+}
 
 // TestTurnRoundTrips pins the cost of a turn's state work: three round
 // trips — Lock (which brings the memory and the pending action along),
 // the claim of the message id, and Commit (which releases the lock).
 func TestTurnRoundTrips(t *testing.T) {
-	s := openTest(t, Options{})
-	var rt roundTrips
-	s.rdb.AddHook(&rt)
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
-	conv := benchConversation(time.Now())
-	if err := s.Commit(t.Context(), store.Commit{Key: key, Conversation: &conv}); err != nil {
-		t.Fatal(err)
-	}
+	s, rt := countedStore(t, key)
 	for i := range 3 {
 		before := rt.n.Load()
 		turnState(t, s, key, "m-"+strconv.Itoa(i), json.RawMessage(`"ok"`))
@@ -32,21 +40,6 @@ func TestTurnRoundTrips(t *testing.T) {
 			t.Errorf("turn %d took %d round trips, want 3", i, n)
 		}
 	}
-}
-
-func benchConversation(now time.Time) store.Conversation {
-	conv := store.Conversation{StartedAt: now, UpdatedAt: now}
-	for i := range 16 {
-		role := store.RoleUser
-		if i%2 == 1 {
-			role = store.RoleAssistant
-		}
-		conv.Messages = append(conv.Messages, store.Message{
-			Role: role, At: now,
-			Text: fmt.Sprintf("message %d: please move the card about the quarterly report to done and tell me what is left", i),
-		})
-	}
-	return conv
 }
 
 // turnState is the store's share of one turn as the engine does it: lock,
@@ -80,14 +73,8 @@ func turnState(tb testing.TB, s *Store, key chat.ConversationKey, msgID string, 
 // BenchmarkTurnState measures the store's share of one turn against the
 // test server (see turnState) and reports the round trips it took.
 func BenchmarkTurnState(b *testing.B) {
-	s := openTest(b, Options{})
-	var rt roundTrips
-	s.rdb.AddHook(&rt)
 	key := chat.ConversationKey{Tenant: "tenant-1", Chat: "chat-1", User: "user-1"}
-	conv := benchConversation(time.Now())
-	if err := s.Commit(context.Background(), store.Commit{Key: key, Conversation: &conv}); err != nil {
-		b.Fatal(err)
-	}
+	s, rt := countedStore(b, key)
 	reply := json.RawMessage(`{"turn_id":"t","say":"Done: the card is in Done now.","buttons":[],"pending":null,"executed":[],"duplicate":false}`)
 	b.ReportAllocs()
 	i := 0

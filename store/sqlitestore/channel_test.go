@@ -57,11 +57,7 @@ func TestChannelCleanup(t *testing.T) {
 		t.Run(fmt.Sprint(window), func(t *testing.T) {
 			effective := max(window, 24*time.Hour)
 			clock := storetest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-			s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{Now: clock.Now, ChannelDedupe: window})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openTest(t, Options{Now: clock.Now, ChannelDedupe: window})
 			ctx := t.Context()
 			for _, id := range []string{"early", "late", "open"} {
 				accept(t, s, id)
@@ -147,18 +143,14 @@ func TestChannelReopen(t *testing.T) {
 // TestAcceptRestoresSynchronous: Accept syncs its own insert only; the
 // store's connection goes back to synchronous=NORMAL for the turns.
 func TestAcceptRestoresSynchronous(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	accept(t, s, "a")
 	accept(t, s, "a")
 	if err := s.acquireConn(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	var mode int
-	err = s.conn.QueryRowContext(t.Context(), `PRAGMA synchronous`).Scan(&mode)
+	err := s.conn.QueryRowContext(t.Context(), `PRAGMA synchronous`).Scan(&mode)
 	s.releaseConn()
 	if err != nil || mode != 1 {
 		t.Errorf("synchronous after Accept = %d, %v; want 1 (NORMAL)", mode, err)
@@ -196,11 +188,7 @@ func TestChannelErrors(t *testing.T) {
 // TestQueryPlans checks that the channel inbox and ListTurns read along
 // the indexes meant for them, without sorting whole tables.
 func TestQueryPlans(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	ctx := t.Context()
 	// Some rows and ANALYZE, so the planner sees a realistic table.
 	now := time.Now()

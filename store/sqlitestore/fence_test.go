@@ -1,7 +1,6 @@
 package sqlitestore
 
 import (
-	"path/filepath"
 	"testing"
 )
 
@@ -10,11 +9,7 @@ import (
 // of them; and the reservation is made once per block, not on every Lock.
 func TestFencesStayWithinTheirReservation(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(filepath.Join(t.TempDir(), "f.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	reserved := func() int64 {
 		t.Helper()
 		var high int64

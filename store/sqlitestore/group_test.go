@@ -11,6 +11,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
 // Commits queued while the connection is busy share one transaction; a
@@ -103,11 +104,7 @@ func TestGroupCommit(t *testing.T) {
 // A commit whose caller gives up while it is still queued is withdrawn:
 // it reports the context's error and writes nothing.
 func TestGroupCommitWithdrawn(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
 	if err := s.acquireConn(t.Context()); err != nil {
 		t.Fatal(err)
@@ -122,7 +119,7 @@ func TestGroupCommitWithdrawn(t *testing.T) {
 	}()
 	waitQueued(t, s, 1)
 	cancel()
-	err = <-done
+	err := <-done
 	release()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("withdrawn commit: %v, want context.Canceled", err)
@@ -135,17 +132,11 @@ func TestGroupCommitWithdrawn(t *testing.T) {
 // waitQueued waits until n commits are queued.
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	storetest.WaitQueued(t, "commits", n, func() int {
 		s.group.mu.Lock()
-		queued := len(s.group.queue)
-		s.group.mu.Unlock()
-		if queued == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d commits queued, want %d", queued, n)
-		}
-	}
+		defer s.group.mu.Unlock()
+		return len(s.group.queue)
+	})
 }
 
 // A turn's reads of a conversation the cache knows do not wait for the
@@ -153,11 +144,7 @@ func waitQueued(t *testing.T, s *Store, n int) {
 // a conversation the cache does not know still waits, and a closed store
 // answers no read.
 func TestCachedReadsNeedNoConnection(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { s.Close() }()
+	s := openTest(t, Options{})
 	ctx := t.Context()
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
 	pending := &store.PendingAction{ID: "a1", Tool: "create_task", Args: []byte(`{"title":"x"}`), ExpiresAt: time.Now().Add(time.Hour)}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -57,11 +56,7 @@ func count(t *testing.T, db *sql.DB, query string) int {
 }
 
 func TestPruneDeletesWhatIsPastRetention(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	seedJournal(t, s.DB(), now, 1000) // 1000 minutes of turns
 

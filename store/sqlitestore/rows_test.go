@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,11 +12,7 @@ import (
 // backslashes, control characters and any language; bytes that are not
 // UTF-8 come back as U+FFFD; a cost that is not a number is stored as 0.
 func TestCallRowsKeepTheirText(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	at := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
 	tricky := "say \"hi\" \\ path\n\ttab \x01 привет 🙂"
 	rec := store.TurnRecord{TurnID: "turn-1", Tenant: "t", Chat: "c", UserID: "u", Route: "model", Status: "ok", StartedAt: at,

@@ -64,11 +64,7 @@ func TestMigrateKeepsOldToolCalls(t *testing.T) {
 // The journal's tables carry the indexes their queries read and no others:
 // every index is written on every turn.
 func TestJournalIndexes(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	rows, err := s.DB().Query(`SELECT name FROM sqlite_master
 		WHERE type = 'index' AND tbl_name IN ('turns', 'llm_calls', 'tool_calls') AND sql IS NOT NULL ORDER BY name`)
 	if err != nil {

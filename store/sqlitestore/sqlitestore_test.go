@@ -16,6 +16,18 @@ import (
 	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
+// openTest opens a store with opts on a new file in t's temporary
+// directory, closed when the test ends.
+func openTest(t *testing.T, opts Options) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestConformance(t *testing.T) {
 	// Without the cache every read goes to SQLite; with a tiny one entries
 	// are evicted all the time.
@@ -163,11 +175,7 @@ func TestReopen(t *testing.T) {
 // refuses it even though the in-memory grant is gone.
 func TestStaleFenceAfterRelease(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
 	a, _ := s.Lock(ctx, key.String())
 	a.Release()
@@ -188,11 +196,7 @@ func TestStaleFenceAfterRelease(t *testing.T) {
 // TestLockStress has many goroutines lock a few keys with short deadlines,
 // some of them abandoning their wait; afterwards no lock state is left.
 func TestLockStress(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{LockWait: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{LockWait: 20 * time.Millisecond})
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -298,17 +302,7 @@ func BenchmarkTurnState(b *testing.B) {
 			ctx := context.Background()
 			key := chat.ConversationKey{Tenant: "tenant-1", Chat: "chat-1", User: "user-1"}
 			now := time.Now()
-			conv := store.Conversation{StartedAt: now, UpdatedAt: now}
-			for i := range 16 {
-				role := store.RoleUser
-				if i%2 == 1 {
-					role = store.RoleAssistant
-				}
-				conv.Messages = append(conv.Messages, store.Message{
-					Role: role, At: now,
-					Text: fmt.Sprintf("message %d: please move the card about the quarterly report to done and tell me what is left", i),
-				})
-			}
+			conv := storetest.BenchConversation(now)
 			if err := s.Commit(ctx, store.Commit{Key: key, Conversation: &conv}); err != nil {
 				b.Fatal(err)
 			}

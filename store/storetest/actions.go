@@ -77,11 +77,8 @@ func testActionList(t *testing.T, e env) {
 		}
 		e.clock.Advance(1e9)
 	}
-	ids := func(list []store.Action) (out []string) {
-		for _, a := range list {
-			out = append(out, a.ID)
-		}
-		return out
+	ids := func(list []store.Action) []string {
+		return idsOf(list, func(a store.Action) string { return a.ID })
 	}
 	all, err := as.ListActions(ctx, "acme", "", 10)
 	if err != nil || fmt.Sprint(ids(all)) != "[act-4 act-3 act-2 act-1 act-0]" {

@@ -76,18 +76,12 @@ func checkItem(t *testing.T, what string, got, want store.ChannelItem) {
 
 // ids lists the ids of items, in order.
 func ids(items []store.ChannelItem) []string {
-	out := make([]string, len(items))
-	for i, it := range items {
-		out[i] = it.ID
-	}
-	return out
+	return idsOf(items, func(it store.ChannelItem) string { return it.ID })
 }
 
 func wantIDs(t *testing.T, what string, items []store.ChannelItem, want ...string) {
 	t.Helper()
-	if got := ids(items); strings.Join(got, ",") != strings.Join(want, ",") || len(got) != len(want) {
-		t.Errorf("%s: pending ids = %q, want %q", what, got, want)
-	}
+	wantIDList(t, what+": pending ids", ids(items), want)
 }
 
 func testChannelAcceptDedupe(t *testing.T, e env) {

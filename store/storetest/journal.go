@@ -107,11 +107,7 @@ func testJournalRoundTrip(t *testing.T, e env) {
 	full := turnRecord("t1", "turn-1", now)
 	bare := store.TurnRecord{TurnID: "turn-2", Tenant: "t1", Chat: "chat-1", UserID: "u-1",
 		Route: "intercept", Status: "ok", StartedAt: now, Trace: json.RawMessage(`{}`)}
-	for _, rec := range []store.TurnRecord{full, bare} {
-		if err := e.j.AppendTurn(ctx, rec); err != nil {
-			t.Fatalf("AppendTurn(%s): %v", rec.TurnID, err)
-		}
-	}
+	mustAppend(t, e, full, bare)
 	for _, want := range []store.TurnRecord{full, bare} {
 		got, err := e.j.GetTurn(ctx, want.Tenant, want.TurnID)
 		if err != nil {
@@ -124,9 +120,7 @@ func testJournalRoundTrip(t *testing.T, e env) {
 func testJournalNotFound(t *testing.T, e env) {
 	needJournal(t, e)
 	ctx := t.Context()
-	if err := e.j.AppendTurn(ctx, turnRecord("t1", "turn-1", e.clock.Now())); err != nil {
-		t.Fatalf("AppendTurn: %v", err)
-	}
+	mustAppend(t, e, turnRecord("t1", "turn-1", e.clock.Now()))
 	tests := []struct{ tenant, id, why string }{
 		{"t2", "turn-1", "another tenant"},
 		{"", "turn-1", "empty tenant"},

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,19 +39,9 @@ func mustList(t *testing.T, l store.TurnLister, tenant string, f store.TurnFilte
 	return recs
 }
 
-func turnIDs(recs []store.TurnRecord) []string {
-	out := make([]string, len(recs))
-	for i, r := range recs {
-		out[i] = r.TurnID
-	}
-	return out
-}
-
 func wantTurns(t *testing.T, what string, got []store.TurnRecord, want ...string) {
 	t.Helper()
-	if g := turnIDs(got); len(g) != len(want) || strings.Join(g, ",") != strings.Join(want, ",") {
-		t.Errorf("%s: turns %q, want %q", what, g, want)
-	}
+	wantIDList(t, what+": turns", idsOf(got, func(r store.TurnRecord) string { return r.TurnID }), want)
 }
 
 // listed is rec as ListTurns returns it: without its trace.

@@ -70,6 +70,28 @@ func mustCommit(t *testing.T, s store.State, c store.Commit) {
 	}
 }
 
+// wantConversation loads key's conversation, failing the test if it
+// cannot, checks that it is want and returns it; what names the moment in
+// the errors.
+func wantConversation(t *testing.T, s store.State, key chat.ConversationKey, what string, want store.Conversation) store.Conversation {
+	t.Helper()
+	got, err := s.LoadConversation(t.Context(), key)
+	if err != nil {
+		t.Fatalf("LoadConversation, %s: %v", what, err)
+	}
+	checkConversation(t, what, got, want)
+	return got
+}
+
+// putPending commits a new pending action id for key, made at now, and
+// returns it.
+func putPending(t *testing.T, s store.State, key chat.ConversationKey, id string, now time.Time) store.PendingAction {
+	t.Helper()
+	p := pending(key, id, now)
+	mustCommit(t, s, store.Commit{Key: key, PutPending: &p})
+	return p
+}
+
 func wantNotFound(t *testing.T, what string, err error) {
 	t.Helper()
 	if !errors.Is(err, store.ErrNotFound) {
@@ -110,11 +132,7 @@ func testCommitAtomic(t *testing.T, e env) {
 	reply := json.RawMessage(`{"say":"Создать карточку?","buttons":[{"label":"Да","value":"yes"}]}`)
 	mustCommit(t, e.s, store.Commit{Key: key, Conversation: &conv, PutPending: &p, MessageID: "m1", Reply: reply})
 
-	got, err := e.s.LoadConversation(ctx, key)
-	if err != nil {
-		t.Fatalf("LoadConversation: %v", err)
-	}
-	checkConversation(t, "LoadConversation", got, conv)
+	wantConversation(t, e.s, key, "LoadConversation", conv)
 	gp, err := e.s.GetPending(ctx, key)
 	if err != nil {
 		t.Fatalf("GetPending: %v", err)
@@ -153,19 +171,13 @@ func testCommitKeepsMemory(t *testing.T, e env) {
 	key, now := testKey("t1", "c1"), e.clock.Now()
 	conv := conversation(now, 2)
 	mustCommit(t, e.s, store.Commit{Key: key, Conversation: &conv})
-	p := pending(key, "p1", now)
-	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
-	got, err := e.s.LoadConversation(t.Context(), key)
-	if err != nil {
-		t.Fatalf("LoadConversation after a commit without memory: %v", err)
-	}
-	checkConversation(t, "memory after a commit without memory", got, conv)
+	putPending(t, e.s, key, "p1", now)
+	wantConversation(t, e.s, key, "memory after a commit without memory", conv)
 }
 
 func testDropPending(t *testing.T, e env) {
 	ctx, key, now := t.Context(), testKey("t1", "c1"), e.clock.Now()
-	p := pending(key, "p1", now)
-	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
+	putPending(t, e.s, key, "p1", now)
 	if _, err := e.s.GetPending(ctx, key); err != nil {
 		t.Fatalf("GetPending after put: %v", err)
 	}
@@ -203,8 +215,7 @@ func testPutPendingReplaces(t *testing.T, e env) {
 
 func testTakePendingWrongID(t *testing.T, e env) {
 	ctx, key, now := t.Context(), testKey("t1", "c1"), e.clock.Now()
-	p := pending(key, "p1", now)
-	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
+	p := putPending(t, e.s, key, "p1", now)
 	other := key
 	other.User = "u-2"
 	tests := []struct {
@@ -237,8 +248,7 @@ func testTakePendingWrongID(t *testing.T, e env) {
 
 func testTakePendingRace(t *testing.T, e env) {
 	key, now := testKey("t1", "c1"), e.clock.Now()
-	p := pending(key, "p1", now)
-	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
+	p := putPending(t, e.s, key, "p1", now)
 	const n = 16
 	var (
 		mu         sync.Mutex
@@ -378,11 +388,7 @@ func testConversationTTL(t *testing.T, e env) {
 
 	e.clock.Advance(ttl - time.Second)
 	touch(t, e)
-	got, err := e.s.LoadConversation(ctx, key)
-	if err != nil {
-		t.Fatalf("LoadConversation 1s before the TTL: %v", err)
-	}
-	checkConversation(t, "before the TTL", got, conv)
+	got := wantConversation(t, e.s, key, "1s before the TTL", conv)
 
 	// The TTL slides from UpdatedAt.
 	got.UpdatedAt = e.clock.Now()
@@ -390,14 +396,10 @@ func testConversationTTL(t *testing.T, e env) {
 	mustCommit(t, e.s, store.Commit{Key: key, Conversation: &got})
 	e.clock.Advance(ttl - time.Second)
 	touch(t, e)
-	slid, err := e.s.LoadConversation(ctx, key)
-	if err != nil {
-		t.Fatalf("LoadConversation after an update, 1s before the new TTL: %v", err)
-	}
-	checkConversation(t, "after sliding", slid, got)
+	wantConversation(t, e.s, key, "after an update, 1s before the new TTL", got)
 
 	e.clock.Advance(2 * time.Second)
-	_, err = e.s.LoadConversation(ctx, key)
+	_, err := e.s.LoadConversation(ctx, key)
 	wantNotFound(t, "LoadConversation 1s past the TTL", err)
 	touch(t, e)
 	_, err = e.s.LoadConversation(ctx, key)
@@ -421,8 +423,7 @@ func testConversationTTL(t *testing.T, e env) {
 
 func testPendingPastExpiry(t *testing.T, e env) {
 	ctx, key, now := t.Context(), testKey("t1", "c1"), e.clock.Now()
-	p := pending(key, "p1", now)
-	mustCommit(t, e.s, store.Commit{Key: key, PutPending: &p})
+	p := putPending(t, e.s, key, "p1", now)
 
 	// Past ExpiresAt the action is still there, so the engine can say
 	// "this confirmation expired" instead of "nothing to confirm".

@@ -11,7 +11,9 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -299,6 +301,24 @@ func checkTurn(t *testing.T, what string, got, want store.TurnRecord) {
 	wantCalls(t, what, "tool call", got.ToolCalls, want.ToolCalls, func(c *store.ToolCall) *time.Time { return &c.At })
 }
 
+// idsOf lists the ids of items, in order, as id reads them.
+func idsOf[T any](items []T, id func(T) string) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = id(it)
+	}
+	return out
+}
+
+// wantIDList checks a list of ids, in order, against want; what names the
+// list in the error.
+func wantIDList(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("%s %q, want %q", what, got, want)
+	}
+}
+
 // wantCalls compares a turn's calls of one kind: the same fields, and At
 // (reached through at) the same instant, whatever its location.
 func wantCalls[C comparable](t *testing.T, what, kind string, got, want []C, at func(*C) *time.Time) {
@@ -312,6 +332,38 @@ func wantCalls[C comparable](t *testing.T, what, kind string, got, want []C, at 
 		*at(&g), *at(&w) = time.Time{}, time.Time{}
 		if g != w || !gAt.Equal(wAt) {
 			t.Errorf("%s: %s %d = %+v at %v, want %+v at %v", what, kind, i, g, gAt, w, wAt)
+		}
+	}
+}
+
+// BenchConversation is the conversation the backends' benchmarks commit:
+// sixteen messages, the user's and the assistant's in turn, all at now.
+func BenchConversation(now time.Time) store.Conversation {
+	conv := store.Conversation{StartedAt: now, UpdatedAt: now}
+	for i := range 16 {
+		role := store.RoleUser
+		if i%2 == 1 {
+			role = store.RoleAssistant
+		}
+		conv.Messages = append(conv.Messages, store.Message{
+			Role: role, At: now,
+			Text: fmt.Sprintf("message %d: please move the card about the quarterly report to done and tell me what is left", i),
+		})
+	}
+	return conv
+}
+
+// WaitQueued waits until queued, the length of a backend's queue of
+// grouped writes (what names them), is n, failing the test after 5 s.
+func WaitQueued(t *testing.T, what string, n int, queued func() int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		got := queued()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d %s queued, want %d", got, what, n)
 		}
 	}
 }

@@ -47,7 +47,7 @@ func TestBookingIdempotent(t *testing.T) {
 		if r.Status != tool.StatusOK {
 			t.Fatalf("concurrent booking: %+v", r)
 		}
-		ids[decode[createdData](t, r).Event.ID] = true
+		ids[tooltest.Data[createdData](t, r).Event.ID] = true
 	}
 	if len(ids) != 1 {
 		t.Fatalf("concurrent repeats booked %d events", len(ids))
@@ -64,12 +64,12 @@ func TestBookingIdempotent(t *testing.T) {
 	// A repeat arriving after the start still answers from the booking.
 	late := runAt(t, c, ActionCreateEvent, dmitry, "pending:1", bookArgs, testNow.Add(72*time.Hour))
 	tooltest.WantStatus(t, late, tool.StatusOK)
-	if decode[createdData](t, late).Event.ID != decode[createdData](t, first).Event.ID {
+	if tooltest.Data[createdData](t, late).Event.ID != tooltest.Data[createdData](t, first).Event.ID {
 		t.Fatalf("late repeat %+v", late)
 	}
 	// The key is the organizer's: another user's call with it books anew.
 	other := run(t, c, ActionCreateEvent, olga, "pending:1", bookArgs)
-	if decode[createdData](t, other).Event.ID == decode[createdData](t, first).Event.ID {
+	if tooltest.Data[createdData](t, other).Event.ID == tooltest.Data[createdData](t, first).Event.ID {
 		t.Fatal("another organizer's call replayed a booking that is not theirs")
 	}
 }

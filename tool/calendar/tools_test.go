@@ -54,9 +54,9 @@ func newCalendar(t *testing.T, backend Backend) *Calendar {
 }
 
 var (
-	dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru", Timezone: "Europe/Moscow"}
+	dmitry = tooltest.Dmitry
 	olga   = tool.Caller{TenantID: "acme", UserID: "u3", Name: "Ольга Смирнова", Language: "en", Timezone: "Europe/Berlin"}
-	hank   = tool.Caller{TenantID: "globex", UserID: "u1", Name: "Hank Scorpio", Language: "en"}
+	hank   = tooltest.Hank
 )
 
 func toolNamed(t *testing.T, c *Calendar, name string) tool.Tool {
@@ -96,15 +96,6 @@ type proposedData struct {
 	} `json:"participants"`
 	Booked bool       `json:"booked"`
 	Slots  []slotView `json:"slots"`
-}
-
-func decode[T any](t *testing.T, res tool.Result) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(res.Data, &v); err != nil {
-		t.Fatalf("data %s: %v", res.Data, err)
-	}
-	return v
 }
 
 func TestSpecs(t *testing.T) {
@@ -163,7 +154,7 @@ func TestCreateEvent(t *testing.T) {
 	res := run(t, c, ActionCreateEvent, dmitry, "k1",
 		`{"title":"Планёрка","startIso":"2026-12-02T10:00","durationMin":45,"participants":["Ольгу","me"],"description":"Итоги недели"}`)
 	tooltest.WantStatus(t, res, tool.StatusOK)
-	d := decode[createdData](t, res)
+	d := tooltest.Data[createdData](t, res)
 	if d.Event.StartUTC != "2026-12-02T07:00:00Z" || d.Event.EndUTC != "2026-12-02T07:45:00Z" {
 		t.Errorf("booked %s–%s, want 07:00–07:45 UTC (10:00 Moscow)", d.Event.StartUTC, d.Event.EndUTC)
 	}
@@ -189,13 +180,13 @@ func TestCreateEvent(t *testing.T) {
 	// An explicit offset is that instant, whatever the caller's zone.
 	res = run(t, c, ActionCreateEvent, olga, "k2", `{"title":"Sync","startIso":"2026-12-03T15:00:00+03:00","endIso":"2026-12-03T12:30:00Z"}`)
 	tooltest.WantStatus(t, res, tool.StatusOK)
-	if d := decode[createdData](t, res); d.Event.StartUTC != "2026-12-03T12:00:00Z" || d.Event.When != "Thu 03 Dec 13:00–13:30 (Europe/Berlin)" {
+	if d := tooltest.Data[createdData](t, res); d.Event.StartUTC != "2026-12-03T12:00:00Z" || d.Event.When != "Thu 03 Dec 13:00–13:30 (Europe/Berlin)" {
 		t.Errorf("offset booking %+v", d.Event)
 	}
 
 	// Without end or duration the default length applies.
 	res = run(t, c, ActionCreateEvent, olga, "k3", `{"title":"Default","startIso":"2026-12-04T09:00"}`)
-	if d := decode[createdData](t, res); d.Event.StartUTC != "2026-12-04T08:00:00Z" || d.Event.EndUTC != "2026-12-04T08:30:00Z" {
+	if d := tooltest.Data[createdData](t, res); d.Event.StartUTC != "2026-12-04T08:00:00Z" || d.Event.EndUTC != "2026-12-04T08:30:00Z" {
 		t.Errorf("default length %+v", d.Event)
 	}
 }
@@ -213,7 +204,7 @@ func TestCreateEventOnClockChange(t *testing.T) {
 	} {
 		res := runAt(t, c, ActionCreateEvent, berliner, "dst-"+tt.start, `{"title":"Standup","startIso":"`+tt.start+`"}`, now)
 		tooltest.WantStatus(t, res, tool.StatusOK)
-		if d := decode[createdData](t, res); d.Event.StartUTC != tt.want || !strings.Contains(d.Event.When, "10:00–10:30") {
+		if d := tooltest.Data[createdData](t, res); d.Event.StartUTC != tt.want || !strings.Contains(d.Event.When, "10:00–10:30") {
 			t.Errorf("%s: booked %s (%s), want %s", tt.start, d.Event.StartUTC, d.Event.When, tt.want)
 		}
 	}
@@ -271,7 +262,7 @@ func TestParticipantAmbiguity(t *testing.T) {
 	}
 	res = run(t, c, ActionSchedule, olga, "", `{"title":"Sync","participants":["Анна Соколова (u7)","Дмитрия Петрова"],"durationMin":30}`)
 	tooltest.WantStatus(t, res, tool.StatusAmbiguous)
-	d := decode[proposedData](t, res)
+	d := tooltest.Data[proposedData](t, res)
 	var who []string
 	for _, p := range d.Participants {
 		who = append(who, p.Name+" "+p.Zone)
@@ -281,7 +272,7 @@ func TestParticipantAmbiguity(t *testing.T) {
 	}
 	// Names copied with a note in parentheses still resolve.
 	res = run(t, c, ActionCreateEvent, dmitry, "", `{"title":"X","startIso":"2026-12-02T10:00","participants":["Ольга Смирнова (Europe/Berlin)","Дмитрий Петров (10:00–10:30 Europe/Moscow)"]}`)
-	if got := decode[createdData](t, res); res.Status != tool.StatusOK || len(got.Event.Participants) != 3 {
+	if got := tooltest.Data[createdData](t, res); res.Status != tool.StatusOK || len(got.Event.Participants) != 3 {
 		t.Fatalf("noted names: %+v", res)
 	}
 	res = run(t, c, ActionSchedule, olga, "", `{"title":"Sync","participants":["Marge"],"durationMin":30}`)
@@ -306,7 +297,7 @@ func TestScheduleProposesAndCreateBooks(t *testing.T) {
 	if res.Field != "slot" || strings.Join(res.Candidates, "|") != strings.Join(want, "|") {
 		t.Fatalf("candidates %q, want %q", res.Candidates, want)
 	}
-	d := decode[proposedData](t, res)
+	d := tooltest.Data[proposedData](t, res)
 	if d.Booked || len(d.Slots) != 3 || d.Slots[0].StartUTC != "2026-12-02T09:00:00Z" || d.Slots[0].EndUTC != "2026-12-02T10:00:00Z" ||
 		d.Slots[0].Label != want[0] {
 		t.Fatalf("data %s", res.Data)
@@ -327,7 +318,7 @@ func TestScheduleProposesAndCreateBooks(t *testing.T) {
 	pick := d.Slots[1]
 	res = run(t, c, ActionCreateEvent, dmitry, "pick", `{"title":"Планёрка","startIso":"`+pick.StartUTC+`","endIso":"`+pick.EndUTC+`","participants":["Ольга"]}`)
 	tooltest.WantStatus(t, res, tool.StatusOK)
-	if got := decode[createdData](t, res); got.Event.When != want[1] || len(got.Busy) != 0 {
+	if got := tooltest.Data[createdData](t, res); got.Event.When != want[1] || len(got.Busy) != 0 {
 		t.Fatalf("booked %+v", got)
 	}
 	// Proposed again, the booked hour is gone.
@@ -337,7 +328,7 @@ func TestScheduleProposesAndCreateBooks(t *testing.T) {
 	}
 	// Booking over Olga's dentist goes ahead but says so.
 	res = run(t, c, ActionCreateEvent, dmitry, "clash", `{"title":"Clash","startIso":"2026-12-02T11:30","durationMin":30,"participants":["Ольга"]}`)
-	if got := decode[createdData](t, res); strings.Join(got.Busy, ",") != "Ольга Смирнова" || !strings.Contains(res.Text, "заняты: Ольга Смирнова") {
+	if got := tooltest.Data[createdData](t, res); strings.Join(got.Busy, ",") != "Ольга Смирнова" || !strings.Contains(res.Text, "заняты: Ольга Смирнова") {
 		t.Fatalf("conflict not reported: %+v %q", got, res.Text)
 	}
 }

@@ -202,27 +202,17 @@ func (s *Store) saveIdea(ctx context.Context, call tool.Call) tool.Result {
 	if author == "" {
 		author = c.UserID
 	}
-	var res tool.Result
-	err := s.writer.Do(ctx, func(tx *sql.Tx) error {
-		if r, done, err := applied.Replay(ctx, tx, s.reply, call, ActionIdea); err != nil || done {
-			res = r
-			return err
-		}
+	res, err := applied.Once(ctx, s.writer, s.reply, call, ActionIdea, s.now, func(tx *sql.Tx) (any, tool.Result, error) {
 		now := s.now()
-		out, err := tx.ExecContext(ctx, `INSERT INTO contentidea_ideas (tenant, idea, platform, format, notes,
+		id, err := sqlitex.Insert(ctx, tx, `INSERT INTO contentidea_ideas (tenant, idea, platform, format, notes,
 			author_id, author_name, created_at, idem_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.TenantID, idea, platform, format, notes, c.UserID, author, sqlitex.Stamp(now), call.IdempotencyKey)
 		if err != nil {
-			return fmt.Errorf("insert idea: %w", err)
-		}
-		id, err := out.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("insert idea: %w", err)
+			return nil, tool.Result{}, fmt.Errorf("insert idea: %w", err)
 		}
 		saved := Idea{ID: id, Tenant: c.TenantID, Idea: idea, Platform: platform, Format: format, Notes: notes,
 			AuthorID: c.UserID, AuthorName: author, CreatedAt: sqlitex.ParseStamp(sqlitex.Stamp(now))}
-		res = s.savedResult(c, &saved)
-		return applied.Record(ctx, tx, call, ActionIdea, id, res, s.now())
+		return id, s.savedResult(c, &saved), nil
 	})
 	if err != nil {
 		return s.storageFailure(c, err)

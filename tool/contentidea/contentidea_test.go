@@ -17,6 +17,8 @@ import (
 
 var testNow = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 
+var dmitry, olga, hank = tooltest.Dmitry, tooltest.Olga, tooltest.Hank
+
 func newStore(t *testing.T, cfg Config) *Store {
 	t.Helper()
 	if cfg.DB == nil {
@@ -31,12 +33,6 @@ func newStore(t *testing.T, cfg Config) *Store {
 	}
 	return s
 }
-
-var (
-	dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru"}
-	olga   = tool.Caller{TenantID: "acme", UserID: "u3", Name: "Olga Smirnova", Language: "en"}
-	hank   = tool.Caller{TenantID: "globex", UserID: "u1", Name: "Hank Scorpio", Language: "en"}
-)
 
 func toolByName(t *testing.T, s *Store, name string) tool.Tool {
 	return tooltest.Named(t, s.Tools(), name)

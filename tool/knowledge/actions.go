@@ -152,31 +152,21 @@ func (b *Base) add(ctx context.Context, call tool.Call) tool.Result {
 		author = c.UserID
 	}
 	tagsJSON, _ := json.Marshal(tags)
-	var res tool.Result
-	err := b.writer.Do(ctx, func(tx *sql.Tx) error {
-		if r, done, err := applied.Replay(ctx, tx, b.reply, call, ActionAdd); err != nil || done {
-			res = r
-			return err
-		}
+	res, err := applied.Once(ctx, b.writer, b.reply, call, ActionAdd, b.now, func(tx *sql.Tx) (any, tool.Result, error) {
 		now := b.now()
-		out, err := tx.ExecContext(ctx, `INSERT INTO knowledge_entries (tenant, title, body, source, tags,
+		id, err := sqlitex.Insert(ctx, tx, `INSERT INTO knowledge_entries (tenant, title, body, source, tags,
 			author_id, author_name, created_at, idem_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.TenantID, title, text, source, string(tagsJSON), c.UserID, author, sqlitex.Stamp(now), call.IdempotencyKey)
 		if err != nil {
-			return fmt.Errorf("insert entry: %w", err)
-		}
-		id, err := out.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("insert entry: %w", err)
+			return nil, tool.Result{}, fmt.Errorf("insert entry: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO knowledge_fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)`,
 			id, foldIndex(title), foldIndex(text), foldIndex(strings.Join(tags, " "))); err != nil {
-			return fmt.Errorf("index entry: %w", err)
+			return nil, tool.Result{}, fmt.Errorf("index entry: %w", err)
 		}
 		e := Entry{ID: id, Tenant: c.TenantID, Title: title, Text: text, Source: source, Tags: tags,
 			AuthorID: c.UserID, AuthorName: author, CreatedAt: sqlitex.ParseStamp(sqlitex.Stamp(now))}
-		res = b.addedResult(c, &e)
-		return applied.Record(ctx, tx, call, ActionAdd, id, res, b.now())
+		return id, b.addedResult(c, &e), nil
 	})
 	if err != nil {
 		return b.storageFailure(c, err)

@@ -27,9 +27,9 @@ func newBase(t *testing.T) *Base {
 }
 
 var (
-	dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru", Timezone: "Europe/Moscow"}
+	dmitry = tooltest.Dmitry
 	olga   = tool.Caller{TenantID: "acme", UserID: "u3", Name: "Olga Smirnova", Language: "en"}
-	hank   = tool.Caller{TenantID: "globex", UserID: "u1", Name: "Hank Scorpio", Language: "en"}
+	hank   = tooltest.Hank
 )
 
 func toolByName(t *testing.T, b *Base, name string) tool.Tool {

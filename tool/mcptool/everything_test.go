@@ -27,6 +27,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/mcptool"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 const everythingVersion = "2026.8.31"
@@ -228,7 +229,7 @@ func exercise(t *testing.T, s *mcptool.Server, countGoroutines bool) {
 			`{"say":"ok","tool":"mcp","args":{"server":"everything","tool":"get-env"}}`
 		args, _ := json.Marshal(map[string]any{"server": "everything", "tool": "echo", "args": map[string]string{"message": payload}})
 		res := call(t, a, string(args))
-		d := decode(t, res)
+		d := tooltest.Data[data](t, res)
 		if res.Status != tool.StatusOK || len(d.Content) != 1 || d.Content[0]["text"] != "Echo: "+payload || d.Content[0]["type"] != "text" {
 			t.Errorf("echoed payload = %s", res.Data)
 		}
@@ -247,7 +248,7 @@ func exercise(t *testing.T, s *mcptool.Server, countGoroutines bool) {
 		res := call(t, a, string(bad))
 		// The server would answer isError (tool_error); invalid_args
 		// means nothing was sent.
-		if d := decode(t, res); res.Status != tool.StatusError || d.Audit.Outcome != mcptool.OutcomeInvalidArgs {
+		if d := tooltest.Data[data](t, res); res.Status != tool.StatusError || d.Audit.Outcome != mcptool.OutcomeInvalidArgs {
 			t.Errorf("call = %+v / %s", res, res.Data)
 		}
 		res = call(t, tools["everything.get-sum"], `{"a":2,"b":3}`)
@@ -258,7 +259,7 @@ func exercise(t *testing.T, s *mcptool.Server, countGoroutines bool) {
 
 	t.Run("structured content", func(t *testing.T) {
 		res := call(t, tools["everything.get-structured-content"], `{"location":"Chicago"}`)
-		d := decode(t, res)
+		d := tooltest.Data[data](t, res)
 		if res.Status != tool.StatusOK || d.Structured["temperature"] != 36.0 || d.Structured["conditions"] != "Light rain / drizzle" {
 			t.Errorf("structured = %+v / %s", res, res.Data)
 		}
@@ -269,7 +270,7 @@ func exercise(t *testing.T, s *mcptool.Server, countGoroutines bool) {
 
 	t.Run("long-running with progress", func(t *testing.T) {
 		res := call(t, tools["everything.trigger-long-running-operation"], `{"duration":0.6,"steps":3}`)
-		d := decode(t, res)
+		d := tooltest.Data[data](t, res)
 		if res.Status != tool.StatusOK || !strings.Contains(res.Text, "Long running operation completed") {
 			t.Fatalf("long op = %+v", res)
 		}
@@ -285,7 +286,7 @@ func exercise(t *testing.T, s *mcptool.Server, countGoroutines bool) {
 		if el := time.Since(start); el > 4*time.Second {
 			t.Fatalf("the call took %s with a 1.5 s timeout", el)
 		}
-		d := decode(t, res)
+		d := tooltest.Data[data](t, res)
 		if res.Status != tool.StatusError || d.Audit.Outcome != mcptool.OutcomeTimeout || len(d.Progress) == 0 {
 			t.Fatalf("timed-out op = %+v / %s", res, res.Data)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/mcptool"
+	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
 
 func TestNoCapabilitiesDeclared(t *testing.T) {
@@ -59,7 +60,7 @@ func TestStreamableHTTPHeadersAndRedirects(t *testing.T) {
 		t.Errorf("headers seen = %v", seen)
 	}
 	mu.Unlock()
-	if res := call(t, toolsByName(s)["web.steps"], `{}`); len(decode(t, res).Progress) == 0 {
+	if res := call(t, toolsByName(s)["web.steps"], `{}`); len(tooltest.Data[data](t, res).Progress) == 0 {
 		t.Errorf("no progress over http: %s", res.Data)
 	}
 

@@ -49,11 +49,7 @@ func boardOn(t *testing.T, db *sql.DB) *Board {
 
 func newBoard(t *testing.T) *Board { return boardOn(t, sqlitetest.Open(t, sqlitetest.WAL)) }
 
-var (
-	dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru", Timezone: "Europe/Moscow"}
-	olga   = tool.Caller{TenantID: "acme", UserID: "u3", Name: "Ольга Смирнова", Language: "en"}
-	hank   = tool.Caller{TenantID: "globex", UserID: "u1", Name: "Hank Scorpio", Language: "en"}
-)
+var dmitry, olga, hank = tooltest.Dmitry, tooltest.Olga, tooltest.Hank
 
 func toolByName(t *testing.T, b *Board, name string) tool.Tool {
 	return tooltest.Named(t, b.Tools(), name)
@@ -80,21 +76,12 @@ type dataCard struct {
 	Total       int        `json:"total"`
 }
 
-func decodeData(t *testing.T, res tool.Result) dataCard {
-	t.Helper()
-	var d dataCard
-	if err := json.Unmarshal(res.Data, &d); err != nil {
-		t.Fatalf("data %s: %v", res.Data, err)
-	}
-	return d
-}
-
 // create makes a card and returns its id.
 func create(t *testing.T, b *Board, c tool.Caller, args string) string {
 	t.Helper()
 	res := run(t, b, ActionCreate, c, "", args)
 	mustStatus(t, res, tool.StatusOK)
-	return decodeData(t, res).Card.ID
+	return tooltest.Data[dataCard](t, res).Card.ID
 }
 
 func mustCard(t *testing.T, b *Board, tenant, id string) Card {
@@ -119,7 +106,7 @@ func TestCreateTask(t *testing.T) {
 	b := newBoard(t)
 	res := run(t, b, ActionCreate, dmitry, "", `{"title":"  Проверить   форму ","assignee":"Дмитрия Иванова","dueIso":"2026-12-01","description":"страница /signup"}`)
 	mustStatus(t, res, tool.StatusOK)
-	d := decodeData(t, res)
+	d := tooltest.Data[dataCard](t, res)
 	if len(d.Card.ID) != idLength || !idPattern.MatchString(d.Card.ID) {
 		t.Fatalf("card id %q is not %d url-safe characters", d.Card.ID, idLength)
 	}
@@ -209,14 +196,14 @@ func TestCreateIdempotent(t *testing.T) {
 	mustStatus(t, first, tool.StatusOK)
 	again := run(t, b, ActionCreate, dmitry, "act-1", args)
 	mustStatus(t, again, tool.StatusOK)
-	if decodeData(t, again).Card.ID != decodeData(t, first).Card.ID || again.Text != first.Text {
+	if tooltest.Data[dataCard](t, again).Card.ID != tooltest.Data[dataCard](t, first).Card.ID || again.Text != first.Text {
 		t.Fatalf("replay = %s %q, want the first result %s %q", again.Data, again.Text, first.Data, first.Text)
 	}
 	if n := cardCount(t, b, "acme"); n != 1 {
 		t.Fatalf("%d cards after a replayed key, want 1", n)
 	}
 	// Later changes to the card do not change the replayed answer.
-	mustStatus(t, run(t, b, ActionUpdate, dmitry, "", `{"card":"`+decodeData(t, first).Card.ID+`","title":"Другое"}`), tool.StatusOK)
+	mustStatus(t, run(t, b, ActionUpdate, dmitry, "", `{"card":"`+tooltest.Data[dataCard](t, first).Card.ID+`","title":"Другое"}`), tool.StatusOK)
 	if late := run(t, b, ActionCreate, dmitry, "act-1", args); string(late.Data) != string(first.Data) || late.Text != first.Text {
 		t.Fatalf("late replay = %s %q, want the first result %s", late.Data, late.Text, first.Data)
 	}
@@ -227,9 +214,9 @@ func TestCreateIdempotent(t *testing.T) {
 		t.Fatalf("%d cards after two unkeyed creates, want 3", n)
 	}
 	// The key belongs to create_task; another action with it is refused.
-	res := run(t, b, ActionComment, dmitry, "act-1", `{"card":"`+decodeData(t, first).Card.ID+`","text":"hi"}`)
+	res := run(t, b, ActionComment, dmitry, "act-1", `{"card":"`+tooltest.Data[dataCard](t, first).Card.ID+`","text":"hi"}`)
 	mustStatus(t, res, tool.StatusError)
-	if cs, _ := b.Comments(context.Background(), "acme", decodeData(t, first).Card.ID); len(cs) != 0 {
+	if cs, _ := b.Comments(context.Background(), "acme", tooltest.Data[dataCard](t, first).Card.ID); len(cs) != 0 {
 		t.Fatalf("comment stored under a create key: %+v", cs)
 	}
 }
@@ -294,7 +281,7 @@ func TestUpdateTask(t *testing.T) {
 	if want := "Задача «Проверить форму» обновлена: срок до 2026-12-05, исполнитель Ольга Смирнова, колонка «В работе» — " + c.URL; res.Text != want {
 		t.Errorf("text = %q, want %q", res.Text, want)
 	}
-	if got := strings.Join(decodeData(t, res).Changed, ","); got != "due,assignee,column" {
+	if got := strings.Join(tooltest.Data[dataCard](t, res).Changed, ","); got != "due,assignee,column" {
 		t.Errorf("changed = %s", got)
 	}
 
@@ -379,7 +366,7 @@ func TestCompleteTask(t *testing.T) {
 	}
 	already := run(t, b, ActionComplete, dmitry, "", `{"card":"`+id+`"}`)
 	mustStatus(t, already, tool.StatusOK)
-	if !decodeData(t, already).AlreadyDone || !strings.Contains(already.Text, "уже выполнена") {
+	if !tooltest.Data[dataCard](t, already).AlreadyDone || !strings.Contains(already.Text, "уже выполнена") {
 		t.Errorf("second complete = %s %q, want already done", already.Data, already.Text)
 	}
 }
@@ -397,7 +384,7 @@ func TestListMyTasks(t *testing.T) {
 
 	res := run(t, b, ActionListMine, olga, "", `{}`)
 	mustStatus(t, res, tool.StatusOK)
-	d := decodeData(t, res)
+	d := tooltest.Data[dataCard](t, res)
 	var got []string
 	for _, c := range d.Cards {
 		got = append(got, c.ID)
@@ -452,7 +439,7 @@ func TestCardReference(t *testing.T) {
 			res := run(t, b, ActionComment, dmitry, "", string(args))
 			mustStatus(t, res, tt.status)
 			if tt.status == tool.StatusOK {
-				if got := decodeData(t, res).Card.ID; got != tt.id {
+				if got := tooltest.Data[dataCard](t, res).Card.ID; got != tt.id {
 					t.Errorf("card %s, want %s", got, tt.id)
 				}
 			}
@@ -500,7 +487,7 @@ func TestTenantIsolation(t *testing.T) {
 	if _, err := b.Card(context.Background(), "globex", secret); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Card from globex = %v, want ErrNotFound", err)
 	}
-	if res := run(t, b, ActionListMine, hank, "", `{}`); decodeData(t, res).Total != 0 {
+	if res := run(t, b, ActionListMine, hank, "", `{}`); tooltest.Data[dataCard](t, res).Total != 0 {
 		t.Fatalf("globex u1 lists acme's cards: %s", res.Data)
 	}
 	sections, err := b.LiveContext(context.Background(), hank, testNow)
@@ -518,7 +505,7 @@ func TestTenantIsolation(t *testing.T) {
 	first := run(t, b, ActionCreate, dmitry, "shared-key", `{"title":"A"}`)
 	other := run(t, b, ActionCreate, hank, "shared-key", `{"title":"B"}`)
 	mustStatus(t, other, tool.StatusOK)
-	if decodeData(t, other).Card.ID == decodeData(t, first).Card.ID {
+	if tooltest.Data[dataCard](t, other).Card.ID == tooltest.Data[dataCard](t, first).Card.ID {
 		t.Fatalf("globex replayed acme's key")
 	}
 	if cardCount(t, b, "globex") != 1 || cardCount(t, b, "acme") != 2 {
@@ -665,7 +652,7 @@ func TestNoLinks(t *testing.T) {
 	}
 	res := run(t, b, ActionCreate, dmitry, "k1", `{"title":"Проверить форму"}`)
 	mustStatus(t, res, tool.StatusOK)
-	id := decodeData(t, res).Card.ID
+	id := tooltest.Data[dataCard](t, res).Card.ID
 	for _, r := range []tool.Result{res,
 		run(t, b, ActionComment, dmitry, "k2", `{"card":"`+id+`","text":"ok"}`),
 		run(t, b, ActionComplete, dmitry, "k3", `{"card":"`+id+`"}`),

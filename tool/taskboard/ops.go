@@ -472,12 +472,6 @@ func (b *Board) resolveCard(ctx context.Context, tx querier, c tool.Caller, ref 
 		}
 		quoted = append(quoted, q+")")
 	}
-	more := ""
-	if len(found) > board.MaxCandidates {
-		more = reply.Tr(c, fmt.Sprintf(" и ещё %d", len(found)-board.MaxCandidates), fmt.Sprintf(" and %d more", len(found)-board.MaxCandidates))
-	}
-	r := b.reply.Ambiguous("card", reply.Tr(c,
-		fmt.Sprintf("По запросу «%s» нашлось несколько задач: %s%s. Какую вы имеете в виду?", shown, strings.Join(quoted, ", "), more),
-		fmt.Sprintf("Several cards match %q: %s%s. Which one do you mean?", shown, strings.Join(quoted, ", "), more)), cands)
+	r := board.SeveralCards(b.reply, c, shown, "задач", cands, quoted, len(found))
 	return nil, &r, nil
 }

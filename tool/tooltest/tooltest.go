@@ -26,6 +26,15 @@ type Case struct {
 // Caller is the caller Run's calls run for.
 var Caller = tool.Caller{TenantID: "tooltest", UserID: "u1", Name: "Tool Test", Language: "en", Timezone: "UTC"}
 
+// The team the tools' own tests call for: two members of tenant acme, one
+// writing Russian in Moscow and one English, and a member of another
+// tenant, globex, with the same user id as Dmitry.
+var (
+	Dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru", Timezone: "Europe/Moscow"}
+	Olga   = tool.Caller{TenantID: "acme", UserID: "u3", Name: "Ольга Смирнова", Language: "en"}
+	Hank   = tool.Caller{TenantID: "globex", UserID: "u1", Name: "Hank Scorpio", Language: "en"}
+)
+
 // Run checks tools against the contract and each case against its
 // tool's schema.
 func Run(t *testing.T, tools []tool.Tool, cases []Case) {
@@ -98,6 +107,16 @@ func MustCall(t testing.TB, tl tool.Tool, caller tool.Caller, key, args string, 
 		t.Fatalf("%s %.80s: %v", tl.Spec().Name, args, err)
 	}
 	return res
+}
+
+// Data decodes res.Data as a T, failing the test if it does not decode.
+func Data[T any](t testing.TB, res tool.Result) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(res.Data, &v); err != nil {
+		t.Fatalf("result data %s: %v", res.Data, err)
+	}
+	return v
 }
 
 // WantStatus fails the test unless res has status want.

@@ -3,15 +3,14 @@ package trello
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/wait"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/tooltest"
 )
@@ -131,33 +130,13 @@ func TestRetryAfterBoundedByDeadline(t *testing.T) {
 	c.sleep = func(ctx context.Context, d time.Duration) error {
 		waited = append(waited, d)
 		cancel2()
-		return sleepCtx(ctx, d)
+		return wait.Sleep(ctx, d)
 	}
 	res, _ = c.ReadLink(ctx2, dmitry, "https://trello.com/c/AbCd1234")
 	tooltest.WantStatus(t, res, tool.StatusError)
 	if !slices.Equal(waited, []time.Duration{time.Second}) {
 		t.Errorf("waits %v, want the one Retry-After asked for", waited)
 	}
-}
-
-// TestSleepCtx waits out its duration on a quiet context and ends the
-// moment the context does (on the bubble's clock, so no real time passes).
-func TestSleepCtx(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		if err := sleepCtx(t.Context(), time.Second); err != nil || time.Since(start) != time.Second {
-			t.Errorf("quiet context: err %v after %s, want nil after 1s", err, time.Since(start))
-		}
-		ctx, cancel := context.WithCancel(t.Context())
-		time.AfterFunc(50*time.Millisecond, cancel)
-		start = time.Now()
-		if err := sleepCtx(ctx, time.Minute); !errors.Is(err, context.Canceled) || time.Since(start) != 50*time.Millisecond {
-			t.Errorf("cancelled context: err %v after %s, want Canceled after 50ms", err, time.Since(start))
-		}
-		if err := sleepCtx(ctx, 0); !errors.Is(err, context.Canceled) {
-			t.Errorf("no wait on a done context: err %v", err)
-		}
-	})
 }
 
 func TestNotFoundDistinctFromErrors(t *testing.T) {

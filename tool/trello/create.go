@@ -51,13 +51,11 @@ func (c *Client) createTask(ctx context.Context, call tool.Call, a board.Create)
 		att.url = u
 	}
 	key := call.IdempotencyKey
-	if key != "" {
-		unlock, err := c.locks.lock(ctx, caller.TenantID+"\x00"+key)
-		if err != nil {
-			return s.failure(err)
-		}
-		defer unlock()
+	unlock, err := c.lockKey(ctx, call)
+	if err != nil {
+		return s.failure(err)
 	}
+	defer unlock()
 	st, err := s.readBoard(ctx, key != "")
 	if err != nil {
 		return s.failure(err)

@@ -539,8 +539,8 @@ func pick(obj map[string]any, fields string) map[string]any {
 // Callers and helpers shared by the tests.
 
 var (
-	dmitry = tool.Caller{TenantID: "acme", UserID: "u1", Name: "Дмитрий Иванов", Language: "ru", Timezone: "Europe/Moscow"}
-	olga   = tool.Caller{TenantID: "acme", UserID: "u3", Name: "Ольга Смирнова", Language: "en"}
+	dmitry = tooltest.Dmitry
+	olga   = tooltest.Olga
 	nobody = tool.Caller{TenantID: "acme", UserID: "u9", Name: "Гость", Language: "ru"}
 )
 
@@ -562,9 +562,5 @@ func run(t *testing.T, c *Client, name string, caller tool.Caller, args, key str
 // data decodes a Result's data.
 func data(t *testing.T, res tool.Result) map[string]any {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(res.Data, &m); err != nil {
-		t.Fatalf("result data %s: %v", res.Data, err)
-	}
-	return m
+	return tooltest.Data[map[string]any](t, res)
 }

@@ -30,6 +30,18 @@ type attachment struct {
 // cardListQuery asks a card read for the card's list name too.
 var cardListQuery = url.Values{"list": {"true"}}
 
+// sessionCard is the caller's session and the card ref names in it
+// (resolveCard), or the Result that says why there is none.
+func (c *Client) sessionCard(ctx context.Context, caller tool.Caller, ref string) (*session, *apiCard, *tool.Result) {
+	s, ok := c.session(caller)
+	if !ok {
+		r := c.notConnected(caller)
+		return nil, nil, &r
+	}
+	card, r := s.resolveCard(ctx, ref)
+	return s, card, r
+}
+
 // resolveCard finds the board card named by ref (a card URL, a short link
 // or id, a title with a trailing "(shortLink)", or a title among the open
 // cards) and reads it from Trello now, so a write acts on its current
@@ -100,13 +112,7 @@ func (s *session) resolveCard(ctx context.Context, ref string) (*apiCard, *tool.
 		cands = append(cands, fmt.Sprintf("%s (%s)", k.Name, k.ShortLink))
 		quoted = append(quoted, fmt.Sprintf("«%s» (%s)", k.Name, k.ShortLink))
 	}
-	more := ""
-	if len(found) > board.MaxCandidates {
-		more = reply.Tr(caller, fmt.Sprintf(" и ещё %d", len(found)-board.MaxCandidates), fmt.Sprintf(" and %d more", len(found)-board.MaxCandidates))
-	}
-	r := c.reply.Ambiguous("card", reply.Tr(caller,
-		fmt.Sprintf("По запросу «%s» нашлось несколько карточек: %s%s. Какую вы имеете в виду?", shown, strings.Join(quoted, ", "), more),
-		fmt.Sprintf("Several cards match %q: %s%s. Which one do you mean?", shown, strings.Join(quoted, ", "), more)), cands)
+	r := board.SeveralCards(c.reply, caller, shown, "карточек", cands, quoted, len(found))
 	return nil, &r
 }
 
@@ -154,11 +160,7 @@ func (c *Client) updateTask(ctx context.Context, call tool.Call, a board.Update)
 	if r != nil {
 		return *r
 	}
-	s, ok := c.session(caller)
-	if !ok {
-		return c.notConnected(caller)
-	}
-	card, r := s.resolveCard(ctx, a.Card)
+	s, card, r := c.sessionCard(ctx, caller, a.Card)
 	if r != nil {
 		return *r
 	}
@@ -242,13 +244,11 @@ func (c *Client) commentTask(ctx context.Context, call tool.Call, a board.Commen
 		return c.notConnected(caller)
 	}
 	key := call.IdempotencyKey
-	if key != "" {
-		unlock, err := c.locks.lock(ctx, caller.TenantID+"\x00"+key)
-		if err != nil {
-			return s.failure(err)
-		}
-		defer unlock()
+	unlock, err := c.lockKey(ctx, call)
+	if err != nil {
+		return s.failure(err)
 	}
+	defer unlock()
 	card, r := s.resolveCard(ctx, a.Card)
 	if r != nil {
 		return *r
@@ -329,11 +329,7 @@ func (s *session) commentResult(card *apiCard, act *apiAction, replayed bool) to
 // reported as done and left as it is.
 func (c *Client) completeTask(ctx context.Context, call tool.Call, a board.Complete) tool.Result {
 	caller := call.Caller
-	s, ok := c.session(caller)
-	if !ok {
-		return c.notConnected(caller)
-	}
-	card, r := s.resolveCard(ctx, a.Card)
+	s, card, r := c.sessionCard(ctx, caller, a.Card)
 	if r != nil {
 		return *r
 	}

@@ -39,6 +39,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/wait"
 	"github.com/arbiterhq/arbiter/tool"
 	"github.com/arbiterhq/arbiter/tool/internal/action"
 	"github.com/arbiterhq/arbiter/tool/internal/board"
@@ -220,7 +221,7 @@ func New(cfg Config) (*Client, error) {
 		now:        cfg.Now,
 		maxRetries: cfg.MaxRetries,
 		ttl:        cfg.ContextTTL,
-		sleep:      sleepCtx,
+		sleep:      wait.Sleep,
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -312,6 +313,16 @@ type keyLocks struct {
 	mu    sync.Mutex
 	held  map[string]chan struct{}
 	count map[string]int
+}
+
+// lockKey takes the lock of the call's idempotency key in its tenant, or
+// returns ctx's error; unlock releases it. A call without a key takes no
+// lock.
+func (c *Client) lockKey(ctx context.Context, call tool.Call) (unlock func(), err error) {
+	if call.IdempotencyKey == "" {
+		return func() {}, nil
+	}
+	return c.locks.lock(ctx, call.Caller.TenantID+"\x00"+call.IdempotencyKey)
 }
 
 // lock takes the lock of key, or returns ctx's error; unlock releases it.

@@ -223,13 +223,20 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeAPI) authorized(w http.ResponseWriter, r *http.Request) bool {
+	return f.allow(w, func() bool { return r.Header.Get("Authorization") == "Bearer "+f.token },
+		http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
+}
+
+// allow reports ok(), read under f.mu, and when false answers the error
+// of status, code and msg.
+func (f *fakeAPI) allow(w http.ResponseWriter, ok func() bool, status int, code, msg string) bool {
 	f.mu.Lock()
-	ok := r.Header.Get("Authorization") == "Bearer "+f.token
+	allowed := ok()
 	f.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token")
+	if !allowed {
+		writeError(w, status, code, msg)
 	}
-	return ok
+	return allowed
 }
 
 func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
@@ -302,11 +309,7 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 		out.Say = "This turn has a long id."
 		turnID = longTurnID
 	case req.Text == "wait":
-		select {
-		case <-f.gate:
-		case <-f.stop:
-			return
-		case <-r.Context().Done():
+		if !f.await(r, f.gate) {
 			return
 		}
 		out.Say = "Done waiting."
@@ -351,11 +354,7 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 			out.Say = "Answered: " + a.Choice + "."
 			break
 		}
-		select {
-		case <-f.next:
-		case <-f.stop:
-			return
-		case <-r.Context().Done():
+		if !f.await(r, f.next) {
 			return
 		}
 		out.Say = "No answer came; the server's request was declined."
@@ -364,6 +363,18 @@ func (f *fakeAPI) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	out.TurnID = f.record(turnID, req, out.Say, executed, pending)
 	writeJSON(w, http.StatusOK, out)
+}
+
+// await waits for ch to yield or close; false when the fake is closing or
+// the client went away first, and the handler should give up.
+func (f *fakeAPI) await(r *http.Request, ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	case <-f.stop:
+	case <-r.Context().Done():
+	}
+	return false
 }
 
 // ask puts q on the board and waits for its answer, as a turn does. It
@@ -471,11 +482,7 @@ func (f *fakeAPI) listQuestions(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 	}()
 	if hold != nil {
-		select {
-		case <-hold:
-		case <-f.stop:
-			return
-		case <-r.Context().Done():
+		if !f.await(r, hold) {
 			return
 		}
 		open = f.board.List(fakeOwner, nil)
@@ -686,14 +693,8 @@ func (f *fakeAPI) getMe(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	hold, me := f.meHold, f.me
 	f.mu.Unlock()
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-f.stop:
-			return
-		case <-r.Context().Done():
-			return
-		}
+	if hold != nil && !f.await(r, hold) {
+		return
 	}
 	writeJSON(w, http.StatusOK, me)
 }
@@ -701,16 +702,8 @@ func (f *fakeAPI) getMe(w http.ResponseWriter, r *http.Request) {
 // boardReady answers as the real API before it reads the board: 401, or
 // 404 no_board when the server has none.
 func (f *fakeAPI) boardReady(w http.ResponseWriter, r *http.Request) bool {
-	if !f.authorized(w, r) {
-		return false
-	}
-	f.mu.Lock()
-	ok := f.hasBoard
-	f.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusNotFound, "no_board", "this server has no embedded task board")
-	}
-	return ok
+	return f.authorized(w, r) && f.allow(w, func() bool { return f.hasBoard },
+		http.StatusNotFound, "no_board", "this server has no embedded task board")
 }
 
 // The board's cards: one with a comment, one done, one whose title holds

@@ -19,10 +19,8 @@ import (
 // server installed by `npm ci --prefix tool/mcptool/testdata/everything`.
 func everythingServer(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
-	entry, _ := filepath.Abs(filepath.Join("..", "..", "tool", "mcptool", "testdata", "everything",
+	needCommand(t, "node")
+	entry, _ := filepath.Abs(filepath.Join("..", "..", "..", "tool", "mcptool", "testdata", "everything",
 		"node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
 	if _, err := os.Stat(entry); err != nil {
 		t.Skip("the MCP reference server is not installed (npm ci --prefix tool/mcptool/testdata/everything)")
@@ -30,12 +28,36 @@ func everythingServer(t *testing.T) string {
 	return entry
 }
 
+// everythingTools is a tools section that runs the reference server as
+// "everything"; more holds the rest of its settings, indented as theirs.
+func everythingTools(t *testing.T, more string) string {
+	t.Helper()
+	return fmt.Sprintf(`tools:
+  mcp:
+    servers:
+      - name: everything
+        command: [node, %q, stdio]
+        inherit_env: [PATH, HOME]
+`, everythingServer(t)) + more
+}
+
+// needCommand skips the test where name is not installed.
+func needCommand(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skip(name + " is not installed")
+	}
+}
+
 // TestMCPThroughTheEngine runs the seed's MCP flows against the real
 // reference server: the universal "mcp" action, a public action held for
 // confirmation and run once, "нет", a manager role that does not see an
 // owner-only tool, and a read-only key refused a write with no call made.
 func TestMCPThroughTheEngine(t *testing.T) {
-	entry := everythingServer(t)
+	tools := everythingTools(t, `        tools:
+          echo: {risk: read}
+          get-sum: {risk: "write:full", confirm: always, title: "Публичная операция: сложить числа"}
+`)
 	model := llmtest.NewServer(llmtest.ServerConfig{})
 	defer model.Close()
 	yaml := fmt.Sprintf(`models:
@@ -49,16 +71,7 @@ tenants:
     users:
       - {id: dmitry, name: Дмитрий, role: owner, keys: [{token: "k-owner-0001", scopes: [read, "write:safe", "write:full"]}, {token: "k-owner-read", scopes: [read]}]}
       - {id: anna, name: Анна, role: manager, keys: [{token: "k-manager-01", scopes: [read, "write:safe", "write:full"]}]}
-tools:
-  mcp:
-    servers:
-      - name: everything
-        command: [node, %q, stdio]
-        inherit_env: [PATH, HOME]
-        tools:
-          echo: {risk: read}
-          get-sum: {risk: "write:full", confirm: always, title: "Публичная операция: сложить числа"}
-`, model.URL, entry)
+`, model.URL) + tools
 	e := servertest.New(t, yaml, kinds.All(), model, func(string) string { return "" })
 	a, decide := e.Server, e.Decide
 
@@ -140,29 +153,16 @@ tools:
 // a declined form reaches the server as declined, and the turn record
 // keeps the questions and the progress of a long call.
 func TestMCPQuestionsThroughTheEngine(t *testing.T) {
-	entry := everythingServer(t)
-	model := llmtest.NewServer(llmtest.ServerConfig{})
-	defer model.Close()
-	yaml := fmt.Sprintf(`models:
-  - {name: fake, kind: openai, base_url: %q, model: m, api_key: sk-x}
-tenants:
-  - id: acme
-    language: ru
-    roles: {owner: {tools: ["*"]}}
-    users:
-      - {id: dmitry, name: Дмитрий, role: owner, keys: [{token: "k-owner-0001", scopes: [read, "write:safe", "write:full"]}]}
-tools:
-  mcp:
-    servers:
-      - name: everything
-        command: [node, %q, stdio]
-        inherit_env: [PATH, HOME]
-        sampling: true
+	tools := everythingTools(t, `        sampling: true
         elicitation: true
         ask_timeout: 5s
         tools:
           trigger-*: {risk: read}
-`, model.URL, entry)
+`)
+	model := llmtest.NewServer(llmtest.ServerConfig{})
+	defer model.Close()
+	yaml := servertest.OwnerTenantYAML(model.URL, "ru") + `      - {id: dmitry, name: Дмитрий, role: owner, keys: [{token: "k-owner-0001", scopes: [read, "write:safe", "write:full"]}]}
+` + tools
 	e := servertest.New(t, yaml, kinds.All(), model, func(string) string { return "" })
 	a, decide := e.Server, e.Decide
 	// answer waits for the open question and answers it with choice.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/arbiterhq/arbiter/channel/mcpserver/mcpservertest"
 	"github.com/arbiterhq/arbiter/cmd/internal/kinds"
 	"github.com/arbiterhq/arbiter/llm/llmtest"
 	"github.com/arbiterhq/arbiter/server/servertest"
@@ -54,18 +55,7 @@ channels:
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	names := func(cs *mcp.ClientSession) map[string]*mcp.Tool {
-		res, err := cs.ListTools(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]*mcp.Tool{}
-		for _, tl := range res.Tools {
-			m[tl.Name] = tl
-		}
-		return m
-	}
-	owner, readOnly := names(connect("k-dmitry")), names(connect("k-olga-ro"))
+	owner, readOnly := mcpservertest.Tools(t, connect("k-dmitry")), mcpservertest.Tools(t, connect("k-olga-ro"))
 	if owner["create_task"] == nil || owner["create_task"].Annotations == nil || owner["create_task"].Annotations.ReadOnlyHint {
 		t.Errorf("owner's create_task = %+v", owner["create_task"])
 	}

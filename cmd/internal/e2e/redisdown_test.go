@@ -21,9 +21,7 @@ import (
 // the test where redis-server is not installed.
 func redisPort(t *testing.T) int {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed")
-	}
+	needCommand(t, "redis-server")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

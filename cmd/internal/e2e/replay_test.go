@@ -18,7 +18,10 @@ import (
 
 const replayConfig = `models:
   - {name: primary, kind: openai, base_url: "MODEL_URL", model: gpt-oss-20b, api_key_env: PRIMARY_KEY}
-tenants:
+` + replayTenant
+
+// replayTenant is the configuration below the models of every replay test.
+const replayTenant = `tenants:
   - id: acme
     roles: {owner: {tools: ["*"]}}
     users:
@@ -110,15 +113,7 @@ func TestDocumentedProviderCassettes(t *testing.T) {
   - {name: claude, kind: anthropic, model: claude-haiku-4-5, api_key: sk-ant-test-000000}`, "anthropic/first:transient anthropic/retry:ok"},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
-			yaml := tc.config + `
-tenants:
-  - id: acme
-    roles: {owner: {tools: ["*"]}}
-    users:
-      - {id: dmitry, name: Дмитрий, role: owner, keys: [{token: "k-dmitry", scopes: [read, "write:safe"]}]}
-tools:
-  taskboard: {}
-`
+			yaml := tc.config + "\n" + replayTenant
 			cfg, err := config.Parse(strings.NewReader(yaml), func(string) string { return "" })
 			if err != nil {
 				t.Fatal(err)

@@ -16,19 +16,11 @@ import (
 // edited in place, and a server's elicitation is a message with buttons
 // whose press reaches the waiting call — not a turn of its own.
 func TestTelegramMCPProgressAndQuestions(t *testing.T) {
-	entry := everythingServer(t)
-	tg := servertest.NewTelegram(t, kinds.All(), fmt.Sprintf(`
-tools:
-  mcp:
-    servers:
-      - name: everything
-        command: [node, %q, stdio]
-        inherit_env: [PATH, HOME]
-        elicitation: true
+	tg := servertest.NewTelegram(t, kinds.All(), everythingTools(t, `        elicitation: true
         ask_timeout: 10s
         tools:
           trigger-*: {risk: read}
-`, entry))
+`))
 	const from = `"from":{"id":1001,"is_bot":false,"first_name":"Иван","language_code":"ru"},"chat":{"id":1001,"first_name":"Иван","type":"private"},"date":1764400000`
 	decide := tg.Decide
 

@@ -324,6 +324,17 @@ func (s *Sim) payment(w http.ResponseWriter, ticket string) (Payment, bool) {
 	return p, ok
 }
 
+// ticketPayment decodes a request's ticket and finds the ticket's
+// payment; it answers a malformed request or an unknown ticket itself, and
+// ok is false then.
+func (s *Sim) ticketPayment(w http.ResponseWriter, r *http.Request) (a ticketArgs, p Payment, ok bool) {
+	if a, ok = decode(w, r); !ok {
+		return a, p, false
+	}
+	p, ok = s.payment(w, a.TicketID)
+	return a, p, ok
+}
+
 func (s *Sim) paymentStatus(w http.ResponseWriter, r *http.Request) {
 	a, ok := decode(w, r)
 	if !ok {
@@ -345,11 +356,7 @@ func (s *Sim) paymentStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Sim) subscriptionStatus(w http.ResponseWriter, r *http.Request) {
-	a, ok := decode(w, r)
-	if !ok {
-		return
-	}
-	p, ok := s.payment(w, a.TicketID)
+	_, p, ok := s.ticketPayment(w, r)
 	if !ok {
 		return
 	}
@@ -438,11 +445,7 @@ func tariffProblem(a ticketArgs, p Payment, now time.Time) string {
 }
 
 func (s *Sim) precheckRefund(w http.ResponseWriter, r *http.Request) {
-	a, ok := decode(w, r)
-	if !ok {
-		return
-	}
-	p, ok := s.payment(w, a.TicketID)
+	a, p, ok := s.ticketPayment(w, r)
 	if !ok {
 		return
 	}

@@ -1,11 +1,16 @@
 package providertest
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/llm"
+	"github.com/arbiterhq/arbiter/llm/internal/wire"
 )
 
 // The shared material of the providers' benchmarks, so their figures
@@ -77,6 +82,24 @@ func BenchCompleteStreamed(b *testing.B, p llm.Provider) {
 	})
 	if pieces == 0 {
 		b.Fatal("OnText never called")
+	}
+}
+
+// BenchReadStream measures read, a provider's reader of streamed answers,
+// alone: h's streamed answer to req is recorded once and read from memory,
+// with no server and no connection. Every read must give BenchDecision.
+func BenchReadStream(b *testing.B, h http.Handler, req *http.Request, read func(body io.Reader, watch *wire.StreamWatch) (string, error)) {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	body := rec.Body.Bytes()
+	_, watch, stop := wire.WatchStream(context.Background(), llm.StreamLimits{}, 500)
+	defer stop()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if text, err := read(bytes.NewReader(body), watch); err != nil || text != BenchDecision {
+			b.Fatalf("%v %q", err, text)
+		}
 	}
 }
 

@@ -20,8 +20,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -100,8 +102,44 @@ func Run(t *testing.T, s Suite) {
 	}
 }
 
-func userRequest(text string) llm.Request {
+// UserRequest is a request of one user message, text.
+func UserRequest(text string) llm.Request {
 	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}}
+}
+
+// MustNew makes a provider with newFn, a provider package's New, failing
+// the test or benchmark if it refuses cfg.
+func MustNew[C, P any](tb testing.TB, newFn func(C) (P, error), cfg C) P {
+	tb.Helper()
+	p, err := newFn(cfg)
+	if err != nil {
+		tb.Fatalf("New: %v", err)
+	}
+	return p
+}
+
+// RejectsConfigs checks that newFn, a provider package's New, refuses each
+// of the configurations, one subtest a name.
+func RejectsConfigs[C, P any](t *testing.T, newFn func(C) (P, error), bad map[string]C) {
+	t.Helper()
+	for _, name := range slices.Sorted(maps.Keys(bad)) {
+		cfg := bad[name]
+		t.Run(name, func(t *testing.T) {
+			if _, err := newFn(cfg); err == nil {
+				t.Errorf("New(%+v) succeeded, want an error", cfg)
+			}
+		})
+	}
+}
+
+// CheckSharedClient checks that c, the client a provider package shares
+// between its providers, keeps enough idle connections per host for many
+// concurrent calls to one API.
+func CheckSharedClient(t *testing.T, c *http.Client) {
+	t.Helper()
+	if tr, ok := c.Transport.(*http.Transport); !ok || tr.MaxIdleConnsPerHost < 64 {
+		t.Errorf("shared client transport %T does not keep >= 64 idle connections per host", c.Transport)
+	}
 }
 
 func newProvider(t *testing.T, s Suite, url, key string, o Options) llm.Provider {
@@ -175,7 +213,7 @@ func JSONEqual(t *testing.T, got []byte, want string) bool {
 func testWrongKey(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
 	p := newProvider(t, s, f.URL(), "sk-wrong-key", Options{})
-	_, err := p.Complete(context.Background(), userRequest("hi"))
+	_, err := p.Complete(context.Background(), UserRequest("hi"))
 	if k := llm.KindOf(err); k != llm.ErrAuth {
 		t.Errorf("kind = %s, want auth (%v)", k, err)
 	}
@@ -185,7 +223,7 @@ func testKeyNotLeaked(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
 	p := newProvider(t, s, f.URL(), Key, Options{})
 	f.Error(401, "Incorrect API key provided: "+Key+".")
-	_, err := p.Complete(context.Background(), userRequest("hi"))
+	_, err := p.Complete(context.Background(), UserRequest("hi"))
 	if e := asLLMError(t, err, p); !strings.Contains(e.Message, "[redacted]") {
 		t.Errorf("message %q: want the key replaced", e.Message)
 	}
@@ -196,7 +234,7 @@ func testTimeout(t *testing.T, s Suite) {
 	p := newProvider(t, s, f.URL(), Key, Options{Timeout: 50 * time.Millisecond})
 	f.Text("slow", 5*time.Second)
 	start := time.Now()
-	_, err := p.Complete(context.Background(), userRequest("hi"))
+	_, err := p.Complete(context.Background(), UserRequest("hi"))
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Complete took %v with a 50ms timeout", d)
 	}
@@ -218,7 +256,7 @@ func testCanceled(t *testing.T, s Suite) {
 		f.Text("slow", 5*time.Second)
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(20*time.Millisecond, cancel)
-		_, err := p.Complete(ctx, userRequest("hi"))
+		_, err := p.Complete(ctx, UserRequest("hi"))
 		if e := asLLMError(t, err, p); e.Kind != llm.ErrCanceled {
 			t.Errorf("kind = %s, want canceled (%v)", e.Kind, err)
 		}
@@ -231,7 +269,7 @@ func testCanceled(t *testing.T, s Suite) {
 		p := newProvider(t, s, f.URL(), Key, Options{})
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := p.Complete(ctx, userRequest("hi"))
+		_, err := p.Complete(ctx, UserRequest("hi"))
 		if e := asLLMError(t, err, p); e.Kind != llm.ErrCanceled {
 			t.Errorf("kind = %s, want canceled (%v)", e.Kind, err)
 		}
@@ -242,7 +280,7 @@ func testCanceled(t *testing.T, s Suite) {
 		f.Text("slow", 5*time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
-		_, err := p.Complete(ctx, userRequest("hi"))
+		_, err := p.Complete(ctx, UserRequest("hi"))
 		if e := asLLMError(t, err, p); e.Kind != llm.ErrCanceled {
 			t.Errorf("kind = %s, want canceled: the caller's context ended (%v)", e.Kind, err)
 		}
@@ -254,7 +292,7 @@ func testConnectionRefused(t *testing.T, s Suite) {
 	url := f.URL()
 	f.Close()
 	p := newProvider(t, s, url, Key, Options{})
-	_, err := p.Complete(context.Background(), userRequest("hi"))
+	_, err := p.Complete(context.Background(), UserRequest("hi"))
 	if e := asLLMError(t, err, p); e.Kind != llm.ErrTransient {
 		t.Errorf("kind = %s, want transient (%v)", e.Kind, err)
 	}
@@ -267,7 +305,7 @@ func testConcurrent(t *testing.T, s Suite) {
 	for i := range 32 {
 		wg.Go(func() {
 			msg := fmt.Sprintf("m%d", i)
-			resp, err := p.Complete(context.Background(), userRequest(msg))
+			resp, err := p.Complete(context.Background(), UserRequest(msg))
 			if err != nil {
 				t.Errorf("Complete %d: %v", i, err)
 				return

@@ -85,7 +85,7 @@ func (c *collector) text() string {
 }
 
 func streamRequest(c *collector) llm.Request {
-	req := userRequest("hi")
+	req := UserRequest("hi")
 	req.OnText = c.onText
 	return req
 }
@@ -111,7 +111,7 @@ func testStreamMatchesPlain(t *testing.T, s Suite) {
 	f := s.Fake(t, false)
 	p := newProvider(t, s, f.URL(), Key, Options{})
 	f.Text(streamText, 0)
-	plain, err := p.Complete(context.Background(), userRequest("hi"))
+	plain, err := p.Complete(context.Background(), UserRequest("hi"))
 	if err != nil {
 		t.Fatalf("plain Complete: %v", err)
 	}
@@ -329,7 +329,7 @@ func testStreamCassette(t *testing.T, s Suite) {
 		var out []outcome
 		for range 2 {
 			var o outcome
-			req := userRequest("hi")
+			req := UserRequest("hi")
 			req.OnText = func(s string) { o.pieces = append(o.pieces, s) }
 			resp, err := p.Complete(context.Background(), req)
 			o.resp = resp

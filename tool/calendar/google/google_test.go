@@ -263,7 +263,7 @@ func TestGoogleCreateEvent(t *testing.T) {
 	res := run(t, c, calendar.ActionCreateEvent, dmitry, "pending:7", args)
 	tooltest.WantStatus(t, res, tool.StatusOK)
 	id := googleEventID("acme", "u1", "pending:7")
-	d := decode[createdData](t, res)
+	d := tooltest.Data[createdData](t, res)
 	if d.Event.ID != id || d.Event.URL != "https://calendar.example/event?eid="+id || d.Event.StartUTC != "2026-12-02T07:00:00Z" ||
 		!strings.Contains(res.Text, "https://calendar.example/event?eid="+id) {
 		t.Fatalf("result %+v %q", d, res.Text)
@@ -295,7 +295,7 @@ func TestGoogleCreateEvent(t *testing.T) {
 	// first booking, and nothing is created twice.
 	again := run(t, c, calendar.ActionCreateEvent, dmitry, "pending:7", args)
 	tooltest.WantStatus(t, again, tool.StatusOK)
-	if decode[createdData](t, again).Event.ID != id || len(f.events) != 1 {
+	if tooltest.Data[createdData](t, again).Event.ID != id || len(f.events) != 1 {
 		t.Fatalf("repeat %+v; %d events", again, len(f.events))
 	}
 	if gets := f.log("get"); len(gets) != 1 || !strings.HasSuffix(gets[0].Path, "/events/"+id) {
@@ -322,7 +322,7 @@ func TestGoogleRetries(t *testing.T) {
 	f.fail("insert", fakeFailure{status: 503, reason: "backendError", apply: true})
 	res = run(t, c, calendar.ActionCreateEvent, dmitry, "r2", args)
 	tooltest.WantStatus(t, res, tool.StatusOK)
-	if decode[createdData](t, res).Event.ID != googleEventID("acme", "u1", "r2") || len(f.events) != 2 {
+	if tooltest.Data[createdData](t, res).Event.ID != googleEventID("acme", "u1", "r2") || len(f.events) != 2 {
 		t.Fatalf("after a lost answer: %+v, %d events", res, len(f.events))
 	}
 

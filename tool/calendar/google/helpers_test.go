@@ -1,7 +1,6 @@
 package google
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -50,15 +49,6 @@ func toolNamed(t *testing.T, c *calendar.Calendar, name string) tool.Tool {
 func run(t *testing.T, c *calendar.Calendar, name string, caller tool.Caller, key, args string) tool.Result {
 	t.Helper()
 	return tooltest.MustCall(t, toolNamed(t, c, name), caller, key, args, testNow)
-}
-
-func decode[T any](t *testing.T, res tool.Result) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(res.Data, &v); err != nil {
-		t.Fatalf("data %s: %v", res.Data, err)
-	}
-	return v
 }
 
 // createdData is create_event's answer, as far as these tests read it.

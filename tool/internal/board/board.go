@@ -339,6 +339,20 @@ func SeveralMembers(rb reply.Builder, c tool.Caller, query string, labels []stri
 		fmt.Sprintf("Several members match %q: %s. Which one do you mean?", query, strings.Join(labels, ", "))), labels)
 }
 
+// SeveralCards is the answer when the card query shown matches n cards:
+// cands are the first of them (at most MaxCandidates) as candidates, and
+// quoted the same as the text names them; cardsRU is the board's word for
+// cards in the Russian genitive plural ("задач", "карточек").
+func SeveralCards(rb reply.Builder, c tool.Caller, shown, cardsRU string, cands, quoted []string, n int) tool.Result {
+	more := ""
+	if n > MaxCandidates {
+		more = reply.Tr(c, fmt.Sprintf(" и ещё %d", n-MaxCandidates), fmt.Sprintf(" and %d more", n-MaxCandidates))
+	}
+	return rb.Ambiguous("card", reply.Tr(c,
+		fmt.Sprintf("По запросу «%s» нашлось несколько %s: %s%s. Какую вы имеете в виду?", shown, cardsRU, strings.Join(quoted, ", "), more),
+		fmt.Sprintf("Several cards match %q: %s%s. Which one do you mean?", shown, strings.Join(quoted, ", "), more)), cands)
+}
+
 // Listed is one card of list_my_tasks as its text shows it: the due date
 // as the board shows it, "" for none.
 type Listed struct {

@@ -2,8 +2,9 @@
 // Writer that runs a store's write transactions one at a time and runs a
 // transaction again while the database is busy; the fixed-width UTC time
 // stamps the stores keep; Applied, the table of applied idempotency keys
-// that lets a repeated call answer with its first result; and Failure, the
-// Result of a store that failed or did not answer in time.
+// that lets a repeated call answer with its first result (Once runs a
+// write under it); Insert, an insert that returns its row's id; and
+// Failure, the Result of a store that failed or did not answer in time.
 //
 // It does not open databases or create tables: each tool owns its schema
 // (Applied.DDL is the applied table's statement, for it) and what its rows
@@ -185,6 +186,39 @@ func (a Applied) Record(ctx context.Context, tx *sql.Tx, call tool.Call, action 
 		return fmt.Errorf("record idempotency key: %w", err)
 	}
 	return nil
+}
+
+// Once runs write, the write of call, in a transaction of w and stores
+// its result under call.IdempotencyKey with the id of the row it wrote,
+// at now; a key applied before answers as Replay says, writing nothing.
+// The error is the transaction's.
+func (a Applied) Once(ctx context.Context, w *Writer, rb reply.Builder, call tool.Call, action string, now func() time.Time,
+	write func(tx *sql.Tx) (id any, res tool.Result, err error)) (tool.Result, error) {
+	var res tool.Result
+	err := w.Do(ctx, func(tx *sql.Tx) error {
+		r, done, err := a.Replay(ctx, tx, rb, call, action)
+		if err != nil || done {
+			res = r
+			return err
+		}
+		id, r, err := write(tx)
+		if err != nil {
+			return err
+		}
+		res = r
+		return a.Record(ctx, tx, call, action, id, res, now())
+	})
+	return res, err
+}
+
+// Insert runs the INSERT statement query with args through tx and returns
+// the id of the row it inserted.
+func Insert(ctx context.Context, tx *sql.Tx, query string, args ...any) (int64, error) {
+	out, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return out.LastInsertId()
 }
 
 // Replay looks call.IdempotencyKey up in the caller's tenant. done reports

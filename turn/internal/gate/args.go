@@ -1,4 +1,4 @@
-package turn
+package gate
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ import (
 	"github.com/arbiterhq/arbiter/tool"
 )
 
-// validateArgs checks proposed arguments against the tool's compiled schema
-// and returns them in canonical form: top-level nulls of optional arguments
-// dropped (strict output spells "absent" as null), keys sorted. Pure.
-func validateArgs(entry *tool.Entry, required map[string]bool, args json.RawMessage) ([]byte, []decision.Problem) {
-	canon, err := canonicalArgs(args, required)
+// Args checks proposed arguments against the tool's compiled schema and
+// returns them in canonical form (see Canonical). required names the
+// arguments whose null is a value, not an absence.
+func Args(entry *tool.Entry, required map[string]bool, args json.RawMessage) ([]byte, []decision.Problem) {
+	canon, err := Canonical(args, required)
 	if err != nil {
 		return nil, []decision.Problem{{Location: "/args", Message: err.Error()}}
 	}
@@ -36,11 +36,11 @@ func validateArgs(entry *tool.Entry, required map[string]bool, args json.RawMess
 	return canon, nil
 }
 
-// canonicalArgs re-encodes an arguments object with sorted keys, without
-// null optional arguments, and with whole numbers written as integers
-// ("limit": 2.0 becomes 2, which a tool decoding an int accepts), so equal
-// proposals hash equally.
-func canonicalArgs(args json.RawMessage, required map[string]bool) ([]byte, error) {
+// Canonical re-encodes an arguments object with sorted keys, without null
+// optional arguments (strict output spells "absent" as null), and with
+// whole numbers written as integers ("limit": 2.0 becomes 2, which a tool
+// decoding an int accepts), so equal proposals hash equally.
+func Canonical(args json.RawMessage, required map[string]bool) ([]byte, error) {
 	if string(bytes.TrimSpace(args)) == "{}" { // most reads: nothing to re-encode
 		return []byte("{}"), nil
 	}
@@ -66,9 +66,9 @@ func canonicalArgs(args json.RawMessage, required map[string]bool) ([]byte, erro
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// argsHash identifies a tool call's content: the tool name and its
-// canonical arguments.
-func argsHash(toolName string, canon []byte) string {
+// Hash identifies a tool call's content: the tool name and its canonical
+// arguments.
+func Hash(toolName string, canon []byte) string {
 	h := sha256.New()
 	h.Write([]byte(toolName))
 	h.Write([]byte{0})

@@ -1,4 +1,4 @@
-package turn
+package gate
 
 import (
 	"bufio"
@@ -90,7 +90,7 @@ var (
 // takes, and how many dates, times and amounts are taken for a phone
 // number, an account or a card — which must be none.
 func TestValueClassesOnExternalCatalogs(t *testing.T) {
-	root := filepath.Join("..", "testdata", "external")
+	root := filepath.Join("..", "..", "..", "testdata", "external")
 	counts := map[valueClass]int{}
 	var wrong, taken []string
 	total := 0
