@@ -36,12 +36,12 @@ func (echoMode) TakesSettings(s any) bool { _, ok := s.(*echoSettings); return o
 func (echoMode) Prompts(in turn.PromptInput) turn.Prompts { return turn.Prompts{System: "Echo."} }
 
 func (echoMode) Run(ctx context.Context, t *turn.Turn) {
-	resp, err := t.Complete(ctx, llm.Request{Messages: t.Messages(ctx), Operation: "echo"})
+	resp, err := t.Model().Complete(ctx, llm.Request{Messages: t.Messages(ctx), Operation: "echo"})
 	if err != nil {
-		t.ModelFailed(err)
+		t.Answer().ModelFailed(err)
 		return
 	}
-	s := t.Assistant().Settings.(*echoSettings)
+	s := t.Facts().Assistant().Settings.(*echoSettings)
 	t.Reply(strings.Repeat(s.Prefix+resp.Text, s.Times))
 }
 

@@ -275,7 +275,7 @@ func (e *Engine) resolveNothingPending(s *state) bool {
 type confirmedCalls struct {
 	id  string
 	ran []Executed
-	// recorded are the indexes of ran a mode recorded (Turn.Record).
+	// recorded are the indexes of ran a mode recorded (Calls.Record).
 	recorded map[int]bool
 }
 

@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/decision"
-	"github.com/arbiterhq/arbiter/llm"
 	"github.com/arbiterhq/arbiter/tool"
 )
 
-// The part of Turn a mode that runs its model's calls itself takes them
-// through: Authorize is the one way to a Cleared call,
+// Calls: the way a mode that runs its model's calls itself takes them
+// through the guards: Authorize is the one way to a Cleared call,
 // Execute the one way to run it, and what needs a person goes to Confirm
 // or ProposeApproval instead. The types carry no way around that: a
 // Cleared cannot be built outside this package, belongs to the turn that
@@ -57,11 +56,11 @@ func (c Cleared) Key() string { return c.a.tg.spec.Name + "\x00" + string(c.a.ar
 // Writes tells a call that changes data.
 func (c Cleared) Writes() bool { return c.a.tg.spec.Risk.Writes() }
 
-// WaitsForYes tells a write the user must confirm (Turn.Confirm).
+// WaitsForYes tells a write the user must confirm (Calls.Confirm).
 func (c Cleared) WaitsForYes() bool { return c.a.confirm }
 
 // WaitsForApprovers tells a write its approvers must approve
-// (Turn.ProposeApproval).
+// (Calls.ProposeApproval).
 func (c Cleared) WaitsForApprovers() bool { return c.a.approve }
 
 // Executed is a call that ran, with its result.
@@ -81,7 +80,7 @@ func (x Executed) Failed() bool { return x.Result.Status == tool.StatusError }
 // Authorize takes a call of the mode's through the guards: catalog,
 // rights and scopes, arguments, resolved target, evidence, confirmation
 // policy. A refusal is recorded in the turn's vetoes and returned.
-func (t *Turn) Authorize(ctx context.Context, r CallRequest) (Cleared, *Veto) {
+func (t *Calls) Authorize(ctx context.Context, r CallRequest) (Cleared, *Veto) {
 	guard := string(t.s.assistant.Mode)
 	if r.Preflight {
 		guard = "preflight"
@@ -97,7 +96,7 @@ func (t *Turn) Authorize(ctx context.Context, r CallRequest) (Cleared, *Veto) {
 // Repeats reports whether c is a write its task made or proposed already
 // (seen holds the task's writes so far, by Key), and records it as
 // dropped: one answer that holds one refund twice is one refund.
-func (t *Turn) Repeats(c Cleared, seen map[string]bool) bool {
+func (t *Calls) Repeats(c Cleared, seen map[string]bool) bool {
 	return dropRepeat(t.s, seen, string(t.s.assistant.Mode), c.a)
 }
 
@@ -106,7 +105,7 @@ func (t *Turn) Repeats(c Cleared, seen map[string]bool) bool {
 // nothing runs, for a call cleared by another turn or one that waits for
 // a person. Reads may run at once from several goroutines; writes one
 // after another.
-func (t *Turn) Execute(ctx context.Context, c Cleared) (Executed, bool) {
+func (t *Calls) Execute(ctx context.Context, c Cleared) (Executed, bool) {
 	if c.turn != t.s.id || c.a.confirm || c.a.approve {
 		return Executed{}, false
 	}
@@ -121,14 +120,14 @@ func (t *Turn) Execute(ctx context.Context, c Cleared) (Executed, bool) {
 // RecordRun records a run no model read — the turn's record, the reply's
 // executions, the conversation's memory —, unlike Show: what it returned
 // backs no later call's values.
-func (t *Turn) RecordRun(x Executed) {
+func (t *Calls) RecordRun(x Executed) {
 	t.e.noteRun(t.s, x.a.tg.entry.Spec.Name, x.a.args, x.Result, x.trace)
 }
 
 // ShowDraft answers the turn with a run's draft, as the server keeps it,
 // with its buttons (only the publish button writes); false when the
 // result holds no draft.
-func (t *Turn) ShowDraft(x Executed) bool {
+func (t *Calls) ShowDraft(x Executed) bool {
 	if !drafted(x.Result) {
 		return false
 	}
@@ -138,35 +137,64 @@ func (t *Turn) ShowDraft(x Executed) bool {
 
 // Remember keeps a line of a tool's outcome in the conversation's memory
 // (a proposed action's status), which the model reads next turn.
-func (t *Turn) Remember(name, status string) {
+func (t *Calls) Remember(name, status string) {
 	t.e.rememberResult(t.s, name, status, tool.Result{Status: tool.StatusOK})
 }
 
 // ResultContent is a run's result as the model reads it: labelled data,
 // with where it came from when that is another system, and when it was
 // observed when that is not just now.
-func (t *Turn) ResultContent(x Executed) string {
+func (t *Calls) ResultContent(x Executed) string {
 	return resultContent(x.a.tg.spec, x.trace.Status, x.Result, t.e.cfg.Now())
 }
 
 // Show records a run the model reads as shown — the turn's record, the
 // reply's executions, the conversation's memory — and counts shown as
 // content the model saw (where a later write's values came from).
-func (t *Turn) Show(x Executed, shown string) { t.e.recordShown(t.s, x, shown) }
+func (t *Calls) Show(x Executed, shown string) { t.e.recordShown(t.s, x, shown) }
 
 // ShowPreflight is Show for a read made before the model: it is also
 // remembered as shown, as if the model had read it.
-func (t *Turn) ShowPreflight(x Executed, shown string) {
+func (t *Calls) ShowPreflight(x Executed, shown string) {
 	t.e.recordShown(t.s, x, shown)
 	t.s.added[len(t.s.added)-1].Text = Clip(shown, maxToolMemory)
 }
 
 // ShowRan records the i-th call of Ran as Show does; false when i names
 // none or one recorded already.
-func (t *Turn) ShowRan(i int, shown string) bool {
+func (t *Calls) ShowRan(i int, shown string) bool {
 	x, ok := t.s.confirmed.take(i)
 	if ok {
 		t.e.recordShown(t.s, x, shown)
+	}
+	return ok
+}
+
+// CarryOut is Call for a request: its Rule, when set, names the mode's
+// rule that made the call, journaled as the guard "<mode>:<rule>".
+func (t *Calls) CarryOut(ctx context.Context, r CallRequest) {
+	guard := "mode:" + string(t.s.assistant.Mode)
+	if r.Rule != "" {
+		guard = string(t.s.assistant.Mode) + ":" + r.Rule
+	}
+	t.e.runFixedCall(ctx, t.s, callRequest{guard: guard, name: r.Tool, args: r.Args, attach: r.Attachments})
+}
+
+// Ran are the calls the user's yes ran in this turn, in order, before
+// the mode's Resume. They are in no message yet: a Resumer records each
+// (ShowRan or Record, by its index here) or shows it to its model its own
+// way.
+func (t *Calls) Ran() []Executed { return t.s.confirmed.ran }
+
+// Record puts the i-th call of Ran in the turn's record, the reply's
+// executions and the conversation's memory, where Messages shows it. It
+// takes an index, not a RanCall, so that only a call that ran is
+// recorded, and each at most once; false when i names none or one
+// recorded already.
+func (t *Calls) Record(i int) bool {
+	x, ok := t.s.confirmed.take(i)
+	if ok {
+		t.e.noteRun(t.s, x.name, x.a.args, x.Result, x.trace)
 	}
 	return ok
 }
@@ -196,16 +224,10 @@ func (e *Engine) recordShown(s *state, x Executed, shown string) {
 	s.viewed[1] = append(slices.Clip(s.viewed[1]), m)
 }
 
-// ResultBlock is a tool's result as text for a model without native tool
-// calls: a block marked as the conversation's data blocks are.
-func (t *Turn) ResultBlock(name, content string) string {
-	return toolResultBlock(name, content, blockMarker(t.s))
-}
-
 // Confirm puts writes that wait for the user's yes to the user, as one
 // confirmation, and returns the id of the pending action their yes runs;
 // "" when none could be put (the turn is answered with why).
-func (t *Turn) Confirm(ctx context.Context, calls []Cleared) string {
+func (t *Calls) Confirm(ctx context.Context, calls []Cleared) string {
 	held := make([]authorized, 0, len(calls))
 	for _, c := range calls {
 		if c.turn != t.s.id || !c.a.confirm || c.a.approve {
@@ -226,7 +248,7 @@ func (t *Turn) Confirm(ctx context.Context, calls []Cleared) string {
 // ProposeApproval stores a write for its approvers and returns what the
 // model reads as its result: the action waits and has not happened.
 // False when it could not be stored (the turn is answered with why).
-func (t *Turn) ProposeApproval(ctx context.Context, c Cleared) (string, bool) {
+func (t *Calls) ProposeApproval(ctx context.Context, c Cleared) (string, bool) {
 	if c.turn != t.s.id || !c.a.approve {
 		return "", false
 	}
@@ -236,57 +258,6 @@ func (t *Turn) ProposeApproval(ctx context.Context, c Cleared) (string, bool) {
 	}
 	return proposedContent(act), true
 }
-
-// ClaimsUnconfirmed checks a reply the model wrote before it is sent: one
-// that asserts what no successful call of the turn confirms is handed to
-// a person with the draft, and it reports true (the turn is answered).
-func (t *Turn) ClaimsUnconfirmed(reply string) bool { return t.e.claimsUnconfirmed(t.s, reply) }
-
-// Ask is Complete for a call that decides nothing the user reads (a
-// classifier's, a dispatcher's): journaled with its attempts, the turn's
-// decider left as it is.
-func (t *Turn) Ask(ctx context.Context, req llm.Request) (llm.Response, error) {
-	req.Strategy = t.s.strategy
-	return t.e.callModel(ctx, t.s, t.s.model, req)
-}
-
-// CompleteStreamed is Complete for a call whose answer's text a listener
-// may watch arrive; the decider is recorded.
-func (t *Turn) CompleteStreamed(ctx context.Context, req llm.Request) (llm.Response, error) {
-	req.Strategy = t.s.strategy
-	return t.e.completeStreamed(ctx, t.s, req)
-}
-
-// Schema is the decision's JSON schema for the caller's catalog, for a
-// model that answers in JSON.
-func (t *Turn) Schema() *llm.Schema { return t.s.cat.schema }
-
-// ParseDecision reads a JSON decision against the caller's catalog.
-func (t *Turn) ParseDecision(text string) (decision.Decision, error) {
-	return decision.Parse(text, t.s.cat.names)
-}
-
-// Protocol is how the turn's model answers: native tool calls or JSON.
-func (t *Turn) Protocol() llm.Protocol { return llm.ProtocolOf(t.s.model) }
-
-// MaxTokens is the engine's bound on a model answer.
-func (t *Turn) MaxTokens() int { return t.e.cfg.MaxTokens }
-
-// Registered tells a tool the deployment registers, whoever may call it.
-func (t *Turn) Registered(name string) bool {
-	_, ok := t.e.cfg.Tools.Lookup(name)
-	return ok
-}
-
-// Clock is the engine's clock now; Now is the turn's start.
-func (t *Turn) Clock() time.Time { return t.e.cfg.Now() }
-
-// Resuming tells a turn that carries on a task: a decided action's, or
-// one the user's yes ran calls of.
-func (t *Turn) Resuming() bool { return t.s.resume != "" || t.s.confirmed.id != "" }
-
-// Confirmed is the pending action the user's yes ran in this turn, or "".
-func (t *Turn) Confirmed() string { return t.s.confirmed.id }
 
 // resultContent is a tool result as the model reads it: labelled data,
 // with where it came from and, when it was not observed just now (a

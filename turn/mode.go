@@ -52,7 +52,7 @@ func (m Modes) Names() []string {
 
 // Resumer is a mode whose task goes on after a write that waited for a
 // person, and tells the user its outcome instead of the engine's line on
-// it: after a user's yes, the calls it ran are in Turn.Ran; after the
+// it: after a user's yes, the calls it ran are in Calls.Ran; after the
 // approvers', the action's outcome is among the turn's messages.
 type Resumer interface {
 	Mode
@@ -76,7 +76,7 @@ type AnswerAwaiter interface {
 }
 
 // SlotKeeper is a mode that keeps state of its own in the conversation's
-// slots (Turn.SetSlot) for longer than the messages, or that a reset, a
+// slots (Memory.SetSlot) for longer than the messages, or that a reset, a
 // cancel or a closed case must end.
 type SlotKeeper interface {
 	Mode
@@ -202,7 +202,7 @@ type Prompts struct {
 func Speaker(tenant Tenant, lang string) (name, language string) { return speaker(tenant, lang) }
 
 // MarkedBlocksRule is the prompt's rule on the marker of data blocks'
-// tags (see Turn.EvidenceBlocks).
+// tags (see Model.EvidenceBlocks).
 const MarkedBlocksRule = markedBlocksRule
 
 // WriteDataRules adds the prompt's rules on data for a model that reads

@@ -98,7 +98,7 @@ func TestStepsCostNothingUnheard(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() {
 		s.in.Live = nil
-		(&Turn{s: s}).Step(chat.StepRoute, "", tool.Localized{"ru": "Разбираю запрос…"}, false)
+		(&Turn{s: s}).Answer().Step(chat.StepRoute, "", tool.Localized{"ru": "Разбираю запрос…"}, false)
 	}); n != 0 {
 		t.Errorf("an unheard step allocates %v times", n)
 	}

@@ -44,9 +44,9 @@ func (tally) Prompts(in turn.PromptInput) turn.Prompts {
 
 func (tally) Run(ctx context.Context, t *turn.Turn) {
 	var n int
-	t.Slot("tally", &n)
+	t.Memory().Slot("tally", &n)
 	n++
-	t.SetSlot("tally", n)
+	t.Memory().SetSlot("tally", n)
 	if note, ok := strings.CutPrefix(t.Input(), "note:"); ok {
 		args, _ := json.Marshal(map[string]string{"text": strings.TrimSpace(note)})
 		t.Call(ctx, "add_note", args)
@@ -62,9 +62,9 @@ func (tally) Run(ctx context.Context, t *turn.Turn) {
 		}
 		return
 	}
-	resp, err := t.Complete(ctx, llm.Request{Messages: t.Messages(ctx), Operation: "tally", MaxTokens: 50})
+	resp, err := t.Model().Complete(ctx, llm.Request{Messages: t.Messages(ctx), Operation: "tally", MaxTokens: 50})
 	if err != nil {
-		t.ModelFailed(err)
+		t.Answer().ModelFailed(err)
 		return
 	}
 	t.Note(fmt.Sprintf("tally %d", n))
@@ -82,8 +82,8 @@ func (takingTally) TakesEveryMessage() {}
 type resumingTally struct{ tally }
 
 func (resumingTally) Resume(ctx context.Context, t *turn.Turn) {
-	for i := range t.Ran() {
-		if !t.Record(i) || t.Record(i) {
+	for i := range t.Calls().Ran() {
+		if !t.Calls().Record(i) || t.Calls().Record(i) {
 			panic("a call that ran is recorded once")
 		}
 	}
@@ -274,14 +274,14 @@ func TestToyModeCall(t *testing.T) {
 }
 
 // publisher is a mode that tries to publish a draft of its own, once by
-// Turn.Call and once by Turn.Authorize and Turn.Execute.
+// Turn.Call and once by Calls.Authorize and Calls.Execute.
 type publisher struct{ tally }
 
 func (publisher) Run(ctx context.Context, t *turn.Turn) {
 	args := json.RawMessage(`{"text":"unreviewed post"}`)
 	t.Call(ctx, "publish_post", args)
-	if c, v := t.Authorize(ctx, turn.CallRequest{Tool: "publish_post", Args: args}); v == nil {
-		t.Execute(ctx, c)
+	if c, v := t.Calls().Authorize(ctx, turn.CallRequest{Tool: "publish_post", Args: args}); v == nil {
+		t.Calls().Execute(ctx, c)
 	}
 	t.Reply("tried")
 }

@@ -165,7 +165,7 @@ func runInterview(ctx context.Context, t *turn.Turn) {
 	if iv.Pending == "" {
 		// A new interview: the request, with any evidence, as its first
 		// message — cached by providers that cache on request.
-		iv = interview{StartedAt: t.Now(), Transcript: []llm.Message{{Role: llm.RoleUser, Content: t.Input() + t.EvidenceBlocks(), Cache: true}}}
+		iv = interview{StartedAt: t.Facts().Now(), Transcript: []llm.Message{{Role: llm.RoleUser, Content: t.Input() + t.Model().EvidenceBlocks(), Cache: true}}}
 	} else {
 		iv.Transcript = append(iv.Transcript, llm.Message{Role: llm.RoleTool, ToolCallID: iv.Pending, Content: text})
 		iv.Pending = ""
@@ -204,19 +204,19 @@ func runInterview(ctx context.Context, t *turn.Turn) {
 // answer is kept (the user may send it again) and the reply says so.
 func askInterviewer(ctx context.Context, t *turn.Turn, iv *interview, attempt int) (llm.Response, bool) {
 	choice := llm.ToolChoice{Mode: llm.ToolRequired}
-	if iv.Questions >= settingsOf(t.Assistant()).MaxQuestions {
+	if iv.Questions >= settingsOf(t.Facts().Assistant()).MaxQuestions {
 		choice = llm.ToolChoice{Mode: llm.ToolNamed, Name: deliverFinalTool}
 	}
-	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: t.Prompts().System}}, iv.Transcript...)
+	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: t.Model().Prompts().System}}, iv.Transcript...)
 	if attempt == 0 {
-		t.Prompted(msgs)
+		t.Model().Prompted(msgs)
 	}
-	resp, err := t.Complete(ctx, llm.Request{
-		Messages: msgs, Tools: interviewDefs, ToolChoice: choice, Temperature: t.Temperature(),
-		MaxTokens: t.Assistant().MaxTokens, Operation: opInterview,
+	resp, err := t.Model().Complete(ctx, llm.Request{
+		Messages: msgs, Tools: interviewDefs, ToolChoice: choice, Temperature: t.Model().Temperature(),
+		MaxTokens: t.Facts().Assistant().MaxTokens, Operation: opInterview,
 	})
 	if err != nil {
-		t.ModelFailed(err)
+		t.Answer().ModelFailed(err)
 		return llm.Response{}, false
 	}
 	return resp, true
@@ -265,7 +265,7 @@ func interviewAnswer(t *turn.Turn, iv *interview, tr *Trace, resp llm.Response) 
 	case askUserTool:
 		q, p := parseAsk(call.Arguments)
 		switch {
-		case iv.Questions >= settingsOf(t.Assistant()).MaxQuestions:
+		case iv.Questions >= settingsOf(t.Facts().Assistant()).MaxQuestions:
 			return fmt.Sprintf("no questions are left (%d asked): call %s now with the best result you can give", iv.Questions, deliverFinalTool), false
 		case p != "":
 			return p, false
@@ -276,9 +276,9 @@ func interviewAnswer(t *turn.Turn, iv *interview, tr *Trace, resp llm.Response) 
 		iv.Questions++
 		iv.Pending = call.ID
 		iv.Transcript = append(iv.Transcript, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}})
-		t.SetSlot(Slot, iv)
+		t.Memory().SetSlot(Slot, iv)
 		tr.Questions, tr.Reasoning = iv.Questions, turn.Clip(q.Reasoning, 2000)
-		t.Reply(q.Question, t.Options(q.Options)...)
+		t.Reply(q.Question, t.Answer().Options(q.Options)...)
 		return "", true
 	case deliverFinalTool:
 		f, p := parseFinal(call.Arguments)
@@ -362,14 +362,14 @@ func withoutReasoning(args json.RawMessage) json.RawMessage {
 // deliver ends the interview: the result as the reply and as Final; with
 // no result, a server text saying so.
 func deliver(t *turn.Turn, iv interview, content string, confidence *float64) {
-	t.DropSlot(Slot)
+	t.Memory().DropSlot(Slot)
 	content = strings.TrimSpace(content)
-	if n := settingsOf(t.Assistant()).MaxReplyChars; len([]rune(content)) > n {
-		content = string([]rune(content)[:n]) + "\n" + fmt.Sprintf(cutAtText.In(t.Language()), n)
+	if n := settingsOf(t.Facts().Assistant()).MaxReplyChars; len([]rune(content)) > n {
+		content = string([]rune(content)[:n]) + "\n" + fmt.Sprintf(cutAtText.In(t.Facts().Language()), n)
 	}
-	t.SetFinal(chat.Final{Content: content, ConfidenceScore: confidence})
+	t.Answer().SetFinal(chat.Final{Content: content, ConfidenceScore: confidence})
 	if content == "" {
-		t.Reply(noResultText.In(t.Language()))
+		t.Reply(noResultText.In(t.Facts().Language()))
 		return
 	}
 	t.Reply(content)
@@ -389,7 +389,7 @@ var (
 // from the state already.
 func loadInterview(t *turn.Turn) interview {
 	var iv interview
-	t.Slot(Slot, &iv)
+	t.Memory().Slot(Slot, &iv)
 	return iv
 }
 

@@ -38,7 +38,7 @@ func (k *task) answerCalls(resp llm.Response) ([]llm.ToolCall, string, bool, []d
 	if resp.Protocol == llm.ProtocolTools {
 		return transcriptIDs(k.t, k.msgs, resp.ToolCalls), resp.Text, true, nil
 	}
-	d, err := k.t.ParseDecision(resp.Text)
+	d, err := k.t.Model().ParseDecision(resp.Text)
 	if err != nil {
 		if pe, ok := err.(*decision.ParseError); ok {
 			return nil, "", false, pe.Problems
@@ -86,14 +86,14 @@ func (k *task) runCalls(turnCtx, taskCtx context.Context, calls []llm.ToolCall, 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c.x, _ = k.t.Execute(taskCtx, c.c)
+				c.x, _ = k.t.Calls().Execute(taskCtx, c.c)
 			}()
 		}
 	}
 	wg.Wait()
 	for i := range cs {
 		if c := &cs[i]; c.runs() && c.c.Writes() {
-			c.x, _ = k.t.Execute(turnCtx, c.c)
+			c.x, _ = k.t.Calls().Execute(turnCtx, c.c)
 		}
 	}
 	assistant := llm.Message{Role: llm.RoleAssistant, Content: said}
@@ -108,11 +108,11 @@ func (k *task) runCalls(turnCtx, taskCtx context.Context, calls []llm.ToolCall, 
 // assistant offers (and no registered tool has its name).
 func (k *task) handsOff(calls []llm.ToolCall) bool {
 	t := k.t
-	if !settingsOf(t.Assistant()).HandOff {
+	if !settingsOf(t.Facts().Assistant()).HandOff {
 		return false
 	}
 	for _, c := range calls {
-		if c.Name == handOffTool && !t.Registered(handOffTool) {
+		if c.Name == handOffTool && !t.Facts().Registered(handOffTool) {
 			var a struct {
 				Reason string `json:"reason"`
 			}
@@ -138,10 +138,10 @@ func (k *task) guardCalls(turnCtx, taskCtx context.Context, calls []llm.ToolCall
 	for i, tc := range calls {
 		c := &cs[i]
 		c.call = tc
-		if c.c, c.veto = t.Authorize(taskCtx, turn.CallRequest{Tool: tc.Name, Args: tc.Arguments, Attachments: true}); c.veto != nil {
+		if c.c, c.veto = t.Calls().Authorize(taskCtx, turn.CallRequest{Tool: tc.Name, Args: tc.Arguments, Attachments: true}); c.veto != nil {
 			continue
 		}
-		if c.key = c.c.Key(); t.Repeats(c.c, k.writes) {
+		if c.key = c.c.Key(); t.Calls().Repeats(c.c, k.writes) {
 			c.dropped = true
 			continue
 		}
@@ -151,7 +151,7 @@ func (k *task) guardCalls(turnCtx, taskCtx context.Context, calls []llm.ToolCall
 		}
 		switch {
 		case c.c.WaitsForApprovers():
-			content, ok := t.ProposeApproval(turnCtx, c.c)
+			content, ok := t.Calls().ProposeApproval(turnCtx, c.c)
 			if !ok {
 				k.trace.Ended = "refused"
 				return nil, false
@@ -166,7 +166,7 @@ func (k *task) guardCalls(turnCtx, taskCtx context.Context, calls []llm.ToolCall
 		// put to the user as one confirmation, and their yes runs them
 		// through the pending action; the task then goes on.
 		k.trace.Ended = "confirmation"
-		k.save(t.Confirm(turnCtx, held))
+		k.save(t.Calls().Confirm(turnCtx, held))
 		return nil, false
 	}
 	return cs, true
@@ -189,7 +189,7 @@ func (k *task) tellResults(cs []call, native bool) bool {
 		if native {
 			k.msgs = append(k.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.call.ID, Content: content, IsError: c.veto != nil || c.x.Failed()})
 		} else {
-			k.msgs = append(k.msgs, llm.Message{Role: llm.RoleUser, Content: t.ResultBlock(c.call.Name, content)})
+			k.msgs = append(k.msgs, llm.Message{Role: llm.RoleUser, Content: t.Model().ResultBlock(c.call.Name, content)})
 		}
 	}
 	return true
@@ -206,8 +206,8 @@ func (k *task) content(c *call) string {
 	case c.proposed != "":
 		return c.proposed
 	}
-	content := k.t.ResultContent(c.x)
-	k.t.Show(c.x, content)
+	content := k.t.Calls().ResultContent(c.x)
+	k.t.Calls().Show(c.x, content)
 	k.noteRead(c.x)
 	return content
 }

@@ -34,7 +34,7 @@ func (k *task) noteRead(x turn.Executed) {
 	if k.fresh == nil {
 		k.fresh = map[string]*freshRead{}
 	}
-	k.fresh[x.Key()] = &freshRead{x: x, at: k.t.Clock()}
+	k.fresh[x.Key()] = &freshRead{x: x, at: k.t.Facts().Clock()}
 }
 
 // refreshStale reads again, before the final answer said (the model's
@@ -47,7 +47,7 @@ func (k *task) refreshStale(ctx context.Context, said string) (again, ok bool) {
 	var changed []string
 	for _, key := range slices.Sorted(maps.Keys(k.fresh)) {
 		r := k.fresh[key]
-		now, spec := t.Clock(), r.x.Spec()
+		now, spec := t.Facts().Clock(), r.x.Spec()
 		if now.Sub(r.at) <= spec.FreshFor {
 			continue
 		}
@@ -56,16 +56,16 @@ func (k *task) refreshStale(ctx context.Context, said string) (again, ok bool) {
 			return false, false
 		}
 		k.trace.ToolCalls++
-		x, _ := t.Execute(ctx, r.x.Cleared)
-		content := t.ResultContent(x)
-		t.Show(x, content)
+		x, _ := t.Calls().Execute(ctx, r.x.Cleared)
+		content := t.Calls().ResultContent(x)
+		t.Calls().Show(x, content)
 		t.Note("read " + spec.Name + " again before the answer: its result was " +
 			now.Sub(r.at).Round(time.Second).String() + " old, over " + spec.FreshFor.String())
 		if turn.ResultsDiffer(r.x.Result, x.Result) {
-			changed = append(changed, t.ResultBlock(spec.Name, content))
+			changed = append(changed, t.Model().ResultBlock(spec.Name, content))
 			k.trace.ResultBytes += len(content)
 		}
-		r.x, r.at = x, t.Clock()
+		r.x, r.at = x, t.Facts().Clock()
 	}
 	if len(changed) == 0 {
 		return false, true

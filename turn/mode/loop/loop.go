@@ -2,7 +2,7 @@
 // their results and calls again, until it answers without a call or a
 // limit of the assistant (Settings.Limits) ends the task, handed to a person
 // with the reason. Every call goes through the engine's guards
-// (turn.Turn.Authorize); a write that waits for the user's yes or its
+// (turn.Calls.Authorize); a write that waits for the user's yes or its
 // approvers' ends the task until they decide, and the task goes on after
 // (turn.Resumer).
 package loop
@@ -101,7 +101,7 @@ type task struct {
 	msgs []llm.Message
 	// runs counts runs per call (turn.Cleared.Key).
 	runs map[string]int
-	// writes are the writes made or proposed so far (turn.Turn.Repeats),
+	// writes are the writes made or proposed so far (turn.Calls.Repeats),
 	// with what the model was told of each.
 	writes map[string]bool
 	told   map[string]string
@@ -139,7 +139,7 @@ func run(ctx context.Context, t *turn.Turn) {
 	}()
 	taskCtx, cancel := context.WithTimeout(ctx, k.lim.Deadline)
 	defer cancel()
-	if !t.Resuming() && !k.preflight(taskCtx) {
+	if !t.Facts().Resuming() && !k.preflight(taskCtx) {
 		return
 	}
 	k.msgs = t.Messages(taskCtx)
@@ -161,9 +161,10 @@ func (k *task) step(turnCtx, taskCtx context.Context) bool {
 		return false
 	}
 	k.trace.ModelCalls++
-	resp, err := t.CompleteStreamed(taskCtx, llm.Request{
-		Messages: k.msgs, Schema: t.Schema(), Tools: t.Prompts().Tools, ParallelToolCalls: true,
-		Temperature: t.Temperature(), MaxTokens: t.MaxTokens(), Operation: opLoop,
+	model := t.Model()
+	resp, err := model.CompleteStreamed(taskCtx, llm.Request{
+		Messages: k.msgs, Schema: model.Schema(), Tools: model.Prompts().Tools, ParallelToolCalls: true,
+		Temperature: model.Temperature(), MaxTokens: model.MaxTokens(), Operation: opLoop,
 	})
 	if err != nil {
 		if taskCtx.Err() != nil {
@@ -202,7 +203,7 @@ func (k *task) answer(ctx context.Context, said, text string) bool {
 	} else if again {
 		return true
 	}
-	if k.t.ClaimsUnconfirmed(text) {
+	if k.t.Answer().ClaimsUnconfirmed(text) {
 		return false
 	}
 	k.trace.Ended = "answer"
@@ -230,15 +231,15 @@ type savedTask struct {
 // is counted from now: waiting for the user is not the task's time), or,
 // when that is not kept, with the confirmed calls counted.
 func newTask(t *turn.Turn) *task {
-	k := &task{t: t, lim: settingsOf(t.Assistant()).Limits, runs: map[string]int{}}
-	confirmed := t.Confirmed()
+	k := &task{t: t, lim: settingsOf(t.Facts().Assistant()).Limits, runs: map[string]int{}}
+	confirmed := t.Facts().Confirmed()
 	if confirmed == "" {
-		t.DropSlot(taskSlot)
+		t.Memory().DropSlot(taskSlot)
 		return k
 	}
 	var saved savedTask
-	kept := t.Slot(taskSlot, &saved)
-	t.DropSlot(taskSlot)
+	kept := t.Memory().Slot(taskSlot, &saved)
+	t.Memory().DropSlot(taskSlot)
 	if kept && saved.Pending == confirmed {
 		k.trace.ModelCalls, k.trace.ToolCalls, k.trace.ResultBytes = saved.ModelCalls, saved.ToolCalls, saved.ResultBytes
 		for key, n := range saved.Runs {
@@ -246,7 +247,7 @@ func newTask(t *turn.Turn) *task {
 		}
 		return k
 	}
-	for _, x := range t.Ran() {
+	for _, x := range t.Calls().Ran() {
 		k.runs[x.Key()]++
 		k.trace.ToolCalls++
 	}
@@ -259,7 +260,7 @@ func (k *task) save(pending string) {
 	if pending == "" {
 		return
 	}
-	k.t.SetSlot(taskSlot, savedTask{Pending: pending, ModelCalls: k.trace.ModelCalls, ToolCalls: k.trace.ToolCalls,
+	k.t.Memory().SetSlot(taskSlot, savedTask{Pending: pending, ModelCalls: k.trace.ModelCalls, ToolCalls: k.trace.ToolCalls,
 		ResultBytes: k.trace.ResultBytes, Runs: k.runs})
 }
 
@@ -269,11 +270,11 @@ func (k *task) save(pending string) {
 // messages, or tool_result blocks for a model that answers in JSON).
 func (k *task) confirmedResults() {
 	t := k.t
-	ran := t.Ran()
+	ran := t.Calls().Ran()
 	if len(ran) == 0 {
 		return
 	}
-	native := t.Protocol() == llm.ProtocolTools
+	native := t.Model().Protocol() == llm.ProtocolTools
 	calls := make([]llm.ToolCall, len(ran))
 	for i, x := range ran {
 		calls[i] = llm.ToolCall{Name: x.Tool(), Arguments: x.Args()}
@@ -283,13 +284,13 @@ func (k *task) confirmedResults() {
 		k.msgs = append(k.msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: calls})
 	}
 	for i, x := range ran {
-		content := t.ResultContent(x)
-		t.ShowRan(i, content)
+		content := t.Calls().ResultContent(x)
+		t.Calls().ShowRan(i, content)
 		k.trace.ResultBytes += len(content)
 		if native {
 			k.msgs = append(k.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: calls[i].ID, Content: content, IsError: x.Failed()})
 		} else {
-			k.msgs = append(k.msgs, llm.Message{Role: llm.RoleUser, Content: t.ResultBlock(x.Tool(), content)})
+			k.msgs = append(k.msgs, llm.Message{Role: llm.RoleUser, Content: t.Model().ResultBlock(x.Tool(), content)})
 		}
 	}
 }
@@ -300,23 +301,23 @@ func (k *task) confirmedResults() {
 // It reports false when a limit ended the task.
 func (k *task) preflight(ctx context.Context) bool {
 	t := k.t
-	for _, c := range settingsOf(t.Assistant()).Preflight {
+	for _, c := range settingsOf(t.Facts().Assistant()).Preflight {
 		if k.trace.ToolCalls >= k.lim.ToolCalls {
 			t.HandOff(turn.ReviewToolCalls, "the preflight reads passed "+strconv.Itoa(k.lim.ToolCalls)+" tool calls", "")
 			return false
 		}
 		k.trace.ToolCalls++
-		cl, v := t.Authorize(ctx, turn.CallRequest{Tool: c.Tool, Args: json.RawMessage(c.Args), Preflight: true})
+		cl, v := t.Calls().Authorize(ctx, turn.CallRequest{Tool: c.Tool, Args: json.RawMessage(c.Args), Preflight: true})
 		if v != nil {
 			continue
 		}
-		x, ok := t.Execute(ctx, cl)
+		x, ok := t.Calls().Execute(ctx, cl)
 		if !ok {
 			// A read that waits for the user's yes is not made unasked.
 			t.Note("preflight " + c.Tool + " needs the user's yes; not read before the model")
 			continue
 		}
-		t.ShowPreflight(x, t.ResultContent(x))
+		t.Calls().ShowPreflight(x, t.Calls().ResultContent(x))
 		k.runs[cl.Key()]++
 		k.noteRead(x)
 	}

@@ -4,7 +4,7 @@
 // between a plain answer, switching a skill and at most two tool calls
 // (OR-ed with the web-search detector), and after it the guards that veto
 // what the user's text does not support. Every call that is left goes
-// through the engine's guards (turn.Turn.Authorize); the answer comes
+// through the engine's guards (turn.Calls.Authorize); the answer comes
 // last, by the skill's profile when one is on, with "answer in words" a
 // tool of its own. Its settings are Settings, on turn.Assistant.Settings.
 package router
@@ -72,13 +72,13 @@ type run struct {
 }
 
 func (mode) Run(ctx context.Context, t *turn.Turn) {
-	k := &run{t: t, r: settingsOf(t.Assistant()), trace: &Trace{}}
+	k := &run{t: t, r: settingsOf(t.Facts().Assistant()), trace: &Trace{}}
 	t.RecordSection(k.trace)
 	k.skill = currentSkill(t, k.r)
 	defer k.showSkill()
 	text := t.Input()
 
-	if id, ok := strings.CutPrefix(t.Button(), skillButtonPrefix); ok {
+	if id, ok := strings.CutPrefix(t.Facts().Button(), skillButtonPrefix); ok {
 		k.pressSkill(id)
 		return
 	}
@@ -114,7 +114,7 @@ func (mode) Run(ctx context.Context, t *turn.Turn) {
 func (k *run) showSkill() {
 	k.trace.Skill = k.skill
 	if k.skill != "" {
-		k.t.ShowSkill(k.skill, findSkill(k.r, k.skill).Label)
+		k.t.Answer().ShowSkill(k.skill, findSkill(k.r, k.skill).Label)
 	}
 }
 
@@ -122,14 +122,14 @@ func (k *run) showSkill() {
 // calls in order.
 func (k *run) route(ctx context.Context) []llm.ToolCall {
 	var calls []llm.ToolCall
-	k.t.Step(chat.StepRoute, "", routingText, false)
+	k.t.Answer().Step(chat.StepRoute, "", routingText, false)
 	routed := k.routeCall(ctx)
-	k.t.Step(chat.StepRoute, "", routingText, true)
+	k.t.Answer().Step(chat.StepRoute, "", routingText, true)
 	for _, c := range routed {
 		if c.Name == useSkillTool {
-			k.t.Step(chat.StepSkill, "", switchingText, false)
+			k.t.Answer().Step(chat.StepSkill, "", switchingText, false)
 			k.switchSkill(c)
-			k.t.Step(chat.StepSkill, k.skill, switchingText, true)
+			k.t.Answer().Step(chat.StepSkill, k.skill, switchingText, true)
 			continue
 		}
 		calls = append(calls, c)
@@ -142,15 +142,15 @@ func (k *run) route(ctx context.Context) []llm.ToolCall {
 func (k *run) pressSkill(id string) {
 	if id != "none" && findSkill(k.r, id) == nil {
 		k.trace.Switched = "refused:" + id
-		k.t.NotAvailable()
+		k.t.Answer().NotAvailable()
 		return
 	}
 	k.skill = setSkill(k.t, id)
 	k.trace.Switched, k.trace.Intercept = id, "skill_button"
 	if k.skill == "" {
-		k.t.Reply(skillOffText.In(k.t.Language()))
+		k.t.Reply(skillOffText.In(k.t.Facts().Language()))
 	} else {
-		k.t.Reply(fmt.Sprintf(skillOnText.In(k.t.Language()), findSkill(k.r, id).Label))
+		k.t.Reply(fmt.Sprintf(skillOnText.In(k.t.Facts().Language()), findSkill(k.r, id).Label))
 	}
 }
 
@@ -165,29 +165,29 @@ func (k *run) runCalls(ctx context.Context, calls []llm.ToolCall) bool {
 			t.Trace().Vetoes = append(t.Trace().Vetoes, *v)
 			continue
 		}
-		c, v := t.Authorize(ctx, turn.CallRequest{Tool: call.Name, Args: call.Arguments, Attachments: true})
+		c, v := t.Calls().Authorize(ctx, turn.CallRequest{Tool: call.Name, Args: call.Arguments, Attachments: true})
 		switch {
 		case v != nil:
-		case t.Repeats(c, writes):
+		case t.Calls().Repeats(c, writes):
 		case c.WaitsForApprovers():
-			if _, ok := t.ProposeApproval(ctx, c); !ok {
+			if _, ok := t.Calls().ProposeApproval(ctx, c); !ok {
 				return false
 			}
-			t.Remember(c.Spec().Name, string(store.ActionProposed))
+			t.Calls().Remember(c.Spec().Name, string(store.ActionProposed))
 		case c.WaitsForYes():
 			// A write that waits for the user's yes is put to them now;
 			// the answer is its confirmation.
-			t.Confirm(ctx, []turn.Cleared{c})
+			t.Calls().Confirm(ctx, []turn.Cleared{c})
 			return false
 		default:
-			x, _ := t.Execute(ctx, c)
-			t.RecordRun(x)
+			x, _ := t.Calls().Execute(ctx, c)
+			t.Calls().RecordRun(x)
 			if x.Result.Status == tool.StatusOK {
 				rememberDone(t, c)
 			}
 			// A draft is shown as the server keeps it, with its
 			// buttons; only the publish button writes.
-			if t.ShowDraft(x) {
+			if t.Calls().ShowDraft(x) {
 				return false
 			}
 		}
@@ -207,9 +207,9 @@ func (k *run) routeCall(ctx context.Context) []llm.ToolCall {
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	own := t.Prompts().Extra.(prompts)
-	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: own.prompt}, {Role: llm.RoleUser, Content: k.context()}}, t.Recent(Messages)...)
-	resp, err := t.Ask(rctx, llm.Request{Messages: msgs, Tools: own.defs, ToolChoice: llm.ToolChoice{Mode: llm.ToolAuto},
+	own := t.Model().Prompts().Extra.(prompts)
+	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: own.prompt}, {Role: llm.RoleUser, Content: k.context()}}, t.Memory().Recent(Messages)...)
+	resp, err := t.Model().Ask(rctx, llm.Request{Messages: msgs, Tools: own.defs, ToolChoice: llm.ToolChoice{Mode: llm.ToolAuto},
 		ParallelToolCalls: true, Temperature: 0, MaxTokens: MaxTokens, Operation: opRoute})
 	if err != nil {
 		rt.Failed = turn.Clip(err.Error(), 300)
@@ -218,7 +218,7 @@ func (k *run) routeCall(ctx context.Context) []llm.ToolCall {
 	var calls []llm.ToolCall
 	if resp.Protocol == llm.ProtocolTools {
 		calls = resp.ToolCalls
-	} else if d, err := t.ParseDecision(resp.Text); err == nil && d.Tool != "" {
+	} else if d, err := t.Model().ParseDecision(resp.Text); err == nil && d.Tool != "" {
 		calls = []llm.ToolCall{{ID: "route_1", Name: d.Tool, Arguments: d.Args}}
 	} else if err != nil {
 		rt.Failed = "unusable output: " + turn.Clip(err.Error(), 200)
@@ -238,7 +238,7 @@ func (k *run) routeCall(ctx context.Context) []llm.ToolCall {
 // draft is shown to the user (and being edited), and what the client says
 // the user is doing — all data.
 func (k *run) context() string {
-	d, kept := k.t.Draft()
+	d, kept := k.t.Memory().Draft()
 	var b strings.Builder
 	b.WriteString("<router_context>\nskill: ")
 	skill := k.skill
@@ -254,7 +254,7 @@ func (k *run) context() string {
 	default:
 		b.WriteString("yes\ndraft: " + turn.Neutralize(turn.Clip(d.Text, 1000)))
 	}
-	if c := k.t.Client(); c != nil {
+	if c := k.t.Facts().Client(); c != nil {
 		raw, _ := json.Marshal(c)
 		b.WriteString("\nclient: " + turn.Neutralize(string(raw)))
 	}
@@ -271,18 +271,18 @@ func (k *run) answer(ctx context.Context) {
 	if k.skill != "" {
 		msgs[0].Content = k.skillPrompt()
 	}
-	resp, err := t.CompleteStreamed(ctx, llm.Request{Messages: msgs, Tools: []llm.ToolDef{respondDef}, ToolChoice: llm.ToolChoice{Mode: llm.ToolNamed, Name: respondTool},
-		Temperature: t.Temperature(), MaxTokens: t.MaxTokens(), Operation: turn.OpTurn})
+	resp, err := t.Model().CompleteStreamed(ctx, llm.Request{Messages: msgs, Tools: []llm.ToolDef{respondDef}, ToolChoice: llm.ToolChoice{Mode: llm.ToolNamed, Name: respondTool},
+		Temperature: t.Model().Temperature(), MaxTokens: t.Model().MaxTokens(), Operation: turn.OpTurn})
 	if err != nil {
-		t.ModelFailed(err)
+		t.Answer().ModelFailed(err)
 		return
 	}
 	text := answerText(resp)
 	if strings.TrimSpace(text) == "" {
-		t.Rephrase()
+		t.Answer().Rephrase()
 		return
 	}
-	if t.ClaimsUnconfirmed(text) {
+	if t.Answer().ClaimsUnconfirmed(text) {
 		return
 	}
 	t.Reply(text)

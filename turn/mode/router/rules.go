@@ -40,13 +40,13 @@ const imageMode = "image"
 const interviewReplyRunes = 240
 
 func (k *run) interceptPhoto(ctx context.Context) bool {
-	name, ev := k.r.Generation[imageMode], k.t.Evidence()
+	name, ev := k.r.Generation[imageMode], k.t.Facts().Evidence()
 	i := slices.IndexFunc(ev, chat.Evidence.IsImage)
 	if name == "" || i < 0 || !k.r.Words.PhotoScene(k.t.Input()) {
 		return false
 	}
 	args, _ := json.Marshal(map[string]any{"prompt": k.t.Input(), "photo": turn.AttachmentOf(ev[i])})
-	k.t.CarryOut(ctx, turn.CallRequest{Rule: "photo", Tool: name, Args: args})
+	k.t.Calls().CarryOut(ctx, turn.CallRequest{Rule: "photo", Tool: name, Args: args})
 	return true
 }
 
@@ -62,11 +62,11 @@ func (k *run) interceptSkillInterview(ctx context.Context) bool {
 // lastAskedQuestion reports whether the assistant's last message ended
 // with a question.
 func lastAskedQuestion(t *turn.Turn) bool {
-	return strings.HasSuffix(strings.TrimSpace(t.LastReply()), "?")
+	return strings.HasSuffix(strings.TrimSpace(t.Memory().LastReply()), "?")
 }
 
 func (k *run) interceptGeneration(ctx context.Context) bool {
-	c := k.t.Client()
+	c := k.t.Facts().Client()
 	if c == nil || c.ActiveMode == "" {
 		return false
 	}
@@ -75,17 +75,17 @@ func (k *run) interceptGeneration(ctx context.Context) bool {
 		return false
 	}
 	args, _ := json.Marshal(map[string]string{"prompt": k.t.Input()})
-	k.t.CarryOut(ctx, turn.CallRequest{Rule: "generation", Tool: name, Args: args})
+	k.t.Calls().CarryOut(ctx, turn.CallRequest{Rule: "generation", Tool: name, Args: args})
 	return true
 }
 
 func (k *run) interceptOpenDocument(ctx context.Context) bool {
-	c := k.t.Client()
+	c := k.t.Facts().Client()
 	if k.r.EditTool == "" || c == nil || c.OpenDocument == "" || !k.r.Words.EditRequest(k.t.Input()) {
 		return false
 	}
 	args, _ := json.Marshal(map[string]string{"document": c.OpenDocument, "change": k.t.Input()})
-	k.t.CarryOut(ctx, turn.CallRequest{Rule: "open_document", Tool: k.r.EditTool, Args: args})
+	k.t.Calls().CarryOut(ctx, turn.CallRequest{Rule: "open_document", Tool: k.r.EditTool, Args: args})
 	return true
 }
 
@@ -153,7 +153,7 @@ var guards = map[string]func(k *run, c llm.ToolCall) string{
 // button: their next words revise it («сделай его короче») and need no
 // creation verb of their own.
 func editingDraft(t *turn.Turn) bool {
-	d, kept := t.Draft()
+	d, kept := t.Memory().Draft()
 	return kept && d.Editing
 }
 

@@ -53,7 +53,7 @@ func (mode) Slots() []turn.ModeSlot {
 // AwaitsAnswer: a skill is on and its last message asked the user
 // something, which "да" answers.
 func (mode) AwaitsAnswer(t *turn.Turn) bool {
-	return currentSkill(t, settingsOf(t.Assistant())) != "" && lastAskedQuestion(t)
+	return currentSkill(t, settingsOf(t.Facts().Assistant())) != "" && lastAskedQuestion(t)
 }
 
 // A chat's skill lives in its durable state (SkillSlot), not in the
@@ -64,7 +64,7 @@ func (mode) AwaitsAnswer(t *turn.Turn) bool {
 // router's.
 func currentSkill(t *turn.Turn, r *Settings) string {
 	var id string
-	t.Slot(SkillSlot, &id)
+	t.Memory().Slot(SkillSlot, &id)
 	if r == nil || findSkill(r, id) == nil {
 		return ""
 	}
@@ -75,10 +75,10 @@ func currentSkill(t *turn.Turn, r *Settings) string {
 // the skill now on.
 func setSkill(t *turn.Turn, id string) string {
 	if id == "none" || id == "" {
-		t.DropSlot(SkillSlot)
+		t.Memory().DropSlot(SkillSlot)
 		return ""
 	}
-	t.SetSlot(SkillSlot, id)
+	t.Memory().SetSlot(SkillSlot, id)
 	return id
 }
 
@@ -111,8 +111,8 @@ func (k *run) switchSkill(c llm.ToolCall) {
 // own instructions.
 func (k *run) skillPrompt() string {
 	sk := findSkill(k.r, k.skill)
-	profile, _ := k.t.Profile(sk.Assistant)
-	return answerPrompt(k.t.Tenant(), k.t.Language(), profile.Prompt, sk.Label, k.t.Prompts().Extra.(prompts).live)
+	profile, _ := k.t.Facts().Profile(sk.Assistant)
+	return answerPrompt(k.t.Facts().Tenant(), k.t.Facts().Language(), profile.Prompt, sk.Label, k.t.Model().Prompts().Extra.(prompts).live)
 }
 
 // answerPrompt is the system prompt of a router assistant's answer (or
@@ -178,7 +178,7 @@ var respondDef = llm.ToolDef{Name: respondTool, Description: "Answer the user in
 func rememberDone(t *turn.Turn, c turn.Cleared) {
 	const doneCalls = 50
 	var done []string
-	t.Slot(doneSlot, &done)
+	t.Memory().Slot(doneSlot, &done)
 	key := c.Spec().Name + " " + canonicalJSON(c.Args())
 	if slices.Contains(done, key) {
 		return
@@ -186,13 +186,13 @@ func rememberDone(t *turn.Turn, c turn.Cleared) {
 	if done = append(done, key); len(done) > doneCalls {
 		done = done[len(done)-doneCalls:]
 	}
-	t.SetSlot(doneSlot, done)
+	t.Memory().SetSlot(doneSlot, done)
 }
 
 // doneBefore reports whether the same call succeeded earlier in the chat.
 func doneBefore(t *turn.Turn, name string, args []byte) bool {
 	var done []string
-	t.Slot(doneSlot, &done)
+	t.Memory().Slot(doneSlot, &done)
 	return slices.Contains(done, name+" "+canonicalJSON(args))
 }
 
