@@ -397,24 +397,12 @@ func (b *Baseline) serve(w http.ResponseWriter, r *http.Request) {
 	} else {
 		req.Messages = append(req.Messages, baselineMessage{Role: "user", Content: in.Text})
 	}
-	body, _ := json.Marshal(req)
-	mreq, _ := http.NewRequestWithContext(r.Context(), "POST", b.model.URL()+"/chat/completions", bytes.NewReader(body))
-	mreq.Header.Set("Content-Type", "application/json")
-	mresp, err := b.client.Do(mreq)
+	m, err := b.complete(r.Context(), &req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
-	var completion struct {
-		Choices []struct {
-			Message struct {
-				Content string `json:"content"`
-			} `json:"message"`
-		} `json:"choices"`
-	}
-	err = json.NewDecoder(mresp.Body).Decode(&completion)
-	mresp.Body.Close()
-	if err != nil || len(completion.Choices) == 0 {
+	if m.Content == nil {
 		http.Error(w, "bad model answer", http.StatusBadGateway)
 		return
 	}
@@ -423,7 +411,7 @@ func (b *Baseline) serve(w http.ResponseWriter, r *http.Request) {
 		Tool *string         `json:"tool"`
 		Args json.RawMessage `json:"args"`
 	}
-	if err := json.Unmarshal([]byte(completion.Choices[0].Message.Content), &d); err != nil || d.Tool == nil || *d.Tool != "list_my_tasks" {
+	if err := json.Unmarshal([]byte(*m.Content), &d); err != nil || d.Tool == nil || *d.Tool != "list_my_tasks" {
 		http.Error(w, "unexpected decision", http.StatusBadGateway)
 		return
 	}

@@ -97,8 +97,9 @@ func (b *Baseline) serveLoop(w http.ResponseWriter, r *http.Request) {
 	b.reply(w, *final.Content, data)
 }
 
-// complete makes one model call of the loop and returns its message.
-func (b *Baseline) complete(ctx context.Context, req *loopRequest) (modelMessage, error) {
+// complete makes one model call, req being a baselineRequest or a
+// loopRequest, and returns the message of the answer's first choice.
+func (b *Baseline) complete(ctx context.Context, req any) (modelMessage, error) {
 	body, _ := json.Marshal(req)
 	mreq, _ := http.NewRequestWithContext(ctx, "POST", b.model.URL()+"/chat/completions", bytes.NewReader(body))
 	mreq.Header.Set("Content-Type", "application/json")

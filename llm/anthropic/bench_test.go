@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -161,6 +160,9 @@ type baseResponse struct {
 	Content []baseBlock `json:"content"`
 }
 
+// baseHeader authenticates the baseline's calls.
+var baseHeader = http.Header{"X-Api-Key": {testKey}, "Anthropic-Version": {DefaultAPIVersion}}
+
 func baselineComplete(ctx context.Context, client *http.Client, url string, req *llm.Request) (string, error) {
 	body := baseRequest{Model: "claude-bench", MaxTokens: req.MaxTokens,
 		Tools:      []baseTool{{Name: DecisionTool, Description: decisionDescription, InputSchema: req.Schema.JSON}},
@@ -172,31 +174,8 @@ func baselineComplete(ctx context.Context, client *http.Client, url string, req 
 		}
 		body.Messages = append(body.Messages, baseMessage{Role: m.Role, Content: []baseBlock{{Type: "text", Text: m.Content}}})
 	}
-	data, err := json.Marshal(&body)
-	if err != nil {
-		return "", err
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
-	if err != nil {
-		return "", err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("X-Api-Key", testKey)
-	hreq.Header.Set("Anthropic-Version", DefaultAPIVersion)
-	hresp, err := client.Do(hreq)
-	if err != nil {
-		return "", err
-	}
-	defer hresp.Body.Close()
-	raw, err := io.ReadAll(hresp.Body)
-	if err != nil {
-		return "", err
-	}
-	if hresp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %d: %s", hresp.StatusCode, raw)
-	}
 	var out baseResponse
-	if err := json.Unmarshal(raw, &out); err != nil {
+	if err := providertest.PostJSON(ctx, client, url, baseHeader, &body, &out); err != nil {
 		return "", err
 	}
 	for _, c := range out.Content {

@@ -1,7 +1,6 @@
 package openaicompat
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -151,30 +150,9 @@ func baselineComplete(ctx context.Context, client *http.Client, url, key, model 
 		body.ResponseFormat = &baseFormat{Type: "json_schema",
 			JSONSchema: &baseJSONSchema{Name: req.Schema.Name, Schema: req.Schema.Strict, Strict: true}}
 	}
-	data, err := json.Marshal(&body)
-	if err != nil {
-		return llm.Response{}, err
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
-	if err != nil {
-		return llm.Response{}, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Authorization", "Bearer "+key)
-	hresp, err := client.Do(hreq)
-	if err != nil {
-		return llm.Response{}, err
-	}
-	defer hresp.Body.Close()
-	raw, err := io.ReadAll(hresp.Body)
-	if err != nil {
-		return llm.Response{}, err
-	}
-	if hresp.StatusCode != http.StatusOK {
-		return llm.Response{}, fmt.Errorf("HTTP %d", hresp.StatusCode)
-	}
 	var out baseResponse
-	if err := json.Unmarshal(raw, &out); err != nil {
+	header := http.Header{"Authorization": {"Bearer " + key}}
+	if err := providertest.PostJSON(ctx, client, url, header, &body, &out); err != nil {
 		return llm.Response{}, err
 	}
 	if len(out.Choices) == 0 {

@@ -3,7 +3,10 @@ package providertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,4 +120,34 @@ func BenchLoop(b *testing.B, call func(ctx context.Context, req *llm.Request) (s
 			b.Fatalf("call: %v %q", err, text)
 		}
 	}
+}
+
+// PostJSON is the HTTP exchange of a provider's hand-written baseline,
+// plain net/http and encoding/json: in, encoded, is POSTed to url with
+// header and the answer's body decoded into out; a status other than 200
+// is an error carrying the body.
+func PostJSON(ctx context.Context, client *http.Client, url string, header http.Header, in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	maps.Copy(hreq.Header, header)
+	hreq.Header.Set("Content-Type", "application/json")
+	hresp, err := client.Do(hreq)
+	if err != nil {
+		return err
+	}
+	defer hresp.Body.Close()
+	raw, err := io.ReadAll(hresp.Body)
+	if err != nil {
+		return err
+	}
+	if hresp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d: %s", hresp.StatusCode, raw)
+	}
+	return json.Unmarshal(raw, out)
 }
