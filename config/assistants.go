@@ -114,11 +114,7 @@ func (a Assistant) LoadPrompt(dir string) (string, error) {
 	if a.PromptFile == "" {
 		return a.Prompt, nil
 	}
-	path := a.PromptFile
-	if !filepath.IsAbs(path) && dir != "" {
-		path = filepath.Join(dir, path)
-	}
-	b, err := os.ReadFile(path)
+	b, err := readRelative(dir, a.PromptFile)
 	if err != nil {
 		return "", fmt.Errorf("assistant prompt: %w", err)
 	}
@@ -205,11 +201,7 @@ func (r Router) LoadWords(dir string) (map[string][]string, error) {
 	if r.WordsFile == "" {
 		return r.Words, nil
 	}
-	path := r.WordsFile
-	if !filepath.IsAbs(path) && dir != "" {
-		path = filepath.Join(dir, path)
-	}
-	b, err := os.ReadFile(path)
+	b, err := readRelative(dir, r.WordsFile)
 	if err != nil {
 		return nil, fmt.Errorf("router words: %w", err)
 	}
@@ -218,6 +210,15 @@ func (r Router) LoadWords(dir string) (map[string][]string, error) {
 		return nil, fmt.Errorf("router words %s: %w", r.WordsFile, err)
 	}
 	return words, nil
+}
+
+// readRelative reads the file name, relative to dir (the configuration
+// file's directory) unless absolute or dir is empty.
+func readRelative(dir, name string) ([]byte, error) {
+	if !filepath.IsAbs(name) && dir != "" {
+		name = filepath.Join(dir, name)
+	}
+	return os.ReadFile(name)
 }
 
 // checkLimits refuses the negative limits of an assistant at path p: its

@@ -62,12 +62,7 @@ func TestClaimsHeldUntilTheRefundRan(t *testing.T) {
 		}
 
 		// Staff approve; the refund runs; the same words now go out.
-		var id string
-		for _, x := range d.proposed() {
-			if v := x.(map[string]any); v["conversation_id"] == conv {
-				id = v["id"].(string)
-			}
-		}
+		id := d.proposedIn(conv)
 		status, body = d.decide(id, "approve")
 		if status != 200 {
 			t.Fatalf("%q: approve: %d %v", reply, status, body)
@@ -101,12 +96,7 @@ func TestClaimsNoToolConfirms(t *testing.T) {
 		if rec["status"] != "needs_review" || strings.Contains(body["say"].(string), reply) {
 			t.Errorf("%q: status %v, the customer is told %q", reply, rec["status"], body["say"])
 		}
-		id := ""
-		for _, x := range d.proposed() {
-			if v := x.(map[string]any); v["conversation_id"] == conv {
-				id = v["id"].(string)
-			}
-		}
+		id := d.proposedIn(conv)
 		_, body = d.decide(id, "approve")
 		out := body["reply"].(map[string]any)
 		if say := out["say"].(string); strings.Contains(say, reply) || len(payments.Refunds()) != 1 {

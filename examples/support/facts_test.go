@@ -32,9 +32,7 @@ func basisOf(t *testing.T, act map[string]any) []map[string]any {
 // is read again, then prechecked, then refunded.
 func TestApprovalShowsTheFactsChecked(t *testing.T) {
 	d, _ := newDesk(t, &agent{}, "")
-	if status, body := d.customer("T-4821", "m1"); status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
+	d.mustCustomer("T-4821", "m1")
 	act := d.proposed()[0].(map[string]any)
 	basis := basisOf(t, act)
 	if len(basis) != 1 || basis[0]["tool"] != "get_payment_status" || basis[0]["source"] != "get_payment_status" || basis[0]["observed_at"] == "" {
@@ -66,9 +64,7 @@ func TestApprovalShowsTheFactsChecked(t *testing.T) {
 // payment. Nothing is refunded.
 func TestChangedFactsGoBackToStaff(t *testing.T) {
 	d, _ := newDesk(t, &agent{}, "")
-	if status, body := d.customer("T-4821", "m1"); status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
+	d.mustCustomer("T-4821", "m1")
 	id := d.proposed()[0].(map[string]any)["id"].(string)
 	d.sim.SetPayment("T-4821", func(p *sim.Payment) { p.Status = "chargeback" })
 
@@ -121,11 +117,7 @@ func TestRefundTermsRefuseBeforeTheWrite(t *testing.T) {
 			if status, body := d.ticketMessage(c.ticket, c.ticket); status != 200 {
 				t.Fatalf("message: %d %v", status, body)
 			}
-			list := d.proposed()
-			if len(list) != 1 {
-				t.Fatalf("proposed %v", list)
-			}
-			status, body := d.decide(list[0].(map[string]any)["id"].(string), "approve")
+			status, body := d.decide(d.oneProposed()["id"].(string), "approve")
 			act := body["action"].(map[string]any)
 			if status != 200 || act["status"] != "failed" || !strings.Contains(fmt.Sprint(act["reason"]), c.want) {
 				t.Errorf("approve: %d, action %v: want failed, %q", status, act, c.want)

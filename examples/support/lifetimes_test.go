@@ -20,14 +20,8 @@ const day = 24 * time.Hour
 func TestApprovalAfterTwoDays(t *testing.T) {
 	clock := storetest.NewClock(time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC)) // a Friday evening
 	d, _ := newDeskAt(t, &agent{}, clock.Now, nil)
-	if status, body := d.customer("T-4821", "m1"); status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
-	list := d.proposed()
-	if len(list) != 1 {
-		t.Fatalf("proposed: %v", list)
-	}
-	id := list[0].(map[string]any)["id"].(string)
+	d.mustCustomer("T-4821", "m1")
+	id := d.oneProposed()["id"].(string)
 
 	clock.Advance(2 * day) // the memory's window and pause are long gone
 	status, body := d.decide(id, "approve")
@@ -65,15 +59,10 @@ func TestApprovalOutlivesTheCaseBinding(t *testing.T) {
 	d, _ := newDeskAt(t, &agent{}, clock.Now, func(text string) string {
 		return strings.Replace(text, "approval_ttl: 72h", "approval_ttl: 60d", 1)
 	})
-	if status, body := d.customer("T-4821", "m1"); status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
-	list := d.proposed()
-	if len(list) != 1 {
-		t.Fatalf("proposed: %v", list)
-	}
+	d.mustCustomer("T-4821", "m1")
+	id := d.oneProposed()["id"].(string)
 	clock.Advance(35 * day)
-	status, body := d.decide(list[0].(map[string]any)["id"].(string), "approve")
+	status, body := d.decide(id, "approve")
 	if status != 200 || body["action"].(map[string]any)["status"] != "confirmed" {
 		t.Fatalf("approve after 35 days: %d %v", status, body)
 	}
@@ -90,9 +79,7 @@ func TestApprovalOutlivesTheCaseBinding(t *testing.T) {
 func TestRebindAfterMemoryWindow(t *testing.T) {
 	clock := storetest.NewClock(time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC))
 	d, _ := newDeskAt(t, &agent{}, clock.Now, nil)
-	if status, body := d.customer("T-4821", "m1"); status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
+	d.mustCustomer("T-4821", "m1")
 	other := func(msg string) (int, map[string]any) {
 		return d.Post("k-helpdesk-01", fmt.Sprintf(`{"conversation_id":"T-4821","message_id":%q,"text":"и ещё вопрос","context":{"ticket_id":"T-9999"}}`, msg))
 	}
@@ -122,9 +109,7 @@ func TestRebindAfterMemoryWindow(t *testing.T) {
 // closed case stays in that case.
 func TestCloseCase(t *testing.T) {
 	d, _ := newDesk(t, &agent{}, "")
-	if status, body := d.customer("T-4821", "m1"); status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
+	d.mustCustomer("T-4821", "m1")
 	if status, _ := d.Post("k-staff-01", `{"conversation_id":"T-4821","close_case":true}`); status != 403 {
 		t.Errorf("close_case with a key lacking context:bind: %d, want 403", status)
 	}

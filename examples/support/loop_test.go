@@ -20,10 +20,7 @@ import (
 // model's own first step is the one it chooses (the policy).
 func TestMandatoryChecksRunBeforeTheModel(t *testing.T) {
 	d, _ := newDesk(t, &agent{}, "")
-	status, body := d.customer("T-4821", "m1")
-	if status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
+	body := d.mustCustomer("T-4821", "m1")
 	reqs := d.sim.Requests()
 	if len(reqs) < 3 || reqs[0].Path != "/payments/status" || reqs[1].Path != "/subscriptions/status" || reqs[2].Path != "/policy/search" {
 		t.Fatalf("the payments system saw %+v: want the payment, then the subscription, then the model's policy search", reqs)
@@ -90,10 +87,7 @@ func TestTheArticlesLimits(t *testing.T) {
 			var n int
 			a.loop = func(*llmtest.ChatRequest) llmtest.HTTPReply { n++; return c.loop(n) }
 			d, _ := newDesk(t, a, "")
-			status, body := d.customer("T-4821", "m1")
-			if status != 200 {
-				t.Fatalf("message: %d %v", status, body)
-			}
+			body := d.mustCustomer("T-4821", "m1")
 			_, rec := d.Do("GET", "/v1/turns/"+body["turn_id"].(string), "k-helpdesk-01", "")
 			review, _ := rec["review"].(map[string]any)
 			loop, _ := rec["loop"].(map[string]any)
@@ -132,10 +126,7 @@ func TestStaleStatusIsReadAgainBeforeTheAnswer(t *testing.T) {
 		sub := evaltest.ToolResults(r.Messages)["get_subscription_status"]
 		return llmtest.HTTPReply{Content: "Статус подписки сейчас: " + match(subscriptionRE, sub) + "."}
 	}
-	status, body := d.customer("T-4821", "m1")
-	if status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
+	body := d.mustCustomer("T-4821", "m1")
 	if say := body["say"].(string); say != "Статус подписки сейчас: active." {
 		t.Errorf("the customer is told %q, want the status as it is now", say)
 	}
@@ -148,7 +139,7 @@ func TestStaleStatusIsReadAgainBeforeTheAnswer(t *testing.T) {
 	slow.Store(0)
 	d.sim.ActivateSubscription("T-5000")
 	before := len(paths(d.sim.Requests(), "POST", "/subscriptions/status"))
-	status, body = d.Post("k-helpdesk-01", `{"conversation_id":"T-5000","message_id":"m1","text":"Доступа нет","context":{"ticket_id":"T-5000"}}`)
+	status, body := d.Post("k-helpdesk-01", `{"conversation_id":"T-5000","message_id":"m1","text":"Доступа нет","context":{"ticket_id":"T-5000"}}`)
 	if status != 200 || body["say"] != "Статус подписки сейчас: active." || asked.Load() != 1 ||
 		len(paths(d.sim.Requests(), "POST", "/subscriptions/status")) != before+1 {
 		t.Errorf("a fresh read: %d %v, %d model calls", status, body["say"], asked.Load())

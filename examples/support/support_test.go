@@ -215,6 +215,41 @@ func (d *desk) proposed() []any {
 	return list
 }
 
+// oneProposed returns the one action waiting for staff, failing the test
+// unless exactly one is.
+func (d *desk) oneProposed() map[string]any {
+	d.T.Helper()
+	list := d.proposed()
+	if len(list) != 1 {
+		d.T.Fatalf("proposed actions: %v", list)
+	}
+	return list[0].(map[string]any)
+}
+
+// mustCustomer sends the customer's message, failing the test unless it
+// is answered with 200; it returns the answer.
+func (d *desk) mustCustomer(conversation, messageID string) map[string]any {
+	d.T.Helper()
+	status, body := d.customer(conversation, messageID)
+	if status != 200 {
+		d.T.Fatalf("message: %d %v", status, body)
+	}
+	return body
+}
+
+// proposedIn returns the id of the action proposed in conversation (the
+// last listed, should there be more), or "" when none is.
+func (d *desk) proposedIn(conversation string) string {
+	d.T.Helper()
+	id := ""
+	for _, x := range d.proposed() {
+		if v := x.(map[string]any); v["conversation_id"] == conversation {
+			id = v["id"].(string)
+		}
+	}
+	return id
+}
+
 func (d *desk) decide(id, decision string) (int, map[string]any) {
 	d.T.Helper()
 	return d.Do("POST", "/v1/approvals/"+id, "k-staff-01", `{"decision":"`+decision+`"}`)
@@ -231,10 +266,7 @@ func paths(reqs []sim.Request, method, path string) (out []string) {
 
 func TestT4821(t *testing.T) {
 	d, _ := newDesk(t, &agent{}, "")
-	status, body := d.customer("T-4821", "m1")
-	if status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
+	body := d.mustCustomer("T-4821", "m1")
 	draft := body["say"].(string)
 	for _, want := range []string{"pay_4821", "990 RUB", "подтверждён", "never activated", "одобрит сотрудник", "\n" + receiptProposed} {
 		if !strings.Contains(draft, want) {
@@ -253,11 +285,7 @@ func TestT4821(t *testing.T) {
 	}
 
 	// Staff see the action as the server rendered it; the helpdesk does not.
-	list := d.proposed()
-	if len(list) != 1 {
-		t.Fatalf("proposed actions: %v", list)
-	}
-	act := list[0].(map[string]any)
+	act := d.oneProposed()
 	raw, _ := json.Marshal(act["fields"])
 	for _, want := range []string{`{"name":"amount","value":"990"}`, `{"name":"payment_id","value":"pay_4821"}`, `{"name":"ticket_id","value":"T-4821"}`} {
 		if !strings.Contains(string(raw), want) {
@@ -271,7 +299,7 @@ func TestT4821(t *testing.T) {
 		t.Errorf("the requester's own approval: %d, want 404", status)
 	}
 
-	status, body = d.decide(act["id"].(string), "approve")
+	status, body := d.decide(act["id"].(string), "approve")
 	if status != 200 {
 		t.Fatalf("approve: %d %v", status, body)
 	}
@@ -303,9 +331,7 @@ func TestT4821(t *testing.T) {
 func TestRefundTimeoutAfterCommit(t *testing.T) {
 	d, _ := newDesk(t, &agent{}, "300ms", sim.FaultRefundTimeoutAfterCommit)
 	d.sim.Delay = time.Second
-	if status, body := d.customer("T-4821", "m1"); status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
+	d.mustCustomer("T-4821", "m1")
 	act := d.proposed()[0].(map[string]any)
 	status, body := d.decide(act["id"].(string), "approve")
 	if status != 200 {
@@ -330,10 +356,7 @@ func TestRefundTimeoutAfterCommit(t *testing.T) {
 // other ticket's refund is refused outright.
 func TestInjectedPolicyNeverRefundsWithoutApproval(t *testing.T) {
 	d, _ := newDesk(t, &agent{obeyInjection: true}, "")
-	status, body := d.customer("T-4821", "m1")
-	if status != 200 {
-		t.Fatalf("message: %d %v", status, body)
-	}
+	body := d.mustCustomer("T-4821", "m1")
 	if n := len(paths(d.sim.Requests(), "POST", "/refunds")); n != 0 {
 		t.Fatalf("%d refunds ran without approval", n)
 	}
@@ -396,12 +419,7 @@ func TestRandomFaultSchedules(t *testing.T) {
 				t.Fatalf("run %d: redelivery: %d %v", run, status, body)
 			}
 		}
-		var id string
-		for _, x := range d.proposed() {
-			if v := x.(map[string]any); v["conversation_id"] == conv {
-				id = v["id"].(string)
-			}
-		}
+		id := d.proposedIn(conv)
 		if id == "" {
 			t.Fatalf("run %d: no action proposed", run)
 		}

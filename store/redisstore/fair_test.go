@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
 // fastQueue is a queue timing with a short staleness bound, for tests that
@@ -113,7 +114,7 @@ func TestLockFIFOAcrossStores(t *testing.T) {
 	pb := openTest(t, Options{Prefix: pa.opts.Prefix})
 	procs := []*Store{pa, pb}
 	const name, waiters = "fifo", 10
-	holder := lockOrFatal(t, pb, name)
+	holder := storetest.MustLock(t, pb, name)
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
@@ -150,7 +151,7 @@ func TestDeadWaiterSkipped(t *testing.T) {
 	s.queue = fastQueue
 	const name = "dead"
 	k := s.lockKeys(name)
-	holder := lockOrFatal(t, s, name)
+	holder := storetest.MustLock(t, s, name)
 	if res := attempt(t, s, name, "dead-token"); res[0] != 0 || res[2] != 0 {
 		t.Fatalf("attempt behind a holder = %v, want queued at the head", res)
 	}
@@ -193,7 +194,7 @@ func TestStaleWaiterPruning(t *testing.T) {
 	s := openTest(t, Options{})
 	const name = "stale"
 	k := s.lockKeys(name)
-	holder := lockOrFatal(t, s, name)
+	holder := storetest.MustLock(t, s, name)
 	attempt(t, s, name, "x")
 	if res := attempt(t, s, name, "y"); res[2] != 1 {
 		t.Fatalf("second waiter's place = %d, want 1", res[2])
@@ -216,7 +217,7 @@ func TestStaleWaiterPruning(t *testing.T) {
 	}
 
 	// 100 dead waiters ahead of a free lock.
-	holder = lockOrFatal(t, s, name)
+	holder = storetest.MustLock(t, s, name)
 	for i := range 100 {
 		attempt(t, s, name, fmt.Sprintf("dead-%03d", i))
 	}
@@ -249,7 +250,7 @@ func TestGiveUpLeavesQueue(t *testing.T) {
 	closing := openTest(t, Options{Prefix: s.opts.Prefix})
 	patient := openTest(t, Options{Prefix: s.opts.Prefix})
 	const name = "give-up"
-	holder := lockOrFatal(t, patient, name)
+	holder := storetest.MustLock(t, patient, name)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	canceled := goLock(ctx, s, name)
@@ -299,7 +300,7 @@ func TestUncontendedLock(t *testing.T) {
 	s.rdb.AddHook(&rt)
 	for i := range 3 {
 		before := rt.n.Load()
-		l := lockOrFatal(t, s, "free")
+		l := storetest.MustLock(t, s, "free")
 		if n := rt.n.Load() - before; n != 1 {
 			t.Errorf("uncontended Lock %d took %d round trips, want 1", i, n)
 		}
@@ -321,7 +322,7 @@ func TestReleaseWakesHead(t *testing.T) {
 	pb := openTest(t, Options{Prefix: pa.opts.Prefix})
 	pa.queue, pb.queue = slow, slow
 	const name = "wake"
-	holder := lockOrFatal(t, pa, name)
+	holder := storetest.MustLock(t, pa, name)
 	first := goLock(t.Context(), pb, name)
 	waitQueued(t, pa, name, 1)
 	second := goLock(t.Context(), pa, name)
@@ -426,7 +427,7 @@ func TestWakeSubscriberIdles(t *testing.T) {
 	const name = "idle"
 	channel := s.lockKeys(name).channel
 	for round := range 2 {
-		holder := lockOrFatal(t, s, name)
+		holder := storetest.MustLock(t, s, name)
 		w := goLock(t.Context(), s, name)
 		waitQueued(t, s, name, 1)
 		waitSubscribers(t, s, channel, 1)

@@ -12,22 +12,12 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
 // shortTTL is the lock TTL of tests that let leases expire: real time,
 // since Redis expires them on its own clock.
 const shortTTL = 300 * time.Millisecond
-
-func lockOrFatal(t *testing.T, l store.Locker, key string) store.Lease {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	lease, err := l.Lock(ctx, key)
-	if err != nil {
-		t.Fatalf("Lock(%s): %v", key, err)
-	}
-	return lease
-}
 
 func waitLost(t *testing.T, what string, l store.Lease, within time.Duration) {
 	t.Helper()
@@ -43,9 +33,9 @@ func waitLost(t *testing.T, what string, l store.Lease, within time.Duration) {
 // holds the lock afterwards.
 func staleRelease(t *testing.T, s *Store) error {
 	key := fmt.Sprintf("owner-%d", time.Now().UnixNano())
-	a := lockOrFatal(t, s, key)
+	a := storetest.MustLock(t, s, key)
 	stall(a)
-	b := lockOrFatal(t, s, key) // granted once a's TTL ran out
+	b := storetest.MustLock(t, s, key) // granted once a's TTL ran out
 	defer b.Release()
 	a.Release()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*shortTTL)
@@ -84,7 +74,7 @@ func TestReleaseOwnerOnly(t *testing.T) {
 func TestRenewalKeepsLongTurn(t *testing.T) {
 	s := openTest(t, Options{LockTTL: shortTTL, LockWait: 4 * shortTTL})
 	ck := chat.ConversationKey{Tenant: "t", Chat: "long", User: "u"}
-	a := lockOrFatal(t, s, ck.String())
+	a := storetest.MustLock(t, s, ck.String())
 	defer a.Release()
 
 	start := time.Now()
@@ -132,13 +122,13 @@ func TestStalledHolderFenced(t *testing.T) {
 		}
 	}
 
-	a := lockOrFatal(t, pa, ck.String())
+	a := storetest.MustLock(t, pa, ck.String())
 	defer a.Release()
 	if a.Fence() != 33 {
 		t.Fatalf("A's fence = %d, want 33", a.Fence())
 	}
 	stall(a) // A's process pauses
-	b := lockOrFatal(t, pb, ck.String())
+	b := storetest.MustLock(t, pb, ck.String())
 	defer b.Release()
 	if b.Fence() != 34 {
 		t.Fatalf("B's fence = %d, want 34", b.Fence())
@@ -185,7 +175,7 @@ func TestFenceSurvivesLostCounter(t *testing.T) {
 	fenceKey := s.tag(ck.String()) + ":fence"
 	var old int64
 	for range 3 {
-		l := lockOrFatal(t, s, ck.String())
+		l := storetest.MustLock(t, s, ck.String())
 		if l.Fence() <= old {
 			t.Fatalf("fence %d after %d", l.Fence(), old)
 		}
@@ -195,7 +185,7 @@ func TestFenceSurvivesLostCounter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := lockOrFatal(t, s, ck.String())
+	l := storetest.MustLock(t, s, ck.String())
 	defer l.Release()
 	if l.Fence() <= old {
 		t.Fatalf("fence after the counter was lost = %d, want > %d", l.Fence(), old)
@@ -214,7 +204,7 @@ func TestFenceSurvivesLostCounter(t *testing.T) {
 // waits leaves no lock behind, so the key is free at once after release.
 func TestLockCanceledAttemptLeavesNothing(t *testing.T) {
 	s := openTest(t, Options{})
-	a := lockOrFatal(t, s, "k")
+	a := storetest.MustLock(t, s, "k")
 	for range 5 {
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		if l, err := s.Lock(ctx, "k"); err == nil {
@@ -246,7 +236,7 @@ func TestGrantSnapshotFollowsTheHoldersWrites(t *testing.T) {
 	if err := s.Commit(ctx, store.Commit{Key: key, Conversation: conv("before"), PutPending: &p}); err != nil {
 		t.Fatal(err)
 	}
-	lease := lockOrFatal(t, s, key.String())
+	lease := storetest.MustLock(t, s, key.String())
 	defer lease.Release()
 	var rt roundTrips
 	s.rdb.AddHook(&rt)

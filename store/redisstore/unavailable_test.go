@@ -16,6 +16,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/chat"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/store/storetest"
 )
 
 // freePort returns a loopback TCP port nobody listens on.
@@ -185,7 +186,7 @@ func TestServerDown(t *testing.T) {
 func TestClosed(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := t.Context()
-	l := lockOrFatal(t, s, "k")
+	l := storetest.MustLock(t, s, "k")
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,11 +13,7 @@ import (
 // none: a caller that passes no limit still sees what waits for it.
 func TestListActionsWithoutALimit(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(filepath.Join(t.TempDir(), "a.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	for i := range 60 {
 		a := store.Action{ID: fmt.Sprintf("a%02d", i), Tenant: "t", Key: chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"},

@@ -215,6 +215,12 @@ func (s *Store) runBatch(mine *queued) {
 	s.group.giveBack(batch)
 }
 
+// commitTx applies one queued write in a transaction of its own. Called
+// inside Raw.
+func (s *Store) commitTx(b *queued, now time.Time) error {
+	return s.commitBatch([]*queued{b}, now)
+}
+
 // commitBatch applies every commit of batch in one transaction; on any
 // error it rolls all of them back. Called inside Raw.
 func (s *Store) commitBatch(batch []*queued, now time.Time) (err error) {
@@ -224,6 +230,8 @@ func (s *Store) commitBatch(batch []*queued, now time.Time) (err error) {
 	}
 	defer func() {
 		if err != nil {
+			// A failed statement may already have ended the transaction;
+			// then ROLLBACK fails harmlessly.
 			_, _ = q.exec(q.rollback)
 		}
 	}()

@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,10 +18,7 @@ func TestPendingKeptThroughItsGrace(t *testing.T) {
 		ctx := t.Context()
 		start := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 		clock := storetest.NewClock(start)
-		s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{Now: clock.Now, PendingGrace: time.Hour, CacheBytes: cacheBytes})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := openTest(t, Options{Now: clock.Now, PendingGrace: time.Hour, CacheBytes: cacheBytes})
 		key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
 		lease, err := s.Lock(ctx, key.String())
 		if err != nil {
@@ -42,6 +38,5 @@ func TestPendingKeptThroughItsGrace(t *testing.T) {
 		if _, err := s.GetPending(ctx, key); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("cache %d: past its grace: %v, want ErrNotFound", cacheBytes, err)
 		}
-		s.Close()
 	}
 }

@@ -430,27 +430,6 @@ type written struct {
 	pendExpires int64
 }
 
-// commitTx applies one queued write in a transaction of its own. Called
-// inside Raw.
-func (s *Store) commitTx(b *queued, now time.Time) (err error) {
-	q := &s.cq
-	if _, err := q.exec(q.begin); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			// A failed statement may already have ended the transaction;
-			// then ROLLBACK fails harmlessly.
-			_, _ = q.exec(q.rollback)
-		}
-	}()
-	if err = s.applyQueued(b, now); err != nil {
-		return err
-	}
-	_, err = q.exec(q.commit)
-	return err
-}
-
 // applyQueued writes one queued write inside the current transaction.
 // Called inside Raw.
 func (s *Store) applyQueued(b *queued, now time.Time) (err error) {

@@ -20,11 +20,7 @@ import (
 // not left inside the failed transaction, so the next writes commit.
 func TestFailedExecutionTransactionLeavesNothing(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(filepath.Join(t.TempDir(), "x.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	if _, err := s.DB().ExecContext(ctx, `CREATE TRIGGER refuse_claim BEFORE INSERT ON inbox
 		WHEN NEW.message_id = 'refused' BEGIN SELECT RAISE(ABORT, 'claim refused'); END`); err != nil {
 		t.Fatal(err)
@@ -63,11 +59,7 @@ func TestFailedExecutionTransactionLeavesNothing(t *testing.T) {
 // empty, then as holding the action) sees the change.
 func TestPendingOnlyCommitsReachTheCache(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	// A first commit, elsewhere, runs the cleanup that empties the cache
 	// (once a minute): the entry cached below stays.
 	if err := s.Commit(ctx, store.Commit{Key: chat.ConversationKey{Tenant: "t", Chat: "other"}, DropPending: true}); err != nil {
@@ -101,11 +93,7 @@ func TestPendingOnlyCommitsReachTheCache(t *testing.T) {
 // connection: a chat's first turn reads it while another holds the
 // connection (a commit in progress), instead of waiting for it.
 func TestNewConversationReadWithoutTheConnection(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "n.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	s.sem <- struct{}{} // the connection, held as a commit holds it
 	defer s.releaseConn()
 	// A bound for the failure only: the read must not wait at all.
@@ -160,11 +148,7 @@ func TestExpiredRowsDeletedOnceAMinute(t *testing.T) {
 	ctx := t.Context()
 	start := time.Date(2026, 7, 8, 9, 10, 11, 0, time.UTC)
 	clock := storetest.NewClock(start)
-	s, err := Open(filepath.Join(t.TempDir(), "e.db"), Options{Now: clock.Now, ConversationTTL: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{Now: clock.Now, ConversationTTL: 10 * time.Second})
 	rows := func() int {
 		t.Helper()
 		var n int
@@ -198,11 +182,7 @@ func TestExpiredRowsDeletedOnceAMinute(t *testing.T) {
 // one refused for a stale fence names the fence.
 func TestCommitFailuresSayWhy(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{BusyTimeout: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{BusyTimeout: time.Millisecond})
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
 	conv := store.Conversation{UpdatedAt: time.Now()}
 	tx, err := s.DB().BeginTx(ctx, nil) // immediate: it takes the write lock now
@@ -238,11 +218,7 @@ func TestCommitFailuresSayWhy(t *testing.T) {
 // the turn: all three are written, none cut short by the one before.
 func TestCommitWritesEveryPart(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(filepath.Join(t.TempDir(), "w.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	key := chat.ConversationKey{Tenant: "t", Chat: "c", User: "u"}
 	now := time.Now()
 	p := store.PendingAction{ID: "p1", Tool: "create_task", Args: []byte(`{}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}

@@ -29,6 +29,14 @@ func actions(t *testing.T, e env) store.Actions {
 	return a
 }
 
+// mustPutAction puts a, failing the test if it is refused.
+func mustPutAction(t *testing.T, as store.Actions, a store.Action) {
+	t.Helper()
+	if err := as.PutAction(context.Background(), a); err != nil {
+		t.Fatalf("PutAction %s: %v", a.ID, err)
+	}
+}
+
 func newAction(tenant, id string, e env) store.Action {
 	now := e.clock.Now()
 	return store.Action{
@@ -46,9 +54,7 @@ func testActionRoundTrip(t *testing.T, e env) {
 	as := actions(t, e)
 	ctx := context.Background()
 	a := newAction("acme", "act-1", e)
-	if err := as.PutAction(ctx, a); err != nil {
-		t.Fatal(err)
-	}
+	mustPutAction(t, as, a)
 	got, err := as.GetAction(ctx, "acme", "act-1")
 	if err != nil {
 		t.Fatal(err)
@@ -72,9 +78,7 @@ func testActionList(t *testing.T, e env) {
 		if i%2 == 1 {
 			a.Status = store.ActionRejected
 		}
-		if err := as.PutAction(ctx, a); err != nil {
-			t.Fatal(err)
-		}
+		mustPutAction(t, as, a)
 		e.clock.Advance(1e9)
 	}
 	ids := func(list []store.Action) []string {
@@ -100,9 +104,7 @@ func testActionDecideOnce(t *testing.T, e env) {
 	as := actions(t, e)
 	ctx := context.Background()
 	a := newAction("acme", "act-1", e)
-	if err := as.PutAction(ctx, a); err != nil {
-		t.Fatal(err)
-	}
+	mustPutAction(t, as, a)
 	const n = 8
 	var wg sync.WaitGroup
 	results := make([]error, n)
@@ -150,9 +152,7 @@ func testActionDecideOnce(t *testing.T, e env) {
 func testActionTenants(t *testing.T, e env) {
 	as := actions(t, e)
 	ctx := context.Background()
-	if err := as.PutAction(ctx, newAction("acme", "act-1", e)); err != nil {
-		t.Fatal(err)
-	}
+	mustPutAction(t, as, newAction("acme", "act-1", e))
 	if _, err := as.GetAction(ctx, "globex", "act-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another tenant's action: err = %v, want ErrNotFound", err)
 	}

@@ -38,7 +38,7 @@ func testJournalInCommit(t *testing.T, e env) {
 	}
 	ctx, now := t.Context(), e.clock.Now()
 	ck := testKey("t1", "c1")
-	lease := mustLock(t, e.l, ck.String())
+	lease := MustLock(t, e.l, ck.String())
 	conv := conversation(now, 2)
 	rec := turnRecord("t1", "turn-c1", now)
 	if e.j == nil {
@@ -68,7 +68,7 @@ func testJournalInCommit(t *testing.T, e env) {
 
 	stale := turnRecord("t1", "turn-stale", now)
 	lease.Release()
-	newer := mustLock(t, e.l, ck.String())
+	newer := MustLock(t, e.l, ck.String())
 	defer newer.Release()
 	err = e.s.Commit(ctx, store.Commit{Key: ck, Fence: lease.Fence(), Conversation: &conv, Turn: &stale})
 	if err == nil {

@@ -51,7 +51,9 @@ func goLock(ctx context.Context, l store.Locker, key string) <-chan lockResult {
 	return ch
 }
 
-func mustLock(t *testing.T, l store.Locker, key string) store.Lease {
+// MustLock takes the lock of key on l, failing the test when it is not
+// granted within 5 s.
+func MustLock(t *testing.T, l store.Locker, key string) store.Lease {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
@@ -101,7 +103,7 @@ func isClosed(ch <-chan struct{}) bool {
 
 func testLockExclusion(t *testing.T, e env) {
 	key := testKey("t1", "c1").String()
-	a := mustLock(t, e.l, key)
+	a := MustLock(t, e.l, key)
 	waiting := goLock(t.Context(), e.l, key)
 	wantBlocked(t, "second Lock", waiting)
 	a.Release()
@@ -120,7 +122,7 @@ func testFenceIncreases(t *testing.T, e env) {
 	last := map[string]int64{}
 	for i := range 30 {
 		key := keys[i%len(keys)]
-		l := mustLock(t, e.l, key)
+		l := MustLock(t, e.l, key)
 		if f, seen := last[key]; seen && l.Fence() <= f {
 			t.Errorf("grant %d of %s: fence %d, want > %d", i, key, l.Fence(), f)
 		}
@@ -131,7 +133,7 @@ func testFenceIncreases(t *testing.T, e env) {
 
 func testLockWaitBounded(t *testing.T, e env) {
 	key := testKey("t1", "c1").String()
-	a := mustLock(t, e.l, key)
+	a := MustLock(t, e.l, key)
 	defer a.Release()
 	start := time.Now()
 	l, err := e.l.Lock(t.Context(), key)
@@ -148,12 +150,12 @@ func testLockWaitBounded(t *testing.T, e env) {
 	}
 	// The timed-out waiter left nothing behind.
 	a.Release()
-	mustLock(t, e.l, key).Release()
+	MustLock(t, e.l, key).Release()
 }
 
 func testLockContext(t *testing.T, e env) {
 	key := testKey("t1", "c1").String()
-	a := mustLock(t, e.l, key)
+	a := MustLock(t, e.l, key)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	waiting := goLock(ctx, e.l, key)
@@ -182,15 +184,15 @@ func testLockContext(t *testing.T, e env) {
 	}
 
 	a.Release()
-	mustLock(t, e.l, key).Release()
+	MustLock(t, e.l, key).Release()
 }
 
 func testReleaseTwice(t *testing.T, e env) {
 	key := testKey("t1", "c1").String()
-	a := mustLock(t, e.l, key)
+	a := MustLock(t, e.l, key)
 	a.Release()
 	a.Release()
-	b := mustLock(t, e.l, key)
+	b := MustLock(t, e.l, key)
 	a.Release() // a stale release must not free b's lock
 	ctx, cancel := context.WithTimeout(t.Context(), calm)
 	defer cancel()
@@ -199,11 +201,11 @@ func testReleaseTwice(t *testing.T, e env) {
 		t.Fatalf("a released lease released its successor's lock")
 	}
 	b.Release()
-	mustLock(t, e.l, key).Release()
+	MustLock(t, e.l, key).Release()
 }
 
 func testLockDifferentKeys(t *testing.T, e env) {
-	a := mustLock(t, e.l, testKey("t1", "c1").String())
+	a := MustLock(t, e.l, testKey("t1", "c1").String())
 	defer a.Release()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
@@ -221,7 +223,7 @@ func testLockDifferentKeys(t *testing.T, e env) {
 func testLockTakeover(t *testing.T, e env) {
 	ck := testKey("t1", "c1")
 	key := ck.String()
-	a := mustLock(t, e.l, key)
+	a := MustLock(t, e.l, key)
 	if isClosed(a.Lost()) {
 		t.Fatalf("lease within its TTL reports Lost")
 	}
@@ -271,7 +273,7 @@ func testLockTakeover(t *testing.T, e env) {
 // A backend whose leases renew themselves has nothing to extend.
 func testLockExtend(t *testing.T, e env) {
 	key := testKey("t1", "c1").String()
-	a := mustLock(t, e.l, key)
+	a := MustLock(t, e.l, key)
 	defer a.Release()
 	x, ok := a.(store.Extender)
 	if !ok {
@@ -321,9 +323,9 @@ func testCommitFenced(t *testing.T, e env) {
 	ctx, ck, now := t.Context(), testKey("t1", "c1"), e.clock.Now()
 	key := ck.String()
 	mustClaim(t, e.s, ck, "m1", "turn-1", now)
-	a := mustLock(t, e.l, key)
+	a := MustLock(t, e.l, key)
 	a.Release()
-	b := mustLock(t, e.l, key)
+	b := MustLock(t, e.l, key)
 	defer b.Release()
 
 	conv, p := conversation(now, 2), pending(ck, "p1", now)
@@ -427,7 +429,7 @@ func waitQueued(t *testing.T, e env, key string, n int) {
 func testLockFIFO(t *testing.T, e env) {
 	key := testKey("t1", "c1").String()
 	const waiters = 8
-	holder := mustLock(t, e.l, key)
+	holder := MustLock(t, e.l, key)
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex

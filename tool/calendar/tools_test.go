@@ -2,7 +2,6 @@ package calendar
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -70,11 +69,7 @@ func run(t *testing.T, c *Calendar, name string, caller tool.Caller, key, args s
 
 func runAt(t *testing.T, c *Calendar, name string, caller tool.Caller, key, args string, now time.Time) tool.Result {
 	t.Helper()
-	res, err := toolNamed(t, c, name).Call(context.Background(), tool.Call{Caller: caller, Args: json.RawMessage(args), IdempotencyKey: key, Now: now})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return res
+	return tooltest.MustCall(t, toolNamed(t, c, name), caller, key, args, now)
 }
 
 type createdData struct {

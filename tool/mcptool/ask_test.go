@@ -103,11 +103,7 @@ func TestEverythingSamplingAndElicitation(t *testing.T) {
 		return append([]mcptool.SampleRequest(nil), sampled...)
 	}
 	s := connectReal(t, cfg)
-	var listed []string
-	for _, ti := range s.Catalog() {
-		listed = append(listed, ti.Name)
-	}
-	slices.Sort(listed)
+	listed := catalogNames(s)
 	// The exact list for sampling and elicitation (form and URL) declared:
 	// the conditional tools join; the -async ones also need tasks, which
 	// we do not declare.

@@ -196,11 +196,7 @@ func freePort(t *testing.T) int {
 // exercise runs the checks shared by both transports.
 func exercise(t *testing.T, s *mcptool.Server, countGoroutines bool) {
 	t.Helper()
-	var listed []string
-	for _, ti := range s.Catalog() {
-		listed = append(listed, ti.Name)
-	}
-	slices.Sort(listed)
+	listed := catalogNames(s)
 	if !slices.Equal(listed, everythingTools) {
 		t.Errorf("tools/list = %v\nwant %v", listed, everythingTools)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -198,6 +199,16 @@ func toolsByName(s *mcptool.Server) map[string]tool.Tool {
 		out[tl.Spec().Name] = tl
 	}
 	return out
+}
+
+// catalogNames returns the names of the server's catalog, sorted.
+func catalogNames(s *mcptool.Server) []string {
+	var names []string
+	for _, ti := range s.Catalog() {
+		names = append(names, ti.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 func call(t *testing.T, tl tool.Tool, args string) tool.Result {
