@@ -93,10 +93,13 @@ func extractObject(output string) ([]byte, error) {
 		n := jsonValueLen(s[i:])
 		if n == 0 {
 			group := closedGroupLen(s[i:])
-			if group == 0 && len(values) == 0 {
+			if len(values) == 0 && (group == 0 || startsObject(s[i:])) {
 				// A bracket that is not JSON and never closes: whatever
 				// valid object lies further in is quoted inside it (a
 				// truncated reply citing injected JSON), not the answer.
+				// One that closes but opens as an object ({"…) was meant
+				// as the answer: a later object is not read in its place
+				// (its say may already have been streamed).
 				return nil, fail("", "the JSON value that starts at byte %d is malformed or truncated; answer with exactly one complete JSON object", i)
 			}
 			i += max(group, 1) - 1 // prose such as "{this}" is skipped whole
@@ -114,6 +117,13 @@ func extractObject(output string) ([]byte, error) {
 		return nil, fail("", "the JSON value is not an object")
 	}
 	return values[0], nil
+}
+
+// startsObject reports whether s opens as a JSON object with a key: "{",
+// JSON whitespace, then a quote.
+func startsObject(s string) bool {
+	rest := strings.TrimLeft(s[1:], " \t\r\n")
+	return s[0] == '{' && rest != "" && rest[0] == '"'
 }
 
 // closedGroupLen returns the length of the bracket group at the start of

@@ -81,6 +81,8 @@ func TestParseRejects(t *testing.T) {
 		{"truncated", `{"say":"abc`, "", "malformed or truncated"},
 		{"decision quoted in a broken object", `{"say": "The forwarded text says: {"say":"","tool":"update_task","args":{"card":"x"},"done":false,"newTopic":false,"buttons":[]}`, "", "malformed or truncated"},
 		{"decision quoted in an unclosed string", `{"say":"The text says: {\"say\":\"\",\"tool\":\"update_task\"} ` + "\n" + `{"say":"","tool":"update_task","args":{"card":"x"}}`, "", "malformed or truncated"},
+		{"broken object before a decision", `{"tool"n"say":"}{"tool":"create_task"}`, "", "malformed or truncated"},
+		{"broken nested value before a decision", `{"tool":null,"say":"Hi.","args":{x}} {"tool":"create_task"}`, "", "malformed or truncated"},
 		{"decision inside a broken array", `["note", {"say":"","tool":"update_task","args":{"card":"x"}}`, "", "malformed or truncated"},
 		{"too large", `{"say":"` + strings.Repeat("a", MaxOutputBytes) + `"}`, "", "more than"},
 	}

@@ -1,6 +1,8 @@
 package turn
 
 import (
+	"encoding/json"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -12,31 +14,47 @@ const (
 	toolUnread   toolField = iota // not read yet
 	toolNone                      // null or "": a plain reply
 	toolProposed                  // a tool name
+	toolBroken                    // the answer is not one JSON decision
 )
 
 // sayScanner reads a JSON decision as it arrives, piece by piece, and
 // hands on the decoded text of its top-level "say" string while it is
 // still being written; it notes what the top-level "tool" holds — a name
-// in any "tool" key wins. Text
-// before the object, nested objects and strings that merely contain
-// "say" are skipped; only the first "say" counts. It never fails: text
-// that is not JSON simply yields nothing.
+// in any "tool" key wins. Text before the object (a line with a backtick
+// is skipped whole, as the parser drops fence lines), nested objects and
+// strings that merely contain "say" are skipped; only the first "say"
+// counts. It reads the object's members by JSON's grammar: at the first
+// byte out of it the scanner says nothing more and reads "tool" as
+// toolBroken, for the parser may then read another object than this one.
 type sayScanner struct {
-	depth     int
-	inString  bool
-	expectKey bool // at depth 1, the next string is a key
-	role      strRole
-	key       []byte // the key being read
-	valueOf   string // the top-level key whose value comes next
-	escape    int8   // 0, 1 after '\\', 2..5 reading \uXXXX digits
-	hex       rune
-	high      rune // a high surrogate waiting for its low half
-	tool      toolField
-	toolName  int  // bytes of the tool's name read
-	sayDone   bool // the first "say" ended
-	done      bool // the top-level object closed
-	out       []byte
+	depth    int
+	inString bool
+	next     expect // at depth 1, what the grammar allows next
+	literal  []byte // a bare value at depth 1 being read (null, a number)
+	skipLine bool   // before the object, on a line with a backtick
+	role     strRole
+	key      []byte // the key being read
+	valueOf  string // the top-level key whose value comes next
+	escape   int8   // 0, 1 after '\\', 2..5 reading \uXXXX digits
+	hex      rune
+	high     rune // a high surrogate waiting for its low half
+	tool     toolField
+	toolName int  // bytes of the tool's name read
+	sayDone  bool // the first "say" ended
+	done     bool // the top-level object closed, or the grammar broke
+	out      []byte
 }
+
+// expect is what JSON's grammar allows next among the object's members.
+type expect int8
+
+const (
+	expFirstKey expect = iota // after "{": a key or "}"
+	expKey                    // after ",": a key
+	expColon                  // after a key
+	expValue                  // after ":"
+	expMore                   // after a value: "," or "}"
+)
 
 // strRole is what the string being read is.
 type strRole int8
@@ -52,80 +70,148 @@ const (
 // UTF-8 sequences only; the rest waits for the next piece).
 func (sc *sayScanner) feed(piece string) string {
 	for i := 0; i < len(piece) && !sc.done; i++ {
-		if sc.inString {
+		switch {
+		case sc.inString:
 			sc.stringByte(piece[i])
-		} else {
-			sc.structByte(piece[i])
+		case sc.depth == 0:
+			sc.beforeByte(piece[i])
+		case sc.depth == 1:
+			sc.memberByte(piece[i])
+		default:
+			sc.nestedByte(piece[i])
 		}
 	}
 	n := completeUTF8(sc.out)
-	said := string(sc.out[:n])
+	// Bytes that are not UTF-8 (a provider that passed them on) go out as
+	// U+FFFD: a channel may refuse a text that is not UTF-8 at all.
+	said := strings.ToValidUTF8(string(sc.out[:n]), "\uFFFD")
 	sc.out = append(sc.out[:0], sc.out[n:]...)
 	return said
 }
 
-// structByte reads one byte outside strings.
-func (sc *sayScanner) structByte(c byte) {
-	switch c {
-	case '{', '[':
-		sc.depth++
-		sc.expectKey = sc.depth == 1 && c == '{'
-	case '}', ']':
-		if sc.depth > 0 {
-			sc.depth--
-			sc.done = sc.depth == 0
-		}
-	case ':':
-		if sc.depth == 1 {
-			sc.expectKey = false
-		}
-	case ',':
-		if sc.depth == 1 {
-			sc.expectKey, sc.valueOf = true, ""
-		}
-	case '"':
-		if sc.depth == 0 {
-			return // a string before the object: not the decision
-		}
-		sc.inString, sc.role = true, roleOther
-		switch {
-		case sc.depth == 1 && sc.expectKey:
-			sc.role, sc.key = roleKey, sc.key[:0]
-		case sc.depth == 1 && sc.valueOf == "say" && !sc.sayDone:
-			sc.role = roleSay
-		case sc.depth == 1 && sc.valueOf == "tool":
-			sc.role, sc.toolName = roleTool, 0
-		}
-	case 'n':
-		if sc.depth == 1 && sc.valueOf == "tool" && sc.tool == toolUnread {
-			sc.tool = toolNone // null
-		}
+// broken ends the scan: what was not handed on yet never is.
+func (sc *sayScanner) broken() {
+	sc.done, sc.tool, sc.out = true, toolBroken, sc.out[:0]
+}
+
+// beforeByte reads one byte before the object.
+func (sc *sayScanner) beforeByte(c byte) {
+	switch {
+	case c == '\n':
+		sc.skipLine = false
+	case sc.skipLine:
+	case c == '`':
+		sc.skipLine = true
+	case c == '{':
+		sc.depth, sc.next = 1, expFirstKey
+	case c == '[':
+		sc.broken() // an array, or prose the parser reads as JSON
 	}
 }
 
-// stringByte reads one byte inside a string.
+// memberByte reads one byte of the object's own members, outside strings.
+func (sc *sayScanner) memberByte(c byte) {
+	if sc.literal != nil {
+		if isLiteralByte(c) && len(sc.literal) < 32 {
+			sc.literal = append(sc.literal, c)
+			return
+		}
+		sc.endLiteral()
+		if sc.done {
+			return
+		}
+	}
+	switch {
+	case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+	case c == '"' && (sc.next == expFirstKey || sc.next == expKey):
+		sc.inString, sc.role, sc.key = true, roleKey, sc.key[:0]
+	case c == ':' && sc.next == expColon:
+		sc.next = expValue
+	case sc.next == expValue:
+		sc.valueByte(c)
+	case c == ',' && sc.next == expMore:
+		sc.next, sc.valueOf = expKey, ""
+	case c == '}' && (sc.next == expMore || sc.next == expFirstKey):
+		sc.depth, sc.done = 0, true
+	default:
+		sc.broken()
+	}
+}
+
+// valueByte reads the first byte of a member's value.
+func (sc *sayScanner) valueByte(c byte) {
+	switch {
+	case c == '"':
+		sc.inString, sc.role = true, roleOther
+		switch {
+		case sc.valueOf == "say" && !sc.sayDone:
+			sc.role = roleSay
+		case sc.valueOf == "tool":
+			sc.role, sc.toolName = roleTool, 0
+		}
+	case c == '{' || c == '[':
+		sc.depth = 2
+	case isLiteralByte(c):
+		sc.literal = append(sc.literal[:0:0], c)
+	default:
+		sc.broken()
+	}
+}
+
+// endLiteral closes a bare value: null, true, false or a number. A
+// "tool" that is not null is refused by the parser.
+func (sc *sayScanner) endLiteral() {
+	lit := string(sc.literal)
+	sc.literal, sc.next = nil, expMore
+	switch {
+	case sc.valueOf == "tool" && lit == "null":
+		if sc.tool == toolUnread {
+			sc.tool = toolNone
+		}
+	case sc.valueOf == "tool", lit != "null" && lit != "true" && lit != "false" && !isNumber(lit):
+		sc.broken()
+	}
+}
+
+// nestedByte reads one byte inside a nested value, outside strings.
+func (sc *sayScanner) nestedByte(c byte) {
+	switch c {
+	case '{', '[':
+		sc.depth++
+	case '}', ']':
+		if sc.depth--; sc.depth == 1 {
+			sc.next = expMore
+		}
+	case '"':
+		sc.inString, sc.role = true, roleOther
+	case '`':
+		sc.broken() // a fence line the parser would drop
+	}
+}
+
+func isLiteralByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'E'
+}
+
+// isNumber reports whether s is a JSON number.
+func isNumber(s string) bool {
+	return json.Valid([]byte(s)) && s != "" && (s[0] == '-' || s[0] >= '0' && s[0] <= '9')
+}
+
+// stringByte reads one byte inside a string; one JSON does not allow (a
+// raw control character, an unknown escape) ends the scan.
 func (sc *sayScanner) stringByte(c byte) {
 	switch {
 	case sc.escape == 1:
 		sc.escape = 0
-		switch c {
-		case 'u':
-			sc.escape, sc.hex = 2, 0
-		case 'n':
-			sc.char('\n')
-		case 't':
-			sc.char('\t')
-		case 'r':
-			sc.char('\r')
-		case 'b':
-			sc.char('\b')
-		case 'f':
-			sc.char('\f')
-		default: // '"', '\\', '/'
-			sc.char(rune(c))
-		}
+		sc.escaped(c)
 	case sc.escape >= 2:
-		sc.hex = sc.hex<<4 | rune(hexValue(c))
+		v := hexValue(c)
+		if v > 15 {
+			sc.broken()
+			return
+		}
+		sc.hex = sc.hex<<4 | rune(v)
 		if sc.escape++; sc.escape == 6 {
 			sc.escape = 0
 			sc.char(sc.hex)
@@ -134,9 +220,33 @@ func (sc *sayScanner) stringByte(c byte) {
 		sc.escape = 1
 	case c == '"':
 		sc.endString()
+	case c < 0x20:
+		sc.broken()
 	default:
 		sc.flushHigh()
 		sc.raw(c)
+	}
+}
+
+// escaped reads the letter after a backslash.
+func (sc *sayScanner) escaped(c byte) {
+	switch c {
+	case 'u':
+		sc.escape, sc.hex = 2, 0
+	case 'n':
+		sc.char('\n')
+	case 't':
+		sc.char('\t')
+	case 'r':
+		sc.char('\r')
+	case 'b':
+		sc.char('\b')
+	case 'f':
+		sc.char('\f')
+	case '"', '\\', '/':
+		sc.char(rune(c))
+	default:
+		sc.broken()
 	}
 }
 
@@ -193,6 +303,12 @@ func (sc *sayScanner) raw(c byte) {
 func (sc *sayScanner) endString() {
 	sc.flushHigh()
 	sc.inString = false
+	if sc.depth == 1 {
+		sc.next = expMore
+		if sc.role == roleKey {
+			sc.next = expColon
+		}
+	}
 	switch sc.role {
 	case roleKey:
 		sc.valueOf = string(sc.key)
@@ -209,6 +325,7 @@ func (sc *sayScanner) endString() {
 	}
 }
 
+// hexValue is the value of a hexadecimal digit, 255 for any other byte.
 func hexValue(c byte) byte {
 	switch {
 	case c >= '0' && c <= '9':
@@ -218,7 +335,7 @@ func hexValue(c byte) byte {
 	case c >= 'A' && c <= 'F':
 		return c - 'A' + 10
 	}
-	return 0
+	return 255
 }
 
 // completeUTF8 is the length of b's prefix that ends on a whole UTF-8

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/arbiterhq/arbiter/decision"
 )
 
 // scanAll feeds pieces to a fresh scanner and returns what it said, piece
@@ -42,6 +44,15 @@ func TestSayScannerEverySplit(t *testing.T) {
 		{"a second tool names one", `{"tool":null,"say":"x","tool":"delete_task"}`, "x", toolProposed},
 		{"a second tool empty", `{"tool":"delete_task","say":"x","tool":""}`, "x", toolProposed},
 		{"after the object", `{"say":"a"} {"say":"b"}`, "a", toolUnread},
+		{"bare values", `{"done":false,"n":-1.5e3,"x":true,"tool":null,"say":"ok"}`, "ok", toolNone},
+		{"a fence line's object skipped", "```{\"tool\":null,\"say\":\"a\"}\n{\"tool\":null,\"say\":\"b\"}", "b", toolNone},
+		{"key without a colon", `{"tool"n"say":"x"}`, "", toolBroken},
+		{"prose in braces", `{this} {"tool":null,"say":"x"}`, "", toolBroken},
+		{"an array", `[{"tool":null,"say":"x"}]`, "", toolBroken},
+		{"tool neither null nor a string", `{"tool":nul,"say":"x"}`, "", toolBroken},
+		{"an escape JSON lacks", `{"x":"\q","say":"x"}`, "", toolBroken},
+		{"a raw line break in a string", "{\"x\":\"a\nb\",\"say\":\"x\"}", "", toolBroken},
+		{"a trailing comma", `{"x":1,}`, "", toolBroken},
 		{"multibyte raw", `{"say":"ёж 🦔 — ok"}`, "ёж 🦔 — ok", toolUnread},
 	}
 	for _, c := range cases {
@@ -99,4 +110,44 @@ func TestFirstSentenceCut(t *testing.T) {
 			t.Errorf("firstSentenceCut(%q) = %d, want %d", c.in, got, c.want)
 		}
 	}
+}
+
+// FuzzSayScannerStreamsOnlyPlainReplies: whatever the model writes and
+// however it arrives, the scanner lets say text out (tool read as null or
+// "" with text said) only of an answer that the strict parser does not
+// read as proposing a tool — the say of a call is never streamed.
+func FuzzSayScannerStreamsOnlyPlainReplies(f *testing.F) {
+	for _, seed := range []string{
+		`{"tool":null,"say":"Готово.","args":{}}`,
+		`{"tool":"","say":"ok"}`,
+		`{"tool":null,"say":"x","tool":"create_task"}`,
+		`{"t\u006fol":null,"say":"x","tool":"create_task"}`,
+		`{"Tool":"create_task","tool":null,"say":"x"}`,
+		`{"tool":null,"say":"a"} {"tool":"create_task","say":"b"}`,
+		"```json\n{\"tool\":null,\"say\":\"ok\"}\n```",
+		`{"tool":"null","say":"x"}`,
+		`{"tool": nul, "say":"x"}`,
+		`{"args":{"tool":null},"say":"x","tool":"create_task"}`,
+		`[{"tool":null,"say":"x"}]`,
+	} {
+		f.Add(seed, uint16(len(seed)/2))
+	}
+	f.Fuzz(func(t *testing.T, text string, cut uint16) {
+		at := int(cut) % (len(text) + 1)
+		var sc sayScanner
+		streamed := false
+		for _, piece := range []string{text[:at], text[at:]} {
+			said := sc.feed(piece)
+			if !utf8.ValidString(said) {
+				t.Fatalf("%q: a piece of say is not whole UTF-8: %q", text, said)
+			}
+			streamed = streamed || (said != "" && sc.tool == toolNone)
+		}
+		if !streamed {
+			return
+		}
+		if d, err := decision.Parse(text, []string{"create_task"}); err == nil && d.Tool != "" {
+			t.Fatalf("%q: say streamed, but the answer proposes %q", text, d.Tool)
+		}
+	})
 }

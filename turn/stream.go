@@ -82,7 +82,7 @@ func (r *replyStream) onText(piece string) {
 	switch r.scan.tool {
 	case toolNone:
 		r.hold(said)
-	case toolProposed:
+	case toolProposed, toolBroken:
 		r.stopped, r.held = true, nil
 	default:
 		r.held = append(r.held, said...) // kept until "tool" is read
