@@ -14,7 +14,10 @@ import (
 //   - a reply streams only once the answer is known to propose no tool —
 //     a JSON decision whose "tool" was read as null or "" before its say,
 //     or a text answer to a request that offered neither tools nor a
-//     schema (one that cannot propose anything). The say of a
+//     schema (one that cannot propose anything). The object is read by
+//     JSON's grammar, and at its first byte out of it nothing more
+//     streams: the parser then refuses the answer rather than read a
+//     later object in its place (saystream.go). The say of a
 //     decision that proposes a tool is never shown (the server renders
 //     what the user reads of a call), so it is never streamed;
 //   - the text is released a sentence at a time, each only after the
