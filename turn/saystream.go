@@ -20,8 +20,8 @@ const (
 // sayScanner reads a JSON decision as it arrives, piece by piece, and
 // hands on the decoded text of its top-level "say" string while it is
 // still being written; it notes what the top-level "tool" holds — a name
-// in any "tool" key wins. Text before the object (a line with a backtick
-// is skipped whole, as the parser drops fence lines), nested objects and
+// in any "tool" key wins. Text before the object (from a backtick to the
+// end of its line too, as the parser drops fence lines), nested objects and
 // strings that merely contain "say" are skipped; only the first "say"
 // counts. It reads the object's members by JSON's grammar: at the first
 // byte out of it the scanner says nothing more and reads "tool" as
