@@ -2,11 +2,13 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -379,5 +381,53 @@ func TestActionsListedAfterReopen(t *testing.T) {
 	}
 	if list, err := s.ListActions(ctx, "t2", "", 10); err != nil || len(list) != 0 {
 		t.Errorf("another tenant: %+v, %v", list, err)
+	}
+}
+
+// BenchmarkBareTransaction is the floor under the store's writes: a
+// transaction of the store's own settings (WAL, synchronous=NORMAL) that
+// inserts rows rows of a turn's size into a scratch table with one index,
+// on one connection — what any durable write of a turn costs at least.
+func BenchmarkBareTransaction(b *testing.B) {
+	for _, rows := range []int{1, 7} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			conn, err := s.DB().Conn(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.ExecContext(ctx, `CREATE TABLE scratch (id INTEGER PRIMARY KEY, k TEXT, at INTEGER, body TEXT);
+				CREATE INDEX scratch_at ON scratch (at)`); err != nil {
+				b.Fatal(err)
+			}
+			body := strings.Repeat("x", 200)
+			var cpu0 time.Duration
+			i := 0
+			for b.Loop() {
+				if i++; i == 1 {
+					cpu0 = processCPU()
+				}
+				mustExec(b, conn, `BEGIN IMMEDIATE`)
+				for r := range rows {
+					mustExec(b, conn, `INSERT INTO scratch (k, at, body) VALUES (?, ?, ?)`, strconv.Itoa(r), i, body)
+				}
+				mustExec(b, conn, `COMMIT`)
+			}
+			if cpu := processCPU() - cpu0; cpu0 > 0 && i > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(i), "cpu-µs/op")
+			}
+		})
+	}
+}
+
+func mustExec(b *testing.B, conn *sql.Conn, query string, args ...any) {
+	if _, err := conn.ExecContext(context.Background(), query, args...); err != nil {
+		b.Fatal(err)
 	}
 }
