@@ -20,7 +20,7 @@ import (
 
 // openTest opens a store with opts on a new file in t's temporary
 // directory, closed when the test ends.
-func openTest(t *testing.T, opts Options) *Store {
+func openTest(t testing.TB, opts Options) *Store {
 	t.Helper()
 	s, err := Open(filepath.Join(t.TempDir(), "s.db"), opts)
 	if err != nil {
@@ -296,11 +296,7 @@ func TestCacheEvicts(t *testing.T) {
 func BenchmarkTurnState(b *testing.B) {
 	for _, locked := range []bool{false, true} {
 		b.Run(fmt.Sprintf("lock=%v", locked), func(b *testing.B) {
-			s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s := openTest(b, Options{})
 			ctx := context.Background()
 			key := chat.ConversationKey{Tenant: "tenant-1", Chat: "chat-1", User: "user-1"}
 			now := time.Now()
@@ -322,6 +318,7 @@ func BenchmarkTurnState(b *testing.B) {
 				var fence int64
 				var lease store.Lease
 				if locked {
+					var err error
 					if lease, err = s.Lock(ctx, lockKey); err != nil {
 						b.Fatal(err)
 					}
@@ -391,11 +388,7 @@ func TestActionsListedAfterReopen(t *testing.T) {
 func BenchmarkBareTransaction(b *testing.B) {
 	for _, rows := range []int{1, 7} {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
-			s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s := openTest(b, Options{})
 			ctx := context.Background()
 			conn, err := s.DB().Conn(ctx)
 			if err != nil {
