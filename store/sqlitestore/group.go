@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -138,6 +139,12 @@ func (g *group) withdraw(q *queued) bool {
 // runs to its end.
 func (s *Store) groupCommit(ctx context.Context, mine *queued) error {
 	s.group.push(mine)
+	// Yield once before competing for the connection: the turns already
+	// runnable get to reach their own commits and join this batch, which
+	// on few cores is what makes batches at all — a batch otherwise holds
+	// only what queued while the previous one ran. Alone, it returns at
+	// once.
+	runtime.Gosched()
 	for {
 		select {
 		case <-mine.done:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -98,6 +99,36 @@ func TestGroupCommit(t *testing.T) {
 		if err != nil || len(conv.Messages) != 1 || conv.Messages[0].Text != want {
 			t.Errorf("conversation %d = %+v, %v; want %q", i, conv, err, want)
 		}
+	}
+}
+
+// Commits that become runnable together share a transaction even though
+// the connection is free: each writer yields before taking it, so the
+// others queue first. One processor makes the order of the goroutines
+// the scheduler's alone; without the yield each commit takes its own.
+func TestGroupCommitGathersRunnableWriters(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	s := openTest(t, Options{})
+	ctx := t.Context()
+	const n = 8
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			key := chat.ConversationKey{Tenant: "t", Chat: "c" + strconv.Itoa(i), User: "u"}
+			errs[i] = s.Commit(ctx, store.Commit{Key: key,
+				Conversation: &store.Conversation{Messages: []store.Message{{Role: "user", Text: "hi"}}}})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("commit %d: %v", i, err)
+		}
+	}
+	// A collection or a preemption may split the batch once.
+	if st := s.GroupStats(); st.Writes != n || st.Transactions > 2 {
+		t.Errorf("stats = %+v, want %d writes in at most 2 transactions", st, n)
 	}
 }
 
