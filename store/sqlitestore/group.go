@@ -16,8 +16,9 @@ import (
 // WAL frames — one per page changed — and concurrent turns change the same
 // pages (the newest leaves of the journal's tables and indexes), so a batch
 // of n turns writes far fewer than n times a turn's frames. Nobody waits to
-// fill a batch: it is whatever queued while the previous one ran, so a lone
-// turn commits at once. Each Commit returns only after the transaction
+// fill a batch: it is whatever queued while the previous one ran, and what
+// the turns already runnable queued while its writer yielded once, so a
+// lone turn commits at once. Each Commit returns only after the transaction
 // holding its changes is durable, as before; a batch in which any commit
 // fails is rolled back and its commits retried one transaction each, so one
 // turn's failure (a stale fence) never takes another's with it.
