@@ -27,8 +27,6 @@ type commitStmts struct {
 	pendingDelete driver.Stmt
 	inboxDone     driver.Stmt
 	turnInsert    driver.Stmt
-	llmInsert     driver.Stmt
-	toolInsert    driver.Stmt
 	execInsert    driver.Stmt
 	execFinish    driver.Stmt
 	inboxClaim    driver.Stmt
@@ -50,8 +48,6 @@ func (c *commitStmts) defs() []driverStmtDef {
 		{&c.pendingDelete, sqlPendingDelete},
 		{&c.inboxDone, sqlInboxDone},
 		{&c.turnInsert, sqlTurnInsert},
-		{&c.llmInsert, sqlLLMInsert},
-		{&c.toolInsert, sqlToolInsert},
 		{&c.execInsert, sqlExecInsert},
 		{&c.execFinish, sqlExecFinish},
 		{&c.inboxClaim, sqlInboxClaim},

@@ -28,28 +28,25 @@ func (s *Store) AppendTurn(ctx context.Context, rec store.TurnRecord) error {
 	return nil
 }
 
-// insertTurn writes a turn's rows inside the current transaction.
+// insertTurn writes a turn's row, with its calls, inside the current
+// transaction.
 func (s *Store) insertTurn(rec *store.TurnRecord) error {
-	q := &s.cq
-	// Boxed once for the three statements: an allocation per use saved.
-	id, tenant := any(rec.TurnID), any(rec.Tenant)
-	if _, err := q.exec(q.turnInsert, id, tenant, rec.Chat, rec.UserID, rec.Route,
-		rec.Status, unixNano(rec.StartedAt), rec.DurationMS, nullJSON(rec.Trace)); err != nil {
-		return err
+	// Both arrays in one buffer, reused: the statement copies them.
+	s.rows = appendRows(s.rows[:0], rec.LLMCalls, appendLLMRow)
+	n := len(s.rows)
+	s.rows = appendRows(s.rows, rec.ToolCalls, appendToolRow)
+	llm, tools := callRows(s.rows[:n], len(rec.LLMCalls)), callRows(s.rows[n:], len(rec.ToolCalls))
+	_, err := s.cq.exec(s.cq.turnInsert, rec.TurnID, rec.Tenant, rec.Chat, rec.UserID, rec.Route,
+		rec.Status, unixNano(rec.StartedAt), rec.DurationMS, nullJSON(rec.Trace), llm, tools)
+	return err
+}
+
+// callRows is the column value of n calls encoded as rows: NULL for none.
+func callRows(rows []byte, n int) any {
+	if n == 0 {
+		return nil
 	}
-	if len(rec.LLMCalls) > 0 {
-		s.rows = appendRows(s.rows[:0], rec.LLMCalls, appendLLMRow)
-		if _, err := q.exec(q.llmInsert, id, tenant, s.rows); err != nil {
-			return fmt.Errorf("llm calls: %w", err)
-		}
-	}
-	if len(rec.ToolCalls) > 0 {
-		s.rows = appendRows(s.rows[:0], rec.ToolCalls, appendToolRow)
-		if _, err := q.exec(q.toolInsert, id, tenant, s.rows); err != nil {
-			return fmt.Errorf("tool calls: %w", err)
-		}
-	}
-	return nil
+	return rows
 }
 
 // GetTurn returns the turn of tenant with id turnID, or ErrNotFound (also
@@ -128,8 +125,8 @@ func (s *Store) toolCalls(turnID string) ([]store.ToolCall, error) {
 //
 // The turns are read along turns_by_tenant, or turns_by_conversation when
 // Chat and UserID are both set, backwards, so the read stops after the
-// page; a Provider filter looks up each candidate's calls by the primary
-// key of llm_calls. The calls of the page then take one query per table.
+// page; a Provider filter reads each candidate's calls from its row. The
+// calls of the page then take one query per kind.
 // Reads go through the pool. Safe for concurrent use; a closed store yields
 // an error wrapping store.ErrUnavailable.
 func (s *Store) ListTurns(ctx context.Context, tenant string, f store.TurnFilter) ([]store.TurnRecord, error) {

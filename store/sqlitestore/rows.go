@@ -8,12 +8,11 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// A turn's model and tool calls are inserted with one statement per table,
-// their rows passed as one JSON array of arrays that the statement reads
-// with jsonb_each (see llmInsert, toolInsert): binding every column of every
-// row on its own costs an allocation per value (database/sql boxes each
-// one), about forty a turn. jsonb_each hands each row over in SQLite's
-// binary JSON, so taking its columns apart does not parse text again.
+// A turn's model and tool calls are kept in its row, one JSON array of
+// rows per kind, each row an array of the columns of the views llm_calls
+// and tool_calls read it with (see foldCalls in schema.go). Encoded here,
+// they cost the commit no statement and no table of their own, and the
+// views take them apart only when they are read.
 
 // appendRows encodes rows as a JSON array, each row an array that
 // appendRow writes the inside of.
@@ -30,7 +29,7 @@ func appendRows[T any](b []byte, rows []T, appendRow func([]byte, *T) []byte) []
 	return append(b, ']')
 }
 
-// appendLLMRow writes a model call in the column order of llmInsert.
+// appendLLMRow writes a model call in the column order of the llm_calls view.
 func appendLLMRow(b []byte, c *store.LLMCall) []byte {
 	for _, s := range [...]string{c.Provider, c.Model, c.Operation, c.Strategy, c.Attempt} {
 		b = jsonstr.Append(b, s)
@@ -51,7 +50,7 @@ func appendLLMRow(b []byte, c *store.LLMCall) []byte {
 	return strconv.AppendInt(b, unixNano(c.At), 10)
 }
 
-// appendToolRow writes a tool call in the column order of toolInsert.
+// appendToolRow writes a tool call in the column order of the tool_calls view.
 func appendToolRow(b []byte, c *store.ToolCall) []byte {
 	for _, s := range [...]string{c.Tool, c.IdempotencyKey, c.Status, c.Error} {
 		b = jsonstr.Append(b, s)

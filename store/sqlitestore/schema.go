@@ -223,7 +223,55 @@ var migrations = [][]string{{
 	// this index instead of scanning them all every minute (a quarter of
 	// a second per hundred thousand rows, holding the connection).
 	`CREATE INDEX conversations_expiry ON conversations (expires_at)`,
-}}
+}, foldCalls}
+
+// foldCalls moves a turn's model and tool calls into its row: each a JSON
+// array of rows, each row an array in the column order of the views below
+// (see rows.go). Two tables and their keys were written on every turn, two
+// statements more and a fifth of the commit's pages, for rows that are
+// only ever read with their turn. The tables become views of the same
+// names and columns, so every query of them reads as before, and an insert
+// into them appends to its turn's array (the audit columns, added later
+// to tool_calls, default to the empty string there, as in the table).
+var foldCalls = []string{
+	`ALTER TABLE turns ADD COLUMN llm_rows TEXT`,
+	`ALTER TABLE turns ADD COLUMN tool_rows TEXT`,
+	`UPDATE turns SET llm_rows = (SELECT json_group_array(json_array(provider, model, operation, strategy,
+			attempt, input_tokens, cached_tokens, output_tokens, cost_usd, duration_ms, status, error, note, at)
+			ORDER BY seq) FROM llm_calls c WHERE c.turn_id = turns.turn_id)
+		WHERE turn_id IN (SELECT turn_id FROM llm_calls)`,
+	`UPDATE turns SET tool_rows = (SELECT json_group_array(json_array(tool, idempotency_key, status, error,
+			duration_ms, at, server, remote_tool, args_hash, risk, scope, confirmation_id)
+			ORDER BY seq) FROM tool_calls c WHERE c.turn_id = turns.turn_id)
+		WHERE turn_id IN (SELECT turn_id FROM tool_calls)`,
+	`DROP TABLE llm_calls`,
+	`DROP TABLE tool_calls`,
+	`CREATE VIEW llm_calls AS SELECT t.turn_id AS turn_id, r.key AS seq, t.tenant AS tenant,
+		r.value->>0 AS provider, r.value->>1 AS model, r.value->>2 AS operation, r.value->>3 AS strategy,
+		r.value->>4 AS attempt, r.value->>5 AS input_tokens, r.value->>6 AS cached_tokens,
+		r.value->>7 AS output_tokens, r.value->>8 AS cost_usd, r.value->>9 AS duration_ms,
+		r.value->>10 AS status, r.value->>11 AS error, r.value->>12 AS note, r.value->>13 AS at
+		FROM turns t, json_each(t.llm_rows) r`,
+	`CREATE VIEW tool_calls AS SELECT t.turn_id AS turn_id, r.key AS seq, t.tenant AS tenant,
+		r.value->>0 AS tool, r.value->>1 AS idempotency_key, r.value->>2 AS status, r.value->>3 AS error,
+		r.value->>4 AS duration_ms, r.value->>5 AS at, r.value->>6 AS server, r.value->>7 AS remote_tool,
+		r.value->>8 AS args_hash, r.value->>9 AS risk, r.value->>10 AS scope,
+		r.value->>11 AS confirmation_id
+		FROM turns t, json_each(t.tool_rows) r`,
+	`CREATE TRIGGER llm_calls_insert INSTEAD OF INSERT ON llm_calls BEGIN
+		UPDATE turns SET llm_rows = json_insert(coalesce(llm_rows, '[]'), '$[#]', json_array(NEW.provider,
+			NEW.model, NEW.operation, NEW.strategy, NEW.attempt, NEW.input_tokens, NEW.cached_tokens,
+			NEW.output_tokens, NEW.cost_usd, NEW.duration_ms, NEW.status, NEW.error, NEW.note, NEW.at))
+		WHERE turn_id = NEW.turn_id;
+	END`,
+	`CREATE TRIGGER tool_calls_insert INSTEAD OF INSERT ON tool_calls BEGIN
+		UPDATE turns SET tool_rows = json_insert(coalesce(tool_rows, '[]'), '$[#]', json_array(NEW.tool,
+			NEW.idempotency_key, NEW.status, NEW.error, NEW.duration_ms, NEW.at, coalesce(NEW.server, ''),
+			coalesce(NEW.remote_tool, ''), coalesce(NEW.args_hash, ''), coalesce(NEW.risk, ''),
+			coalesce(NEW.scope, ''), coalesce(NEW.confirmation_id, '')))
+		WHERE turn_id = NEW.turn_id;
+	END`,
+}
 
 // migrate brings the schema up to date in one transaction. It is a no-op on
 // a current schema and refuses a schema newer than this code knows.

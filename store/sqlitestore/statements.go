@@ -67,19 +67,8 @@ const (
 				turn_id = excluded.turn_id, done = 1, at = excluded.at,
 				expires_at = excluded.expires_at, reply = excluded.reply`
 	sqlTurnInsert = `INSERT INTO turns (turn_id, tenant, chat, user_id, route, status, started_at,
-				duration_ms, trace)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT))`
-	sqlLLMInsert = `INSERT INTO llm_calls (turn_id, seq, tenant, provider, model, operation, strategy,
-				attempt, input_tokens, cached_tokens, output_tokens, cost_usd, duration_ms, status, error, note, at)
-			SELECT ?, r.key, ?, r.value->>0, r.value->>1, r.value->>2, r.value->>3, r.value->>4,
-				r.value->>5, r.value->>6, r.value->>7, r.value->>8, r.value->>9, r.value->>10,
-				r.value->>11, r.value->>12, r.value->>13
-			FROM jsonb_each(CAST(? AS TEXT)) AS r`
-	sqlToolInsert = `INSERT INTO tool_calls (turn_id, seq, tenant, tool, idempotency_key, status, error,
-				duration_ms, at, server, remote_tool, args_hash, risk, scope, confirmation_id)
-			SELECT ?, r.key, ?, r.value->>0, r.value->>1, r.value->>2, r.value->>3, r.value->>4,
-				r.value->>5, r.value->>6, r.value->>7, r.value->>8, r.value->>9, r.value->>10, r.value->>11
-			FROM jsonb_each(CAST(? AS TEXT)) AS r`
+				duration_ms, trace, llm_rows, tool_rows)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT))`
 
 	sqlExecInsert = `INSERT INTO executions (tenant, idempotency_key, tool, args_hash, turn_id, state,
 				result, started_at, finished_at, args, chat, user_id, message_id)
