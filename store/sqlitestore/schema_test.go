@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -14,33 +15,11 @@ import (
 // left it: the audit columns are added, the old rows read with them empty,
 // and new rows keep them.
 func TestMigrateKeepsOldToolCalls(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := []string{`CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID`}
-	for _, m := range migrations[:2] {
-		old = append(old, m...)
-	}
-	old = append(old,
-		`INSERT INTO schema_versions VALUES ('store', 2)`,
+	s := openAtVersion(t, 2,
 		`INSERT INTO turns (turn_id, tenant, chat, user_id, route, status, started_at, duration_ms, trace)
 			VALUES ('turn-1', 't1', 'c', 'u', 'model', 'ok', 1, 5, '{}')`,
 		`INSERT INTO tool_calls (turn_id, seq, tenant, tool, idempotency_key, status, error, duration_ms, at)
 			VALUES ('turn-1', 0, 't1', 'create_card', 'k-1', 'ok', '', 3, 2)`)
-	for _, stmt := range old {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
-
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	ctx := t.Context()
 	got, err := s.GetTurn(ctx, "t1", "turn-1")
 	if err != nil {
@@ -66,34 +45,12 @@ func TestMigrateKeepsOldToolCalls(t *testing.T) {
 // order of their seq whatever the order of their insertion, the provider
 // filter, and a turn without calls has none.
 func TestMigrateFoldsCallsIntoTurns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := []string{`CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID`}
-	for _, m := range migrations[:8] {
-		old = append(old, m...)
-	}
-	old = append(old,
-		`INSERT INTO schema_versions VALUES ('store', 8)`,
+	s := openAtVersion(t, 8,
 		`INSERT INTO turns (turn_id, tenant, chat, user_id, route, status, started_at, duration_ms, trace)
 			VALUES ('turn-1', 't1', 'c', 'u', 'model', 'ok', 10, 5, '{}'), ('turn-2', 't1', 'c', 'u', 'command', 'ok', 20, 1, '{}')`,
 		`INSERT INTO llm_calls VALUES ('turn-1', 1, 't1', 'backup', 'm2', 'decide', 'fallback', 'first', 7, 1, 2, 0.25, 9, 'ok', '', 'n', 12)`,
 		`INSERT INTO llm_calls VALUES ('turn-1', 0, 't1', 'primary', 'm1', 'decide', 'balanced', 'first', 1099511627776, 0, 3, 0.5, 8, 'timeout', 'deadline', '', 11)`,
 		`INSERT INTO tool_calls VALUES ('turn-1', 0, 't1', 'mcp:x/echo', 'k-1', 'ok', '', 3, 13, 'x', 'echo', 'h', 'write:full', 'write:full', 'p-1')`)
-	for _, stmt := range old {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
-
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	ctx := t.Context()
 	got, err := s.GetTurn(ctx, "t1", "turn-1")
 	if err != nil {
@@ -120,6 +77,34 @@ func TestMigrateFoldsCallsIntoTurns(t *testing.T) {
 	if list, err := s.ListTurns(ctx, "t1", store.TurnFilter{Provider: "m1"}); err != nil || len(list) != 0 {
 		t.Fatalf("turns calling a provider named like a model = %+v, %v", list, err)
 	}
+}
+
+// openAtVersion opens a file as the given schema version left it, holding
+// rows (statements run after its migrations), so that Open upgrades it.
+func openAtVersion(t *testing.T, version int, rows ...string) *Store {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := []string{`CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID`}
+	for _, m := range migrations[:version] {
+		old = append(old, m...)
+	}
+	old = append(old, fmt.Sprintf(`INSERT INTO schema_versions VALUES ('store', %d)`, version))
+	for _, stmt := range append(old, rows...) {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // The journal's tables carry the indexes their queries read and no others:
