@@ -228,11 +228,12 @@ var migrations = [][]string{{
 // foldCalls moves a turn's model and tool calls into its row: each a JSON
 // array of rows, each row an array in the column order of the views below
 // (see rows.go). Two tables and their keys were written on every turn, two
-// statements more and a fifth of the commit's pages, for rows that are
+// statements more and four of a commit's fourteen pages, for rows that are
 // only ever read with their turn. The tables become views of the same
-// names and columns, so every query of them reads as before, and an insert
-// into them appends to its turn's array (the audit columns, added later
-// to tool_calls, default to the empty string there, as in the table).
+// names and columns, so every query of them reads as before (by the turn's
+// key), and an insert into them appends to its turn's array: seq is the
+// row's position there, whatever the insert gave (the audit columns, added
+// later to tool_calls, default to the empty string, as in the table).
 var foldCalls = []string{
 	`ALTER TABLE turns ADD COLUMN llm_rows TEXT`,
 	`ALTER TABLE turns ADD COLUMN tool_rows TEXT`,
