@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -129,36 +128,5 @@ func TestJournalIndexes(t *testing.T) {
 	want := []string{"turns_by_conversation", "turns_by_start", "turns_by_tenant"}
 	if !slices.Equal(got, want) {
 		t.Errorf("journal indexes = %v, want %v", got, want)
-	}
-}
-
-// The calls' views read a turn's calls through the turn's key, so a read
-// of one turn, of a page of turns or of the turns calling a provider never
-// scans the journal.
-func TestCallViewsReadByTurnKey(t *testing.T) {
-	s := openTest(t, Options{})
-	llmByTurn := `SELECT provider FROM llm_calls WHERE turn_id = ?1 ORDER BY seq`
-	toolsOfPage := `SELECT turn_id, tool FROM tool_calls WHERE turn_id IN (?1, ?2) ORDER BY turn_id, seq`
-	byProvider, _ := listQuery("t1", store.TurnFilter{Provider: "p"})
-	for _, q := range []string{llmByTurn, toolsOfPage, byProvider} {
-		rows, err := s.DB().Query(`EXPLAIN QUERY PLAN `+q, "a", "b", "c")
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		for _, step := range plan {
-			if strings.HasPrefix(step, "SCAN t ") || step == "SCAN t" || strings.HasPrefix(step, "SCAN turns") {
-				t.Errorf("%s\nscans the turns: %v", q, plan)
-			}
-		}
 	}
 }
