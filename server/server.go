@@ -636,7 +636,14 @@ func Identity(t config.Tenant, u config.User, scopes []string) chat.Identity {
 	return id
 }
 
+// newLogger is the configured handler writing to out; with out io.Discard
+// (no LogOut) it is slog's discarding handler, so that no line is
+// formatted only to be thrown away: a program embedding the engine pays
+// nothing for the log it did not ask for.
 func newLogger(c config.Log, out io.Writer) *slog.Logger {
+	if out == io.Discard {
+		return slog.New(slog.DiscardHandler)
+	}
 	level := slog.LevelInfo
 	switch c.Level {
 	case "debug":
