@@ -100,9 +100,9 @@ var (
 // answer tells whether text is a yes (routeAffirm), a no (routeDeny), or
 // neither (routeText), and whether it thanks.
 func answer(text string) (kind routeKind, thanks bool) {
-	words := replyWords(text)
+	words, ok := replyWordsWithin(text, replyVocabulary)
 	switch {
-	case len(words) == 0:
+	case !ok, len(words) == 0:
 	case covers(words, yesTable):
 		return routeAffirm, holds(words, thanksTable)
 	case covers(words, noTable):
@@ -153,16 +153,39 @@ func covers(words []string, t replyTable) bool {
 // other punctuation a separator, each symbol (an emoji, "+") a word of its
 // own, and a word mixing Latin and Cyrillic lookalikes in one script.
 func replyWords(s string) []string {
+	words, _ := replyWordsWithin(s, nil)
+	return words
+}
+
+// replyWordsWithin is replyWords stopping at the first word outside vocab
+// (when vocab is not nil), with ok false: a message is rarely an answer,
+// and its first word mostly says so.
+func replyWordsWithin(s string, vocab map[string]bool) ([]string, bool) {
+	words, ok := splitReplyWords(s, vocab)
+	if !ok {
+		return nil, false
+	}
+	return joinSigns(words), true
+}
+
+// splitReplyWords is replyWordsWithin before joinSigns.
+func splitReplyWords(s string, vocab map[string]bool) (words []string, ok bool) {
 	s = strings.ToLower(norm.NFKC.String(s))
-	var words []string
 	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			words = append(words, foldScript(cur.String()))
-			cur.Reset()
+	add := func(w string) bool {
+		words = append(words, w)
+		return vocab == nil || vocab[w]
+	}
+	flush := func() bool {
+		if cur.Len() == 0 {
+			return true
 		}
+		w := foldScript(cur.String())
+		cur.Reset()
+		return add(w)
 	}
 	for _, r := range s {
+		in := true
 		switch {
 		case r == 'ё':
 			cur.WriteRune('е')
@@ -173,18 +196,40 @@ func replyWords(s string) []string {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			cur.WriteRune(r)
 		case unicode.IsSymbol(r) || r == '-' || r == '−':
-			flush()
 			if r == '−' {
 				r = '-'
 			}
-			words = append(words, string(r))
+			in = flush() && add(string(r))
 		default: // spaces and punctuation
-			flush()
+			in = flush()
+		}
+		if !in {
+			return nil, false
 		}
 	}
-	flush()
-	return joinSigns(words)
+	if !flush() {
+		return nil, false
+	}
+	return words, true
 }
+
+// replyVocabulary is every word the tables' phrases are made of, as
+// replyWordsWithin splits them before joinSigns joins "+" and "1": a
+// reply holding any other word is made of no phrases.
+var replyVocabulary = func() map[string]bool {
+	vocab := map[string]bool{}
+	for _, lists := range []map[string][]string{affirmativeWords, negativeWords, politeWords, thanksWords} {
+		for _, list := range lists {
+			for _, phrase := range list {
+				words, _ := splitReplyWords(phrase, nil)
+				for _, w := range words {
+					vocab[w] = true
+				}
+			}
+		}
+	}
+	return vocab
+}()
 
 // joinSigns keeps "+1", "-1", "++" as one word.
 func joinSigns(words []string) []string {
