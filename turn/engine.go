@@ -382,6 +382,37 @@ type progress struct {
 	// confirmed are the calls a confirmation ran in this turn: a task
 	// that goes on after them counts them.
 	confirmed confirmedCalls
+	// finishes are the execution records being finished while the turn
+	// goes on (see awaitFinishes).
+	finishes finishes
+}
+
+// finishes are the waits for execution records' finishes under way. A
+// mode's calls may run in parallel, hence the lock.
+type finishes struct {
+	mu    sync.Mutex
+	waits []func()
+}
+
+func (f *finishes) add(wait func()) {
+	f.mu.Lock()
+	f.waits = append(f.waits, wait)
+	f.mu.Unlock()
+}
+
+// awaitFinishes waits for the records the turn's writes are finishing:
+// before the commit, so that the commit is queued behind them and the
+// reply goes out only once they are durable, and before the turn's
+// context ends on any other way out.
+func (s *state) awaitFinishes() {
+	f := &s.finishes
+	f.mu.Lock()
+	waits := f.waits
+	f.waits = nil
+	f.mu.Unlock()
+	for _, wait := range waits {
+		wait()
+	}
 }
 
 // outputs are what the turn commits: the reply, memory and the waiting
@@ -432,6 +463,7 @@ func (e *Engine) handleTurn(ctx context.Context, in chat.Inbound, resume string)
 	s.detached = context.WithoutCancel(ctx)
 	ctx, cancel := context.WithTimeout(s.detached, e.cfg.TurnTimeout)
 	defer cancel()
+	defer s.awaitFinishes() // before cancel: the finishes run under ctx
 	if err := e.checkCase(ctx, s); err != nil {
 		e.cfg.Logger.Warn("message refused", "turn", s.id, "err", err)
 		return chat.Outbound{}, err

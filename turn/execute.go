@@ -52,9 +52,11 @@ func (e *Engine) execute(ctx context.Context, s *state, tg target, args []byte, 
 	}
 	ran := gate.Once(ctx, e.cfg.State, gate.Write{Record: executionRecord(s, spec, args, idemKey), Idempotent: spec.Idempotent, Now: e.cfg.Now}, call)
 	tr.Status, tr.Result, tr.Reused = ran.Status, &ran.Result, ran.Reused
-	if ran.FinishErr != nil {
-		e.cfg.Logger.Error("execution record", "turn", s.id, "tool", spec.Name, "err", ran.FinishErr)
-	}
+	s.finishes.add(func() {
+		if err := ran.Finished(); err != nil {
+			e.cfg.Logger.Error("execution record", "turn", s.id, "tool", spec.Name, "err", err)
+		}
+	})
 	if ran.Attempted {
 		e.auditCall(s, tg, idemKey, args, tr, ran.Result, start)
 	}

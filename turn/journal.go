@@ -196,6 +196,7 @@ func (t *Trace) addSource(c ContextSourceTrace) {
 // When the state backend is also the journal, the turn record goes into the
 // same transaction; otherwise it is appended right after.
 func (e *Engine) commit(ctx context.Context, s *state) error {
+	s.awaitFinishes()
 	select {
 	case <-s.lease.Lost():
 		return fmt.Errorf("commit turn %s of %s: %w", s.id, s.key, store.ErrFenced)

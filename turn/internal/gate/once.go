@@ -42,10 +42,23 @@ type Ran struct {
 	// Attempted: this is an attempt the journal lists — the tool was
 	// called, or an earlier attempt was closed as unknown.
 	Attempted bool
-	// FinishErr is why the record could not be finished or closed as
-	// unknown, for the log: the result stands, the record stays open for
-	// the next attempt.
-	FinishErr error
+
+	finishing <-chan error // the record's finish under way; nil when none
+}
+
+// Finished waits for the record's finish or its closing as unknown, which
+// Once writes while its caller goes on with the result (a turn's next
+// model call need not wait for a write it does not read), and returns why
+// it failed, for the log: the result stands, the record stays open for the
+// next attempt. Nil at once when there was nothing to write; call it once
+// per Ran. A turn calls
+// it before its commit, so that the commit is queued behind the finish and
+// its reply is sent only once the record is durable, as it was before.
+func (r Ran) Finished() error {
+	if r.finishing == nil {
+		return nil
+	}
+	return <-r.finishing
 }
 
 // Once runs call at most once per idempotency key, whoever asks — a
@@ -73,22 +86,30 @@ func Once(ctx context.Context, ex Executions, w Write, call func() tool.Result) 
 			res := tool.Result{Status: tool.StatusError, Error: StatusOutcomeUnknown, ObservedAt: w.Record.StartedAt}
 			ran := Ran{Result: res, Status: StatusOutcomeUnknown, Attempted: true}
 			if existing.State != store.ExecDone {
-				if err := finish(ctx, ex, w, res); err != nil {
-					ran.FinishErr = fmt.Errorf("close execution record as unknown: %w", err)
-				}
+				ran.finishing = finish(ctx, ex, w, res, "close execution record as unknown")
 			}
 			return ran
 		}
 	}
 	res := call()
-	ran := Ran{Result: res, Status: string(res.Status), Attempted: true}
-	if err := finish(ctx, ex, w, res); err != nil {
-		ran.FinishErr = fmt.Errorf("finish execution record: %w", err)
-	}
-	return ran
+	return Ran{Result: res, Status: string(res.Status), Attempted: true,
+		finishing: finish(ctx, ex, w, res, "finish execution record")}
 }
 
-func finish(ctx context.Context, ex Executions, w Write, res tool.Result) error {
+// finish writes the record's result in a goroutine of its own, at once
+// (the store makes it durable as soon as it would have synchronously), and
+// sends the outcome on the channel it returns.
+func finish(ctx context.Context, ex Executions, w Write, res tool.Result, what string) <-chan error {
 	encoded, _ := json.Marshal(res)
-	return ex.FinishExecution(ctx, w.Record.Tenant, w.Record.IdempotencyKey, encoded, w.Now())
+	at := w.Now()
+	done := make(chan error, 1)
+	go func() {
+		err := ex.FinishExecution(ctx, w.Record.Tenant, w.Record.IdempotencyKey, encoded, at)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", what, err)
+		}
+		done <- err
+		close(done)
+	}()
+	return done
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,8 +77,11 @@ func TestOnce(t *testing.T) {
 	for _, c := range cases {
 		calls := 0
 		rec := store.ExecutionRecord{Tenant: "t", IdempotencyKey: "k1", Tool: "refund", State: store.ExecStarted, StartedAt: turnAt}
-		got := Once(context.Background(), &c.store, Write{Record: rec, Idempotent: c.idempotent, Now: func() time.Time { return finishAt }},
-			func() tool.Result { calls++; return ok })
+		got, err := settled(Once(context.Background(), &c.store, Write{Record: rec, Idempotent: c.idempotent, Now: func() time.Time { return finishAt }},
+			func() tool.Result { calls++; return ok }))
+		if err != nil {
+			t.Errorf("%s: finished with %v", c.name, err)
+		}
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: Once = %+v, want %+v", c.name, got, c.want)
 		}
@@ -98,15 +102,54 @@ func TestOnce(t *testing.T) {
 func TestOnceFinishFails(t *testing.T) {
 	st := &records{finishErr: errors.New("disk full")}
 	ok := tool.Result{Status: tool.StatusOK}
-	got := Once(context.Background(), st, Write{Record: store.ExecutionRecord{Tenant: "t", IdempotencyKey: "k"}, Now: time.Now},
-		func() tool.Result { return ok })
-	if got.FinishErr == nil || got.FinishErr.Error() != "finish execution record: disk full" || got.Status != "ok" || !got.Attempted {
-		t.Errorf("Once = %+v, want the result with the finish error", got)
+	got, err := settled(Once(context.Background(), st, Write{Record: store.ExecutionRecord{Tenant: "t", IdempotencyKey: "k"}, Now: time.Now},
+		func() tool.Result { return ok }))
+	if err == nil || err.Error() != "finish execution record: disk full" || got.Status != "ok" || !got.Attempted {
+		t.Errorf("Once = %+v, %v; want the result with the finish error", got, err)
 	}
 	st = &records{existing: &store.ExecutionRecord{State: store.ExecStarted}, finishErr: errors.New("disk full")}
-	got = Once(context.Background(), st, Write{Record: store.ExecutionRecord{Tenant: "t", IdempotencyKey: "k"}, Now: time.Now},
-		func() tool.Result { t.Error("the tool was called again"); return ok })
-	if got.FinishErr == nil || got.FinishErr.Error() != "close execution record as unknown: disk full" || got.Status != StatusOutcomeUnknown {
-		t.Errorf("closing as unknown: Once = %+v, want unknown with the finish error", got)
+	got, err = settled(Once(context.Background(), st, Write{Record: store.ExecutionRecord{Tenant: "t", IdempotencyKey: "k"}, Now: time.Now},
+		func() tool.Result { t.Error("the tool was called again"); return ok }))
+	if err == nil || err.Error() != "close execution record as unknown: disk full" || got.Status != StatusOutcomeUnknown {
+		t.Errorf("closing as unknown: Once = %+v, %v; want unknown with the finish error", got, err)
 	}
+}
+
+// Once returns while the record is being finished: the caller's next step
+// (a turn's model call) runs alongside the finish, and Finished waits
+// for it.
+func TestOnceReturnsBeforeTheFinish(t *testing.T) {
+	st := &slowFinish{release: make(chan struct{})}
+	ran := Once(context.Background(), st, Write{Record: store.ExecutionRecord{Tenant: "t", IdempotencyKey: "k"}, Now: time.Now},
+		func() tool.Result { return tool.Result{Status: tool.StatusOK} })
+	if ran.Status != "ok" || st.done.Load() {
+		t.Fatalf("Once = %+v with the finish done %v: want the result before the finish", ran, st.done.Load())
+	}
+	close(st.release)
+	if err := ran.Finished(); err != nil || !st.done.Load() {
+		t.Fatalf("Finished = %v with the finish done %v: want it waited for", err, st.done.Load())
+	}
+	if err := (Ran{}).Finished(); err != nil {
+		t.Fatalf("nothing to finish: Finished = %v", err)
+	}
+}
+
+// slowFinish finishes a record once released.
+type slowFinish struct {
+	records
+	release chan struct{}
+	done    atomic.Bool
+}
+
+func (s *slowFinish) FinishExecution(ctx context.Context, tenant, key string, result json.RawMessage, at time.Time) error {
+	<-s.release
+	s.done.Store(true)
+	return nil
+}
+
+// settled is ran once its record's finish ended, and the finish's error.
+func settled(ran Ran) (Ran, error) {
+	err := ran.Finished()
+	ran.finishing = nil
+	return ran, err
 }
