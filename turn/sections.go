@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/arbiterhq/arbiter/internal/jsonstr"
 )
@@ -44,23 +46,37 @@ var recordKeys = sync.OnceValue(func() map[string]bool {
 func (t *Trace) MarshalJSON() ([]byte, error) { return t.encode() }
 
 // encode is MarshalJSON without encoding/json's second pass over the
-// result, for the journal's own write.
+// result, for the journal's own write. The record is written into one
+// buffer of the last record's size, the sections after the engine's keys,
+// instead of a copy of the keys regrown for the sections.
 func (t *Trace) encode() ([]byte, error) {
-	raw, err := json.Marshal((*traceFields)(t))
-	if err != nil || len(t.Sections) == 0 {
-		return raw, err
+	buf := bytes.NewBuffer(make([]byte, 0, lastTraceSize.Load()+traceSlack))
+	if err := json.NewEncoder(buf).Encode((*traceFields)(t)); err != nil { // as json.Marshal writes it, and a newline
+		return nil, err
 	}
-	b := raw[:len(raw)-1]
-	for _, name := range t.sectionNames() {
-		section, err := json.Marshal(t.Sections[name])
-		if err != nil {
-			return nil, fmt.Errorf("section of mode %s: %w", name, err)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if len(t.Sections) > 0 {
+		b = b[:len(b)-1] // the engine's closing brace
+		for _, name := range t.sectionNames() {
+			section, err := json.Marshal(t.Sections[name])
+			if err != nil {
+				return nil, fmt.Errorf("section of mode %s: %w", name, err)
+			}
+			b = append(jsonstr.Append(append(b, ','), string(name)), ':')
+			b = append(b, section...)
 		}
-		b = append(jsonstr.Append(append(b, ','), string(name)), ':')
-		b = append(b, section...)
+		b = append(b, '}')
 	}
-	return append(b, '}'), nil
+	lastTraceSize.Store(int64(len(b)))
+	return b, nil
 }
+
+// lastTraceSize is the size of the record encoded last: records of one
+// deployment are much alike, so the next one's buffer is sized from it,
+// with traceSlack for one that is a little longer.
+var lastTraceSize atomic.Int64
+
+const traceSlack = 512
 
 // sectionNames are the sections' names in order (a record mostly has
 // one: the mode's that took the turn).
