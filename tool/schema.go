@@ -115,13 +115,33 @@ func (s *Schema) Validate(toolName string, args []byte) error {
 	if err != nil {
 		return &ArgsError{Tool: toolName, Problems: []Problem{{Message: "arguments are not valid JSON: " + err.Error()}}}
 	}
-	if _, ok := doc.(map[string]any); !ok {
+	obj, ok := doc.(map[string]any)
+	if !ok {
 		return &ArgsError{Tool: toolName, Problems: []Problem{{Message: "arguments must be a JSON object"}}}
 	}
+	return s.validate(toolName, obj)
+}
+
+// ValidateDecoded is Validate of arguments already decoded, as
+// jsonschema.UnmarshalJSON decodes them (numbers as json.Number), whose
+// encoding is size bytes long: a caller that decoded them for its own use
+// need not have them decoded twice.
+func (s *Schema) ValidateDecoded(toolName string, args map[string]any, size int) error {
+	if len(args) == 0 {
+		return s.Validate(toolName, []byte("{}"))
+	}
+	if size > s.maxBytes {
+		return &ArgsError{Tool: toolName, Problems: []Problem{{Message: fmt.Sprintf("arguments are %d bytes, more than the limit of %d", size, s.maxBytes)}}}
+	}
+	return s.validate(toolName, args)
+}
+
+// validate checks a decoded arguments object.
+func (s *Schema) validate(toolName string, doc map[string]any) error {
 	if problems := checkNumbers(doc, "", nil); len(problems) > 0 {
 		return &ArgsError{Tool: toolName, Problems: problems}
 	}
-	err = s.compiled.Validate(doc)
+	err := s.compiled.Validate(doc)
 	if err == nil {
 		return nil
 	}

@@ -18,11 +18,13 @@ import (
 // returns them in canonical form (see Canonical). required names the
 // arguments whose null is a value, not an absence.
 func Args(entry *tool.Entry, required map[string]bool, args json.RawMessage) ([]byte, []decision.Problem) {
-	canon, err := Canonical(args, required)
+	canon, decoded, err := canonical(args, required)
 	if err != nil {
 		return nil, []decision.Problem{{Location: "/args", Message: err.Error()}}
 	}
-	if err := entry.Schema.Validate(entry.Spec.Name, canon); err != nil {
+	// The canonical form decodes to what canonical decoded: validated as
+	// it is, the arguments are decoded once.
+	if err := entry.Schema.ValidateDecoded(entry.Spec.Name, decoded, len(canon)); err != nil {
 		var ae *tool.ArgsError
 		if !errors.As(err, &ae) {
 			return nil, []decision.Problem{{Location: "/args", Message: err.Error()}}
@@ -41,14 +43,20 @@ func Args(entry *tool.Entry, required map[string]bool, args json.RawMessage) ([]
 // whole numbers written as integers ("limit": 2.0 becomes 2, which a tool
 // decoding an int accepts), so equal proposals hash equally.
 func Canonical(args json.RawMessage, required map[string]bool) ([]byte, error) {
+	canon, _, err := canonical(args, required)
+	return canon, err
+}
+
+// canonical is Canonical, with the object it encoded (nil for {}).
+func canonical(args json.RawMessage, required map[string]bool) ([]byte, map[string]any, error) {
 	if string(bytes.TrimSpace(args)) == "{}" { // most reads: nothing to re-encode
-		return []byte("{}"), nil
+		return []byte("{}"), nil, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil || m == nil {
-		return nil, errors.New("arguments must be a JSON object")
+		return nil, nil, errors.New("arguments must be a JSON object")
 	}
 	for k, v := range m {
 		if v == nil && !required[k] {
@@ -61,9 +69,9 @@ func Canonical(args json.RawMessage, required map[string]bool) ([]byte, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(m); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return bytes.TrimRight(buf.Bytes(), "\n"), m, nil
 }
 
 // Hash identifies a tool call's content: the tool name and its canonical

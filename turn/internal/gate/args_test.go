@@ -2,8 +2,10 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/decision"
@@ -84,5 +86,52 @@ func TestArgs(t *testing.T) {
 	_, problems = Args(entry, nil, []byte(`[1]`))
 	if want := []decision.Problem{{Location: "/args", Message: "arguments must be a JSON object"}}; !reflect.DeepEqual(problems, want) {
 		t.Errorf("not an object: problems %+v, want %+v", problems, want)
+	}
+}
+
+// Args validates the object it decoded for the canonical form instead of
+// decoding that form again: for every kind of argument, valid or not, it
+// finds what validating the canonical text finds.
+func TestArgsValidateWhatTheyEncode(t *testing.T) {
+	schema := `{"type":"object","additionalProperties":false,"required":["title"],"properties":{
+		"title":{"type":"string","minLength":1},"limit":{"type":"integer","minimum":1},
+		"tags":{"type":"array","items":{"type":"string"}},"when":{"type":["string","null"]},
+		"meta":{"type":"object","properties":{"n":{"type":"number"}}}}}`
+	fn, err := tool.Func(tool.Spec{Name: "add_task", Description: "add", InputSchema: []byte(schema), Policy: tool.Policy{Risk: tool.RiskWriteSafe}},
+		func(context.Context, tool.Call, map[string]any) (string, error) { return "", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tool.NewRegistry(fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, _ := reg.Lookup("add_task")
+	big := `{"title":"` + strings.Repeat("x", tool.DefaultMaxArgsBytes) + `"}`
+	for _, args := range []string{
+		`{"title":"x"}`, `{"title":"x","limit":2.0}`, `{"title":"x","limit":5e1}`, `{"title":""}`,
+		`{"limit":3}`, `{"title":"x","extra":1}`, `{"title":"x","limit":"two"}`, `{"title":"x","limit":0}`,
+		`{"title":"x","limit":1e999}`, `{"title":"x","limit":123456789012345678901234567890}`,
+		`{"title":"x","tags":["a",2]}`, `{"title":"x","when":null}`, `{"title":null}`,
+		`{"title":"x","meta":{"n":1.5e3}}`, `{"title":"x","meta":{"n":"1"}}`, `{"title":"<b>&\u00e9\ud83d\ude00"}`,
+		`{}`, ` {} `, `{"title":"x"} trailing`, big,
+	} {
+		got, problems := Args(entry, map[string]bool{"title": true}, []byte(args))
+		canon, cerr := Canonical([]byte(args), map[string]bool{"title": true})
+		var want []decision.Problem
+		if cerr == nil {
+			if err := entry.Schema.Validate("add_task", canon); err != nil {
+				var ae *tool.ArgsError
+				if !errors.As(err, &ae) {
+					t.Fatalf("%.60s: %v", args, err)
+				}
+				for _, p := range ae.Problems {
+					want = append(want, decision.Problem{Location: "/args" + p.Location, Message: p.Message})
+				}
+			}
+		}
+		if cerr != nil || !reflect.DeepEqual(problems, want) || (want == nil && string(got) != string(canon)) {
+			t.Errorf("%.60s: Args = %s, %+v; validating the canonical %s: %+v (%v)", args, got, problems, canon, want, cerr)
+		}
 	}
 }
