@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,9 +109,11 @@ func HasToolTranscript(msgs []Message) bool {
 	return false
 }
 
+// isJSONObject reports whether b is one JSON object: valid JSON whose
+// first token is a brace, checked without decoding it.
 func isJSONObject(b json.RawMessage) bool {
-	var v map[string]json.RawMessage
-	return json.Unmarshal(b, &v) == nil && v != nil
+	t := bytes.TrimLeft(b, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(b)
 }
 
 // firstKey returns a key of m, the smallest, so messages are stable.

@@ -58,3 +58,20 @@ func TestUniqueCallIDs(t *testing.T) {
 		})
 	}
 }
+
+// A tool call's arguments in a transcript are one JSON object, whatever
+// surrounds it: anything else is refused before a provider sees it.
+func TestCheckMessagesArgumentsAreOneObject(t *testing.T) {
+	for args, ok := range map[string]bool{
+		`{"a":1}`: true, " {\"a\":[1,{}]}\n": true, `{}`: true,
+		`null`: false, `[1]`: false, `"x"`: false, `1`: false, `{"a":`: false,
+		`{"a":1} {"b":2}`: false, `{"a":1}]`: false, `{"a":1,}`: false,
+	} {
+		msgs := []llm.Message{{Role: llm.RoleUser, Content: "go"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "f", Arguments: json.RawMessage(args)}}},
+			{Role: llm.RoleTool, ToolCallID: "c1", Content: "{}"}}
+		if err := llm.CheckMessages(msgs); (err == nil) != ok {
+			t.Errorf("arguments %q: CheckMessages = %v, want accepted %v", args, err, ok)
+		}
+	}
+}
