@@ -62,14 +62,7 @@ func TestArgs(t *testing.T) {
 	}
 	fn, err := tool.Func(tool.Spec{Name: "add_task", Description: "add", Policy: tool.Policy{Risk: tool.RiskWriteSafe}},
 		func(context.Context, tool.Call, in) (string, error) { return "", nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tool.NewRegistry(fn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entry, _ := reg.Lookup("add_task")
+	entry := registered(t, fn, err)
 	got, problems := Args(entry, nil, []byte(`{"limit":2.0,"title":"x"}`))
 	if string(got) != `{"limit":2,"title":"x"}` || problems != nil {
 		t.Errorf("valid: Args = %s, %v", got, problems)
@@ -99,14 +92,7 @@ func TestArgsValidateWhatTheyEncode(t *testing.T) {
 		"meta":{"type":"object","properties":{"n":{"type":"number"}}}}}`
 	fn, err := tool.Func(tool.Spec{Name: "add_task", Description: "add", InputSchema: []byte(schema), Policy: tool.Policy{Risk: tool.RiskWriteSafe}},
 		func(context.Context, tool.Call, map[string]any) (string, error) { return "", nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tool.NewRegistry(fn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entry, _ := reg.Lookup("add_task")
+	entry := registered(t, fn, err)
 	big := `{"title":"` + strings.Repeat("x", tool.DefaultMaxArgsBytes) + `"}`
 	for _, args := range []string{
 		`{"title":"x"}`, `{"title":"x","limit":2.0}`, `{"title":"x","limit":5e1}`, `{"title":""}`,
@@ -134,4 +120,19 @@ func TestArgsValidateWhatTheyEncode(t *testing.T) {
 			t.Errorf("%.60s: Args = %s, %+v; validating the canonical %s: %+v (%v)", args, got, problems, canon, want, cerr)
 		}
 	}
+}
+
+// registered is fn's entry in a registry of its own; err is fn's from
+// tool.Func.
+func registered(t *testing.T, fn tool.Tool, err error) *tool.Entry {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tool.NewRegistry(fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, _ := reg.Lookup(fn.Spec().Name)
+	return entry
 }
