@@ -97,28 +97,33 @@ type StepTraces []StepTrace
 
 // MarshalJSON encodes the steps as encoding/json would.
 func (st StepTraces) MarshalJSON() ([]byte, error) {
+	return st.appendJSON(make([]byte, 0, 2+72*len(st))), nil
+}
+
+// appendJSON appends the steps as json.Marshal writes them (strings
+// escaped as it escapes them; see recordWriter).
+func (st StepTraces) appendJSON(b []byte) []byte {
 	if st == nil {
-		return []byte("null"), nil
+		return append(b, "null"...)
 	}
-	b := make([]byte, 0, 2+72*len(st))
 	b = append(b, '[')
 	for i, s := range st {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = jsonstr.Append(b, s.Name)
+		b = jsonstr.AppendMarshaled(b, s.Name)
 		b = append(b, `,"at":"`...)
 		b = s.At.AppendFormat(b, time.RFC3339Nano)
 		b = append(b, `","duration_ms":`...)
 		b = strconv.AppendInt(b, s.DurationMS, 10)
 		if s.Note != "" {
 			b = append(b, `,"note":`...)
-			b = jsonstr.Append(b, s.Note)
+			b = jsonstr.AppendMarshaled(b, s.Note)
 		}
 		b = append(b, '}')
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
 }
 
 // ContextSourceTrace is one live-context source's fetch.

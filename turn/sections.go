@@ -1,7 +1,6 @@
 package turn
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -45,16 +44,13 @@ var recordKeys = sync.OnceValue(func() map[string]bool {
 // level, in the order of their names.
 func (t *Trace) MarshalJSON() ([]byte, error) { return t.encode() }
 
-// encode is MarshalJSON without encoding/json's second pass over the
-// result, for the journal's own write. The record is written into one
-// buffer of the last record's size, the sections after the engine's keys,
-// instead of a copy of the keys regrown for the sections.
+// encode is MarshalJSON: the engine's keys (appendRecord), then the
+// modes' sections, into one buffer of the last record's size.
 func (t *Trace) encode() ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, lastTraceSize.Load()+traceSlack))
-	if err := json.NewEncoder(buf).Encode((*traceFields)(t)); err != nil { // as json.Marshal writes it, and a newline
+	b, err := appendRecord(make([]byte, 0, lastTraceSize.Load()+traceSlack), t)
+	if err != nil {
 		return nil, err
 	}
-	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if len(t.Sections) > 0 {
 		b = b[:len(b)-1] // the engine's closing brace
 		for _, name := range t.sectionNames() {
@@ -62,7 +58,7 @@ func (t *Trace) encode() ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("section of mode %s: %w", name, err)
 			}
-			b = append(jsonstr.Append(append(b, ','), string(name)), ':')
+			b = append(jsonstr.AppendMarshaled(append(b, ','), string(name)), ':')
 			b = append(b, section...)
 		}
 		b = append(b, '}')
