@@ -277,11 +277,8 @@ func (w *recordWriter) sources(cs []ContextSourceTrace) {
 	w.raw(`]`)
 }
 
+// strs writes a list the record omits when empty.
 func (w *recordWriter) strs(ss []string) {
-	if ss == nil {
-		w.raw(`null`)
-		return
-	}
 	w.raw(`[`)
 	for i, s := range ss {
 		if i > 0 {

@@ -126,11 +126,20 @@ type baseRequest struct {
 	MaxTokens      int           `json:"max_tokens,omitempty"`
 }
 
+// baseResponse is an answer as a hand-written client decodes it: plain
+// strings, the tool calls' arguments left as the string the API sends.
 type baseResponse struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
-			Content string `json:"content"`
+			Content   string `json:"content"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`

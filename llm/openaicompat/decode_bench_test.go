@@ -14,35 +14,15 @@ var (
 )
 
 // BenchmarkDecodeAnswers decodes both answers as Complete does (decoder
-// and conversion), beside the baseline: encoding/json into a struct of
-// plain strings, as a hand-written client would.
+// and conversion), beside the baseline: encoding/json into baseResponse,
+// as a hand-written client would.
 func BenchmarkDecodeAnswers(b *testing.B) {
 	p := &Provider{}
 	b.Run("baseline", func(b *testing.B) {
-		type plain struct {
-			Model   string `json:"model"`
-			Choices []struct {
-				Message struct {
-					Content   *string `json:"content"`
-					ToolCalls []struct {
-						ID       string `json:"id"`
-						Function struct {
-							Name      string `json:"name"`
-							Arguments string `json:"arguments"`
-						} `json:"function"`
-					} `json:"tool_calls"`
-				} `json:"message"`
-				FinishReason string `json:"finish_reason"`
-			} `json:"choices"`
-			Usage struct {
-				PromptTokens     int `json:"prompt_tokens"`
-				CompletionTokens int `json:"completion_tokens"`
-			} `json:"usage"`
-		}
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, body := range [][]byte{answerToolCall, answerText} {
-				var out plain
+				var out baseResponse
 				if err := json.NewDecoder(bytes.NewReader(body)).Decode(&out); err != nil || len(out.Choices) != 1 {
 					b.Fatal(err)
 				}
