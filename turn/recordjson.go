@@ -130,16 +130,8 @@ func (w *recordWriter) tail(t *Trace) {
 }
 
 func (w *recordWriter) llmCalls(calls []store.LLMCall) {
-	if calls == nil {
-		w.raw(`null`)
-		return
-	}
-	w.raw(`[`)
-	for i := range calls {
+	w.list(calls == nil, len(calls), func(i int) {
 		c := &calls[i]
-		if i > 0 {
-			w.raw(`,`)
-		}
 		w.raw(`{"provider":`)
 		w.str(c.Provider)
 		w.raw(`,"model":`)
@@ -169,21 +161,12 @@ func (w *recordWriter) llmCalls(calls []store.LLMCall) {
 		w.raw(`,"at":`)
 		w.time(c.At)
 		w.raw(`}`)
-	}
-	w.raw(`]`)
+	})
 }
 
 func (w *recordWriter) executed(runs []ExecutionTrace) {
-	if runs == nil {
-		w.raw(`null`)
-		return
-	}
-	w.raw(`[`)
-	for i := range runs {
+	w.list(runs == nil, len(runs), func(i int) {
 		ex := &runs[i]
-		if i > 0 {
-			w.raw(`,`)
-		}
 		w.raw(`{"tool":`)
 		w.str(ex.Tool)
 		w.raw(`,"args":`)
@@ -200,8 +183,7 @@ func (w *recordWriter) executed(runs []ExecutionTrace) {
 		w.raw(`,"duration_ms":`)
 		w.int(ex.DurationMS)
 		w.raw(`}`)
-	}
-	w.raw(`]`)
+	})
 }
 
 func (w *recordWriter) result(r *tool.Result) {
@@ -234,16 +216,8 @@ func (w *recordWriter) result(r *tool.Result) {
 }
 
 func (w *recordWriter) vetoes(vs []Veto) {
-	if vs == nil {
-		w.raw(`null`)
-		return
-	}
-	w.raw(`[`)
-	for i := range vs {
+	w.list(vs == nil, len(vs), func(i int) {
 		v := &vs[i]
-		if i > 0 {
-			w.raw(`,`)
-		}
 		w.raw(`{"guard":`)
 		w.str(v.Guard)
 		w.optStr(`,"tool":`, v.Tool)
@@ -254,17 +228,13 @@ func (w *recordWriter) vetoes(vs []Veto) {
 			w.value(v.Problems)
 		}
 		w.raw(`}`)
-	}
-	w.raw(`]`)
+	})
 }
 
+// sources writes a list the record omits when empty.
 func (w *recordWriter) sources(cs []ContextSourceTrace) {
-	w.raw(`[`)
-	for i := range cs {
+	w.list(false, len(cs), func(i int) {
 		c := &cs[i]
-		if i > 0 {
-			w.raw(`,`)
-		}
 		w.raw(`{"name":`)
 		w.str(c.Name)
 		w.raw(`,"duration_ms":`)
@@ -273,18 +243,27 @@ func (w *recordWriter) sources(cs []ContextSourceTrace) {
 		w.int(int64(c.Sections))
 		w.optStr(`,"error":`, c.Error)
 		w.raw(`}`)
-	}
-	w.raw(`]`)
+	})
 }
 
 // strs writes a list the record omits when empty.
 func (w *recordWriter) strs(ss []string) {
+	w.list(false, len(ss), func(i int) { w.str(ss[i]) })
+}
+
+// list writes n elements, each by item, as a JSON array, or null for a
+// nil slice (isNil), as encoding/json writes a slice.
+func (w *recordWriter) list(isNil bool, n int, item func(i int)) {
+	if isNil {
+		w.raw(`null`)
+		return
+	}
 	w.raw(`[`)
-	for i, s := range ss {
+	for i := range n {
 		if i > 0 {
 			w.raw(`,`)
 		}
-		w.str(s)
+		item(i)
 	}
 	w.raw(`]`)
 }

@@ -60,7 +60,8 @@ func TestRecordRefusesWhatMarshalRefuses(t *testing.T) {
 
 // filler sets a value's exported fields, recursively, to values that
 // exercise a JSON writer: escapes, exponent floats, zones, uncompacted
-// raw JSON. With empty, a third of them stay empty (omitempty's cases).
+// raw JSON. With empty, a third of them stay empty (omitempty's cases),
+// and some slices are made empty but not nil.
 type filler struct {
 	rng   *rand.Rand
 	empty bool
@@ -106,6 +107,9 @@ func (f filler) fill(v reflect.Value, depth int) {
 		f.fill(v.Elem(), depth+1)
 	case reflect.Slice:
 		n := 1 + f.rng.IntN(2)
+		if f.empty && f.rng.IntN(4) == 0 { // empty but not nil: [] where nil is null
+			n = 0
+		}
 		v.Set(reflect.MakeSlice(v.Type(), n, n))
 		for i := range n {
 			f.fill(v.Index(i), depth+1)
